@@ -1,0 +1,36 @@
+# mlpl_lab: two commands.  `make test` and `make report` set everything up themselves.
+PYTHON ?= python3.11
+VENV ?= .venv
+# The torch pair is configurable: on our machines this exact pair comes from local wheels.
+TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
+PROFILE ?= cpu
+REPORT_DIR ?= reports
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test report setup clean benchmark
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH_SPEC)
+	$(BIN)/python -m pip install -q -e '.[dev]' $(TORCH_SPEC)
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (mlpl_lab)" >/dev/null
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+report: $(STAMP)
+	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
+
+benchmark: $(STAMP)
+	$(BIN)/python benchmarks/bench_scenes.py
+	$(BIN)/python benchmarks/bench_training.py
+
+clean:
+	rm -rf $(VENV) $(REPORT_DIR) data/cache

@@ -1,0 +1,669 @@
+"""One label encoding for the whole lab, its converters, and the partial-label regimes.
+
+Encoding
+--------
+An *observed-label matrix* is a 2-D (N images x C classes) integer matrix holding only
+
+* ``POS = 1``  -- the annotator said "this class is present",
+* ``NEG = 0``  -- the annotator said "this class is absent",
+* ``UNK = -1`` -- nobody said anything (the label is missing).
+
+The *true-label matrix* ``Y`` is a plain {0, 1} matrix.  Every other code base in this
+field uses a different encoding (see ``/work/shared/notes/ecosystem-pitfalls.md``):
+
+=============================================  ========  ========  =======
+source                                         positive  negative  unknown
+=============================================  ========  ========  =======
+mlpl_lab (this module)                         1         0         -1
+Cole et al. 2021 family (LL, EM/APL, GR Loss)  +1        -1        0
+HCP-MLR-PL (SST/SARB/HST) and PU-MLC           1         -1        0
+=============================================  ========  ========  =======
+
+Because all three use the value set {-1, 0, 1}, a matrix in the wrong encoding passes a
+naive range check and silently means something else (users of Cole's code hit exactly
+this, elijahcole/single-positive-multi-label issues #6 and #12).  So: convert at the edges
+with the named converters below and call :func:`validate` at every boundary.
+
+Regimes
+-------
+The functions :func:`full`, :func:`single_positive`, :func:`drop_positives`,
+:func:`known_proportion` and :func:`positives_only` turn a true matrix ``Y`` into an
+observed matrix following the protocols of the papers this lab reproduces.  Each one
+creates its own random generator from ``seed`` and never touches numpy's or torch's global
+random state, so a notebook cell that draws labels cannot change what a later cell draws.
+:func:`regime` builds such a function from a name and parameters (handy as a papermill
+parameter).
+
+Statistics
+----------
+:func:`label_stats` counts, per class, the observed positives, the *hidden* positives
+(true positives that the Assume-Negative (AN) baseline of Cole et al. treats as negatives,
+i.e. its false negatives), observed negatives and unknown negatives -- the quantities of
+Fig. 4 of the GR Loss paper (Chen et al., IJCAI 2024).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from fractions import Fraction
+from typing import Any, Callable, Dict, Optional, Union
+
+import numpy as np
+import torch
+
+__all__ = [
+    "POS",
+    "NEG",
+    "UNK",
+    "validate",
+    "from_cole",
+    "to_cole",
+    "from_hcp",
+    "to_hcp",
+    "assume_negative",
+    "full",
+    "single_positive",
+    "drop_positives",
+    "known_proportion",
+    "positives_only",
+    "REGIMES",
+    "regime",
+    "describe_regime",
+    "label_stats",
+]
+
+POS: int = 1
+NEG: int = 0
+UNK: int = -1
+
+Matrix = Union[np.ndarray, torch.Tensor]
+
+_VALID = (UNK, NEG, POS)
+_HINT = "use POS=1, NEG=0, UNK=-1; convert Cole-style +1/-1/0 with from_cole"
+
+
+# ---------------------------------------------------------------------------------------
+# helpers: work in numpy, give back what came in
+# ---------------------------------------------------------------------------------------
+def _check_container(x: Any, what: str) -> None:
+    if not isinstance(x, (np.ndarray, torch.Tensor)):
+        raise TypeError(
+            f"{what} must be a torch.Tensor or a numpy.ndarray, got {type(x).__name__}; "
+            f"wrap lists with numpy.asarray(...) or torch.as_tensor(...)"
+        )
+
+
+def _to_numpy(x: Matrix) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _like(result: np.ndarray, template: Matrix) -> Matrix:
+    """Return ``result`` (numpy, int64 or float) as the container type of ``template``.
+
+    torch in -> torch out on the template's device; numpy in -> numpy out.
+    """
+    if isinstance(template, torch.Tensor):
+        return torch.from_numpy(np.ascontiguousarray(result)).to(template.device)
+    return result
+
+
+def _distinct_bad_values(arr: np.ndarray, allowed) -> list:
+    """Up to five distinct values of ``arr`` that are not in ``allowed`` (NaN included)."""
+    flat = arr.reshape(-1)
+    if flat.dtype == np.bool_:
+        return []
+    bad_mask = ~np.isin(flat, np.asarray(allowed))
+    bad = np.unique(flat[bad_mask])  # np.unique sorts and keeps one NaN
+    return [v.item() for v in bad[:5]]
+
+
+def _check_2d(arr: np.ndarray, what: str) -> None:
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{what} must be 2-D (num_images, num_classes), got shape {tuple(arr.shape)}; "
+            f"for a single image use x[None, :] (numpy) or x.unsqueeze(0) (torch)"
+        )
+
+
+def _check_numeric_dtype(arr: np.ndarray, what: str) -> None:
+    if not (arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer)
+            or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(
+            f"{what} has dtype {arr.dtype}, expected an integer, float or bool dtype; "
+            f"cast it with .astype(np.int64) / .long()"
+        )
+
+
+def _check_integral(arr: np.ndarray, what: str) -> None:
+    """A float matrix is accepted only if every entry is a whole number (hard codes)."""
+    if np.issubdtype(arr.dtype, np.floating):
+        finite = np.isfinite(arr)
+        nonint = ~finite | (np.floor(np.where(finite, arr, 0)) != np.where(finite, arr, 0))
+        if nonint.any():
+            examples = [v.item() for v in np.unique(arr[nonint])[:5]]
+            raise ValueError(
+                f"{what} has float dtype {arr.dtype} holding non-integral values "
+                f"{examples}; label matrices hold hard codes ({_HINT}). Soft targets or "
+                f"probabilities belong in a separate float tensor, not in the label matrix"
+            )
+
+
+def _as_binary(Y: Matrix, what: str = "Y") -> np.ndarray:
+    """Validate a true-label matrix (2-D, values in {0, 1}) and return it as int64 numpy."""
+    _check_container(Y, what)
+    arr = _to_numpy(Y)
+    _check_2d(arr, what)
+    _check_numeric_dtype(arr, what)
+    _check_integral(arr, what)
+    bad = _distinct_bad_values(arr, (0, 1))
+    if bad:
+        hint = ""
+        if set(bad) <= {-1}:
+            hint = (" (a -1 suggests an observed-label or Cole/HCP matrix; regimes need the "
+                    "TRUE labels as a {0,1} matrix)")
+        raise ValueError(
+            f"{what} must be a binary {{0,1}} true-label matrix, found values {bad}{hint}"
+        )
+    return arr.astype(np.int64, copy=False)
+
+
+def _check_prob(name: str, value: Any, low_open: bool, high_open: bool, low=0.0, high=1.0):
+    """Range check for alpha / p with a message that states the valid interval."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    ok_low = v > low if low_open else v >= low
+    ok_high = v < high if high_open else v <= high
+    if not (ok_low and ok_high) or math.isnan(v):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return v
+
+
+# ---------------------------------------------------------------------------------------
+# validation and converters
+# ---------------------------------------------------------------------------------------
+def validate(observed: Matrix, num_classes: Optional[int] = None) -> Matrix:
+    """Check that ``observed`` is an observed-label matrix in the lab's encoding.
+
+    Parameters
+    ----------
+    observed:
+        torch tensor or numpy array of shape (N, C) holding only ``POS=1``, ``NEG=0`` and
+        ``UNK=-1``.  Integer, bool and float dtypes are accepted, a float one only when
+        every entry is a whole number.
+    num_classes:
+        if given, the number of columns must equal it.
+
+    Returns
+    -------
+    The input object itself, unchanged, so ``obs = validate(obs)`` reads naturally.
+
+    Raises
+    ------
+    TypeError  if it is neither a tensor nor an array.
+    ValueError naming the problem: wrong ndim, wrong width, non-integral floats, or values
+               outside {-1, 0, 1} (up to five of them are listed).
+    """
+    _check_container(observed, "observed")
+    arr = _to_numpy(observed)
+    _check_2d(arr, "observed")
+    if num_classes is not None and arr.shape[1] != int(num_classes):
+        raise ValueError(
+            f"observed has {arr.shape[1]} columns but num_classes={num_classes}; "
+            f"the matrix must be (num_images, num_classes) -- did you pass it transposed?"
+        )
+    _check_numeric_dtype(arr, "observed")
+    _check_integral(arr, "observed")
+    bad = _distinct_bad_values(arr, _VALID)
+    if bad:
+        raise ValueError(f"observed holds invalid label values {bad}; {_HINT}")
+    return observed
+
+
+def _remap(x: Matrix, what: str, src_pos: int, src_neg: int, src_unk: int,
+           dst_pos: int, dst_neg: int, dst_unk: int) -> Matrix:
+    """Vectorised value map between two {-1,0,1} encodings; int64 out, same container."""
+    _check_container(x, what)
+    arr = _to_numpy(x)
+    _check_2d(arr, what)
+    _check_numeric_dtype(arr, what)
+    _check_integral(arr, what)
+    bad = _distinct_bad_values(arr, (src_pos, src_neg, src_unk))
+    if bad:
+        raise ValueError(
+            f"{what} holds values {bad} outside its encoding "
+            f"(positive={src_pos}, negative={src_neg}, unknown={src_unk})"
+        )
+    arr = arr.astype(np.int64)
+    out = np.empty_like(arr)
+    out[arr == src_pos] = dst_pos
+    out[arr == src_neg] = dst_neg
+    out[arr == src_unk] = dst_unk
+    return _like(out, x)
+
+
+def from_cole(labels: Matrix) -> Matrix:
+    """Cole et al. encoding (+1 positive, -1 negative, 0 unknown) -> ours (1, 0, -1).
+
+    The Cole family (Cole et al., "Multi-Label Learning from Single Positive Labels",
+    CVPR 2021, code ``elijahcole/single-positive-multi-label``; reused by Large Loss
+    Matters, EM/APL, GR Loss and LAGC) stores observed labels in
+    ``formatted_*_labels_obs.npy`` as +1 / 0 / -1 with 0 = unobserved (see its
+    ``preproc/generate_observed_labels.py``).  Returns int64, same container (numpy or
+    torch, same device) as the input.
+    """
+    return _remap(labels, "Cole-encoded labels", 1, -1, 0, POS, NEG, UNK)
+
+
+def to_cole(observed: Matrix) -> Matrix:
+    """Ours (1, 0, -1) -> Cole et al. encoding (+1, -1, 0).  Inverse of :func:`from_cole`.
+
+    Use it only at the boundary with code from the Cole family (their SPML losses expect
+    +1 observed positive, 0 unobserved, -1 observed negative).  int64, same container.
+    """
+    validate(observed)
+    return _remap(observed, "observed", POS, NEG, UNK, 1, -1, 0)
+
+
+def from_hcp(labels: Matrix) -> Matrix:
+    """HCP-MLR-PL / PU-MLC encoding (1 positive, -1 negative, 0 unknown) -> ours.
+
+    HCP-MLR-PL (Pu et al. SARB, Chen et al. SST/HST; repo ``HCPLab-SYSU/HCP-MLR-PL``)
+    builds partial labels by multiplying the {1,-1} label matrix with a random {0,1}
+    "known" mask, so 0 means unknown; PU-MLC (Yuan, Zhang, Huang, ICME 2024,
+    ``TAKELAMAG/PU-MLC``) copies that protocol.  The mapping is the same as Cole's; it is a
+    separate function so that code says where its labels came from.
+    """
+    return _remap(labels, "HCP-encoded labels", 1, -1, 0, POS, NEG, UNK)
+
+
+def to_hcp(observed: Matrix) -> Matrix:
+    """Ours (1, 0, -1) -> HCP-MLR-PL / PU-MLC encoding (1, -1, 0).  Inverse of from_hcp."""
+    validate(observed)
+    return _remap(observed, "observed", POS, NEG, UNK, 1, -1, 0)
+
+
+def assume_negative(observed: Matrix) -> Matrix:
+    """The Assume-Negative (AN) targets: observed positives -> 1, everything else -> 0.
+
+    This is the "AN" baseline of Cole et al. (CVPR 2021, Sec. 3): every unobserved label is
+    treated as a negative, which turns each hidden positive into a false negative.  Returns
+    float32 {0,1} targets in the input's container (torch on the same device, or numpy),
+    ready for ``binary_cross_entropy``.
+    """
+    validate(observed)
+    arr = _to_numpy(observed)
+    return _like((arr == POS).astype(np.float32), observed)
+
+
+# ---------------------------------------------------------------------------------------
+# regimes
+# ---------------------------------------------------------------------------------------
+def full(Y: Matrix, seed: int = 0) -> Matrix:
+    """Fully observed labels: every positive is POS and every negative is NEG.
+
+    The "full labels" upper bound of every SPML paper.  ``seed`` is accepted (and ignored)
+    so that all regimes share the call signature ``f(Y, seed=...)``.
+    """
+    arr = _as_binary(Y)
+    out = np.where(arr == 1, POS, NEG).astype(np.int64)
+    return _like(out, Y)
+
+
+def _mask_scores(masks: Matrix, N: int, C: int, bias: str) -> np.ndarray:
+    """Per (image, class) preference scores from instance masks; larger = preferred.
+
+    ``size``: the mask area (pixels).  ``location``: minus the Euclidean distance of the
+    mask centroid from the image centre, in pixels.  Empty masks get -inf (never preferred).
+    """
+    _check_container(masks, "masks")
+    m = _to_numpy(masks)
+    if m.ndim != 4 or m.shape[0] != N or m.shape[1] != C:
+        raise ValueError(
+            f"masks must have shape (N, C, H, W) = ({N}, {C}, H, W) matching Y, got "
+            f"{tuple(m.shape)}; build one boolean mask per class (union of its instances)"
+        )
+    if m.dtype != np.bool_:
+        bad = _distinct_bad_values(m, (0, 1))
+        if bad:
+            raise ValueError(f"masks must be boolean (or 0/1), found values {bad}")
+        m = m.astype(bool)
+    H, W = m.shape[2], m.shape[3]
+    area = m.sum(axis=(2, 3)).astype(np.float64)  # (N, C)
+    empty = area == 0
+    if bias == "size":
+        score = area
+    else:
+        rows = np.arange(H, dtype=np.float64)
+        cols = np.arange(W, dtype=np.float64)
+        safe = np.where(empty, 1.0, area)
+        cy = (m.sum(axis=3) * rows).sum(axis=2) / safe  # centroid row
+        cx = (m.sum(axis=2) * cols).sum(axis=2) / safe  # centroid column
+        # pixel centres run 0..H-1, so the image centre is at (H-1)/2, (W-1)/2
+        dist = np.hypot(cy - (H - 1) / 2.0, cx - (W - 1) / 2.0)
+        score = -dist
+    return np.where(empty, -np.inf, score)
+
+
+def single_positive(Y: Matrix, seed: int = 0, bias: Optional[str] = None,
+                    masks: Optional[Matrix] = None) -> Matrix:
+    """Single positive labels (Cole et al., CVPR 2021): one observed positive per image.
+
+    For each image with at least one true positive, exactly one of its positives is
+    observed; everything else (the other positives and all negatives) is UNK.  An image
+    with no true positive stays all UNK (Cole's preprocessing drops such images anyway).
+
+    Randomness (``bias=None``): the draw is uniform over the image's positives and follows
+    Cole's ``preproc/generate_observed_labels.py`` step for step: one
+    ``numpy.random.RandomState(seed)`` for the whole matrix, rows visited in order, and for
+    each row the positive indices are shuffled and the first is kept, *then* the negative
+    indices are shuffled (Cole does this even with ``--num-neg 0``, and it consumes random
+    numbers).  So ``single_positive(Y_train, seed=1200)`` on Cole's
+    ``formatted_train_labels.npy`` reproduces his ``formatted_train_labels_obs.npy``
+    (his script re-creates the generator per phase, i.e. call this once per file).  The
+    generator is local: the global numpy / torch random state is never used.
+
+    Label bias (``bias="size"`` or ``"location"``): the label-bias study of the Cole
+    family (Arroyo et al., "Understanding Label Bias in Single Positive Multi-Label
+    Learning", ICLR 2023 Tiny Papers; ``preproc/biased_labels.py``) asks which positive an
+    annotator would name.  Here the choice is deterministic: ``"size"`` observes the
+    positive whose mask is largest, ``"location"`` the one whose mask centroid is nearest
+    the image centre.  (Arroyo et al. *sample* with weights proportional to area or to
+    1/distance; the arg-max is the extreme of that bias and is easier to reason about.)
+    Ties go to the lowest class index; positives with an empty mask are never preferred,
+    and a row whose positives all have empty masks falls back to the uniform draw.
+
+    Parameters
+    ----------
+    Y: (N, C) true {0,1} labels, numpy or torch.
+    seed: seed of the local generator.
+    bias: None (uniform), "size" or "location".
+    masks: (N, C, H, W) boolean masks, one per class (the union of its instances);
+        required when ``bias`` is given.
+
+    Returns
+    -------
+    (N, C) int64 observed labels (POS / UNK), same container as ``Y``.
+    """
+    arr = _as_binary(Y)
+    N, C = arr.shape
+    if bias not in (None, "size", "location"):
+        raise ValueError(f"bias must be None, 'size' or 'location', got {bias!r}")
+    if bias is not None and masks is None:
+        raise ValueError(
+            f"bias={bias!r} needs masks of shape (N, C, H, W) (one boolean mask per class, "
+            f"e.g. from COCO instance segmentations); pass masks=... or use bias=None"
+        )
+    if bias is None and masks is not None:
+        raise ValueError("masks were given but bias=None; pass bias='size' or 'location'")
+    pref = _mask_scores(masks, N, C, bias) if bias is not None else None
+
+    rng = np.random.RandomState(seed)
+    out = np.full((N, C), UNK, dtype=np.int64)
+    for i in range(N):
+        row = arr[i]
+        idx_pos = np.nonzero(row == 1)[0]
+        rng.shuffle(idx_pos)
+        idx_neg = np.nonzero(row == 0)[0]
+        rng.shuffle(idx_neg)  # Cole shuffles negatives too; keep the random stream aligned
+        if idx_pos.size == 0:
+            continue
+        choice = idx_pos[0]
+        if pref is not None:
+            cand = np.sort(np.nonzero(row == 1)[0])
+            scores = pref[i, cand]
+            if np.isfinite(scores).any():
+                choice = cand[int(np.argmax(scores))]  # argmax: first (lowest index) on ties
+        out[i, choice] = POS
+    return _like(out, Y)
+
+
+def _keep_count(k: int, alpha: float) -> int:
+    """Positives kept out of ``k`` under CLS's "alpha of the positives dropped".
+
+    ``max(1, floor((1 - alpha) * k + 1/2))``: rounding half *up*.  Python's ``round`` is
+    banker's rounding (halves go to the even neighbour: ``round(2.5) == 2`` but
+    ``round(3.5) == 4``), which would make the kept count jump irregularly with k at
+    alpha=0.5.  The value is computed in exact
+    rational arithmetic from the decimal that was typed (``Fraction(repr(alpha))``), so
+    that ``1 - 0.9 = 0.09999999999999998`` cannot turn an exact half into a round-down.
+    """
+    if k <= 0:
+        return 0
+    a = Fraction(repr(float(alpha)))
+    return max(1, math.floor((1 - a) * k + Fraction(1, 2)))
+
+
+def drop_positives(Y: Matrix, alpha: float, seed: int = 0) -> Matrix:
+    """Drop a proportion ``alpha`` of each image's positives (CLS protocol).
+
+    CLS (Lyu et al., "Co-Label Selection", AAAI 2025) builds partial labels by removing a
+    fraction alpha of the positive labels.  Here each image with k > 0 positives keeps
+    ``max(1, floor((1 - alpha) * k + 0.5))`` of them -- half-up rounding, and at least one
+    so that every image stays labelled -- chosen uniformly at random without replacement;
+    everything else (dropped positives and all negatives) is UNK.  Rows without positives
+    stay all UNK.  Uses ``numpy.random.default_rng(seed)``; the global RNG is untouched.
+
+    Parameters
+    ----------
+    Y: (N, C) true {0,1} labels.
+    alpha: fraction of positives to drop, in [0, 1).  (alpha=0 keeps every positive but
+        still hides the negatives.)
+    seed: seed of the local generator.
+
+    Returns
+    -------
+    (N, C) int64 observed labels (POS / UNK), same container as ``Y``.
+    """
+    alpha = _check_prob("alpha", alpha, low_open=False, high_open=True)
+    arr = _as_binary(Y)
+    N, C = arr.shape
+    k = arr.sum(axis=1)
+    keep = np.array([_keep_count(int(ki), alpha) for ki in range(C + 1)])[k]
+    rng = np.random.default_rng(seed)
+    # random keys for positives, +inf for negatives: the first `keep` entries of each row's
+    # argsort are a uniformly random subset of its positives
+    keys = np.where(arr == 1, rng.random((N, C)), np.inf)
+    order = np.argsort(keys, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(C)[None, :].repeat(N, axis=0), axis=1)
+    observed = (arr == 1) & (ranks < keep[:, None])
+    out = np.where(observed, POS, UNK).astype(np.int64)
+    return _like(out, Y)
+
+
+def _known_mask(shape, p: float, seed: int) -> np.ndarray:
+    """The "known" mask of HCP-MLR-PL: entry observed iff a uniform draw is < p.
+
+    HCP-MLR-PL's ``changeLabelProportion`` draws ``np.random.random(labels.shape)`` after
+    ``np.random.seed(0)``; ``RandomState(seed).random_sample(shape)`` is that same stream,
+    so seed=0 reproduces its mask, without touching the global generator.
+    """
+    return np.random.RandomState(seed).random_sample(shape) < p
+
+
+def known_proportion(Y: Matrix, p: float, seed: int = 0) -> Matrix:
+    """Each entry, positive or negative, is observed with probability ``p`` (HCP protocol).
+
+    The "known label proportion" partial-label protocol of HCP-MLR-PL (SST, Chen et al.
+    AAAI 2022; SARB, Pu et al. AAAI 2022) that PU-MLC (Yuan, Zhang, Huang, ICME 2024) copies
+    with p in {10 %, ..., 90 %}.  Observed entries carry their true value (POS or NEG), the
+    rest are UNK.  Entries are masked independently, so a row may end up with no observed
+    positive.
+
+    Parameters
+    ----------
+    Y: (N, C) true {0,1} labels.
+    p: probability that an entry is observed, in (0, 1].
+    seed: seed of a local ``numpy.random.RandomState`` (seed=0 gives HCP-MLR-PL's mask).
+
+    Returns
+    -------
+    (N, C) int64 observed labels (POS / NEG / UNK), same container as ``Y``.
+    """
+    p = _check_prob("p", p, low_open=True, high_open=False)
+    arr = _as_binary(Y)
+    known = _known_mask(arr.shape, p, seed)
+    out = np.where(known, np.where(arr == 1, POS, NEG), UNK).astype(np.int64)
+    return _like(out, Y)
+
+
+def positives_only(Y: Matrix, p: float, seed: int = 0) -> Matrix:
+    """The positives of :func:`known_proportion`, with every negative hidden (PU setting).
+
+    Positive-unlabelled multi-label learning (PU-MLC, Yuan et al. ICME 2024): only some
+    positives are annotated and no negative is.  The same mask as ``known_proportion(Y, p,
+    seed)`` is used, so for equal ``(p, seed)`` the POS entries of both are identical; NEG
+    entries become UNK.
+    """
+    p = _check_prob("p", p, low_open=True, high_open=False)
+    arr = _as_binary(Y)
+    known = _known_mask(arr.shape, p, seed)
+    out = np.where(known & (arr == 1), POS, UNK).astype(np.int64)
+    return _like(out, Y)
+
+
+REGIMES: Dict[str, Callable[..., Matrix]] = {
+    "full": full,
+    "single_positive": single_positive,
+    "drop_positives": drop_positives,
+    "known_proportion": known_proportion,
+    "positives_only": positives_only,
+}
+
+# parameters each regime needs from the caller (besides Y and seed)
+_REQUIRED = {"drop_positives": ("alpha",), "known_proportion": ("p",), "positives_only": ("p",)}
+
+
+def _check_regime(name: str, params: Dict[str, Any]) -> Callable[..., Matrix]:
+    if name not in REGIMES:
+        raise ValueError(
+            f"unknown label regime {name!r}; valid names: {', '.join(sorted(REGIMES))}"
+        )
+    fn = REGIMES[name]
+    allowed = [q for q in inspect.signature(fn).parameters if q != "Y"]
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"regime {name!r} got unexpected parameter(s) {unknown}; it accepts {allowed}"
+        )
+    missing = [q for q in _REQUIRED.get(name, ()) if q not in params]
+    if missing:
+        raise ValueError(f"regime {name!r} needs parameter(s) {missing}, e.g. "
+                         f"regime({name!r}, {missing[0]}=0.5)")
+    if "alpha" in params:
+        _check_prob("alpha", params["alpha"], low_open=False, high_open=True)
+    if "p" in params:
+        _check_prob("p", params["p"], low_open=True, high_open=False)
+    if "bias" in params and params["bias"] not in (None, "size", "location"):
+        raise ValueError(f"bias must be None, 'size' or 'location', got {params['bias']!r}")
+    if "seed" in params and not isinstance(params["seed"], (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {params['seed']!r}")
+    return fn
+
+
+def regime(name: str, **params: Any) -> Callable[..., Matrix]:
+    """Build a regime ``f(Y, seed=...)`` from its name and parameters.
+
+    Example: ``make = regime("drop_positives", alpha=0.5); obs = make(Y, seed=1)``.
+    Names: "full", "single_positive", "drop_positives" (needs ``alpha``),
+    "known_proportion" (needs ``p``), "positives_only" (needs ``p``).  Parameters are
+    checked here, at build time, so a bad papermill parameter fails in the first cell
+    rather than after data loading.  A ``seed`` given here is a default that a later
+    ``f(Y, seed=...)`` overrides.
+    """
+    fn = _check_regime(name, params)
+    f = functools.partial(fn, **params)
+    functools.update_wrapper(f, fn)
+    return f
+
+
+def _pct(x: float) -> str:
+    return f"{100 * float(x):g} %"
+
+
+def describe_regime(name: str, **params: Any) -> str:
+    """A short human label for plots and tables, e.g. "drop 50 % of positives"."""
+    _check_regime(name, params)
+    if name == "full":
+        return "full labels"
+    if name == "single_positive":
+        bias = params.get("bias")
+        return "single positive" if bias is None else f"single positive ({bias}-biased)"
+    if name == "drop_positives":
+        return f"drop {_pct(params['alpha'])} of positives"
+    if name == "known_proportion":
+        return f"known proportion {_pct(params['p'])}"
+    return f"positives only, {_pct(params['p'])} known"
+
+
+# ---------------------------------------------------------------------------------------
+# statistics
+# ---------------------------------------------------------------------------------------
+def label_stats(Y: Matrix, observed: Matrix) -> Dict[str, Any]:
+    """Count what a partial-label regime hides, per class and overall.
+
+    Returns a plain dict:
+
+    * ``per_class``: dict of int64 numpy arrays of length C
+
+      - ``observed_positive``: Y = 1 and observed POS,
+      - ``hidden_positive``:   Y = 1 and not observed POS (UNK) -- the false negatives
+        that the Assume-Negative baseline trains on,
+      - ``observed_negative``: Y = 0 and observed NEG,
+      - ``unknown_negative``:  Y = 0 and UNK (AN gets these right by luck),
+      - ``true_positive``:     Y = 1 (= observed + hidden positives);
+
+    * ``hidden_positive_share``: hidden positives / all true positives (0 if none);
+    * ``false_negative_rate_under_an``: hidden positives / all entries AN treats as
+      negative (everything not observed POS) (0 if none);
+    * ``num_images``, ``num_classes``;
+    * ``positives_per_image``: mean number of true positives per image;
+    * ``observed_positives_per_image``: mean number of observed positives per image.
+
+    These are the bars of Fig. 4 of the GR Loss paper (Chen et al., IJCAI 2024): "pos"
+    (observed positives) and "pos (missing)" (hidden positives) per class.  Raises
+    ValueError if ``observed`` contradicts ``Y`` (POS where Y = 0 or NEG where Y = 1):
+    the regimes of this module never do that, and noisy labels are a different problem.
+    """
+    y = _as_binary(Y)
+    validate(observed)
+    o = _to_numpy(observed).astype(np.int64)
+    if o.shape != y.shape:
+        raise ValueError(f"Y has shape {y.shape} but observed has shape {o.shape}; "
+                         f"they must describe the same images and classes")
+    wrong_pos = int(((o == POS) & (y == 0)).sum())
+    wrong_neg = int(((o == NEG) & (y == 1)).sum())
+    if wrong_pos or wrong_neg:
+        raise ValueError(
+            f"observed contradicts Y: {wrong_pos} entries are POS where Y=0 and {wrong_neg} "
+            f"are NEG where Y=1; pass the true labels Y that produced these observations "
+            f"(check that rows are in the same order)"
+        )
+    pos, unk, neg_obs = (o == POS), (o == UNK), (o == NEG)
+    per_class = {
+        "observed_positive": (pos & (y == 1)).sum(axis=0).astype(np.int64),
+        "hidden_positive": (unk & (y == 1)).sum(axis=0).astype(np.int64),
+        "observed_negative": (neg_obs & (y == 0)).sum(axis=0).astype(np.int64),
+        "unknown_negative": (unk & (y == 0)).sum(axis=0).astype(np.int64),
+        "true_positive": (y == 1).sum(axis=0).astype(np.int64),
+    }
+    n, c = y.shape
+    hidden = int(per_class["hidden_positive"].sum())
+    true_pos = int(per_class["true_positive"].sum())
+    treated_negative = int((~pos).sum())
+    return {
+        "per_class": per_class,
+        "hidden_positive_share": hidden / true_pos if true_pos else 0.0,
+        "false_negative_rate_under_an": hidden / treated_negative if treated_negative else 0.0,
+        "num_images": int(n),
+        "num_classes": int(c),
+        "positives_per_image": float(y.sum(axis=1).mean()) if n else 0.0,
+        "observed_positives_per_image": float(pos.sum(axis=1).mean()) if n else 0.0,
+    }

@@ -1,0 +1,7 @@
+"""Training methods: networks + optimisers + state, plugged into :func:`mlpl_lab.train.fit`.
+
+``build_method(name, **hp)`` builds a registered method; ``METHODS`` lists them.
+"""
+from .base import Method, TrainContext  # noqa: F401
+from .registry import METHODS, build_method, register_method  # noqa: F401
+from .loss_method import FullLabelOracle, LossMethod, loss_method_factory  # noqa: F401

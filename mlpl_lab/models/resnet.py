@@ -1,0 +1,86 @@
+"""torchvision ResNet-18/50 with global average pooling and a linear head.
+
+Pretrained weights go through torchvision's weights API and its cache
+(``$TORCH_HOME/hub/checkpoints``). Our machines cannot download: when the file is not
+cached and the download fails, :func:`load_pretrained_state` raises
+:class:`WeightsUnavailableError` within seconds, naming the weight, the cache path and how to
+place the file there. It never hangs: the download runs under a short socket timeout.
+"""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import torch
+import torchvision
+from torch import nn
+
+from .base import PooledClassifier
+
+ARCHS = ("resnet18", "resnet50")
+
+
+class WeightsUnavailableError(RuntimeError):
+    """Pretrained weights are neither cached nor downloadable."""
+
+
+def weights_enum(arch: str, weights: str):
+    """Resolve ``weights`` ("IMAGENET1K_V1", "DEFAULT", ...) through torchvision's API."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHS}")
+    enum = torchvision.models.get_model_weights(arch)
+    try:
+        return enum[weights] if weights != "DEFAULT" else enum.DEFAULT
+    except KeyError:
+        names = ", ".join(["DEFAULT"] + [w.name for w in enum])
+        raise ValueError(f"unknown weights {weights!r} for {arch}; choose one of: {names}") from None
+
+
+def cache_path(weight) -> Path:
+    """Where torchvision looks for ``weight``'s file (``$TORCH_HOME/hub/checkpoints/<file>``)."""
+    return Path(torch.hub.get_dir()) / "checkpoints" / Path(urlparse(weight.url).path).name
+
+
+def load_pretrained_state(arch: str, weights: str, timeout: float = 10.0) -> dict:
+    """Return the state dict of torchvision's ``arch`` ``weights``, from the cache if present."""
+    weight = weights_enum(arch, weights)
+    path = cache_path(weight)
+    if path.exists():
+        return torch.load(path, map_location="cpu", weights_only=True)
+    old = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(timeout)
+    try:
+        return weight.get_state_dict(progress=False, check_hash=True)
+    except Exception as exc:  # URLError, timeout, SSL error, hash mismatch ...
+        raise WeightsUnavailableError(
+            f"cannot load {arch} weights {weight}: not cached at {path} and the download "
+            f"from {weight.url} failed ({type(exc).__name__}: {exc}). Copy the file "
+            f"{path.name} into {path.parent} (set TORCH_HOME to use another cache), or pass "
+            "weights=None to train from scratch."
+        ) from exc
+    finally:
+        socket.setdefaulttimeout(old)
+
+
+class ResNetClassifier(PooledClassifier):
+    """ResNet-18/50 trunk (``conv1 … layer4``) + global average pooling + ``Linear(D, C)``.
+
+    This is Cole et al.'s ``ImageClassifier`` shape. ``last_conv`` is ``layer4``.
+    ``weights=None`` trains from scratch (what the embedded data uses).
+    """
+
+    def __init__(self, num_classes: int, arch: str = "resnet18", weights: str | None = None):
+        super().__init__()
+        if arch not in ARCHS:
+            raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHS}")
+        net = getattr(torchvision.models, arch)(weights=None)
+        if weights is not None:
+            net.load_state_dict(load_pretrained_state(arch, weights))
+        self.arch = arch
+        self.last_conv = net.layer4
+        self.backbone = nn.Sequential(
+            net.conv1, net.bn1, net.relu, net.maxpool, net.layer1, net.layer2, net.layer3, net.layer4
+        )
+        self.feature_dim = net.fc.in_features
+        self._build_head(num_classes)

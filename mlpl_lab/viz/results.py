@@ -1,0 +1,46 @@
+"""Plots of training results: bar charts of a metric per method, curves per epoch."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+
+
+def plot_metric_bars(table, metric: str = "mAP", ax=None, title: str | None = None,
+                     reference: str | None = None):
+    """Bars of ``table[metric]`` (a DataFrame indexed by method, from ``results_table``),
+    with error bars when ``metric + '_std'`` exists and the value printed on each bar.
+    ``reference`` draws a dashed line at that method's value (e.g. the full-label oracle)."""
+    ax = ax or plt.subplots(figsize=(max(4, 0.8 * len(table) + 2), 3.6))[1]
+    values = table[metric].to_numpy(dtype=float)
+    err = table[metric + "_std"].to_numpy(dtype=float) if metric + "_std" in table else None
+    colors = sns.color_palette("deep", len(table))
+    bars = ax.bar(range(len(table)), values, yerr=err, color=colors, capsize=3)
+    ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.set_xticks(range(len(table)), table.index, rotation=30, ha="right")
+    ax.set_ylabel(metric)
+    lo = max(0.0, np.nanmin(values) - 10)
+    ax.set_ylim(lo, min(100.0, np.nanmax(values) + 6))
+    if reference is not None and reference in table.index:
+        ax.axhline(table.loc[reference, metric], ls="--", c="k", lw=1, label=reference)
+        ax.legend(loc="lower right")
+    ax.set_title(title or metric)
+    return ax
+
+
+def plot_curves(results: Mapping[str, Sequence], key: str = "test_mAP", ax=None, title=None):
+    """``key`` per epoch for each method (mean over seeds, shaded min-max)."""
+    ax = ax or plt.subplots(figsize=(6, 3.6))[1]
+    for label, runs in results.items():
+        curves = np.array([r.curve(key) for r in runs], dtype=float)
+        epochs = np.arange(1, curves.shape[1] + 1)
+        line, = ax.plot(epochs, curves.mean(0), marker="o", ms=3, label=label)
+        if len(runs) > 1:
+            ax.fill_between(epochs, curves.min(0), curves.max(0), color=line.get_color(), alpha=0.2)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(key)
+    ax.set_title(title or f"{key} per epoch")
+    ax.legend(fontsize=8)
+    return ax
