@@ -25,7 +25,10 @@ from typing import Dict, Optional, Sequence, Union
 
 import numpy as np
 import torch
-from torchmetrics.functional.classification import multilabel_average_precision
+from torchmetrics.functional.classification import (
+    binary_average_precision,
+    multilabel_average_precision,
+)
 
 from mlpl_lab.labels import UNK, validate
 
@@ -94,7 +97,8 @@ def average_precision(probs: ArrayLike, targets: ArrayLike,
     ignore_index: None or -1.
 
     AP is scikit-learn's non-interpolated average precision (torchmetrics exact mode,
-    ``thresholds=None``).  A class with no (non-ignored) positive gets AP = 0, Cole et al.'s
+    ``thresholds=None``; torchmetrics works in float32, so values agree with
+    scikit-learn to about 1e-7).  A class with no (non-ignored) positive gets AP = 0, Cole et al.'s
     convention; we set it explicitly instead of relying on torchmetrics' fallback, and
     silence torchmetrics' "no positive samples" warning.
     """
@@ -109,10 +113,15 @@ def average_precision(probs: ArrayLike, targets: ArrayLike,
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Nn]o positive samples.*")
             warnings.filterwarnings("ignore", message=".*[Nn]o negative samples.*")
-            res = multilabel_average_precision(
-                p, t, num_labels=num_classes, average=None, thresholds=None,
-                ignore_index=ignore_index,
-            )
+            if num_classes == 1:
+                # torchmetrics' multilabel task needs at least two labels
+                res = binary_average_precision(p[:, 0], t[:, 0], thresholds=None,
+                                               ignore_index=ignore_index).reshape(1)
+            else:
+                res = multilabel_average_precision(
+                    p, t, num_labels=num_classes, average=None, thresholds=None,
+                    ignore_index=ignore_index,
+                )
         ap = torch.where(has_pos, res.to(torch.float64), ap)
     # a class with positives but no (non-ignored) negatives has AP 1 in both sklearn and
     # torchmetrics; NaN would only arise from degenerate input, count it as 0 like Cole

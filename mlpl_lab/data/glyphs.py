@@ -145,8 +145,8 @@ class DigitGlyphs:
         img = self.images[rows[instance % len(rows)]]
         m = _bilinear_matrix(8, size)
         up = m @ img @ m.T
-        # soft threshold around 0.4: alpha >= 0.5 <=> intensity >= 0.4
-        return np.clip((up - 0.25) / 0.3, 0.0, 1.0)
+        # soft threshold: alpha >= 0.5 <=> intensity >= 0.5
+        return np.clip((up - 0.35) / 0.3, 0.0, 1.0)
 
 
 def class_names(glyphs: str) -> list[str]:

@@ -16,6 +16,7 @@ Each image shows 1..``max_objects`` objects on a noisy, gently tinted background
   different seeds share one label-correlation structure (``Scenes.context_prior``).
 * **Occlusion.**  Objects are stacked; later ones paint over earlier ones.  An
   object whose hard mask would stay visible on less than ``min_visible`` of its area
+  (default 0.3 for shapes, 0.5 for digits)
   is re-placed (``placement_tries`` positions) and, if that fails, *not drawn at all*
   -- so no class is ever labelled while hidden and no pixel of an unlabelled class is
   ever shown.  The topmost object is always drawn, so every image has >= 1 label.
@@ -51,7 +52,13 @@ FORMAT_VERSION = 1
 
 GLYPH_SOURCES = _g.GLYPH_SOURCES
 DEFAULT_SIZE_RANGE = {"shapes": (0.3, 0.5), "digits": (0.4, 0.6)}
-_CHUNK = 2048  # images per vectorised chunk (bounds peak memory; fixed for determinism)
+DEFAULT_MIN_VISIBLE = {"shapes": 0.3, "digits": 0.5}  # thin strokes need more to stay legible
+_CHUNK_PIXELS = 2048 * 32 * 32  # pixels per vectorised chunk (bounds peak memory)
+
+
+def _chunk(h: int, w: int) -> int:
+    """Images per chunk; the output does not depend on it (tested)."""
+    return max(16, _CHUNK_PIXELS // (h * w))
 
 
 @dataclass(eq=False, repr=False)
@@ -110,7 +117,7 @@ class Scenes:
     def subset(self, indices) -> "Scenes":
         """A new ``Scenes`` with the given images (int sequence, tensor, array or slice)."""
         if not isinstance(indices, slice):
-            indices = torch.as_tensor(np.asarray(indices), dtype=torch.long).reshape(-1)
+            indices = as_index(indices)
         return Scenes(
             images=self.images[indices], labels=self.labels[indices],
             segmentation=self.segmentation[indices], boxes=self.boxes[indices],
@@ -118,6 +125,16 @@ class Scenes:
             context_prior=self.context_prior, class_names=list(self.class_names),
             params=dict(self.params),
         )
+
+
+def as_index(indices) -> torch.Tensor:
+    """Indices (ints, range, array, tensor; a bool mask selects its True rows) -> int64."""
+    t = indices if torch.is_tensor(indices) else torch.as_tensor(np.asarray(indices))
+    if t.dtype == torch.bool:
+        return torch.nonzero(t.reshape(-1)).flatten()
+    if t.is_floating_point():
+        raise TypeError(f"indices must be integers, got dtype {t.dtype}")
+    return t.to(torch.long).reshape(-1)
 
 
 def masks_from_segmentation(seg: torch.Tensor, num_classes: int) -> torch.Tensor:
@@ -149,7 +166,7 @@ def _check_int(name: str, value, lo: int | None = None) -> int:
 
 def scene_params(n, seed=0, image_size=32, glyphs="shapes", min_objects=1, max_objects=4,
                  num_contexts=5, context_strength=0.7, occlusion=True, noise=0.05, *,
-                 min_visible=0.3, size_range=None, colour_jitter=0.08,
+                 min_visible=None, size_range=None, colour_jitter=0.08,
                  background_gradient=0.15, digit_pool="all", structure_seed=0,
                  placement_tries=4) -> dict[str, Any]:
     """Validate the generation arguments and return them normalised (JSON-able dict)."""
@@ -172,6 +189,8 @@ def scene_params(n, seed=0, image_size=32, glyphs="shapes", min_objects=1, max_o
         raise ValueError(f"context_strength must be in [0, 1], got {context_strength}")
     if not 0.0 <= float(noise) <= 0.5:
         raise ValueError(f"noise (std) must be in [0, 0.5], got {noise}")
+    if min_visible is None:
+        min_visible = DEFAULT_MIN_VISIBLE[glyphs]
     if not 0.0 < float(min_visible) <= 1.0:
         raise ValueError(f"min_visible must be in (0, 1], got {min_visible}")
     if size_range is None:
@@ -215,7 +234,7 @@ def cache_file(params: dict[str, Any], cache_dir: str | os.PathLike) -> Path:
 def make_scenes(n: int, seed: int = 0, image_size: int = 32, glyphs: str = "shapes",
                 min_objects: int = 1, max_objects: int = 4, num_contexts: int = 5,
                 context_strength: float = 0.7, occlusion: bool = True, noise: float = 0.05,
-                *, min_visible: float = 0.3, size_range: Sequence[float] | None = None,
+                *, min_visible: float | None = None, size_range: Sequence[float] | None = None,
                 colour_jitter: float = 0.08, background_gradient: float = 0.15,
                 digit_pool: str = "all", structure_seed: int = 0, placement_tries: int = 4,
                 cache_dir: str | os.PathLike | None = None) -> Scenes:
@@ -274,6 +293,7 @@ def _save_cache(s: Scenes, path: Path) -> None:
     os.close(fd)
     try:
         torch.save(blob, tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
         os.replace(tmp, path)  # atomic: concurrent readers never see a partial file
     finally:
         if os.path.exists(tmp):
@@ -346,8 +366,9 @@ def _generate(p: dict[str, Any]) -> Scenes:
         return hit
 
     covered = np.zeros((H, W), dtype=bool)
-    for c0 in range(0, n, _CHUNK):
-        c1 = min(n, c0 + _CHUNK)
+    chunk = _chunk(H, W)
+    for c0 in range(0, n, chunk):
+        c1 = min(n, c0 + chunk)
         # background: tint + linear gradient in a random direction (vectorised)
         grad = (np.cos(bg_theta[c0:c1])[:, None, None] * xx + np.sin(bg_theta[c0:c1])[:, None, None] * yy)
         grad *= bg_amp[c0:c1, None, None]
@@ -393,8 +414,9 @@ def _labels_and_boxes(seg: np.ndarray, C: int) -> tuple[np.ndarray, np.ndarray]:
     n, H, W = seg.shape
     rows = np.zeros((n, C, H), dtype=bool)
     cols = np.zeros((n, C, W), dtype=bool)
-    for c0 in range(0, n, _CHUNK):
-        s = seg[c0:c0 + _CHUNK].astype(np.int64)
+    chunk = _chunk(H, W)
+    for c0 in range(0, n, chunk):
+        s = seg[c0:c0 + chunk].astype(np.int64)
         b = s.shape[0]
         valid = s >= 0
         ic = (np.arange(b)[:, None, None] * C + s)  # (b,H,W)

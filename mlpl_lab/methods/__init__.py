@@ -5,3 +5,8 @@
 from .base import Method, TrainContext  # noqa: F401
 from .registry import METHODS, build_method, register_method  # noqa: F401
 from .loss_method import FullLabelOracle, LossMethod, loss_method_factory  # noqa: F401
+
+from .._discover import import_submodules
+
+# Every module of this package registers its methods on import (chapters add modules).
+import_submodules(__name__, __path__)

@@ -1,0 +1,1 @@
+"""Plot helpers of mlpl_lab (matplotlib, Agg-safe; nothing calls plt.show())."""
