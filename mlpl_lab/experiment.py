@@ -87,3 +87,43 @@ def results_table(results: Mapping[str, List[TrainResult]], metrics=("test_mAP",
 def best_metric(results: Mapping[str, List[TrainResult]], metric: str = "test_mAP") -> Dict[str, float]:
     """``{label: mean over seeds of metric at the best-val epoch}`` — what notebooks record."""
     return {label: float(np.mean([r.best[metric] for r in runs])) for label, runs in results.items()}
+
+
+def compare_regimes(regimes: Mapping[str, Tuple[str, Dict[str, Any]]], methods: Mapping[str, MethodSpec],
+                    profile: Union[str, Profile], seed: int = 0, seeds: Iterable[int] | None = None,
+                    **config_overrides) -> Dict[str, Dict[str, List[TrainResult]]]:
+    """``{regime label: {method label: [results]}}`` — every method under every regime.
+
+    All regimes share the same images (only the observed train labels differ), so the
+    full-label oracle (method name ``"full"``) is trained once and reused for every regime.
+    Every regime and method is validated before any training.
+    """
+    from .labels import regime as build_regime
+    from .methods import build_method
+
+    p = as_profile(profile)
+    for name, params in regimes.values():
+        build_regime(name, **params)
+    specs = {label: ((m, {}) if isinstance(m, str) else m) for label, m in methods.items()}
+    for name, hp in specs.values():
+        build_method(name, **hp)
+    out: Dict[str, Dict[str, List[TrainResult]]] = {}
+    oracle: Dict[str, List[TrainResult]] = {}
+    for r_label, (r_name, r_params) in regimes.items():
+        splits = build_splits(p, r_name, r_params, seed=seed)
+        out[r_label] = {}
+        for m_label, spec in specs.items():
+            if spec[0] == "full" and m_label in oracle:
+                out[r_label][m_label] = oracle[m_label]
+                continue
+            out[r_label][m_label] = compare({m_label: spec}, splits, p, seeds=seeds, **config_overrides)[m_label]
+            if spec[0] == "full":
+                oracle[m_label] = out[r_label][m_label]
+    return out
+
+
+def regimes_table(by_regime: Mapping[str, Mapping[str, List[TrainResult]]], metric: str = "test_mAP"):
+    """Rows = regimes, columns = methods: ``metric`` at the best-val epoch (mean over seeds)."""
+    import pandas as pd
+
+    return pd.DataFrame({r: best_metric(res, metric) for r, res in by_regime.items()}).T

@@ -150,3 +150,27 @@ def show_label_matrix(Y, observed, ax=None, max_rows: int = 60,
     suffix = f" ({wrong} observed positives contradict Y)" if wrong else ""
     ax.set_title(f"{head}: first {n} images{suffix}")
     return ax
+
+
+def plot_cooccurrence(Y, class_names: Optional[Sequence[str]] = None, ax=None, title: Optional[str] = None):
+    """Lift of each class pair: P(i and j) / (P(i) P(j)); 1 = independent, > 1 = co-occur.
+
+    The embedded scenes draw objects from scene contexts, so some classes co-occur much
+    more than chance: the label-correlation structure methods may exploit (or be fooled by).
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import seaborn as sns
+
+    Yn = np.asarray(Y.numpy() if hasattr(Y, "numpy") else Y, dtype=float)
+    p = Yn.mean(0)
+    joint = Yn.T @ Yn / len(Yn)
+    lift = joint / np.maximum(np.outer(p, p), 1e-12)
+    np.fill_diagonal(lift, np.nan)
+    ax = ax or plt.subplots(figsize=(6.5, 5.5))[1]
+    names = list(class_names) if class_names is not None else [str(i) for i in range(Yn.shape[1])]
+    sns.heatmap(lift, ax=ax, cmap="vlag", center=1.0, xticklabels=names, yticklabels=names,
+                cbar_kws={"label": "lift P(i,j)/(P(i)P(j))"})
+    ax.tick_params(labelsize=6)
+    ax.set_title(title or "label co-occurrence (lift over independence)")
+    return ax

@@ -44,3 +44,21 @@ def plot_curves(results: Mapping[str, Sequence], key: str = "test_mAP", ax=None,
     ax.set_title(title or f"{key} per epoch")
     ax.legend(fontsize=8)
     return ax
+
+
+def plot_regime_bars(table, ax=None, title: str | None = None, fmt: str = "%.1f"):
+    """Grouped bars: one group per regime (rows of ``regimes_table``), one bar per method."""
+    ax = ax or plt.subplots(figsize=(max(5, 1.6 * len(table) + 2), 3.6))[1]
+    n_methods = table.shape[1]
+    width = 0.8 / n_methods
+    xs = np.arange(len(table))
+    for j, method in enumerate(table.columns):
+        bars = ax.bar(xs + (j - (n_methods - 1) / 2) * width, table[method].to_numpy(dtype=float),
+                      width, label=method)
+        ax.bar_label(bars, fmt=fmt, fontsize=7)
+    ax.set_xticks(xs, table.index)
+    ax.set_ylabel("test mAP")
+    ax.set_ylim(max(0, np.nanmin(table.to_numpy(dtype=float)) - 15), 100)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(title or "test mAP by regime")
+    return ax

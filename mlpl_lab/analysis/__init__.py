@@ -1,0 +1,1 @@
+"""Analyses of trained models and label matrices (diagnostics the notebooks plot)."""

@@ -1,0 +1,28 @@
+"""Notebooks 00 and 01 under the smoke profile: they run and record sane values."""
+from __future__ import annotations
+
+import pytest
+
+from mlpl_lab.report import all_finite
+
+pytestmark = pytest.mark.notebook
+
+
+def test_notebook_00_partial_labels(executed_notebooks):
+    rec = executed_notebooks("00_partial_labels.ipynb")
+    share = rec["hidden_positive_share"]
+    assert all_finite(share)
+    assert share["full"] == 0.0
+    assert 0.3 < share["single positive"] < 1.0
+    # dropping more positives hides more of them
+    assert share["drop 25 %"] < share["drop 50 %"] < share["drop 75 %"]
+    assert rec["num_classes"] == 20
+    assert 1.0 <= rec["positives_per_image"] <= 4.0
+
+
+def test_notebook_01_assume_negative(executed_notebooks):
+    rec = executed_notebooks("01_assume_negative.ipynb")
+    assert all_finite(rec["mAP"]) and all_finite(rec["gap"])
+    for regime, row in rec["mAP"].items():
+        assert 0 < row["AN"] <= 100 and 0 < row["full labels"] <= 100, regime
+    assert rec["mAP"]["single positive"]["full labels"] > rec["mAP"]["single positive"]["AN"]

@@ -1,0 +1,65 @@
+"""Records survive in an executed notebook; hygiene of the committed notebooks."""
+from __future__ import annotations
+
+import json
+import math
+
+import nbformat
+import pytest
+
+from mlpl_lab.cli import execute_notebook, notebook_paths
+from mlpl_lab.report import RECORD_MIME, _plain, all_finite, read_records
+
+from conftest import NOTEBOOKS
+
+
+def test_record_roundtrip_through_papermill(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("profile = 'cpu'\nx = 1")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(
+        "from mlpl_lab.report import record\nimport torch\n"
+        "record('x', x)\nrecord('profile', profile)\nrecord('t', torch.tensor([1.5, 2.0]))")]
+    src = tmp_path / "nb.ipynb"
+    nbformat.write(nb, str(src))
+    executed = execute_notebook(src, tmp_path / "out", profile="smoke", parameters={"x": 7})
+    assert read_records(executed) == {"x": 7, "profile": "smoke", "t": [1.5, 2.0]}
+    assert (tmp_path / "out" / "nb.html").exists()
+
+
+def test_plain_and_finite():
+    assert _plain({"a": (1, 2.5)}) == {"a": [1, 2.5]}
+    assert all_finite({"a": [1, 2.0]}) and not all_finite({"a": [1, math.nan]})
+    with pytest.raises(TypeError, match="cannot record"):
+        _plain(object())
+
+
+NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert [p.name for p in notebook_paths()] == [p.name for p in NOTEBOOK_FILES]
+    assert len(NOTEBOOK_FILES) >= 2
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda p: p.name)
+def test_committed_notebook_hygiene(path):
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), \
+        "commit notebooks without outputs"
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, "exactly one parameters cell"
+    src = "".join(tagged[0]["source"])
+    tree = compile(src, path.name, "exec", flags=0x400, dont_inherit=True)  # ast only
+    import ast
+
+    for node in ast.parse(src).body:
+        assert isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.List, ast.Tuple, ast.Dict)), \
+            f"parameters cell must hold literals only: {ast.unparse(node)}"
+        ast.literal_eval(node.value)
+    assert "profile" in src
+    assert tree is not None
+    assert RECORD_MIME not in path.read_text()

@@ -1,0 +1,131 @@
+"""The one training loop: a short run, repeatability, checkpoint/resume, early config errors."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from mlpl_lab.data import make_splits
+from mlpl_lab.methods import LossMethod, Method, build_method
+from mlpl_lab.train import TrainConfig, fit
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return make_splits(n_train=96, n_val=48, n_test=48, seed=3, regime="single_positive")
+
+
+def cfg(**kw):
+    base = dict(epochs=2, batch_size=32, lr=2e-3, model="small_cnn", model_kwargs={"width": 4},
+                progress=False)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_two_epoch_run_records_history(tiny):
+    result = fit("an", tiny.train, tiny.val, tiny.test, cfg())
+    assert len(result.history) == 2
+    row = result.history[-1]
+    for key in ("loss", "val_mAP", "test_mAP", "test_CF1", "test_OF1", "seconds"):
+        assert math.isfinite(row[key]), key
+    assert len(row["test_AP"]) == tiny.train.num_classes
+    assert 0 <= row["test_mAP"] <= 100
+    assert result.best_epoch in (0, 1)
+    assert result.best["val_mAP"] == max(r["val_mAP"] for r in result.history)
+
+
+def test_seed_makes_runs_repeatable_and_differs_across_seeds(tiny):
+    a = fit("an", tiny.train, tiny.val, tiny.test, cfg(seed=1))
+    b = fit("an", tiny.train, tiny.val, tiny.test, cfg(seed=1))
+    c = fit("an", tiny.train, tiny.val, tiny.test, cfg(seed=2))
+    assert a.curve("loss") == b.curve("loss")
+    assert a.curve("test_mAP") == b.curve("test_mAP")
+    assert a.curve("loss") != c.curve("loss")
+
+
+def test_checkpoint_resume_reproduces_history(tiny, tmp_path):
+    full = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=3, seed=5))
+    ckpt = tmp_path / "run.pt"
+    fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=2, seed=5, checkpoint=str(ckpt)))
+    resumed = fit("an", tiny.train, tiny.val, tiny.test,
+                  cfg(epochs=3, seed=5, checkpoint=str(ckpt), resume=True))
+    strip = lambda h: [{k: v for k, v in r.items() if k != "seconds"} for r in h]  # noqa: E731
+    assert strip(resumed.history) == strip(full.history)
+
+
+def test_an_baseline_never_reads_true_labels(tiny):
+    """Poison the true labels in the batches: AN's training must not change."""
+
+    class Poisoned:
+        def __init__(self, ds):
+            self.ds = ds
+            self.observed, self.labels = ds.observed, ds.labels
+
+        def __len__(self):
+            return len(self.ds)
+
+        def get_batch(self, idx):
+            batch = self.ds.get_batch(idx)
+            batch["labels"] = 1 - batch["labels"]
+            return batch
+
+    clean = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=1))
+    poisoned = fit("an", Poisoned(tiny.train), tiny.val, tiny.test, cfg(epochs=1))
+    assert clean.curve("loss") == poisoned.curve("loss")
+
+
+def test_oracle_beats_nothing_and_uses_truth(tiny):
+    result = fit("full", tiny.train, tiny.val, tiny.test, cfg(epochs=1))
+    assert math.isfinite(result.final["test_mAP"])
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(epochs=0), "epochs"),
+    (dict(batch_size=1), "batch_size"),
+    (dict(lr=-1.0), "lr"),
+    (dict(optimizer="rmsprop"), "optimizer"),
+    (dict(resume=True), "checkpoint"),
+])
+def test_bad_config_fails_before_training(tiny, bad, message):
+    with pytest.raises(ValueError, match=message):
+        fit("an", tiny.train, tiny.val, tiny.test, cfg(**bad))
+
+
+def test_unknown_method_and_hyperparameter_fail_early(tiny):
+    with pytest.raises(ValueError, match="unknown method 'nope'.*registered methods"):
+        fit("nope", tiny.train, tiny.val, tiny.test, cfg())
+    with pytest.raises(ValueError, match="unknown loss"):
+        LossMethod(loss="not_a_loss")
+    with pytest.raises(TypeError, match="unknown hyperparameter"):
+        build_method("an", gamma=2.0)
+
+
+def test_empty_dataset_fails_before_training(tiny):
+    empty = tiny.train.__class__(tiny.train.scenes.subset(torch.zeros(0, dtype=torch.long)),
+                                 observed=torch.zeros(0, 20, dtype=torch.long))
+    assert len(empty) == 0
+    with pytest.raises(ValueError, match="empty"):
+        fit("an", empty, tiny.val, tiny.test, cfg())
+
+
+def test_regime_out_of_range_fails_before_generation():
+    with pytest.raises(ValueError, match="alpha"):
+        make_splits(n_train=8, n_val=4, n_test=4, regime="drop_positives", regime_params={"alpha": 1.5})
+
+
+def test_non_finite_loss_is_reported(tiny):
+    class Exploding(Method):
+        def training_step(self, batch, epoch):
+            return self.net(batch["image"]).sum() * float("nan"), {}
+
+    with pytest.raises(FloatingPointError, match="lower the learning rate"):
+        fit(Exploding(), tiny.train, tiny.val, tiny.test, cfg(epochs=1))
+
+
+def test_init_from_copies_weights(tiny):
+    first = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=1))
+    second = build_method("an")
+    fit(second, tiny.train, tiny.val, tiny.test, cfg(epochs=1, lr=1e-12), init_from=first.method)
+    for p, q in zip(first.method.net.parameters(), second.net.parameters()):
+        assert torch.allclose(p, q, atol=1e-6)
