@@ -87,8 +87,9 @@ def plot_label_stats(stats: Dict[str, Any], class_names: Optional[Sequence[str]]
                 ax.bar(pos, values, bottom=bottom, color=color, label=name, width=0.8)
             bottom = bottom + values
         n_img = stats.get("num_images")
-        if n_img is not None and not show_negatives:
-            # GR Loss Fig. 4 draws the number of samples as a dashed line
+        if n_img is not None and not show_negatives and bottom.max() > 0.3 * n_img:
+            # GR Loss Fig. 4 draws the number of samples as a dashed line (skipped when it
+            # would squash the bars: rare classes next to thousands of images)
             line = ax.axvline if horizontal else ax.axhline
             line(n_img, ls="--", c="k", lw=1, label="images")
         if horizontal:

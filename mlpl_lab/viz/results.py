@@ -59,6 +59,6 @@ def plot_regime_bars(table, ax=None, title: str | None = None, fmt: str = "%.1f"
     ax.set_xticks(xs, table.index)
     ax.set_ylabel("test mAP")
     ax.set_ylim(max(0, np.nanmin(table.to_numpy(dtype=float)) - 15), 100)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title or "test mAP by regime")
     return ax
