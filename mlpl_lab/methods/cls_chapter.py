@@ -1,0 +1,351 @@
+"""The experiments of the CLS chapter (notebook 04), as library calls: design, runs, tables.
+
+The full grid of the issue (five methods x four regimes, an ablation and two sensitivity
+sweeps) is about 60 single-network trainings — over an hour on 2 CPU cores. So the design is
+a function of the profile (:func:`chapter_design`):
+
+* ``cpu`` (about 26 single-network trainings): AN and CLS under all four regimes (Table 2
+  shape); Co-teaching, Co-teaching+ and JoCoR under **single positive** only; the ablation
+  (CLS-H, CLS-L) and the two 1-D sensitivity sweeps (tau_h with tau_l fixed, tau_l with tau_h
+  fixed; 3 values each) under single positive. The value 0 of a sweep *is* the ablation run
+  (CLS with tau_h = 0 computes exactly CLS-H) and the paper's value *is* the table's CLS run,
+  so each sweep costs one new run.
+* ``smoke``: the same structure with 2 regimes, grids reduced to the reused points.
+* ``gpu``: the family under all four regimes and wider sweeps.
+
+E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are 8 (cpu) or 2 (smoke)
+epochs, and our networks still improve at the last epoch, so the chapter scales the ramp to
+half the run, capped at the paper's value: ``E_k = min(10, max(1, epochs // 2))`` — 4 on cpu,
+1 on smoke, 10 (the paper's) on gpu. The Co-teaching family gets the same ramp (T_k = E_k).
+tau_h and tau_l are the paper's MS-COCO values for each regime (COCO is the dataset of the
+paper's Figs. 4-8); the library's defaults stay the paper's own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Tuple
+
+import numpy as np
+
+from .cls import PAPER_E_K, paper_hparams
+
+#: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
+    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
+    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
+    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
+    "single positive": ("single_positive", {}),
+}
+
+FAMILY = ("Co-teaching", "Co-teaching+", "JoCoR")
+
+
+def chapter_E_k(epochs: int) -> int:
+    """Half the run, at least 1, at most the paper's E_k = 10 (see the module docstring)."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    return min(PAPER_E_K, max(1, epochs // 2))
+
+
+@dataclass(frozen=True)
+class CLSDesign:
+    """Which runs the chapter trains under one profile."""
+
+    profile: str
+    E_k: int
+    table_regimes: Tuple[str, ...]       # AN and CLS run under each
+    family_regimes: Tuple[str, ...]      # Co-teaching, Co-teaching+ and JoCoR run under these
+    study_regime: str                    # ablation and sensitivity sweeps
+    tau_h_grid: Tuple[float, ...]
+    tau_l_grid: Tuple[float, ...]
+    tau_dataset: str = "coco"
+    forget_rate: float = 0.2
+    with_clc: bool = False
+    seeds: Tuple[int, ...] = field(default=(0,))
+
+    def cls_hparams(self, regime_label: str) -> Dict[str, float]:
+        regime, params = REGIMES[regime_label]
+        return paper_hparams(self.tau_dataset, regime, params.get("alpha"), E_k=self.E_k)
+
+    def planned_runs(self) -> Dict[str, int]:
+        """Training runs by kind (a two-network run counts once in ``runs`` and twice in
+        ``network_trainings``, the unit of CPU time)."""
+        center = self.cls_hparams(self.study_regime)
+        new_h = [v for v in self.tau_h_grid if v not in (0, center["tau_h"])]
+        new_l = [v for v in self.tau_l_grid if v not in (0, center["tau_l"])]
+        single = len(self.table_regimes)                                  # AN
+        double = (len(self.table_regimes) + 3 * len(self.family_regimes)  # CLS + family
+                  + 2 + int(self.with_clc) + len(new_h) + len(new_l))     # ablation + sweeps
+        n = len(self.seeds)
+        return {"runs": n * (single + double), "network_trainings": n * (single + 2 * double)}
+
+    def describe(self) -> str:
+        p = self.planned_runs()
+        return (f"profile {self.profile}: E_k = T_k = {self.E_k}; AN and CLS under "
+                f"{', '.join(self.table_regimes)}; Co-teaching, Co-teaching+, JoCoR under "
+                f"{', '.join(self.family_regimes)}; ablation and sweeps under {self.study_regime} "
+                f"(tau_h in {list(self.tau_h_grid)}, tau_l in {list(self.tau_l_grid)}); "
+                f"{p['runs']} runs = {p['network_trainings']} single-network trainings "
+                f"x {len(self.seeds)} seed(s)")
+
+
+def chapter_design(profile) -> CLSDesign:
+    """The reduced design of notebook 04 for a profile (name or :class:`Profile`)."""
+    from ..experiment import as_profile
+
+    p = as_profile(profile)
+    E_k = chapter_E_k(p.epochs)
+    seeds = tuple(p.seeds)
+    if p.name == "smoke":
+        return CLSDesign("smoke", E_k, ("drop 50 %", "single positive"), ("single positive",),
+                         "single positive", (0.0, 0.012), (0.0, 0.06), seeds=seeds)
+    if p.name == "gpu":
+        return CLSDesign("gpu", E_k, tuple(REGIMES), tuple(REGIMES), "single positive",
+                         (0.0, 0.006, 0.012, 0.021, 0.06), (0.0, 0.02, 0.06, 0.14), with_clc=True,
+                         seeds=seeds)
+    # cpu and any custom profile: the reduced design of the module docstring
+    return CLSDesign(p.name, E_k, tuple(REGIMES), ("single positive",), "single positive",
+                     (0.0, 0.012, 0.06), (0.0, 0.06, 0.14), seeds=seeds)
+
+
+def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, Dict[str, Any]]]:
+    """``{display label: (method name, hyperparameters)}`` of the Table 2 rows under a regime."""
+    if regime_label not in REGIMES:
+        raise ValueError(f"unknown regime label {regime_label!r}; choose from {list(REGIMES)}")
+    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {"AN": ("an", {})}
+    if regime_label in design.family_regimes:
+        family = {"forget_rate": design.forget_rate, "T_k": design.E_k}
+        specs["Co-teaching"] = ("coteaching", dict(family))
+        specs["Co-teaching+"] = ("coteaching_plus", dict(family))
+        specs["JoCoR"] = ("jocor", dict(family))
+    specs["CLS"] = ("cls", design.cls_hparams(regime_label))
+    return specs
+
+
+def _splits(profile, regime_label: str, seed: int):
+    from ..experiment import build_splits
+
+    regime, params = REGIMES[regime_label]
+    return build_splits(profile, regime, params, seed=seed)
+
+
+def regime_summary(design: CLSDesign, profile, seed: int = 0):
+    """Per regime: how much a label-level and a sample-level selection could find.
+
+    Columns: observed and true positives per image; ``hidden / unknown`` (%) — the share of
+    unknown entries that are hidden positives, i.e. the label noise CLS's tau_h fights;
+    ``images with a hidden positive`` (%) — the *sample* noise rate a Co-teaching forget rate
+    refers to; and the paper's (COCO) tau_h and tau_l used here.
+    """
+    import pandas as pd
+
+    from .. import labels as L
+
+    rows = []
+    for label in design.table_regimes:
+        sp = _splits(profile, label, seed)
+        obs, y = sp.train.observed, sp.train.labels
+        stats = L.label_stats(y, obs)
+        hidden = (obs == L.UNK) & (y == 1)
+        hp = design.cls_hparams(label)
+        rows.append({
+            "regime": label,
+            "observed pos / image": stats["observed_positives_per_image"],
+            "true pos / image": stats["positives_per_image"],
+            "hidden / unknown (%)": 100 * float(hidden.sum()) / max(1, int((obs == L.UNK).sum())),
+            "images with a hidden positive (%)": 100 * float(hidden.any(dim=1).float().mean()),
+            "tau_h": hp["tau_h"], "tau_l": hp["tau_l"],
+        })
+    return pd.DataFrame(rows).set_index("regime")
+
+
+def run_table(design: CLSDesign, profile, seed: int | None = None) -> Dict[str, Dict[str, list]]:
+    """Train the Table 2 rows under every regime: ``{regime: {method: [TrainResult per seed]}}``.
+    ``seed`` (default: the design's seeds) picks the data split and the initialisations."""
+    from ..experiment import compare
+
+    seeds = list(design.seeds) if seed is None else [seed]
+    out: Dict[str, Dict[str, list]] = {}
+    for label in design.table_regimes:
+        runs: Dict[str, list] = {}
+        for s in seeds:  # one split per seed, as the other chapters do
+            for m, rs in compare(method_specs(design, label), _splits(profile, label, s), profile,
+                                 seeds=[s], progress=False).items():
+                runs.setdefault(m, []).extend(rs)
+        out[label] = runs
+    return out
+
+
+def run_study(design: CLSDesign, profile, table_results: Mapping[str, Mapping[str, list]] | None = None,
+              seed: int | None = None) -> Dict[str, Dict[Any, list]]:
+    """The ablation (Fig. 6) and the sensitivity sweeps (Figs. 7-8) under the study regime.
+
+    Returns ``{"ablation": {"AN", "CLS", "CLS-H", "CLS-L"[, "CLC"]: runs}, "tau_h": {value: runs},
+    "tau_l": {value: runs}}``. Reuses the table's AN and CLS runs of the study regime when
+    given, and the ablation runs for the value 0 of each sweep.
+    """
+    from ..experiment import compare
+
+    seeds = list(design.seeds) if seed is None else [seed]
+    label = design.study_regime
+    center = design.cls_hparams(label)
+    reuse = dict((table_results or {}).get(label, {}))
+    specs = {"CLS-H": ("cls_h", {k: v for k, v in center.items() if k != "tau_h"}),
+             "CLS-L": ("cls_l", {k: v for k, v in center.items() if k != "tau_l"})}
+    if design.with_clc:
+        specs["CLC"] = ("clc", dict(center))
+    for key, spec in (("AN", ("an", {})), ("CLS", ("cls", dict(center)))):
+        if key not in reuse:
+            specs[key] = spec
+    h_new = {v: ("cls", {**center, "tau_h": v}) for v in design.tau_h_grid if v not in (0, center["tau_h"])}
+    l_new = {v: ("cls", {**center, "tau_l": v}) for v in design.tau_l_grid if v not in (0, center["tau_l"])}
+    todo = dict(specs)
+    todo.update({f"tau_h={v}": s for v, s in h_new.items()})
+    todo.update({f"tau_l={v}": s for v, s in l_new.items()})
+    trained: Dict[str, list] = {}
+    for s in seeds:
+        for m, rs in compare(todo, _splits(profile, label, s), profile, seeds=[s], progress=False).items():
+            trained.setdefault(m, []).extend(rs)
+    runs = {**{k: reuse[k] for k in ("AN", "CLS") if k in reuse}, **trained}
+    ablation = {k: runs[k] for k in ("AN", "CLS", "CLS-H", "CLS-L", "CLC") if k in runs}
+
+    def sweep(grid, key, zero):
+        out = {}
+        for v in grid:
+            out[v] = runs[zero] if v == 0 else runs["CLS"] if v == center[key] else runs[f"{key}={v}"]
+        return out
+
+    return {"ablation": ablation, "tau_h": sweep(design.tau_h_grid, "tau_h", "CLS-H"),
+            "tau_l": sweep(design.tau_l_grid, "tau_l", "CLS-L")}
+
+
+# ---------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------
+def _mean(runs, key):
+    vals = [r.best[key] for r in runs if key in r.best]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def table2(results: Mapping[str, Mapping[str, list]], metrics=("mAP", "CF1", "OF1")):
+    """Table 2 shape: rows = methods, columns = (regime, metric), values at the best-val epoch
+    (mean over seeds) of the reported prediction (two networks: their averaged probabilities).
+    Cells of methods not run under a regime are NaN."""
+    import pandas as pd
+
+    methods: List[str] = []
+    for runs in results.values():
+        methods += [m for m in runs if m not in methods]
+    cols = pd.MultiIndex.from_tuples([(r, m) for r in results for m in metrics], names=["regime", "metric"])
+    data = [[_mean(results[r][m], f"test_{k}") if m in results[r] else np.nan
+             for r in results for k in metrics] for m in methods]
+    return pd.DataFrame(data, index=pd.Index(methods, name="method"), columns=cols).round(2)
+
+
+def heads_table(results: Mapping[str, Mapping[str, list]]):
+    """test mAP of the averaged prediction and of f and g alone, per regime and two-network
+    method (a single network trained with a peer vs the ensemble of the two)."""
+    import pandas as pd
+
+    rows = []
+    for regime, runs in results.items():
+        for m, rs in runs.items():
+            if "test_mAP[f]" not in rs[0].best:
+                continue
+            rows.append({"regime": regime, "method": m, "average of f and g": _mean(rs, "test_mAP"),
+                         "f alone": _mean(rs, "test_mAP[f]"), "g alone": _mean(rs, "test_mAP[g]")})
+    return pd.DataFrame(rows).set_index(["regime", "method"]).round(2)
+
+
+def margins(results: Mapping[str, Mapping[str, list]], method: str = "CLS", baseline: str = "AN",
+            metric: str = "test_mAP") -> Dict[str, float]:
+    """``{regime: method - baseline}`` of ``metric`` at the best-val epoch (mean over seeds)."""
+    return {r: _mean(runs[method], metric) - _mean(runs[baseline], metric)
+            for r, runs in results.items() if method in runs and baseline in runs}
+
+
+def best_mAP(results: Mapping[str, Mapping[str, list]], metric: str = "test_mAP") -> Dict[str, Dict[str, float]]:
+    """``{regime: {method: mAP}}`` (mean over seeds, best-val epoch) — what the notebook records."""
+    return {r: {m: _mean(rs, metric) for m, rs in runs.items()} for r, runs in results.items()}
+
+
+def sensitivity_table(sweep: Mapping[float, list], name: str = "tau"):
+    """A sweep of :func:`run_study` as a DataFrame indexed by the tau value: mAP, CF1, OF1 and
+    the mAP of f alone."""
+    import pandas as pd
+
+    rows = {v: {"mAP": _mean(rs, "test_mAP"), "CF1": _mean(rs, "test_CF1"), "OF1": _mean(rs, "test_OF1"),
+                "mAP (f alone)": _mean(rs, "test_mAP[f]")} for v, rs in sweep.items()}
+    table = pd.DataFrame.from_dict(rows, orient="index").round(2)
+    table.index.name = name
+    return table
+
+
+def training_seconds(*result_sets) -> float:
+    """Total wall time (sum of the per-epoch ``seconds``, training and evaluation) of nested
+    result dicts; a run that appears twice (reused by the study) counts once."""
+    seen = set()
+    total = 0.0
+
+    def walk(obj):
+        nonlocal total
+        if isinstance(obj, Mapping):
+            for v in obj.values():
+                walk(v)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                walk(v)
+        elif hasattr(obj, "history") and id(obj) not in seen:
+            seen.add(id(obj))
+            total += sum(row.get("seconds", 0.0) for row in obj.history)
+
+    for rs in result_sets:
+        walk(rs)
+    return total
+
+
+# ---------------------------------------------------------------------------------------
+# small helpers the notebook calls
+# ---------------------------------------------------------------------------------------
+def chapter_splits(profile, regime_label: str, seed: int = 0):
+    """The (cached) splits of one regime label of :data:`REGIMES`."""
+    if regime_label not in REGIMES:
+        raise ValueError(f"unknown regime label {regime_label!r}; choose from {list(REGIMES)}")
+    return _splits(profile, regime_label, seed)
+
+
+def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
+    """The per-epoch rates the chapter's runs use under the study regime: CLS's R_h and R_l
+    with the chapter's E_k and with the paper's E_k = 10, and the fraction of samples the
+    co-teaching family *keeps*, 1 - forget(e), with the paper's and the code's schedule."""
+    from .selection import forget_schedule, reserve_schedule
+
+    hp = design.cls_hparams(design.study_regime)
+    return {
+        f"CLS R_h (tau_h={hp['tau_h']}, E_k={design.E_k})": reserve_schedule(hp["tau_h"], design.E_k, epochs),
+        f"CLS R_l (tau_l={hp['tau_l']}, E_k={design.E_k})": reserve_schedule(hp["tau_l"], design.E_k, epochs),
+        f"CLS R_l with the paper's E_k={PAPER_E_K}": reserve_schedule(hp["tau_l"], PAPER_E_K, epochs),
+        f"Co-teaching kept 1-forget (tau={design.forget_rate}, paper)":
+            1 - forget_schedule(design.forget_rate, design.E_k, epochs),
+        f"Co-teaching kept 1-forget (tau={design.forget_rate}, code)":
+            1 - forget_schedule(design.forget_rate, max(2, design.E_k), epochs, schedule="code"),
+    }
+
+
+def claims(results: Mapping[str, Mapping[str, list]], method: str = "CLS", baseline: str = "AN"):
+    """The paper's claims checked on these results (mAP at the best-val epoch).
+
+    Returns ``{claim: {"holds": bool or None, ...numbers}}``; ``holds`` is None when a regime
+    needed for the claim was not run."""
+    m = margins(results, method, baseline)
+    out = {}
+    for regime in ("single positive", "drop 50 %"):
+        out[f"{method} beats {baseline} under {regime}"] = (
+            {"holds": bool(m[regime] > 0), "margin": m[regime]} if regime in m else {"holds": None})
+    if "drop 75 %" in m and "drop 25 %" in m:
+        out["margin larger at drop 75 % than at drop 25 %"] = {
+            "holds": bool(m["drop 75 %"] > m["drop 25 %"]), "margin drop 75 %": m["drop 75 %"],
+            "margin drop 25 %": m["drop 25 %"]}
+    else:
+        out["margin larger at drop 75 % than at drop 25 %"] = {"holds": None}
+    return out

@@ -1,0 +1,124 @@
+"""A live panel for GR Loss: sliders for q2, q3, the final w, b, μ, σ and the epoch t.
+
+The sliders set the *final* values of the schedules (w_T, b_T, μ_T, σ_T) and the epoch; the
+panel computes the epoch's (w, b, μ, σ) with :func:`mlpl_lab.losses.gr.gr_schedule` and draws
+
+* k̂(p) = σ(w·p + b)           the soft pseudo-label of an unknown label,
+* v(p) = exp(-(p-μ)²/(2σ²))    its weight,
+* the unknown-label loss v·[k̂ L2 + (1 - k̂) L3] and its gradient ∂L/∂z,
+
+the last two by autograd on the registered ``gr`` loss. :meth:`GRPanel.compute` is pure
+(values in, numpy curves out), so tests drive the panel headlessly: set ``slider.value`` and
+read ``panel.state``.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..losses.gr import GR_SCHEDULE_DEFAULTS, gr_schedule, k_hat, v_weight
+from .gradients import loss_and_gradient
+
+
+class GRPanel:
+    """``GRPanel(num_epochs=8)``; display it in a notebook with ``panel.widget`` (or just
+    ``panel`` as the last expression). Initial values: the defaults of the ``gr`` method."""
+
+    def __init__(self, num_epochs: int = 8, schedule: str = "paper", q2: float = 0.01,
+                 q3: float = 1.0, n_points: int = 101, **schedule_values):
+        import ipywidgets as W
+
+        unknown = set(schedule_values) - set(GR_SCHEDULE_DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown schedule values {sorted(unknown)}; valid: {sorted(GR_SCHEDULE_DEFAULTS)}")
+        if not isinstance(num_epochs, int) or num_epochs < 1:
+            raise ValueError(f"num_epochs must be an integer >= 1, got {num_epochs!r}")
+        self.num_epochs = num_epochs
+        self.schedule = schedule
+        self.values0 = dict(GR_SCHEDULE_DEFAULTS) | schedule_values
+        p = np.linspace(0.005, 0.995, n_points)
+        self.logits = np.log(p / (1 - p))
+        style = {"description_width": "70px"}
+        layout = W.Layout(width="320px")
+        v0 = self.values0
+        self.sliders = {
+            "q2": W.FloatLogSlider(value=q2, base=10, min=-3, max=0, step=0.1, description="q2",
+                                   style=style, layout=layout),
+            "q3": W.FloatSlider(value=q3, min=0.01, max=2.0, step=0.01, description="q3",
+                                style=style, layout=layout),
+            "w_T": W.FloatSlider(value=v0["w_T"], min=0.0, max=20.0, step=0.5, description="w (final)",
+                                 style=style, layout=layout),
+            "b_T": W.FloatSlider(value=v0["b_T"], min=-12.0, max=2.0, step=0.5, description="b (final)",
+                                 style=style, layout=layout),
+            "mu_T": W.FloatSlider(value=v0["mu_T"], min=0.0, max=1.0, step=0.05, description="μ (final)",
+                                  style=style, layout=layout),
+            "sigma_T": W.FloatSlider(value=v0["sigma_T"], min=0.05, max=3.0, step=0.05,
+                                     description="σ (final)", style=style, layout=layout),
+            "epoch": W.IntSlider(value=0, min=0, max=num_epochs - 1, step=1, description="epoch t",
+                                 style=style, layout=layout),
+        }
+        self.output = W.Output()
+        self.redraws = 0
+        self.state: Dict[str, object] = self.compute(**self.values())
+        for slider in self.sliders.values():
+            slider.observe(self.update, names="value")
+        self.widget = W.HBox([W.VBox(list(self.sliders.values())), self.output])
+
+    def values(self) -> Dict[str, float]:
+        """The current slider values by name."""
+        return {name: s.value for name, s in self.sliders.items()}
+
+    def compute(self, *, q2: float, q3: float, w_T: float, b_T: float, mu_T: float,
+                sigma_T: float, epoch: int) -> Dict[str, object]:
+        """Pure: the epoch's (w, b, μ, σ) and the curves over p, as numpy arrays."""
+        sched = dict(self.values0) | dict(w_T=w_T, b_T=b_T, mu_T=mu_T, sigma_T=sigma_T)
+        params = gr_schedule(int(epoch), self.num_epochs, schedule=self.schedule, **sched)
+        p = torch.sigmoid(torch.as_tensor(self.logits))
+        curves = loss_and_gradient("gr", "unknown", self.logits, q2=q2, q3=q3, **params)
+        return {
+            "p": p.numpy(),
+            "k_hat": k_hat(p, params["w"], params["b"]).numpy(),
+            "v": v_weight(p, params["mu"], params["sigma"]).numpy(),
+            "loss": curves["loss"],
+            "grad": curves["grad"],
+            **params,
+        }
+
+    def update(self, change=None) -> None:
+        """Recompute from the sliders and redraw (the ``observe`` callback)."""
+        self.state = self.compute(**self.values())
+        self.redraws += 1
+        self._draw()
+
+    def _draw(self) -> None:
+        from IPython.display import display
+
+        s = self.state
+        fig, axes = plt.subplots(1, 3, figsize=(11, 3.0))
+        axes[0].plot(s["p"], s["k_hat"], label="k̂(p)")
+        axes[0].plot(s["p"], s["v"], label="v(p)")
+        axes[0].set_ylim(-0.02, 1.02)
+        axes[0].set_title(f"w={s['w']:.2f}, b={s['b']:.2f}, μ={s['mu']:.2f}, σ={s['sigma']:.2f}",
+                          fontsize=9)
+        axes[1].plot(s["p"], s["loss"])
+        axes[1].set_title("unknown-label loss", fontsize=9)
+        axes[2].plot(s["p"], s["grad"])
+        axes[2].axhline(0, c="k", lw=0.6)
+        axes[2].set_title("∂L/∂z (autograd)", fontsize=9)
+        for ax in axes:
+            ax.set_xlabel("p")
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        with self.output:
+            self.output.clear_output(wait=True)
+            display(fig)
+        plt.close(fig)
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        self._draw()
+        display(self.widget)

@@ -1,0 +1,74 @@
+"""The chapter's experiment design and tables (no training: fake results)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mlpl_lab.methods.cls_chapter import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
+                                          heads_table, margins, method_specs, sensitivity_table, table2,
+                                          training_seconds)
+
+
+class Fake:
+    def __init__(self, mAP, f=None, seconds=1.0):
+        row = {"test_mAP": mAP, "test_CF1": mAP / 2, "test_OF1": mAP / 3, "seconds": seconds}
+        if f is not None:
+            row.update({"test_mAP[f]": f, "test_mAP[g]": f + 1})
+        self.best = row
+        self.history = [row, row]
+
+
+def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
+    assert [chapter_E_k(e) for e in (1, 2, 8, 20, 100)] == [1, 1, 4, 10, 10]
+    with pytest.raises(ValueError, match="epochs"):
+        chapter_E_k(0)
+
+
+def test_designs_per_profile():
+    cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
+    assert cpu.E_k == 4 and smoke.E_k == 1 and gpu.E_k == 10
+    assert cpu.table_regimes == tuple(REGIMES) and cpu.family_regimes == ("single positive",)
+    # cpu: 4 AN + 4 CLS + 3 family + CLS-H, CLS-L + one new run per sweep
+    assert cpu.planned_runs() == {"runs": 15, "network_trainings": 26}
+    assert smoke.planned_runs()["network_trainings"] < cpu.planned_runs()["network_trainings"]
+    assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 3
+    assert "E_k = T_k = 4" in cpu.describe()
+
+
+def test_method_specs_use_the_papers_coco_taus_per_regime():
+    d = chapter_design("cpu")
+    single = method_specs(d, "single positive")
+    assert list(single) == ["AN", "Co-teaching", "Co-teaching+", "JoCoR", "CLS"]
+    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 4})
+    assert single["JoCoR"][1]["T_k"] == 4
+    drop25 = method_specs(d, "drop 25 %")
+    assert list(drop25) == ["AN", "CLS"] and drop25["CLS"][1]["tau_h"] == 0.005
+    with pytest.raises(ValueError, match="regime label"):
+        method_specs(d, "drop 10 %")
+
+
+def test_tables_margins_and_claims_from_results():
+    results = {"drop 25 %": {"AN": [Fake(80)], "CLS": [Fake(81, f=80.5)]},
+               "drop 50 %": {"AN": [Fake(78)], "CLS": [Fake(79, f=78)]},
+               "drop 75 %": {"AN": [Fake(70)], "CLS": [Fake(73, f=72)]},
+               "single positive": {"AN": [Fake(74)], "JoCoR": [Fake(73, f=72)], "CLS": [Fake(73.5, f=73)]}}
+    t = table2(results)
+    assert t.loc["CLS", ("drop 75 %", "mAP")] == 73 and math.isnan(t.loc["JoCoR", ("drop 25 %", "mAP")])
+    assert t.loc["AN", ("single positive", "CF1")] == 37
+    assert margins(results) == {"drop 25 %": 1, "drop 50 %": 1, "drop 75 %": 3, "single positive": -0.5}
+    c = claims(results)
+    assert c["CLS beats AN under single positive"]["holds"] is False
+    assert c["CLS beats AN under drop 50 %"]["holds"] is True
+    assert c["margin larger at drop 75 % than at drop 25 %"]["holds"] is True
+    h = heads_table(results)
+    assert h.loc[("single positive", "CLS"), "f alone"] == 73 and ("drop 25 %", "AN") not in h.index
+    assert training_seconds(results, {"again": results["drop 25 %"]}) == pytest.approx(2 * 9)
+    s = sensitivity_table({0.0: [Fake(70, f=69)], 0.012: [Fake(72, f=71)]}, "tau_h")
+    assert list(s.index) == [0.0, 0.012] and s.loc[0.012, "mAP"] == 72
+
+
+def test_schedules_of_the_chapter():
+    curves = chapter_schedules(chapter_design("cpu"), 8)
+    R_h = next(v for k, v in curves.items() if k.startswith("CLS R_h"))
+    assert R_h[0] == 1.0 and R_h[4] == pytest.approx(1 - 0.012) and len(R_h) == 8

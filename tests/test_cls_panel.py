@@ -1,0 +1,98 @@
+"""The CLS widget and plots, driven headlessly (sliders fire .observe without a front end)."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from mlpl_lab.data import make_splits  # noqa: E402
+from mlpl_lab.methods import build_method  # noqa: E402
+from mlpl_lab.methods.selection import co_label_selection, selection_frame  # noqa: E402
+from mlpl_lab.train import TrainConfig, fit  # noqa: E402
+from mlpl_lab.viz.cls_panel import CLSPanel  # noqa: E402
+from mlpl_lab.viz.cls_plots import (CATEGORIES, plot_schedules, plot_selection_batch,  # noqa: E402
+                                    plot_selection_curves, selection_categories)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    sp = make_splits(n_train=64, n_val=32, n_test=32, seed=5, regime="single_positive")
+    cfg = TrainConfig(epochs=2, batch_size=32, lr=2e-3, model="small_cnn", model_kwargs={"width": 4},
+                      progress=False)
+    cls = fit(build_method("cls", E_k=1), sp.train, sp.val, sp.test, cfg)
+    cot = fit(build_method("coteaching", T_k=1), sp.train, sp.val, sp.test, cfg)
+    torch.set_num_threads(n)
+    yield sp, cls, cot
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def test_schedule_only_panel_follows_the_sliders():
+    panel = CLSPanel(tau_h=0.02, tau_l=0.1, E_k=10, epochs=20)
+    assert panel.state["R_h"][0] == 1.0 and panel.state["R_h"][-1] == pytest.approx(0.98)
+    panel.sliders["tau_h"].value = 0.05
+    assert panel.state["R_h"][-1] == pytest.approx(0.95)
+    panel.sliders["E_k"].value = 2
+    np.testing.assert_allclose(panel.state["R_l"][:4], [1.0, 0.95, 0.9, 0.9])
+    assert "selection_f" not in panel.state
+
+
+def test_panel_with_a_trained_pair_removes_more_with_a_larger_tau_h(trained):
+    sp, cls, _ = trained
+    panel = CLSPanel(cls.method, sp.train, indices=list(range(32)), tau_h=0.01, tau_l=0.0, E_k=1,
+                     epochs=2)
+    before = panel.state["counts_f"]["removed"]
+    panel.sliders["tau_h"].value = 0.1
+    after = panel.state["counts_f"]["removed"]
+    assert after > before
+    n = panel.state["counts_f"]["unknown"]
+    assert after == n - int(np.floor(0.9 * n + 1e-9))
+    panel.sliders["epoch"].value = 0  # R(0) = 1: nothing removed
+    assert panel.state["counts_f"]["removed"] == 0 and panel.state["counts_g"]["removed_low"] == 0
+    assert panel.figure is not None
+
+
+def test_panel_rejects_half_specified_batches():
+    with pytest.raises(ValueError, match="both method and dataset"):
+        CLSPanel(method=object())
+
+
+def test_selection_categories_cross_status_with_truth():
+    observed = torch.tensor([[1, -1, -1, -1, 0]])
+    truth = torch.tensor([[1, 1, 0, 1, 0]])
+    own = torch.tensor([[0.0, 0.5, 0.01, 0.6, 0.0]])
+    peer = torch.tensor([[0.0, 5.0, 0.0, 0.0, 0.0]])
+    sel = co_label_selection(own, peer, observed, R_h=2 / 3, R_l=0.5)
+    cats = selection_categories(sel, observed, truth)
+    names = [CATEGORIES[c][0] for c in cats[0]]
+    assert names == ["observed positive", "removed high-loss (hidden positive: right)",
+                     "removed low-loss (true negative)", "kept negative (HIDDEN positive)",
+                     "observed negative"]
+    ax = plot_selection_batch(sel, observed, truth)
+    assert ax.get_legend() is not None
+
+
+def test_selection_frame_and_curves(trained):
+    _, cls, cot = trained
+    frame = selection_frame({"CLS": [cls], "Co-teaching": [cot]})
+    assert set(frame["method"]) == {"CLS", "Co-teaching"}
+    assert {"precision", "recall", "epoch", "network"} <= set(frame.columns)
+    axes = plot_selection_curves(frame)
+    assert len(axes[0].lines) == 2
+    ax = plot_schedules({"R_h": [1, 0.99, 0.98]}, E_k=2)
+    assert len(ax.lines) >= 1
+    with pytest.raises(ValueError, match="selection log"):
+        selection_frame({"AN": [fit_stub()]})
+
+
+def fit_stub():
+    class R:
+        method = object()
+    return R()

@@ -1,0 +1,127 @@
+"""GR chapter diagnostics (FN rate per bucket, Wasserstein separation, the tracker) and plots."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from scipy.stats import wasserstein_distance  # noqa: E402
+
+from mlpl_lab.analysis import gr_diagnostics as D  # noqa: E402
+from mlpl_lab.analysis.gr_chapter import (ablation_table, expected_positives,  # noqa: E402
+                                          gr_ablation_methods, gr_notebook_methods,
+                                          training_seconds)
+from mlpl_lab.methods import METHODS, build_method  # noqa: E402
+from mlpl_lab.train import TrainConfig, fit  # noqa: E402
+from mlpl_lab.viz import gr_plots  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_splits():
+    from mlpl_lab.data import make_splits
+
+    return make_splits(n_train=64, n_val=32, n_test=32, seed=0, image_size=16)
+
+
+def test_fn_rate_by_confidence_counts_unknown_entries_only():
+    probs = torch.tensor([[0.05, 0.15, 0.95], [0.07, 0.92, 0.5], [0.12, 0.97, 0.99]])
+    observed = torch.tensor([[1, -1, -1], [-1, -1, 0], [-1, -1, -1]])
+    truth = torch.tensor([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    out = D.fn_rate_by_confidence(probs, observed, truth, bins=2)
+    # unknown entries below 0.5: 0.15 (TN), 0.07 (TN), 0.12 (FN); above: 0.95 (FN), 0.92 (FN),
+    # 0.97 (FN), 0.99 (TN); the observed 0.05 and 0.5 are excluded
+    assert out["count"].tolist() == [3, 4]
+    assert out["rate"] == pytest.approx([1 / 3, 3 / 4])
+    empty = D.fn_rate_by_confidence(probs, observed, truth, bins=10)
+    assert np.isnan(empty["rate"][4])
+
+
+def test_separation_is_w1_between_hidden_positives_and_true_negatives():
+    g = torch.Generator().manual_seed(0)
+    probs = torch.rand(50, 6, generator=g)
+    truth = (torch.rand(50, 6, generator=g) < 0.3).long()
+    observed = torch.where(torch.rand(50, 6, generator=g) < 0.2, truth, -torch.ones_like(truth))
+    unk = observed == -1
+    want = wasserstein_distance(probs[unk & (truth == 1)].numpy(), probs[unk & (truth == 0)].numpy())
+    assert D.separation(probs, observed, truth) == pytest.approx(want)
+    assert np.isnan(D.separation(probs, truth, truth))  # nothing unknown
+
+
+def test_eq6_and_label_frequency():
+    assert D.k_from_assumption([0.0, 1.0], 0.4).tolist() == pytest.approx([0.0, 1.0])
+    obs = torch.tensor([[1, -1], [-1, 1]])
+    truth = torch.tensor([[1, 1], [1, 1]])
+    assert D.label_frequency(obs, truth) == pytest.approx(0.5)
+
+
+def test_tracker_records_without_changing_training(tiny_splits):
+    cfg = TrainConfig(epochs=2, batch_size=32, model="small_cnn", model_kwargs={"width": 8},
+                      progress=False)
+    plain = fit("gr", tiny_splits.train, tiny_splits.val, tiny_splits.test, cfg)
+    tracked = fit(D.SeparationTracker(build_method("gr")), tiny_splits.train, tiny_splits.val,
+                  tiny_splits.test, cfg)
+    assert [r["test_mAP"] for r in tracked.history] == [r["test_mAP"] for r in plain.history]
+    curve = D.separation_curve(tracked)
+    assert len(curve) == 3 and all(np.isfinite(curve))
+    check = D.assumption_check(tracked, bins=5)
+    assert set(check) == {"start", "end"} and check["end"]["count"].sum() > 0
+    assert tracked.method.schedule == "paper"  # the wrapped method's state is reachable
+    with pytest.raises(ValueError, match="not tracked"):
+        D.separation_curve(plain)
+
+
+def test_chapter_method_lists(tiny_splits):
+    for profile in ("smoke", "cpu"):
+        methods = gr_notebook_methods(profile, tiny_splits)
+        for spec in methods.values():
+            name, hp = (spec, {}) if isinstance(spec, str) else spec
+            build_method(name, **hp)
+        assert "GR" in methods and "AN" in methods
+        assert all(n in METHODS for n in gr_ablation_methods(profile).values())
+    assert len(gr_notebook_methods("cpu", tiny_splits)) == 12
+    assert expected_positives(tiny_splits) == pytest.approx(float(tiny_splits.val.labels.sum(1).float().mean()))
+
+
+def test_ablation_table_marks_components():
+    class R:
+        def __init__(self, v):
+            self.best = {"test_mAP": v}
+            self.history = [{"seconds": v / 10}, {"seconds": 1.0}]
+
+    table = ablation_table({"k̂": [R(70.0)]}, {"AN": [R(60.0)], "GR": [R(80.0)]})
+    assert list(table.index) == ["AN (all off)", "k̂", "GR (all on)"]
+    assert table.loc["k̂", "k̂(p;β)"] == "✓" and table.loc["k̂", "v(p;α)"] == "✗"
+    assert table["mAP"].tolist() == [60.0, 70.0, 80.0]
+    assert training_seconds({"a": [R(10.0), R(30.0)]}) == {"a": pytest.approx(3.0)}
+
+
+def test_plot_curves_come_from_the_registered_losses():
+    l3 = gr_plots.l3_curves(q3s=(1.0,))
+    p = 1 / (1 + np.exp(-l3["q3 = 1"]["logit"]))
+    assert np.allclose(l3["q3 = 1"]["loss"], p)  # q3 = 1: L3 = MAE = p
+    curves = gr_plots.unknown_gradient_curves(w0=0.0, b0=-2.0)
+    first = curves["GR, β(0) = (0, -2)"]
+    p = 1 / (1 + np.exp(-first["logit"]))
+    k = 1 / (1 + np.exp(2.0))
+    assert np.allclose(first["grad"], (1 - k) * p * (1 - p) - k * p ** 0.01 * (1 - p))  # Eq. 18
+    assert np.allclose(curves["AN"]["grad"], p)
+
+
+def test_plots_draw(tiny_splits):
+    cfg = TrainConfig(epochs=1, batch_size=32, model="small_cnn", model_kwargs={"width": 8},
+                      progress=False)
+    r = fit(D.SeparationTracker(build_method("an")), tiny_splits.train, tiny_splits.val,
+            tiny_splits.test, cfg)
+    gr_plots.plot_l3_curves()
+    gr_plots.plot_unknown_gradients()
+    gr_plots.plot_assumption_check(D.assumption_check(r), a=0.5)
+    gr_plots.plot_separation({"AN": D.separation_curve(r)})
+    gr_plots.plot_unknown_histograms({"AN": r})
+    plt.close("all")

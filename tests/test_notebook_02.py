@@ -1,0 +1,26 @@
+"""Notebook 02 (GR Loss) runs under the smoke profile and records sane values."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mlpl_lab.report import all_finite
+
+
+@pytest.mark.notebook
+def test_notebook_02(executed_notebooks):
+    rec = executed_notebooks("02_gr_loss.ipynb")
+    assert {"mAP", "GR_minus_AN", "ablation_mAP", "separation", "train_seconds"} <= set(rec)
+    mAP = rec["mAP"]
+    assert {"AN", "GR", "ROLE", "EM+APL", "LL-R"} <= set(mAP)
+    assert all_finite(mAP) and all(0.0 <= v <= 100.0 for v in mAP.values())
+    assert math.isclose(rec["GR_minus_AN"], mAP["GR"] - mAP["AN"], rel_tol=1e-9, abs_tol=1e-9)
+    assert set(rec["train_seconds"]) == set(mAP) and all(v > 0 for v in rec["train_seconds"].values())
+    abl = rec["ablation_mAP"]
+    assert {"AN (all off)", "GR (all on)"} <= set(abl) and len(abl) >= 4
+    assert all_finite(abl) and all(0.0 <= v <= 100.0 for v in abl.values())
+    sep = rec["separation"]
+    assert set(sep) == {"AN", "GR"}
+    for curve in sep.values():
+        assert len(curve) >= 2 and all_finite(curve) and all(0.0 <= v <= 1.0 for v in curve)

@@ -1,0 +1,26 @@
+"""Notebook 03 (OPML) runs under the smoke profile and records sane figures."""
+from __future__ import annotations
+
+import pytest
+
+from mlpl_lab.report import all_finite
+
+
+@pytest.mark.notebook
+def test_notebook_03(executed_notebooks):
+    rec = executed_notebooks("03_opml.ipynb")
+    for key in ("mAP", "CF1", "mAP_full", "confidence_test_positives", "confidence_hidden",
+                "localisation", "localisation_hidden"):
+        assert key in rec, f"notebook 03 did not record {key!r}"
+        assert all_finite(rec[key]), f"{key} holds a non-finite value: {rec[key]}"
+    assert {"AN", "OPML", "OPML-SP"} <= set(rec["mAP"])
+    assert set(rec["mAP_full"]) == {"BCE (full)", "OPML (full)"}
+    for table in (rec["mAP"], rec["CF1"], rec["mAP_full"]):
+        assert all(0 <= v <= 100 for v in table.values())
+    for key in ("localisation", "localisation_hidden"):
+        assert set(rec[key]) == {"AN", "OPML", "OPML-SP", "BCE (full)"}
+        for row in rec[key].values():
+            assert 0 <= row["energy"] <= 1 and 0 <= row["pointing"] <= 1 and 0 < row["area"] < 1
+            assert row["pairs"] > 0
+    for row in rec["confidence_test_positives"].values():
+        assert row["n"] > 0 and 0 <= row["mean"] <= 1
