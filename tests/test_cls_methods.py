@@ -152,6 +152,7 @@ def test_clc_flips_instead_of_removing():
     ("coteaching", {"forget_rate": 1.0}, "forget rate"),
     ("coteaching", {"schedule": "cosine"}, "schedule"),
     ("coteaching_plus", {"init_epoch": -1}, "init_epoch"),
+    ("coteaching_plus", {"disagreement": "any"}, "disagreement"),
     ("jocor", {"co_lambda": 2.0}, "co_lambda"),
 ])
 def test_bad_hyperparameters_fail_at_construction(name, hp, message):
@@ -177,6 +178,15 @@ def test_coteaching_cross_update_uses_the_peers_choice():
     used_f, used_g = m._cross_update(lf, lg, rate=0.5)
     assert used_f.tolist() == [False, False, True, True]   # f is trained on g's small-loss samples
     assert used_g.tolist() == [True, True, False, False]
+
+
+def test_coteaching_plus_disagreement_readings():
+    f = torch.tensor([[2.0, -1.0, -3.0], [-1.0, -2.0, -3.0], [1.0, 0.5, -3.0]])
+    g = torch.tensor([[1.0, 3.0, -3.0], [-2.0, -1.0, -3.0], [2.0, -0.5, -3.0]])
+    top1 = build_method("coteaching_plus").disagree(f, g)
+    thr = build_method("coteaching_plus", disagreement="threshold").disagree(f, g)
+    assert top1.tolist() == [True, True, False]   # top classes: 0 vs 1, 0 vs 1, 0 vs 0
+    assert thr.tolist() == [True, False, True]    # image 1: both predict all labels negative -> "agree"
 
 
 def test_jocor_joint_loss_and_bernoulli_kl():

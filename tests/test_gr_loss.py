@@ -121,9 +121,9 @@ TABLE1_PAIRS = [
     ("em_apl", "gr_as_em", {"soft_targets": "soft", "alpha": 0.2, "beta": 0.5}),
     ("hill", "gr_as_hill", {"positive": "bce"}),
     ("hill", "gr_as_hill", {"positive": "focal_margin", "lamb": 1.2}),
-    ("splc", "gr_as_splc", {"epoch": 3, "negative": "hill"}),
+    ("splc", "gr_as_splc", {"epoch": 3, "negative": "hill", "corrected_margin": True}),
     ("splc", "gr_as_splc", {"epoch": 3, "negative": "focal", "corrected_margin": False}),
-    ("splc", "gr_as_splc", {"epoch": 0, "negative": "hill"}),
+    ("splc", "gr_as_splc", {"epoch": 0, "negative": "hill", "corrected_margin": True}),
 ]
 
 

@@ -105,7 +105,7 @@ def oracle(name, Z, Y, **hp):
                 if y == 1:
                     v = fm_pos(z)
                 elif corrected:
-                    v = fm_pos(z, 1.0 if hp.get("corrected_margin", True) else 0.0)
+                    v = fm_pos(z, 1.0 if hp.get("corrected_margin", False) else 0.0)
                 else:
                     v = focal_neg(p) if hp.get("negative", "focal") == "focal" else hill_neg(p)
             elif name == "em":
@@ -221,7 +221,7 @@ CASES = [
     ("epr", {}), ("epr", {"expected_num_pos": 2.2}), ("role", {}), ("focal", {}),
     ("asl", {}), ("asl", {"gamma_pos": 1.0, "clip": 0.1}), ("hill", {}), ("hill", {"positive": "bce"}),
     ("splc", {}), ("splc", {"epoch": 0}), ("splc", {"negative": "hill"}),
-    ("splc", {"corrected_margin": False}), ("em", {}), ("em", {"alpha": 0.7}), ("em_apl", {}),
+    ("splc", {"corrected_margin": True}), ("em", {}), ("em", {"alpha": 0.7}), ("em_apl", {}),
     ("en", {}), ("ll_r", {}), ("ll_r", {"clean_rate": 1.0}), ("ll_ct", {}), ("ll_cp", {}),
     ("ll_cp", {"clean_rate": 1.0}), ("gr", {}), ("gr", {"q1": 0.01, "q2": 0.3, "q3": 0.6}),
     ("gr", {"w": None, "b": None}), ("gr", {"mu": None, "sigma": None}),

@@ -1,7 +1,7 @@
 """The single-positive baselines of Cole et al. (CVPR 2021): WAN, AN-LS, EPR and ROLE.
 
 Formulas follow the official ``losses.py`` of ``elijahcole/single-positive-multi-label``
-(equation numbers from Cole et al.). Cole computes ``-log(x + 1e-5)`` from probabilities
+(function names given below). Cole computes ``-log(x + 1e-5)`` from probabilities
 (``neg_log``); we use the logits-space forms of :mod:`mlpl_lab.losses.terms` (the ε = 0 limit),
 so extreme logits give finite values and gradients instead of a clamp at -log 1e-5.
 
@@ -39,14 +39,15 @@ def _reduce_with_reg(matrix: torch.Tensor, reg: torch.Tensor, reduction: str) ->
 
 
 def expected_positive_regularizer(probs: torch.Tensor, expected_num_pos: float) -> torch.Tensor:
-    """R(p) = (mean_n Σ_i p_ni - k)² / C²  (Cole et al. Eq. 6, ``norm='2'``, ÷ C² as the code)."""
+    """R(p) = (mean_n Σ_i p_ni - k)² / C²  (Cole et al. 2021, ``expected_positive_regularizer`` with
+    ``norm='2'``, divided by C² as ``loss_epr`` does)."""
     num_classes = probs.shape[1]
     return (probs.sum(1).mean(0) - expected_num_pos) ** 2 / num_classes ** 2
 
 
 @register_loss("wan")
 def wan_loss(logits, labels, *, reduction="mean"):
-    """Weak assume negative (WAN, Cole et al. Eq. 4).
+    """Weak assume negative (WAN, Cole et al. 2021; code ``loss_wan``).
 
     L = -log p (observed positive); -log(1 - p)/(C - 1) (unknown, assumed negative, down-
     weighted by γ = 1/(C - 1) so the assumed negatives of a row weigh like one positive);
@@ -79,7 +80,7 @@ def an_ls_loss(logits, labels, *, ls_coef=LS_COEF, reduction="mean"):
 
 @register_loss("epr")
 def epr_loss(logits, labels, *, expected_num_pos=EXPECTED_NUM_POS, reduction="mean"):
-    """Expected positive regularisation (EPR, Cole et al. Eq. 6; ``loss_epr``).
+    """Expected positive regularisation (EPR, Cole et al. 2021; code ``loss_epr``).
 
     L = mean_{N x C}[ 1[s=1]·(-log p) + 1[s=0 observed]·(-log(1-p)) ] + (mean_n Σ_i p_ni - k)²/C²
 
@@ -99,7 +100,7 @@ def epr_loss(logits, labels, *, expected_num_pos=EXPECTED_NUM_POS, reduction="me
 @register_loss("role")
 def role_loss(logits, labels, *, label_logits=None, expected_num_pos=EXPECTED_NUM_POS,
               reduction="mean"):
-    """Regularised online label estimation (ROLE, Cole et al. Eq. 7–8; ``loss_role``).
+    """Regularised online label estimation (ROLE, Cole et al. 2021; code ``loss_role``).
 
     ``label_logits`` are the rows of the learnable N x C label matrix for this batch
     (g = σ(label_logits), the label estimate); f = σ(logits) the classifier. Then

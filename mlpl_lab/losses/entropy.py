@@ -23,7 +23,7 @@ APL_BETA = 0.02
 
 @register_loss("em")
 def em_loss(logits, labels, *, alpha=EM_ALPHA, reduction="mean"):
-    """Entropy-maximisation loss (EM; Zhou et al. Eq. 5, GR Loss Eq. 22 without APL).
+    """Entropy-maximisation loss (EM; Zhou et al. ECCV 2022; GR Loss Eq. 22–23 without APL).
 
     L = -log p (observed positive); -α·H(p) (unknown: maximise the entropy of the
     prediction instead of pushing it to 0); -log(1 - p) (observed negative, certain).
@@ -52,7 +52,7 @@ def check_soft_targets(soft_targets, logits: torch.Tensor) -> torch.Tensor:
 @register_loss("em_apl")
 def em_apl_loss(logits, labels, *, soft_targets=None, alpha=EM_ALPHA, beta=APL_BETA,
                 reduction="mean"):
-    """EM with asymmetric pseudo-labelling (EM+APL; Zhou et al. Eq. 6–7, GR Loss Eq. 21–22).
+    """EM with asymmetric pseudo-labelling (EM+APL; Zhou et al. ECCV 2022; GR Loss Eq. 21–23).
 
     L = -log p                                 observed positive
       = β·BCE(p, p̂)                            unknown with a soft negative pseudo-label p̂

@@ -15,8 +15,9 @@ SPLC       1[p > τ] (epoch ≥ 1)        1                            fm / fm /
 GR         σ(w p + b)                  exp(-(p-μ)²/2σ²)             GCE q1 / q2 / q3
 =========  ==========================  ===========================  =====================
 
-(fm = focal margin, H = binary entropy.) The table writes SPLC's L3 as Hill; the SPLC code
-uses a focal negative — ``negative="focal"`` gives that, to match ``splc``'s default.
+(fm = focal margin, H = binary entropy.) The table writes SPLC's L3 as Hill and its L2 with
+the margin; the SPLC code uses a focal negative and no margin on corrected labels —
+``negative="focal", corrected_margin=False`` give that, to match ``splc``'s defaults.
 """
 from __future__ import annotations
 
@@ -77,8 +78,9 @@ def gr_as_hill(logits, labels, *, lamb=1.5, margin=1.0, gamma=2.0, positive="bce
 def gr_as_splc(logits, labels, *, epoch=0, tau=0.6, change_epoch=1, margin=1.0, gamma=2.0,
                negative="hill", corrected_margin=True, reduction="mean"):
     """SPLC as a configuration: k̂ = 1[p > τ] (a step; from ``change_epoch`` on), v = 1,
-    L1 = L2 = focal margin, L3 = (λ - p) p² (Table 1, column 4; ``negative="focal"`` uses the
-    SPLC code's focal negative). Equals ``splc`` with the same ``negative``/``corrected_margin``."""
+    L1 = L2 = focal margin, L3 = (λ - p) p² (Table 1, column 4, literally). The SPLC code's
+    choices are options: ``negative="focal"`` (focal negative) and ``corrected_margin=False``
+    (L2 without margin). Equals ``splc`` with the same ``negative``/``corrected_margin``."""
     check_inputs(logits, labels)
     if negative not in HILL_NEGATIVES:
         raise ValueError(f"negative must be one of {HILL_NEGATIVES}, got {negative!r}")

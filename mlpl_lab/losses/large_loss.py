@@ -70,7 +70,7 @@ def _large_loss(logits, labels, k, correct: bool, reduction: str):
 
 @register_loss("ll_r")
 def ll_r_loss(logits, labels, *, clean_rate=1.0, reduction="mean"):
-    """LL-R (Kim et al. Eq. 4-5): AN with the k = ceil(B·C·(1 - clean_rate)) largest unknown
+    """LL-R (Kim et al. 2022, "rejection"): AN with the k = ceil(B·C·(1 - clean_rate)) largest unknown
     losses of the batch set to 0. ``clean_rate`` = 1 - (epochs done)·Δ_rel (method ``ll_r``)."""
     check_inputs(logits, labels)
     _check_rate("clean_rate", clean_rate)
@@ -80,7 +80,7 @@ def ll_r_loss(logits, labels, *, clean_rate=1.0, reduction="mean"):
 
 @register_loss("ll_ct")
 def ll_ct_loss(logits, labels, *, clean_rate=1.0, reduction="mean"):
-    """LL-Ct (Kim et al. Eq. 6): like LL-R but the selected entries get the flipped-target
+    """LL-Ct (Kim et al. 2022, "temporary correction"): like LL-R but the selected entries get the flipped-target
     loss -log p (a temporary correction to positive, this batch only)."""
     check_inputs(logits, labels)
     _check_rate("clean_rate", clean_rate)
@@ -90,7 +90,7 @@ def ll_ct_loss(logits, labels, *, clean_rate=1.0, reduction="mean"):
 
 @register_loss("ll_cp")
 def ll_cp_loss(logits, labels, *, clean_rate=1.0, delta_rel=DELTA_REL, reduction="mean"):
-    """LL-Cp (Kim et al. Sec. 3.2): from the second epoch (clean_rate < 1) the
+    """LL-Cp (Kim et al. 2022, "permanent correction"): from the second epoch (clean_rate < 1) the
     k = ceil(B·C·Δ_rel) largest unknown losses get -log p; the ``ll_cp`` method also writes
     those labels as positives into its stored label matrix for good."""
     check_inputs(logits, labels)
