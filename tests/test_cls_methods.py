@@ -183,8 +183,8 @@ def test_coteaching_cross_update_uses_the_peers_choice():
 def test_coteaching_plus_disagreement_readings():
     f = torch.tensor([[2.0, -1.0, -3.0], [-1.0, -2.0, -3.0], [1.0, 0.5, -3.0]])
     g = torch.tensor([[1.0, 3.0, -3.0], [-2.0, -1.0, -3.0], [2.0, -0.5, -3.0]])
-    top1 = build_method("coteaching_plus").disagree(f, g)
-    thr = build_method("coteaching_plus", disagreement="threshold").disagree(f, g)
+    top1 = build_method("coteaching_plus", disagreement="top1").disagree(f, g)
+    thr = build_method("coteaching_plus").disagree(f, g)  # default: the predicted label sets
     assert top1.tolist() == [True, True, False]   # top classes: 0 vs 1, 0 vs 1, 0 vs 0
     assert thr.tolist() == [True, False, True]    # image 1: both predict all labels negative -> "agree"
 
