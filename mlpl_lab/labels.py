@@ -302,6 +302,24 @@ def assume_negative(observed: Matrix) -> Matrix:
     return _like((arr == POS).astype(np.float32), observed)
 
 
+#: seeds are integers in [0, 2**32): numpy's RandomState and torch accept them all
+SEED_MAX = 2**32 - 1
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """Return ``seed`` as an int, or raise naming the problem: every random draw of the lab
+    is seeded, and ``None`` would silently make it non-deterministic."""
+    if seed is None:
+        raise ValueError(f"{name}=None: every random draw of mlpl_lab is seeded; pass an integer "
+                         f"in [0, {SEED_MAX}] (e.g. {name}=0)")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer in [0, {SEED_MAX}], got {seed!r} "
+                        f"({type(seed).__name__})")
+    if not 0 <= int(seed) <= SEED_MAX:
+        raise ValueError(f"{name} must be in [0, {SEED_MAX}], got {seed}")
+    return int(seed)
+
+
 # ---------------------------------------------------------------------------------------
 # regimes
 # ---------------------------------------------------------------------------------------
@@ -311,6 +329,7 @@ def full(Y: Matrix, seed: int = 0) -> Matrix:
     The "full labels" upper bound of every SPML paper.  ``seed`` is accepted (and ignored)
     so that all regimes share the call signature ``f(Y, seed=...)``.
     """
+    seed = check_seed(seed)
     arr = _as_binary(Y)
     out = np.where(arr == 1, POS, NEG).astype(np.int64)
     return _like(out, Y)
@@ -391,6 +410,7 @@ def single_positive(Y: Matrix, seed: int = 0, bias: Optional[str] = None,
     -------
     (N, C) int64 observed labels (POS / UNK), same container as ``Y``.
     """
+    seed = check_seed(seed)
     arr = _as_binary(Y)
     N, C = arr.shape
     if bias not in (None, "size", "location"):
@@ -461,6 +481,7 @@ def drop_positives(Y: Matrix, alpha: float, seed: int = 0) -> Matrix:
     -------
     (N, C) int64 observed labels (POS / UNK), same container as ``Y``.
     """
+    seed = check_seed(seed)
     alpha = _check_prob("alpha", alpha, low_open=False, high_open=True)
     arr = _as_binary(Y)
     N, C = arr.shape
@@ -507,6 +528,7 @@ def known_proportion(Y: Matrix, p: float, seed: int = 0) -> Matrix:
     -------
     (N, C) int64 observed labels (POS / NEG / UNK), same container as ``Y``.
     """
+    seed = check_seed(seed)
     p = _check_prob("p", p, low_open=True, high_open=False)
     arr = _as_binary(Y)
     known = _known_mask(arr.shape, p, seed)
@@ -522,6 +544,7 @@ def positives_only(Y: Matrix, p: float, seed: int = 0) -> Matrix:
     seed)`` is used, so for equal ``(p, seed)`` the POS entries of both are identical; NEG
     entries become UNK.
     """
+    seed = check_seed(seed)
     p = _check_prob("p", p, low_open=True, high_open=False)
     arr = _as_binary(Y)
     known = _known_mask(arr.shape, p, seed)

@@ -37,7 +37,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -45,13 +45,30 @@ from tqdm.auto import tqdm
 
 from . import metrics
 from .data.augment import VIEWS
+from .labels import check_seed
 from .methods import Method, TrainContext, build_method
+from .methods.probes import PROBES, run_probes
 from .models import build_model
+
+
+SCHEDULES = ("constant", "cosine", "onecycle")
 
 
 @dataclass
 class TrainConfig:
-    """Everything the loop needs besides the method and the data (literal, papermill-friendly)."""
+    """Everything the loop needs besides the method and the data (literal, papermill-friendly).
+
+    LR schedules (``lr_schedule``): ``"constant"`` (default); ``"cosine"`` — cosine decay from
+    ``lr`` to 0 over the run (CLS); ``"onecycle"`` — PyTorch's OneCycleLR with peak ``lr`` and
+    ``onecycle_pct_start`` of the run warming up (LAC, PU-MLC). ``schedule_step`` says whether
+    the schedule advances per optimiser step (``"step"``, default, what the papers' code does)
+    or per epoch (``"epoch"``; not for OneCycle).
+
+    ``restore_best`` (default True): at the end, the method is put back to the epoch with the
+    best val mAP, so what a table reports is what Grad-CAM and attention maps explain.
+    ``probes``: names of train-set probes (:mod:`mlpl_lab.methods.probes`) measured every epoch
+    on the first ``probe_size`` training images.
+    """
 
     epochs: int = 8
     batch_size: int = 64
@@ -65,6 +82,12 @@ class TrainConfig:
     device: str = "auto"  # "auto" picks CUDA when available
     amp: bool = False
     eval_batch_size: int = 512
+    lr_schedule: str = "constant"
+    schedule_step: str = "step"
+    onecycle_pct_start: float = 0.2
+    restore_best: bool = True
+    probes: Tuple[str, ...] = ()
+    probe_size: int = 1024
     progress: Optional[bool] = None  # None: env MLPL_LAB_PROGRESS (default on)
     checkpoint: Optional[str] = None  # path; saved after every epoch
     resume: bool = False  # continue from ``checkpoint`` if it exists
@@ -72,29 +95,69 @@ class TrainConfig:
 
     def validate(self) -> None:
         problems = []
-        if not isinstance(self.epochs, int) or self.epochs < 1:
+
+        def is_int(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        def is_num(v):
+            return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+        if not is_int(self.epochs) or self.epochs < 1:
             problems.append(f"epochs must be an integer >= 1 (got {self.epochs!r})")
-        if not isinstance(self.batch_size, int) or self.batch_size < 2:
+        if not is_int(self.batch_size) or self.batch_size < 2:
             problems.append(f"batch_size must be an integer >= 2 (got {self.batch_size!r}); "
                             "BatchNorm needs at least 2 images")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            problems.append(f"lr must be a positive number (got {self.lr!r})")
+        if not is_int(self.eval_batch_size) or self.eval_batch_size < 1:
+            problems.append(f"eval_batch_size must be an integer >= 1 (got {self.eval_batch_size!r})")
+        if not is_num(self.lr) or not (self.lr > 0 and math.isfinite(self.lr)):
+            problems.append(f"lr must be a positive number, e.g. lr=1e-3 (got {self.lr!r})")
+        if not is_num(self.weight_decay) or self.weight_decay < 0:
+            problems.append(f"weight_decay must be a number >= 0 (got {self.weight_decay!r})")
         if self.optimizer not in ("adam", "adamw", "sgd"):
             problems.append(f"optimizer must be 'adam', 'adamw' or 'sgd' (got {self.optimizer!r})")
         if self.augment not in VIEWS:
             problems.append(f"augment must be one of {sorted(VIEWS)} (got {self.augment!r})")
+        if self.lr_schedule not in SCHEDULES:
+            problems.append(f"lr_schedule must be one of {SCHEDULES} (got {self.lr_schedule!r})")
+        if self.schedule_step not in ("step", "epoch"):
+            problems.append(f"schedule_step must be 'step' or 'epoch' (got {self.schedule_step!r})")
+        if self.lr_schedule == "onecycle" and self.schedule_step != "step":
+            problems.append("OneCycle is stepped per optimiser step: use schedule_step='step'")
+        if not is_num(self.onecycle_pct_start) or not 0 < self.onecycle_pct_start < 1:
+            problems.append(f"onecycle_pct_start must be in (0, 1) (got {self.onecycle_pct_start!r})")
+        unknown = [p for p in self.probes if p not in PROBES]
+        if unknown:
+            problems.append(f"unknown probe(s) {unknown}; registered: {sorted(PROBES)}")
+        if not is_int(self.probe_size) or self.probe_size < 1:
+            problems.append(f"probe_size must be an integer >= 1 (got {self.probe_size!r})")
         if self.resume and not self.checkpoint:
             problems.append("resume=True needs a checkpoint path")
+        try:
+            check_seed(self.seed, "seed")
+        except (TypeError, ValueError) as exc:
+            problems.append(str(exc))
         if problems:
             raise ValueError("bad training configuration: " + "; ".join(problems))
+
+    def identity(self) -> Dict[str, Any]:
+        """The fields that change what a run computes (not where it runs or how it reports)."""
+        d = asdict(self)
+        for k in ("device", "progress", "checkpoint", "resume", "num_workers", "eval_batch_size"):
+            d.pop(k)
+        d["probes"] = list(self.probes)
+        return d
 
 
 @dataclass
 class TrainResult:
+    """What :func:`fit` returns. ``method`` holds the best-val epoch's weights (unless
+    ``restore_best=False``); ``initial`` the probes measured before the first epoch."""
+
     method: Method
     config: TrainConfig
     history: List[Dict[str, Any]]
     best_epoch: int
+    initial: Dict[str, float] = field(default_factory=dict)
 
     @property
     def best(self) -> Dict[str, Any]:
@@ -211,79 +274,249 @@ def _evaluate(method, dataset, device, batch_size, prefix: str) -> Dict[str, Any
     return row
 
 
-def fit(method, train, val, test, config: TrainConfig | None = None, *, init_from: Method | None = None,
-        **method_hparams) -> TrainResult:
-    """Train ``method`` (a :class:`Method` or a registered name) on ``train``; evaluate each
-    epoch on ``val`` and ``test`` with their true labels.
+def _make_schedulers(method: Method, config: TrainConfig, steps_per_epoch: int):
+    """One LR scheduler per optimiser of the method (None for a constant LR)."""
+    if config.lr_schedule == "constant":
+        return {}
+    per_step = config.schedule_step == "step"
+    total = config.epochs * steps_per_epoch if per_step else config.epochs
+    out = {}
+    for name, opt in method.optimizers().items():
+        if config.lr_schedule == "cosine":
+            out[name] = torch.optim.lr_scheduler.LambdaLR(
+                opt, lambda t, T=total: 0.5 * (1.0 + math.cos(math.pi * min(t, T) / T)))
+        else:  # onecycle: peak = each group's own lr
+            out[name] = torch.optim.lr_scheduler.OneCycleLR(
+                opt, max_lr=[g["lr"] for g in opt.param_groups], total_steps=total,
+                pct_start=config.onecycle_pct_start)
+    return out
 
-    ``init_from``: copy the networks of a trained method (same architecture) before the
-    first epoch — how a second training stage (LAC) starts from the first.
-    Bad configuration (unknown method, loss or hyperparameter, empty data) fails here,
-    before any training.
-    """
-    config = config or TrainConfig()
+
+def _init_networks(method: Method, init_from: Method) -> None:
+    """Copy ``init_from``'s networks into ``method``'s, matched by name; every name and every
+    tensor shape must match (a stage-two network may add modules of its own: those keep
+    their fresh initialisation and are listed in the error if nothing matches)."""
+    sources = init_from.networks()
+    targets = method.networks()
+    missing = [k for k in targets if k not in sources]
+    if missing:
+        raise ValueError(f"init_from: {method.name!r} has network(s) {missing} that "
+                         f"{init_from.name!r} lacks (it has {list(sources)}); networks are "
+                         "matched by name")
+    for key, net in targets.items():
+        src = sources[key].state_dict()
+        dst = net.state_dict()
+        absent = [k for k in src if k not in dst]
+        if absent:
+            raise ValueError(f"init_from: network {key!r} of {init_from.name!r} has weights "
+                             f"{absent[:5]} that the new network lacks: not the same architecture")
+        bad = [f"{k}: {tuple(src[k].shape)} vs {tuple(dst[k].shape)}" for k in src
+               if src[k].shape != dst[k].shape]
+        if bad:
+            raise ValueError(f"init_from: network {key!r} shape mismatch: {bad[:5]}")
+        net.load_state_dict(src, strict=False)
+    if init_from.ema_model is not None and method.ema_model is not None:
+        method.ema_model.module.load_state_dict(init_from.ema_model.module.state_dict())
+
+
+def _data_fingerprint(observed: torch.Tensor) -> str:
+    import hashlib
+
+    h = hashlib.sha256(str(tuple(observed.shape)).encode())
+    h.update(observed.contiguous().cpu().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def _run_fingerprint(method: Method, config: TrainConfig, observed: torch.Tensor) -> Dict[str, Any]:
+    ident = config.identity()
+    ident.pop("epochs")
+    return {"method": method.name, "hparams": repr(sorted(method.hparams.items())),
+            "config": repr(sorted(ident.items())), "seed": config.seed,
+            "train_set": _data_fingerprint(observed)}
+
+
+def _check_resume(state: Dict[str, Any], expected: Dict[str, Any], config: TrainConfig, path) -> None:
+    got = state.get("fingerprint")
+    if got is None:
+        raise ValueError(f"checkpoint {path} has no run fingerprint (made by an older mlpl_lab); "
+                         "delete it or train with resume=False")
+    names = {"method": "another method", "hparams": "other hyperparameters",
+             "config": "another training configuration", "seed": "another seed",
+             "train_set": "another training set (images or observed labels)"}
+    for key, what in names.items():
+        if got.get(key) != expected[key]:
+            raise ValueError(f"checkpoint {path} was made by {what} ({key}: {got.get(key)} != "
+                             f"{expected[key]}); delete it, point checkpoint= elsewhere or train "
+                             "with resume=False")
+    if len(state["history"]) > config.epochs:
+        raise ValueError(f"checkpoint {path} holds {len(state['history'])} epochs but the config "
+                         f"asks for {config.epochs}; raise epochs or delete the checkpoint")
+
+
+def _cpu_copy(obj):
+    if torch.is_tensor(obj):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, dict):
+        return {k: _cpu_copy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cpu_copy(v) for v in obj)
+    return obj
+
+
+def prepare(method, train, config: TrainConfig, device: torch.device | None = None) -> Method:
+    """Build (from a name) and set up ``method`` for ``train`` exactly as :func:`fit` does,
+    without training: networks initialised from ``config.seed``. Used to load stored weights."""
     config.validate()
-    method = build_method(method, **method_hparams) if isinstance(method, str) else method
-    if method_hparams and not isinstance(method, Method):
-        raise TypeError("pass hyperparameters either to build_method or to fit, not both")
-    for name, ds in (("train", train), ("val", val), ("test", test)):
-        _check_dataset(name, ds)
-    for view in method.views:
-        if view not in VIEWS:
-            raise ValueError(f"method {method.name!r} asks for unknown view {view!r}")
-
-    device = pick_device(config.device)
+    method = build_method(method) if isinstance(method, str) else method
+    device = device or pick_device(config.device)
+    observed = _observed_of(train)
     seed_everything(config.seed)
-    observed = train.observed if hasattr(train, "observed") else torch.stack(
+    ctx = _context(method, train, observed, config, device)
+    method.setup(ctx)
+    method.setup_ema()
+    return method
+
+
+def _observed_of(train) -> torch.Tensor:
+    return train.observed if hasattr(train, "observed") else torch.stack(
         [train[i]["observed"] for i in range(len(train))])
+
+
+def _steps_per_epoch(n: int, batch_size: int) -> int:
+    return n // batch_size if n > batch_size else 1
+
+
+def _context(method, train, observed, config, device) -> TrainContext:
     true_labels = train.labels if hasattr(train, "labels") else None
     num_classes = observed.shape[1]
 
     def make_model():
         return build_model(config.model, num_classes, **config.model_kwargs)
 
-    ctx = TrainContext(
+    return TrainContext(
         num_classes=num_classes, num_train=len(train), epochs=config.epochs, device=device,
         train_observed=observed.clone().long(), make_model=make_model,
         make_optimizer=_make_optimizer_factory(config), seed=config.seed,
         train_true_labels=true_labels,
+        steps_per_epoch=_steps_per_epoch(len(train), config.batch_size),
         predict_train=lambda: predict_dataset(method, train, device, config.eval_batch_size),
     )
+
+
+class _Subset:
+    """The first ``n`` items of an in-memory dataset (for probes)."""
+
+    def __init__(self, dataset, n):
+        self.dataset, self.n = dataset, min(n, len(dataset))
+
+    def __len__(self):
+        return self.n
+
+    def get_batch(self, indices):
+        return self.dataset.get_batch(indices)
+
+
+def fit(method, train, val, test, config: TrainConfig | None = None, *, init_from: Method | None = None,
+        desc: str | None = None, on_epoch: Callable[[Dict[str, Any]], None] | None = None,
+        **method_hparams) -> TrainResult:
+    """Train ``method`` (a :class:`Method` or a registered name) on ``train``; evaluate each
+    epoch on ``val`` and ``test`` with their true labels.
+
+    ``init_from``: copy the networks of a trained method (same names and shapes; a mismatch
+    raises) before the first epoch — how a second training stage (LAC) starts from the first.
+    ``desc`` labels the progress bar; ``on_epoch(row)`` is called after every epoch (the
+    runner reports progress to the terminal with it).
+    Bad configuration (unknown method, loss or hyperparameter, empty data, labels that do
+    not match the data) fails here, before any training.
+    """
+    config = config or TrainConfig()
+    config.validate()
+    if method_hparams and not isinstance(method, str):
+        raise TypeError("pass hyperparameters either to build_method or to fit, not both")
+    method = build_method(method, **method_hparams) if isinstance(method, str) else method
+    if not isinstance(method, Method):
+        raise TypeError(f"method must be a registered name or a Method, got {type(method).__name__}")
+    for name, ds in (("train", train), ("val", val), ("test", test)):
+        _check_dataset(name, ds)
+    for view in method.views:
+        if view not in VIEWS:
+            raise ValueError(f"method {method.name!r} asks for unknown view {view!r}")
+    observed = _observed_of(train)
+    true_labels = train.labels if hasattr(train, "labels") else None
+    if observed.ndim != 2:
+        raise ValueError(f"observed labels must be (N, C), got shape {tuple(observed.shape)}")
+    if observed.shape[0] != len(train):
+        raise ValueError(f"the training set has {len(train)} images but {observed.shape[0]} rows of "
+                         "observed labels; build them from this set's true labels")
+    if true_labels is not None and tuple(true_labels.shape) != tuple(observed.shape):
+        raise ValueError(f"observed labels {tuple(observed.shape)} do not match the training set's "
+                         f"true labels {tuple(true_labels.shape)}; build the observed matrix from "
+                         "train.labels (labels.regime(...)(train.labels, seed=...))")
+    from .labels import validate as validate_labels
+
+    validate_labels(observed)
+    if config.probes and true_labels is None:
+        raise ValueError("probes need the training set's true labels (the embedded scenes keep "
+                         "them); set probes=() for this dataset")
+
+    device = pick_device(config.device)
+    seed_everything(config.seed)
+    ctx = _context(method, train, observed, config, device)
     method.setup(ctx)
+    method.setup_ema()
     if init_from is not None:
-        for key, net in method.networks().items():
-            sources = init_from.networks()
-            source = sources[key] if key in sources else next(iter(sources.values()))
-            missing = net.load_state_dict(source.state_dict(), strict=False)
-            if missing.missing_keys and len(missing.missing_keys) == len(net.state_dict()):
-                raise ValueError(f"init_from: no weights of {key!r} match the new network")
+        _init_networks(method, init_from)
     method.train(True)
+    steps_per_epoch = ctx.steps_per_epoch
+    schedulers = _make_schedulers(method, config, steps_per_epoch)
 
     history: List[Dict[str, Any]] = []
     start_epoch = 0
+    best_state = None
+    initial: Dict[str, float] = {}
+    step = 0
+    fingerprint = _run_fingerprint(method, config, observed)
     ckpt = Path(config.checkpoint) if config.checkpoint else None
     if config.resume and ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, map_location=device, weights_only=False)
+        _check_resume(state, fingerprint, config, ckpt)
         method.load_state_dict(state["method"])
+        for k, sch in schedulers.items():
+            sch.load_state_dict(state["schedulers"][k])
         history = state["history"]
+        best_state = state.get("best_state")
+        initial = state.get("initial", {})
+        step = state.get("step", 0)
         start_epoch = len(history)
+
+    probe_set = _Subset(train, config.probe_size) if config.probes else None
+
+    def probe() -> Dict[str, float]:
+        probs = predict_dataset(method, probe_set, device, config.eval_batch_size)
+        n = len(probe_set)
+        return run_probes(config.probes, probs, observed[:n], true_labels[:n])
+
+    if config.probes and start_epoch == 0:
+        initial = probe()
 
     use_amp = bool(config.amp)
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp and device.type == "cuda")
     show = _progress_enabled(config)
-    epochs_bar = tqdm(range(start_epoch, config.epochs), desc=f"{method.name}", disable=not show,
+    epochs_bar = tqdm(range(start_epoch, config.epochs), desc=desc or method.name, disable=not show,
                       initial=start_epoch, total=config.epochs, leave=True)
     train_view = VIEWS[config.augment]
+    optimizers = method.optimizers()
     for epoch in epochs_bar:
         t0 = time.perf_counter()
         seed_everything(config.seed * 1_000_003 + epoch)
         method.on_epoch_start(epoch)
-        sums: Dict[str, float] = {}
+        sums: Dict[str, Any] = {}
         n_batches = 0
+        train_seconds = 0.0
         batches = iterate_batches(train, config.batch_size, shuffle=True, drop_last=True,
                                   num_workers=config.num_workers)
-        for batch in tqdm(batches, total=math.ceil(len(train) / config.batch_size), leave=False,
+        for batch in tqdm(batches, total=steps_per_epoch, leave=False,
                           disable=not show, desc=f"epoch {epoch + 1}"):
             batch = _to_device(batch, device)
             raw = batch["image"]
@@ -292,34 +525,67 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
                 batch["image_strong"] = VIEWS["strong"](raw)
             with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
                 loss, logs = method.training_step(batch, epoch)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(
-                    f"{method.name}: loss became {loss.item()} at epoch {epoch + 1}, batch "
-                    f"{n_batches + 1}; lower the learning rate (lr={config.lr}) or check the "
-                    "loss hyperparameters")
-            for opt in method.optimizers().values():
+            for opt in optimizers.values():
                 opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
-            for opt in method.optimizers().values():
+            scale_before = scaler.get_scale() if scaler.is_enabled() else None
+            for opt in optimizers.values():
                 scaler.step(opt)
             scaler.update()
+            # a step AMP skipped (inf/NaN gradients) lowers the scale: no on_step_end then
+            if scale_before is None or scaler.get_scale() >= scale_before:
+                method.on_step_end(step)
+                step += 1
+            for sch in schedulers.values() if config.schedule_step == "step" else ():
+                sch.step()
             n_batches += 1
-            sums["loss"] = sums.get("loss", 0.0) + float(loss.detach())
+            # summed on the device: no host-device synchronisation per step
+            sums["loss"] = sums["loss"] + loss.detach() if "loss" in sums else loss.detach()
             for k, v in logs.items():
-                sums[k] = sums.get(k, 0.0) + float(v)
+                v = v.detach() if torch.is_tensor(v) else v
+                sums[k] = sums[k] + v if k in sums else v
+        if n_batches == 0:
+            raise ValueError(f"the training set ({len(train)} images) gives no batch of "
+                             f"{config.batch_size}; lower batch_size")
+        mean_loss = float(sums["loss"]) / n_batches
+        if not math.isfinite(mean_loss):
+            raise FloatingPointError(
+                f"{method.name}: the loss became {mean_loss} during epoch {epoch + 1}; lower the "
+                f"learning rate (lr={config.lr}) or check the loss hyperparameters")
+        for sch in schedulers.values() if config.schedule_step == "epoch" else ():
+            sch.step()
         method.on_epoch_end(epoch)
+        train_seconds = time.perf_counter() - t0
         row: Dict[str, Any] = {"epoch": epoch + 1}
-        row.update({k: v / max(n_batches, 1) for k, v in sums.items()})
+        row.update({k: float(v) / n_batches for k, v in sums.items()})
+        row["lr"] = float(next(iter(optimizers.values())).param_groups[0]["lr"])
+        row.update(method.pop_epoch_logs())
+        if config.probes:
+            row.update({f"train_{k}": v for k, v in probe().items()})
         row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
         row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
+        row["train_seconds"] = train_seconds
         row["seconds"] = time.perf_counter() - t0
         history.append(row)
+        best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
+        if best_so_far == len(history) - 1 and config.restore_best:
+            best_state = _cpu_copy(method.weights_state())
         epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}",
                                test_mAP=f"{row['test_mAP']:.1f}")
+        if on_epoch is not None:
+            on_epoch(row)
         if ckpt is not None:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"method": method.state_dict(), "history": history,
-                        "config": asdict(config)}, ckpt)
+            tmp = ckpt.with_name(ckpt.name + ".tmp")
+            torch.save({"method": method.state_dict(), "history": history, "config": asdict(config),
+                        "fingerprint": fingerprint, "best_state": best_state, "initial": initial,
+                        "schedulers": {k: v.state_dict() for k, v in schedulers.items()},
+                        "step": step}, tmp)
+            os.replace(tmp, ckpt)
     epochs_bar.close()
     best_epoch = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
-    return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch)
+    if config.restore_best and best_state is not None:
+        method.load_weights_state(best_state)  # networks and EMA; label state stays the last
+    method.train(False)
+    return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch,
+                       initial=initial)

@@ -10,7 +10,7 @@ from mlpl_lab.data import make_splits
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.cls import CoLabelSelection, explain_batch, paper_hparams, regime_key
 from mlpl_lab.methods.coteaching import CoTeaching, JoCoR, bernoulli_kl, per_sample_an_loss
-from mlpl_lab.methods.selection import keep_count, reserve_rate
+from mlpl_lab.methods.selection import keep_count, reserve_rate, selection_rows
 from mlpl_lab.train import TrainConfig, fit
 
 
@@ -66,7 +66,7 @@ def test_cls_trains_two_different_networks_and_reports_three_heads(cls_run, tiny
 
 
 def test_cls_removes_nothing_in_the_first_epoch_and_exact_counts_after(cls_run, tiny):
-    rows = {(r["epoch"], r["network"]): r for r in cls_run.method.selection_log.rows}
+    rows = {(r["epoch"], r["network"]): r for r in selection_rows(cls_run.history)}
     for net in ("f", "g"):
         first = rows[(1, net)]
         assert first["removed"] == 0 and first["removed_low"] == 0 and first["R_h"] == 1.0
@@ -116,15 +116,15 @@ def test_training_never_reads_the_true_labels(tiny, name, hp):
     assert clean.curve("loss") == poisoned.curve("loss")
     assert clean.curve("test_mAP") == poisoned.curve("test_mAP")
     # ...while the diagnostics do read them (the poisoned truth gives other counts)
-    a = [r["removed_hidden"] for r in clean.method.selection_log.rows]
-    b = [r["removed_hidden"] for r in poisoned.method.selection_log.rows]
+    a = [r["removed_hidden"] for r in selection_rows(clean.history)]
+    b = [r["removed_hidden"] for r in selection_rows(poisoned.history)]
     assert a != b
 
 
 def test_variants_switch_the_right_removal(tiny):
     h = fit(build_method("cls_h", E_k=1), tiny.train, tiny.val, tiny.test, cfg())
     l_ = fit(build_method("cls_l", E_k=1), tiny.train, tiny.val, tiny.test, cfg())
-    last = lambda r: [row for row in r.method.selection_log.rows if row["epoch"] == 2]  # noqa: E731
+    last = lambda r: [row for row in selection_rows(r.history) if row["epoch"] == 2]  # noqa: E731
     assert all(row["removed"] == 0 and row["removed_low"] > 0 for row in last(h))
     assert all(row["removed"] > 0 and row["removed_low"] == 0 for row in last(l_))
     # CLS-H computes exactly CLS with tau_h = 0 (the sweep reuses it)
@@ -206,7 +206,7 @@ def test_jocor_joint_loss_and_bernoulli_kl():
 
 def test_sample_selection_logs_what_dropped_images_throw_away(tiny):
     r = fit(build_method("coteaching", forget_rate=0.25, T_k=1), tiny.train, tiny.val, tiny.test, cfg())
-    rows = [row for row in r.method.selection_log.rows if row["epoch"] == 2]
+    rows = [row for row in selection_rows(r.history) if row["epoch"] == 2]
     C = tiny.train.num_classes
     for row in rows:
         assert row["dropped"] == 3 * (32 - keep_count(0.75, 32))
@@ -224,8 +224,8 @@ def test_checkpoint_keeps_the_selection_log(tiny, tmp_path):
                   cfg(epochs=2, seed=4, checkpoint=str(ckpt), resume=True))
     import pandas as pd
 
-    assert len(full.method.selection_log.rows) == 4  # 2 epochs x 2 networks
-    assert pd.DataFrame(resumed.method.selection_log.rows).equals(pd.DataFrame(full.method.selection_log.rows))
+    assert len(selection_rows(full.history)) == 4  # 2 epochs x 2 networks
+    assert pd.DataFrame(selection_rows(resumed.history)).equals(pd.DataFrame(selection_rows(full.history)))
 
 
 def test_explain_batch_of_a_trained_pair(cls_run, tiny):

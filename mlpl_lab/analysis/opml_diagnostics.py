@@ -1,82 +1,16 @@
-"""Train-set AP against the observed labels: the reliability signal of OPML-SP.
-
-The OPML paper (Sec. III-E) smooths and corrects labels with the per-class AP "on the
-training set" and says "we use the AP scores of the observed labels".  Under single
-positive the observed matrix holds positives and unknowns only; with the unknowns *ignored*
-no negative is left and every class with a positive gets AP = 1 (scikit-learn's and our
-``metrics.average_precision``'s convention), which would make the AP useless.  So the
-default treats the unknowns as negatives (the AN reading, ``labels.assume_negative``): AP_j
-then says how well the model ranks the observed positives of class j above everything
-else, a number the learner can compute without the truth.  ``unknowns="ignore"`` gives the
-literal ``average_precision(..., ignore_index=-1)`` reading (meaningful only when observed
-negatives exist, e.g. regime "full" or "known_proportion").
-"""
+"""Diagnostics of OPML runs read from their records (per-epoch AP and corrections)."""
 from __future__ import annotations
 
-import torch
-
-from .. import labels as L
-from ..metrics import average_precision
-
-__all__ = ["train_ap_observed", "correction_precision", "ablation_table", "correction_log"]
-
-
-def train_ap_observed(probs: torch.Tensor, observed: torch.Tensor, unknowns: str = "negative") -> torch.Tensor:
-    """Per-class AP (C,) in [0, 1] of ``probs`` (N, C) against the observed labels (1/0/-1).
-
-    ``unknowns="negative"`` (default): unknown entries count as negatives (see the module
-    docstring for why); ``"ignore"``: unknown entries are left out (``ignore_index=-1``).
-    A class with no observed positive gets AP 0 (Cole's convention).
-    """
-    L.validate(observed)
-    obs = torch.as_tensor(observed).long().cpu()
-    if unknowns == "negative":
-        return average_precision(probs, torch.as_tensor(L.assume_negative(obs)).long(), ignore_index=-1)
-    if unknowns == "ignore":
-        return average_precision(probs, obs, ignore_index=-1)
-    raise ValueError(f"unknowns must be 'negative' (AN reading) or 'ignore', got {unknowns!r}")
-
-
-def correction_precision(flipped: torch.Tensor, true_labels: torch.Tensor) -> float:
-    """Share of corrected (flipped to positive) entries that are true positives; NaN if none.
-
-    A diagnostic only: it reads the truth, which no method may train on."""
-    flipped = torch.as_tensor(flipped).bool()
-    n = int(flipped.sum())
-    if n == 0:
-        return float("nan")
-    return float((torch.as_tensor(true_labels).bool() & flipped).sum()) / n
-
-
-def ablation_table(results, metric: str = "test_mAP"):
-    """Table IV's shape: one row per OPML run with ✓ marks for the parts switched on
-    (high-rank, label smoothing, label correction) and ``metric`` at the best-val epoch
-    (mean over seeds).  Runs that are not OPML methods (AN, ZLPR, ...) are left out."""
-    import numpy as np
-    import pandas as pd
-
-    from ..methods.opml import OPMLMethod
-
-    rows = {}
-    for label, runs in results.items():
-        m = runs[0].method
-        if not isinstance(m, OPMLMethod):
-            continue
-        mark = lambda on: "✓" if on else ""  # noqa: E731
-        rows[label] = {"OPML": "✓", "high-rank": mark(m.high_rank), "smoothing": mark(m.smoothing),
-                       "correction": mark(m.correction),
-                       metric.replace("test_", ""): float(np.mean([r.best[metric] for r in runs]))}
-    if not rows:
-        raise ValueError("no OPML runs in these results")
-    return pd.DataFrame(rows).T
+from ..methods.opml_ap import correction_precision, train_ap_observed  # noqa: F401  (re-export)
 
 
 def correction_log(result):
     """The per-epoch diagnostics of an OPML-SP run (mean train AP, corrections and their
-    precision against the truth) as a DataFrame."""
+    precision against the truth, from its history) as a DataFrame."""
     import pandas as pd
 
-    diag = getattr(result.method, "diagnostics", None)
-    if diag is None:
-        raise ValueError(f"{result.method.name!r} keeps no OPML diagnostics")
-    return pd.DataFrame(diag).set_index("epoch") if diag else pd.DataFrame()
+    keys = ("train_ap_mean", "corrected", "correction_precision", "corrected_total")
+    rows = [{"epoch": r["epoch"], **{k: r[k] for k in keys if k in r}} for r in result.history]
+    if not any(len(r) > 1 for r in rows):
+        raise ValueError("this run logged no OPML diagnostics (train an opml_sp method)")
+    return pd.DataFrame(rows).set_index("epoch")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 import math
 import os
 import tempfile
@@ -45,10 +46,12 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from ..labels import check_seed
+
 from . import glyphs as _g
 
 #: Bump when the generator changes in a way that alters its output (invalidates caches).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the cache file stores a checksum of its images and labels
 
 GLYPH_SOURCES = _g.GLYPH_SOURCES
 DEFAULT_SIZE_RANGE = {"shapes": (0.3, 0.5), "digits": (0.4, 0.6)}
@@ -171,7 +174,7 @@ def scene_params(n, seed=0, image_size=32, glyphs="shapes", min_objects=1, max_o
                  placement_tries=4) -> dict[str, Any]:
     """Validate the generation arguments and return them normalised (JSON-able dict)."""
     n = _check_int("n", n, 1)
-    seed = _check_int("seed", seed, 0)
+    seed = check_seed(seed)
     image_size = _check_int("image_size", image_size, 16)
     if glyphs not in GLYPH_SOURCES:
         raise ValueError(f"unknown glyphs {glyphs!r}; valid: {list(GLYPH_SOURCES)}")
@@ -259,18 +262,48 @@ def make_scenes(n: int, seed: int = 0, image_size: int = 32, glyphs: str = "shap
             return cached
     scenes = _generate(params)
     if path is not None:
-        _save_cache(scenes, path)
-        scenes.cache_path = str(path)
+        try:
+            _save_cache(scenes, path)
+            scenes.cache_path = str(path)
+        except OSError as exc:  # read-only or full disk: the data is still good
+            warnings.warn(f"could not write the scene cache {path} ({type(exc).__name__}: {exc}); "
+                          "keeping the generated scenes in memory. Set MLPL_LAB_DATA to a "
+                          "writable folder to cache them.", RuntimeWarning, stacklevel=2)
     return scenes
 
 
 # ----------------------------------------------------------------------------- cache
+def _checksum(images_u8: torch.Tensor, labels: torch.Tensor) -> str:
+    h = hashlib.sha256(images_u8.contiguous().numpy().tobytes())
+    h.update(labels.contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _cache_problem(blob: dict, params: dict[str, Any]) -> str | None:
+    """Why a cache file does not hold the scenes of ``params`` (None when it does)."""
+    if blob.get("format_version") != FORMAT_VERSION:
+        return f"format version {blob.get('format_version')} != {FORMAT_VERSION}"
+    if json.loads(blob["params_json"]) != params:
+        return "its parameters differ"
+    n, size = params["n"], params["image_size"]
+    images, labels = blob["images_u8"], blob["labels"]
+    if tuple(images.shape) != (n, 3, size, size) or labels.shape[0] != n:
+        return (f"it holds images {tuple(images.shape)} and labels {tuple(labels.shape)}, "
+                f"expected ({n}, 3, {size}, {size}) and ({n}, C)")
+    if blob.get("checksum") != _checksum(images, labels):
+        return "its checksum does not match its contents"
+    return None
+
+
 def _load_cache(path: Path, params: dict[str, Any]) -> Scenes | None:
     if not path.exists():
         return None
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
-        if blob.get("format_version") != FORMAT_VERSION or json.loads(blob["params_json"]) != params:
+        problem = _cache_problem(blob, params)
+        if problem is not None:
+            warnings.warn(f"scene cache {path} does not match ({problem}); regenerating it",
+                          RuntimeWarning, stacklevel=3)
             return None
         return Scenes(
             images=_u8_to_float(blob["images_u8"]), labels=blob["labels"],
@@ -278,7 +311,9 @@ def _load_cache(path: Path, params: dict[str, Any]) -> Scenes | None:
             num_objects=blob["num_objects"], context_prior=blob["context_prior"],
             class_names=list(blob["class_names"]), params=params, cache_path=str(path),
             from_cache=True)
-    except Exception:  # unreadable / partial file: regenerate and overwrite
+    except Exception as exc:  # unreadable / partial file: regenerate and overwrite
+        warnings.warn(f"scene cache {path} is unreadable ({type(exc).__name__}); regenerating it",
+                      RuntimeWarning, stacklevel=3)
         return None
 
 
@@ -286,7 +321,7 @@ def _save_cache(s: Scenes, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = dict(
         format_version=FORMAT_VERSION, params_json=json.dumps(s.params, sort_keys=True),
-        images_u8=_float_to_u8(s.images), labels=s.labels, segmentation=s.segmentation,
+        images_u8=(u8 := _float_to_u8(s.images)), labels=s.labels, checksum=_checksum(u8, s.labels), segmentation=s.segmentation,
         boxes=s.boxes, contexts=s.contexts, num_objects=s.num_objects,
         context_prior=s.context_prior, class_names=list(s.class_names))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")

@@ -19,6 +19,7 @@ import torch
 
 from ..losses.entropy import APL_BETA, EM_ALPHA
 from .loss_method import LossMethod
+from .topk import top_k_mask
 from .registry import register_method
 
 
@@ -34,11 +35,10 @@ def apl_round(probs: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Ten
         quota = int(neg_proportion * int(unlabel_num[i]) / rounds)
         if quota <= 0:
             continue
-        cand = torch.nonzero((labels[:, i] == -1) & torch.isnan(soft_targets[:, i])).flatten()
-        if cand.numel() == 0:
+        cand = (labels[:, i] == -1) & torch.isnan(soft_targets[:, i])
+        if not bool(cand.any()):
             continue
-        order = torch.argsort(probs[cand, i], stable=True)[:quota]
-        chosen = cand[order]
+        chosen = torch.nonzero(top_k_mask(probs[:, i], quota, cand, largest=False)).flatten()
         soft_targets[chosen, i] = probs[chosen, i].to(soft_targets.dtype)
         added += int(chosen.numel())
     return added

@@ -9,6 +9,8 @@ Hooks, in the order the loop calls them::
     setup(ctx)                     once; build networks/optimisers from ctx
     on_epoch_start(epoch)          every epoch (0-based)
     training_step(batch, epoch)    every batch -> (loss, logs); the loop does backward/step
+    on_step_end(step)              after every REAL optimiser step (not one AMP skipped):
+                                   EMA updates and anything that must see the new weights
     on_epoch_end(epoch)            every epoch, after the last step, before evaluation
     predict_proba(x)               evaluation: probabilities (B, C) of the reported model
     extra_predictions(x)           optional extra heads evaluated too (e.g. CLS's f and g)
@@ -19,15 +21,27 @@ Hooks, in the order the loop calls them::
 set) and ``labels`` (the TRUE labels: for diagnostics and logs only — a method that trains
 on them is cheating; the engine's tests check the baselines do not read them).
 Methods that change labels (LL-Cp, OPML correction, APL) keep their own copy,
-``self.labels`` (N x C), and read ``self.labels[batch["index"]]`` instead of ``observed``.
+``self.labels`` (N x C); every method reads its batch's labels with :meth:`Method.batch_labels`.
+
+**Per-epoch diagnostics** (selection precision, pseudo-label counts, train AP, ...): a method
+calls ``self.log_epoch(name=value, ...)`` (numbers only) any time during an epoch; the loop
+collects them after ``on_epoch_end`` into that epoch's ``history`` row, so they reach the run
+store with the metrics. This is the one mechanism; nothing else keeps per-epoch logs.
+
+**EMA**: a method with ``ema_decay`` (per epoch, see :mod:`mlpl_lab.methods.ema`) set before
+``setup`` gets ``self.ema_model`` of its main network, updated in ``on_step_end`` and evaluated as
+the extra head ``"ema"``.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple
 
 import torch
 from torch import nn
+
+from .ema import EMA
 
 
 @dataclass
@@ -44,6 +58,7 @@ class TrainContext:
     predict_train: Callable[[], torch.Tensor] = None  # eval-mode probs over the train set
     train_true_labels: torch.Tensor | None = None  # diagnostics only
     seed: int = 0
+    steps_per_epoch: int = 1  # optimiser steps per epoch (drop_last batches)
     extras: Dict[str, Any] = field(default_factory=dict)
 
 
@@ -57,9 +72,14 @@ class Method:
     #: which views the batch carries: "weak" always; "strong" adds batch["image_strong"].
     views: Tuple[str, ...] = ("weak",)
 
+    #: EMA decay per epoch (None: no EMA); see :mod:`mlpl_lab.methods.ema`
+    ema_decay: Optional[float] = None
+
     def __init__(self, **hparams):
         self.hparams = dict(hparams)
         self.ctx: TrainContext | None = None
+        self.ema_model: EMA | None = None
+        self._epoch_logs: Dict[str, float] = {}
 
     # -- setup -------------------------------------------------------------------------
     def setup(self, ctx: TrainContext) -> None:
@@ -67,6 +87,33 @@ class Method:
         self.net = ctx.make_model().to(ctx.device)
         self.optimizer = ctx.make_optimizer(self.net.parameters())
         self.labels = ctx.train_observed.clone()
+
+    def setup_ema(self) -> None:
+        """Called by the loop after :meth:`setup`: build ``self.ema_model`` of the main network when
+        ``ema_decay`` is set."""
+        if self.ema_decay is None:
+            self.ema_model = None
+            return
+        main = next(iter(self.networks().values()))
+        self.ema_model = EMA(main, self.ema_decay, self.ctx.steps_per_epoch)
+
+    def batch_labels(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """The method's current labels (1/0/-1) of the batch's rows: ``self.labels[index]`` on
+        the batch's device. The one place a method reads its training labels."""
+        return self.labels[batch["index"].cpu()].to(batch["image"].device)
+
+    def log_epoch(self, **values) -> None:
+        """Report per-epoch diagnostics (numbers); they land in this epoch's history row."""
+        for k, v in values.items():
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) and not (
+                    torch.is_tensor(v) and v.numel() == 1):
+                raise TypeError(f"log_epoch({k}=...) takes a number, got {type(v).__name__}")
+            self._epoch_logs[k] = float(v)
+
+    def pop_epoch_logs(self) -> Dict[str, float]:
+        """What :meth:`log_epoch` collected since the last call (the loop calls this)."""
+        logs, self._epoch_logs = self._epoch_logs, {}
+        return logs
 
     def networks(self) -> Dict[str, nn.Module]:
         """Every trained network by name (train/eval mode, checkpoints, Grad-CAM)."""
@@ -82,6 +129,11 @@ class Method:
     def training_step(self, batch: Dict[str, torch.Tensor], epoch: int):
         raise NotImplementedError(f"{type(self).__name__} must implement training_step")
 
+    def on_step_end(self, step: int) -> None:
+        """After every real optimiser step (``step`` counts them from 0 over the run)."""
+        if self.ema_model is not None:
+            self.ema_model.update(next(iter(self.networks().values())))
+
     def on_epoch_end(self, epoch: int) -> None:
         pass
 
@@ -93,6 +145,9 @@ class Method:
         return torch.sigmoid(self.predict_logits(x))
 
     def extra_predictions(self, x: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """Extra heads evaluated every epoch (``val_mAP[<head>]``): the EMA when there is one."""
+        if self.ema_model is not None:
+            return {"ema": torch.sigmoid(self.ema_model(x))}
         return {}
 
     # -- state -------------------------------------------------------------------------
@@ -102,19 +157,37 @@ class Method:
     def load_extra_state(self, state: Dict[str, Any]) -> None:
         self.labels = state["labels"]
 
-    def state_dict(self) -> Dict[str, Any]:
-        return {
-            "networks": {k: v.state_dict() for k, v in self.networks().items()},
-            "optimizers": {k: v.state_dict() for k, v in self.optimizers().items()},
-            "extra": self.extra_state(),
-        }
+    def weights_state(self) -> Dict[str, Any]:
+        """The networks' (and EMA's) weights: what the best-epoch restore and the run store keep."""
+        return {"networks": {k: v.state_dict() for k, v in self.networks().items()},
+                "ema": self.ema_model.state_dict() if self.ema_model is not None else None}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_weights_state(self, state: Dict[str, Any]) -> None:
         for k, net in self.networks().items():
             net.load_state_dict(state["networks"][k])
-        for k, opt in self.optimizers().items():
-            opt.load_state_dict(state["optimizers"][k])
+        if state.get("ema") is not None and self.ema_model is not None:
+            self.ema_model.load_state_dict(state["ema"])
+
+    def state_dict(self, optimizers: bool = True) -> Dict[str, Any]:
+        state = {
+            "networks": {k: v.state_dict() for k, v in self.networks().items()},
+            "extra": self.extra_state(),
+            "ema": self.ema_model.state_dict() if self.ema_model is not None else None,
+        }
+        if optimizers:
+            state["optimizers"] = {k: v.state_dict() for k, v in self.optimizers().items()}
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Load networks, extra state, EMA and (when present) optimiser states."""
+        for k, net in self.networks().items():
+            net.load_state_dict(state["networks"][k])
+        if "optimizers" in state:
+            for k, opt in self.optimizers().items():
+                opt.load_state_dict(state["optimizers"][k])
         self.load_extra_state(state["extra"])
+        if state.get("ema") is not None and self.ema_model is not None:
+            self.ema_model.load_state_dict(state["ema"])
 
     def train(self, mode: bool = True) -> None:
         for net in self.networks().values():

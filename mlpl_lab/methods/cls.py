@@ -197,7 +197,7 @@ class CoLabelSelection(TwoNetworkMethod):
 
     def on_epoch_end(self, epoch: int) -> None:
         R_h, R_l = self.rates(epoch)
-        self.selection_log.end_epoch(epoch, R_h=R_h, R_l=R_l)
+        self.log_epoch(**self.selection_log.flush(R_h=R_h, R_l=R_l))
 
 
 def _variant(name: str, fixed: Dict[str, bool], forbidden: tuple, doc: str):

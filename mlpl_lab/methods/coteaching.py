@@ -65,9 +65,6 @@ class TwoNetworkMethod(Method):
     def on_epoch_start(self, epoch: int) -> None:
         self.selection_log.start_epoch()
 
-    def batch_labels(self, batch) -> torch.Tensor:
-        return self.labels[batch["index"].cpu()].to(batch["image"].device)
-
     @staticmethod
     def true_labels(batch):
         """The batch's TRUE labels when the loop provides them — for diagnostics only."""
@@ -95,11 +92,10 @@ class TwoNetworkMethod(Method):
 
     # -- state ------------------------------------------------------------------------------
     def extra_state(self):
-        return {"labels": self.labels, "selection_log": self.selection_log.state()}
+        return {"labels": self.labels}
 
     def load_extra_state(self, state) -> None:
         self.labels = state["labels"]
-        self.selection_log.load(state.get("selection_log", []))
 
 
 def per_sample_an_loss(logits: torch.Tensor, observed: torch.Tensor) -> torch.Tensor:
@@ -160,7 +156,7 @@ class CoTeaching(_ForgetSchedule, TwoNetworkMethod):
                                  "forget_rate": 1.0 - rate}
 
     def on_epoch_end(self, epoch: int) -> None:
-        self.selection_log.end_epoch(epoch, forget_rate=self.forget(epoch))
+        self.log_epoch(**self.selection_log.flush(forget_rate=self.forget(epoch)))
 
 
 @register_method("coteaching_plus")
@@ -285,4 +281,4 @@ class JoCoR(_ForgetSchedule, TwoNetworkMethod):
         return loss, {"forget_rate": 1.0 - rate}
 
     def on_epoch_end(self, epoch: int) -> None:
-        self.selection_log.end_epoch(epoch, forget_rate=self.forget(epoch))
+        self.log_epoch(**self.selection_log.flush(forget_rate=self.forget(epoch)))

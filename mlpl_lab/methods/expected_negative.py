@@ -19,6 +19,7 @@ import torch
 
 from ..losses.cole import EXPECTED_NUM_POS
 from .loss_method import LossMethod
+from .topk import top_k_mask
 from .registry import register_method
 
 
@@ -29,8 +30,7 @@ def expected_negative_mask(confidence: torch.Tensor, observed: torch.Tensor,
     mask = torch.zeros(n, c, dtype=torch.bool)
     for i in range(c):
         keep = max(0, n - int(positives_per_class[i]))
-        lowest = torch.argsort(confidence[:, i], stable=True)[:keep]
-        mask[lowest, i] = True
+        mask[:, i] = top_k_mask(confidence[:, i], keep, largest=False)
     return mask & (observed == -1)
 
 

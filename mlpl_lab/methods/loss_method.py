@@ -40,7 +40,7 @@ class LossMethod(Method):
         return kw
 
     def training_step(self, batch, epoch):
-        labels = self.labels[batch["index"].cpu()].to(batch["image"].device)
+        labels = self.batch_labels(batch)
         logits = self.net(batch["image"])
         loss = self.loss_fn(logits, labels, **self.loss_kwargs(epoch))
         return loss, {}

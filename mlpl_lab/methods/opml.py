@@ -33,7 +33,7 @@ paper's equations are lost in our copy) and how sure we are:
   at 30-40 % precision (a reading of the truth for diagnostics only) and fell to 60 test mAP;
 * AP_j is recomputed at the end of every epoch on the training set (``ctx.predict_train()``,
   eval mode, no augmentation) against the ORIGINAL observed labels with unknowns taken as
-  negatives (:func:`mlpl_lab.analysis.opml_diagnostics.train_ap_observed` explains why the
+  negatives (:func:`mlpl_lab.methods.opml_ap.train_ap_observed` explains why the
   literal ``ignore_index=-1`` reading is degenerate under single positive).  Before the
   first epoch ends no AP exists: AP = 0, so the first epoch is plain OPML (hard AN targets).
 
@@ -48,10 +48,11 @@ from typing import Dict, Optional
 import torch
 
 from .. import losses
-from ..analysis.opml_diagnostics import correction_precision, train_ap_observed
 from ..losses.opml import high_rank_penalty, log_alpha_beta
 from .base import Method
 from .loss_method import loss_method_factory
+from .opml_ap import correction_precision, train_ap_observed
+from .topk import top_k_mask
 from .registry import register_method
 
 __all__ = ["opml_objective", "smoothing_targets", "correction_counts", "apply_label_correction",
@@ -126,19 +127,10 @@ def apply_label_correction(labels: torch.Tensor, scores: torch.Tensor, counts: t
     if labels.shape != scores.shape:
         raise ValueError(f"labels {tuple(labels.shape)} and scores {tuple(scores.shape)} must match")
     new = labels.clone()
-    flipped = torch.zeros_like(labels, dtype=torch.bool)
-    s = scores.detach().float().cpu()
-    for j in range(labels.shape[1]):
-        k = int(counts[j])
-        if k <= 0:
-            continue
-        unknown = (labels[:, j] == -1).cpu()
-        cand = torch.where(unknown, s[:, j], torch.full_like(s[:, j], -math.inf))
-        k = min(k, int(unknown.sum()))
-        if k == 0:
-            continue
-        idx = torch.topk(cand, k).indices
-        flipped[idx.to(labels.device), j] = True
+    unknown = labels.cpu() == -1
+    counts = torch.as_tensor(counts).flatten().clamp(min=0)
+    flipped = top_k_mask(scores.detach().float().cpu(), counts, unknown, largest=True, dim=0)
+    flipped = flipped.to(labels.device)
     new[flipped] = 1
     return new, flipped
 
@@ -155,11 +147,11 @@ class OPMLMethod(Method):
       no cap), ``correction_start`` (None = ⌊epochs/2⌋; 0-based epoch after which the first
       correction runs), ``correction_every`` (1).
     * ``ap_unknowns`` ("negative"): how the train-set AP treats unknowns (see
-      :func:`~mlpl_lab.analysis.opml_diagnostics.train_ap_observed`).
+      :func:`~mlpl_lab.methods.opml_ap.train_ap_observed`).
 
-    ``self.diagnostics`` keeps one dict per epoch: mean train AP, corrections made and, for
-    the notebook only, their precision against the truth (``ctx.train_true_labels``; never
-    used for training).
+    Per epoch it logs (``log_epoch``, into the history): mean train AP, corrections made and,
+    for the notebook only, their precision against the truth (``ctx.train_true_labels``;
+    never used for training).
     """
 
     def __init__(self, a: float = 0.0, b: float = 0.0, high_rank: bool = False,
@@ -197,10 +189,9 @@ class OPMLMethod(Method):
         super().setup(ctx)
         self.ap = torch.zeros(ctx.num_classes, dtype=torch.float64)  # no AP before epoch 1 ends
         self.observed0 = ctx.train_observed.clone()
-        self.diagnostics = []
 
     def training_step(self, batch, epoch):
-        labels = self.labels[batch["index"].cpu()].to(batch["image"].device)
+        labels = self.batch_labels(batch)
         logits = self.net(batch["image"])
         eps = None
         if self.smoothing:
@@ -232,15 +223,14 @@ class OPMLMethod(Method):
             if self.ctx.train_true_labels is not None:  # diagnostics only
                 row["correction_precision"] = correction_precision(flipped, self.ctx.train_true_labels)
         row["corrected_total"] = int(((self.labels == 1) & (self.observed0 != 1)).sum())
-        self.diagnostics.append(row)
+        self.log_epoch(**{k: v for k, v in row.items() if k != "epoch"})
 
     def extra_state(self):
-        return {"labels": self.labels, "ap": self.ap, "diagnostics": list(self.diagnostics)}
+        return {"labels": self.labels, "ap": self.ap}
 
     def load_extra_state(self, state):
         self.labels = state["labels"]
         self.ap = state.get("ap", self.ap)
-        self.diagnostics = list(state.get("diagnostics", []))
 
 
 @register_method("opml")

@@ -59,7 +59,7 @@ class ROLEMethod(LossMethod):
 
     def training_step(self, batch, epoch):
         idx = batch["index"].to(self.label_logits.device)
-        labels = self.labels[batch["index"].cpu()].to(batch["image"].device)
+        labels = self.batch_labels(batch)
         logits = self.net(batch["image"])
         loss = self.loss_fn(logits, labels, label_logits=self.label_logits[idx],
                             **self.loss_kwargs(epoch))

@@ -69,6 +69,7 @@ import torch
 import torch.nn.functional as F
 
 from ..labels import POS, UNK
+from .topk import top_k_mask
 
 #: tolerance added before flooring R * n (see the module docstring)
 ROUNDING_EPS = 1e-9
@@ -179,18 +180,9 @@ def _check_scores(scores: torch.Tensor, candidates: torch.Tensor) -> None:
 
 def _select(scores: torch.Tensor, candidates: torch.Tensor, rate: float, largest: bool) -> torch.Tensor:
     _check_scores(scores, candidates)
-    flat = scores.detach().reshape(-1)
-    cand = candidates.reshape(-1)
-    k = keep_count(rate, int(cand.sum()))
-    keep = torch.zeros_like(cand)
-    if k == 0:
-        return keep.reshape(candidates.shape)
-    fill = -math.inf if largest else math.inf
-    ranked = torch.where(cand, flat, torch.full_like(flat, fill))
-    # stable sort: among equal losses the earlier (row-major) entry ranks first
-    order = torch.sort(ranked, descending=largest, stable=True).indices[:k]
-    keep[order] = True
-    return keep.reshape(candidates.shape)
+    k = keep_count(rate, int(candidates.sum()))
+    # the lab's one top-k routine: among equal losses the earlier (row-major) entry ranks first
+    return top_k_mask(scores, k, candidates, largest=largest)
 
 
 def select_smallest(scores: torch.Tensor, candidates: torch.Tensor, rate: float) -> torch.Tensor:
@@ -356,11 +348,16 @@ def selection_rates(counts: Mapping[str, float]) -> Dict[str, float]:
     return out
 
 
+#: prefix of the selection diagnostics in a history row: ``sel[<network>].<count or rate>``
+SELECTION_KEY = "sel[{network}].{name}"
+
+
 class SelectionLog:
-    """Per-epoch sums of selection counts per network (method state; saved in checkpoints)."""
+    """Sums one epoch's selection counts per network and reports them through the method's
+    :meth:`~mlpl_lab.methods.Method.log_epoch` (keys ``sel[f].removed_hidden``, ...), so they
+    land in the run's history. Holds nothing across epochs (the history does)."""
 
     def __init__(self):
-        self.rows: List[Dict[str, float]] = []
         self._current: Dict[str, Dict[str, float]] = {}
 
     def start_epoch(self) -> None:
@@ -371,25 +368,36 @@ class SelectionLog:
         for k, v in counts.items():
             acc[k] = acc.get(k, 0) + v
 
-    def end_epoch(self, epoch: int, **extra) -> None:
+    def flush(self, **extra) -> Dict[str, float]:
+        """The epoch's sums and rates per network (plus ``extra`` schedule values), flat."""
+        out: Dict[str, float] = {k: float(v) for k, v in extra.items()}
         for network, counts in sorted(self._current.items()):
-            row = {"epoch": int(epoch) + 1, "network": network, **extra, **counts}
-            row.update(selection_rates(counts))
-            self.rows.append(row)
+            for k, v in list(counts.items()) + list(selection_rates(counts).items()):
+                out[SELECTION_KEY.format(network=network, name=k)] = float(v)
         self._current = {}
+        return out
 
-    def state(self) -> List[Dict[str, float]]:
-        return [dict(r) for r in self.rows]
 
-    def load(self, rows: Iterable[Mapping[str, float]]) -> None:
-        self.rows = [dict(r) for r in rows]
+def selection_rows(history) -> List[Dict[str, float]]:
+    """Per (epoch, network) rows of the selection diagnostics in a run's history."""
+    rows = []
+    for row in history:
+        per_net: Dict[str, Dict[str, float]] = {}
+        extra = {k: row[k] for k in ("R_h", "R_l", "forget_rate") if k in row}
+        for key, value in row.items():
+            if key.startswith("sel[") and "]." in key:
+                network, name = key[4:].split("].", 1)
+                per_net.setdefault(network, {})[name] = value
+        for network, vals in sorted(per_net.items()):
+            rows.append({"epoch": int(row["epoch"]), "network": network, **extra, **vals})
+    return rows
 
 
 def selection_frame(results: Mapping[str, Iterable]):
     """One DataFrame of the per-epoch selection diagnostics of trained methods.
 
     ``results``: ``{label: [TrainResult, ...]}`` (from ``experiment.compare``) or
-    ``{label: TrainResult}``. Methods without a selection log are skipped. Columns: method,
+    ``{label: TrainResult}`` (or stored runs). Runs without selection diagnostics are skipped. Columns: method,
     seed (run index), epoch (1-based), network, the summed counts and the rates of
     :func:`selection_rates`.
     """
@@ -399,10 +407,7 @@ def selection_frame(results: Mapping[str, Iterable]):
     for label, runs in results.items():
         runs = runs if isinstance(runs, (list, tuple)) else [runs]
         for i, run in enumerate(runs):
-            log = getattr(run.method, "selection_log", None)
-            if log is None:
-                continue
-            for r in log.rows:
+            for r in selection_rows(run.history):
                 rows.append({"method": label, "run": i, **r})
     if not rows:
         raise ValueError("none of these results has a selection log; train a co-training "

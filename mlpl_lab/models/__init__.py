@@ -4,10 +4,15 @@ Every model exposes, by these documented attribute names:
 
 * ``model.backbone`` — everything up to the last feature map;
 * ``model.last_conv`` — the last convolutional block (the Grad-CAM target layer);
-* ``model.classifier`` — the linear head over C classes (after global average pooling);
-* ``model.feature_dim`` — the width of the pooled feature;
-* ``model.feature_map(x)`` (B, D, h, w), ``model.embed(x)`` (B, D) and ``model(x)`` logits (B, C).
+* ``model.head`` — a registered head (:mod:`mlpl_lab.models.heads`; ``"linear"`` by default:
+  global average pooling + ``model.classifier``, a ``Linear(D, C)``);
+* ``model.feature_dim`` and ``model.feature_stride`` — width and stride of the feature map:
+  the small CNN has stride 4 (8 x 8 at 32 px, 16 x 16 at 64 px), the ResNets stride 32
+  (2 x 2 at 64 px, 7 x 7 at 224 px, 14 x 14 at 448 px);
+* ``model.feature_map(x)`` (B, D, h, w), ``model.embed(x)`` (B, D), ``model(x)`` logits (B, C)
+  and ``model.outputs(x)`` (a dict: logits plus what the head can show).
 """
+from .heads import HEADS, build_head, register_head  # noqa: F401
 from .small_cnn import SmallCNN  # noqa: F401
 from .resnet import ResNetClassifier, WeightsUnavailableError, load_pretrained_state  # noqa: F401
-from .factory import MODELS, build_model  # noqa: F401
+from .factory import FEATURE_STRIDE, MODELS, build_model  # noqa: F401

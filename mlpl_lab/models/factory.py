@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from .heads import HEADS
 from .resnet import ResNetClassifier
 from .small_cnn import SmallCNN
 
@@ -12,10 +13,16 @@ MODELS = {
     "resnet50": partial(ResNetClassifier, arch="resnet50"),
 }
 
+#: stride of each backbone's feature map (its side is ceil(image_size / stride))
+FEATURE_STRIDE = {"small_cnn": 4, "resnet18": 32, "resnet50": 32}
 
-def build_model(name: str, num_classes: int, **kwargs):
+
+def build_model(name: str, num_classes: int, head: str = "linear", **kwargs):
     """``build_model("small_cnn", 20, width=32)``; ``build_model("resnet50", 80,
-    weights="IMAGENET1K_V1")``."""
+    weights="IMAGENET1K_V1")``; ``build_model("small_cnn", 20, head="label_query",
+    head_kwargs={...})`` picks a registered head (:mod:`mlpl_lab.models.heads`)."""
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
-    return MODELS[name](num_classes, **kwargs)
+    if head not in HEADS:
+        raise ValueError(f"unknown head {head!r}; registered heads: {sorted(HEADS)}")
+    return MODELS[name](num_classes, head=head, **kwargs)

@@ -16,7 +16,7 @@ import torch
 import torchvision
 from torch import nn
 
-from .base import PooledClassifier
+from .base import Classifier
 
 ARCHS = ("resnet18", "resnet50")
 
@@ -63,14 +63,16 @@ def load_pretrained_state(arch: str, weights: str, timeout: float = 10.0) -> dic
         socket.setdefaulttimeout(old)
 
 
-class ResNetClassifier(PooledClassifier):
+class ResNetClassifier(Classifier):
     """ResNet-18/50 trunk (``conv1 … layer4``) + global average pooling + ``Linear(D, C)``.
 
     This is Cole et al.'s ``ImageClassifier`` shape. ``last_conv`` is ``layer4``.
     ``weights=None`` trains from scratch (what the embedded data uses).
+    The feature map has stride 32: 2 x 2 at 64 px, 7 x 7 at 224 px, 14 x 14 at 448 px.
     """
 
-    def __init__(self, num_classes: int, arch: str = "resnet18", weights: str | None = None):
+    def __init__(self, num_classes: int, arch: str = "resnet18", weights: str | None = None,
+                 head: str = "linear", head_kwargs=None):
         super().__init__()
         if arch not in ARCHS:
             raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHS}")
@@ -83,4 +85,5 @@ class ResNetClassifier(PooledClassifier):
             net.conv1, net.bn1, net.relu, net.maxpool, net.layer1, net.layer2, net.layer3, net.layer4
         )
         self.feature_dim = net.fc.in_features
-        self._build_head(num_classes)
+        self.feature_stride = 32
+        self._build_head(num_classes, head, head_kwargs)
