@@ -1,33 +1,67 @@
-"""``mlpl-lab``: run the notebook series as reports.
+"""``mlpl-lab``: run the notebook series as reports; look after the run store.
 
-``mlpl-lab report [--profile smoke|cpu|gpu] [--notebooks ...] [--out reports/]`` executes
-the notebooks in order with papermill (kernel ``python3``), injecting the profile, and
-exports each to HTML with nbconvert (inputs hidden). Notebooks run one after another: two
-torch processes at once are several times slower on 2 cores.
+``mlpl-lab report [--profile smoke|cpu|gpu] [--notebooks 00 02 ...] [--out reports/] [--fresh]``
+executes the notebooks in order with papermill (kernel ``python3``), injecting the profile,
+and exports each to HTML with nbconvert (inputs hidden). Notebooks run one after another:
+two torch processes at once are several times slower on 2 cores. While a notebook trains,
+the terminal shows which run and epoch, with an estimate of the time left.
+
+``mlpl-lab store [--clear]`` lists (or deletes) the stored runs.
+
+Arguments are parsed and checked before torch is imported: a bad one is answered at once.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
-from .profiles import PROFILES
-from .report import NOTEBOOK_DIR, read_records
+from .profiles import PROFILE_NAMES
+from .report import NOTEBOOK_DIR
+
+
+class UsageError(Exception):
+    """A bad command-line argument (exit code 2, message names the fix)."""
 
 
 def notebook_paths(names=None):
+    """The notebooks to run, in series order. ``names``: exact file names, stems or unique
+    prefixes ("02", "02_gr"); an ambiguous or unknown name, or a duplicate, is an error."""
     paths = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
-    if not names:
+    if names is None:
         return paths
+    if len(names) == 0:
+        raise UsageError("--notebooks needs at least one name or prefix, e.g. --notebooks 00 02; "
+                         f"available: {[p.stem for p in paths]}")
     chosen = []
     for name in names:
-        match = [p for p in paths if p.name == name or p.stem == name or p.name.startswith(name)]
+        exact = [p for p in paths if name in (p.name, p.stem)]
+        match = exact or [p for p in paths if p.name.startswith(name)]
         if not match:
-            raise SystemExit(f"no notebook matches {name!r}; available: {[p.name for p in paths]}")
-        chosen.extend(match)
-    return chosen
+            raise UsageError(f"no notebook matches {name!r}; available: {[p.stem for p in paths]}")
+        if len(match) > 1:
+            raise UsageError(f"{name!r} matches several notebooks {[p.stem for p in match]}; "
+                             "give a longer prefix")
+        if match[0] in chosen:
+            raise UsageError(f"notebook {match[0].stem} is named twice in --notebooks")
+        chosen.append(match[0])
+    return sorted(chosen)
+
+
+def check_out_dir(out: str) -> Path:
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".mlpl-lab-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--out {out!r} cannot be created or written ({exc.strerror or exc}); "
+                         "choose a writable folder") from None
+    return path
 
 
 def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, html: bool = True,
@@ -54,34 +88,111 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     return executed
 
 
+class _Tail(threading.Thread):
+    """Print the lines the runner appends to the progress file while a notebook runs."""
+
+    def __init__(self, path: Path):
+        super().__init__(daemon=True)
+        self.path, self.stop, self.pos = path, threading.Event(), 0
+
+    def poll(self):
+        if self.path.exists():
+            with open(self.path, encoding="utf-8") as f:
+                f.seek(self.pos)
+                for line in f:
+                    print("  " + line.rstrip(), flush=True)
+                self.pos = f.tell()
+
+    def run(self):
+        while not self.stop.wait(1.0):
+            self.poll()
+        self.poll()
+
+
 def cmd_report(args) -> int:
-    out = Path(args.out)
     paths = notebook_paths(args.notebooks)
+    out = check_out_dir(args.out)
     if not paths:
         print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
         return 1
+    from .runner import CHAPTER_ENV, PROGRESS_FILE_ENV
+    from .store import FRESH_ENV
+
+    if args.fresh:
+        os.environ[FRESH_ENV] = str(time.time())  # runs made from now on are served again
+    progress_file = out / ".progress.log"
+    progress_file.write_text("")
+    os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
+    from .report import read_records
+
     total = time.perf_counter()
-    for path in paths:
-        t0 = time.perf_counter()
-        print(f"[mlpl-lab] {path.name} (profile {args.profile}) ...", flush=True)
-        executed = execute_notebook(path, out, args.profile)
-        records = read_records(executed)
-        print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
-              f"HTML: {out / (path.stem + '.html')}", flush=True)
+    try:
+        for path in paths:
+            t0 = time.perf_counter()
+            print(f"[mlpl-lab] {path.name} (profile {args.profile}) ...", flush=True)
+            os.environ[CHAPTER_ENV] = path.stem
+            tail = _Tail(progress_file)
+            tail.start()
+            try:
+                executed = execute_notebook(path, out, args.profile)
+            finally:
+                tail.stop.set()
+                tail.join()
+            records = read_records(executed)
+            print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
+                  f"HTML: {out / (path.stem + '.html')}", flush=True)
+    finally:
+        progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
     return 0
 
 
-def main(argv=None) -> int:
+def cmd_store(args) -> int:
+    from .store import RunStore
+
+    store = RunStore()
+    if args.clear:
+        n = store.clear()
+        print(f"removed {n} stored runs from {store.root}")
+        return 0
+    import json
+
+    keys = list(store.keys())
+    print(f"{len(keys)} runs in {store.root}")
+    for k in keys:
+        s = json.loads((store.root / k / "summary.json").read_text())
+        print(f"  {k}  {s.get('describe', '?')}  test mAP {s.get('test_mAP', float('nan')):.2f}  "
+              f"{s.get('seconds', 0):.0f} s")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlpl-lab", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="execute the notebooks and write HTML reports")
-    rep.add_argument("--profile", default="cpu", choices=sorted(PROFILES))
-    rep.add_argument("--notebooks", nargs="*", help="names or prefixes, e.g. 00 02_gr_loss")
+    rep.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    rep.add_argument("--notebooks", nargs="*", default=None,
+                     help="names or unique prefixes, e.g. 00 02_gr_loss")
     rep.add_argument("--out", default="reports")
+    rep.add_argument("--fresh", action="store_true",
+                     help="retrain every run instead of reading the run store")
     rep.set_defaults(func=cmd_report)
+    st = sub.add_parser("store", help="list the stored runs (or --clear them)")
+    st.add_argument("--clear", action="store_true", help="delete every stored run")
+    st.set_defaults(func=cmd_store)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        if args.command == "report":
+            notebook_paths(args.notebooks)  # every argument checked before any work
+            check_out_dir(args.out)
+        return args.func(args)
+    except UsageError as exc:
+        parser.exit(2, f"mlpl-lab: error: {exc}\n")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,24 @@
 """Run profiles, nanoGPT-style literal presets: ``smoke`` (CI), ``cpu`` (default), ``gpu``.
 
-A notebook's ``parameters`` cell names a profile; the next cell calls
-``get_profile(profile, **overrides)``. Values are literals so papermill can inject any of them.
+A notebook's ``parameters`` cell names a profile; the chapter module of the notebook turns
+it into run specs with :meth:`Profile.spec`. Values are literals so papermill can inject any
+of them. This module imports no torch (``mlpl-lab`` answers a bad argument at once).
 
 * ``smoke``: seconds per notebook; proves the code runs and records finite, sane values.
 * ``cpu``: a student's laptop (2 cores): the phenomena are visible; the whole notebook
-  series runs well under an hour.
-* ``gpu``: bigger images, ResNet-18, more data, more epochs, several seeds.
+  series runs in about half an hour with an empty run store.
+* ``gpu``: bigger images, ResNet-18, more data, more epochs, three seeds.
+
+**Seeds** mean one thing in every chapter: seed ``s`` draws its own data split (scenes),
+its own observed labels and its own network initialisation (see :mod:`mlpl_lab.store`).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
-from .train import TrainConfig
+#: TrainConfig fields a profile sets (the rest keep the TrainConfig defaults)
+TRAIN_FIELDS = ("epochs", "batch_size", "lr", "model", "model_kwargs", "amp", "probes")
 
 
 @dataclass(frozen=True)
@@ -31,18 +36,44 @@ class Profile:
     model_kwargs: Dict[str, Any] = field(default_factory=dict)
     seeds: List[int] = field(default_factory=lambda: [0])
     amp: bool = False
+    probes: Tuple[str, ...] = ("separation",)
 
-    def train_config(self, seed: int | None = None, **overrides) -> TrainConfig:
-        """The :class:`TrainConfig` of this profile (``overrides`` win)."""
-        cfg = dict(epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, model=self.model,
-                   model_kwargs=dict(self.model_kwargs), seed=self.seeds[0] if seed is None else seed,
-                   amp=self.amp)
-        cfg.update(overrides)
-        return TrainConfig(**cfg)
+    def train_settings(self, **overrides) -> Dict[str, Any]:
+        """The training fields of a run spec (``overrides`` win: any TrainConfig field)."""
+        out = dict(epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, model=self.model,
+                   model_kwargs=dict(self.model_kwargs), amp=self.amp, probes=list(self.probes))
+        out.update(overrides)
+        return out
 
-    def data_kwargs(self) -> Dict[str, Any]:
+    def train_config(self, seed: int | None = None, **overrides):
+        """The :class:`~mlpl_lab.train.TrainConfig` of this profile (imports torch)."""
+        from .train import TrainConfig
+
+        fields = self.train_settings(**overrides)
+        fields["probes"] = tuple(fields["probes"])
+        return TrainConfig(**fields, seed=self.seeds[0] if seed is None else seed)
+
+    def data_kwargs(self, **scene_overrides) -> Dict[str, Any]:
         return dict(n_train=self.n_train, n_val=self.n_val, n_test=self.n_test,
-                    image_size=self.image_size, glyphs=self.glyphs)
+                    image_size=self.image_size, glyphs=self.glyphs) | dict(scene_overrides)
+
+    def spec(self, method: str, method_params: Dict[str, Any] | None = None,
+             regime: str = "single_positive", regime_params: Dict[str, Any] | None = None,
+             seed: int | None = None, scene: Dict[str, Any] | None = None, init_from=None,
+             **train_overrides):
+        """The :class:`~mlpl_lab.store.RunSpec` of one run under this profile.
+
+        The full-label oracle (``method="full"``) reads only the true labels, so its regime is
+        recorded as ``"full"``: one oracle run per seed serves every regime."""
+        from .store import RunSpec
+
+        if method == "full":
+            regime, regime_params = "full", {}
+        return RunSpec(method=method, method_params=dict(method_params or {}), regime=regime,
+                       regime_params=dict(regime_params or {}),
+                       seed=self.seeds[0] if seed is None else seed,
+                       data=self.data_kwargs(**dict(scene or {})),
+                       train=self.train_settings(**train_overrides), init_from=init_from)
 
     def as_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -51,16 +82,21 @@ class Profile:
 PROFILES: Dict[str, Profile] = {
     "smoke": Profile(name="smoke", n_train=256, n_val=128, n_test=128, image_size=32, glyphs="shapes",
                      epochs=2, batch_size=64, lr=2e-3, model="small_cnn",
-                     model_kwargs={"width": 8}),
+                     model_kwargs={"width": 8}, seeds=[0, 1]),
     "cpu": Profile(name="cpu", n_train=4000, n_val=1000, n_test=1000, image_size=32, glyphs="shapes",
-                   epochs=8, batch_size=64, lr=2e-3, model="small_cnn", model_kwargs={"width": 32}),
+                   epochs=8, batch_size=64, lr=2e-3, model="small_cnn", model_kwargs={"width": 32},
+                   seeds=[0, 1, 2]),
     "gpu": Profile(name="gpu", n_train=20000, n_val=2000, n_test=4000, image_size=64, glyphs="shapes",
                    epochs=20, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2], amp=True),
 }
 
+PROFILE_NAMES = tuple(PROFILES)
 
-def get_profile(name: str, **overrides) -> Profile:
+
+def get_profile(name, **overrides) -> Profile:
     """``get_profile("cpu")``; ``get_profile("cpu", epochs=4)`` overrides any field."""
+    if isinstance(name, Profile):
+        return replace(name, **overrides) if overrides else name
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
     unknown = set(overrides) - set(Profile.__dataclass_fields__)

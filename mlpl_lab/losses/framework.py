@@ -90,24 +90,3 @@ def gr_as_splc(logits, labels, *, epoch=0, tau=0.6, change_epoch=1, margin=1.0, 
                    L1=focal_margin_pos(logits, margin, gamma),
                    L2=focal_margin_pos(logits, margin if corrected_margin else 0.0, gamma),
                    L3=L3, reduction=reduction)
-
-
-def table1():
-    """Table 1 of GR Loss as a DataFrame of LaTeX strings (rows k̂, v, L1, L2, L3)."""
-    import pandas as pd
-
-    rows = {
-        r"$\hat k(p)$": [r"$0$", r"$1$ ($0$ if pseudo-neg.)", r"$0$",
-                         r"$\mathbb{1}[p>\tau]$", r"$\sigma(wp+b)$"],
-        r"$v(p)$, $s=0$": [r"$\mathbb{1}[p\le\tau_1]$", r"$\alpha$ ($\beta$ if pseudo-neg.)",
-                           r"$1$", r"$1$", r"$e^{-(p-\mu)^2/2\sigma^2}$"],
-        r"$\mathcal{L}_1$": [r"$-\log p$", r"$-\log p$", r"$-\log p$",
-                             r"$-(1-p_m)^\gamma\log p_m$", r"$(1-p^{q_1})/q_1$"],
-        r"$\mathcal{L}_2$": [r"$-\log p$", r"$p\log p+(1-p)\log(1-p)$", "undefined",
-                             r"$-(1-p_m)^\gamma\log p_m$", r"$(1-p^{q_2})/q_2$"],
-        r"$\mathcal{L}_3$": [r"$-\log(1-p)$", r"$-\hat p\log p-(1-\hat p)\log(1-p)$",
-                             r"$(\lambda-p)p^2$", r"$(\lambda-p)p^2$",
-                             r"$(1-(1-p)^{q_3})/q_3$"],
-        "registered loss": ["gr_as_en", "gr_as_em", "gr_as_hill", "gr_as_splc", "gr"],
-    }
-    return pd.DataFrame(rows, index=["EN", "EM (+APL)", "Hill", "SPLC", "GR Loss"]).T

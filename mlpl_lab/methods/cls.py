@@ -221,28 +221,6 @@ _variant("clc", {"correct_high": True}, (),
          "positives for the network instead of removed.")
 
 
-def strategy_table():
-    """The paper's Table 1 (cooperation strategies of co-training methods) as a DataFrame,
-    with the multi-label unit each method of this lab selects."""
-    import pandas as pd
-
-    rows = {
-        "Cross Update": [True, False, True, False, True],
-        "Joint Training": [False, False, False, True, False],
-        "Disagreement": [False, True, True, False, False],
-        "Agreement": [False, False, False, True, False],
-        "Label Selection": [False, False, False, False, True],
-        "Sample Selection": [True, True, True, True, False],
-    }
-    cols = ["Co-teaching", "Decoupling", "Co-teaching+", "JoCoR", "CLS"]
-    table = pd.DataFrame(rows, index=cols).T.replace({True: "✓", False: "✗"})
-    table.loc["unit dropped here"] = ["whole image (C labels)", "(not in this lab)",
-                                      "whole image (C labels)", "whole image (C labels)",
-                                      "one (image, class) entry"]
-    table.loc["lab method"] = ["coteaching", "—", "coteaching_plus", "jocor", "cls"]
-    return table
-
-
 @torch.no_grad()
 def explain_batch(method: CoLabelSelection, dataset, indices, epoch: int | None = None) -> Dict[str, object]:
     """The label selections a trained CLS pair would make on a fixed batch of ``dataset``.

@@ -56,7 +56,7 @@ from .topk import top_k_mask
 from .registry import register_method
 
 __all__ = ["opml_objective", "smoothing_targets", "correction_counts", "apply_label_correction",
-           "OPMLMethod", "OPMLSP", "opml_method_specs"]
+           "OPMLMethod", "OPMLSP"]
 
 
 def smoothing_targets(probs: torch.Tensor, ap: torch.Tensor, power: float = 1.0,
@@ -249,35 +249,3 @@ class OPMLSP(OPMLMethod):
 
 
 register_method("zlpr")(loss_method_factory("zlpr"))
-
-
-def opml_method_specs(profile: str = "cpu", a: float = 0.0, b: float = 0.0) -> Dict[str, Dict[str, tuple]]:
-    """The method lists of notebook 03 for a profile: {"single_positive": {...}, "full": {...}}.
-
-    Under ``single_positive``: AN, ZLPR, OPML(a, b), OPML-SP and the Table IV ablation
-    (OPML+HR, OPML+HR+LS, OPML+HR+LC); at a = b = 0 OPML *is* ZLPR, so the ZLPR run is left
-    out rather than trained twice.  Under ``full`` (splits built with regime "full"): the BCE
-    oracle (the ``full`` method) and OPML.  The ``smoke`` profile keeps AN, OPML, OPML+HR and
-    OPML-SP (and both full-label runs) so the notebook runs in seconds.
-
-    Default a = b = 0: on the validation mAP of the cpu profile (seed 0, single positive)
-    the grid a ∈ {0, 1, 2} x b ∈ {-1, 0} gave 76.7 at (0, 0) against 73.3-75.8 elsewhere, so
-    on the embedded scenes the val-selected OPML is ZLPR (the paper's Fig. 5 tunes (a, b) per
-    dataset the same way; its values are lost in our copy).
-    """
-    ab = {"a": float(a), "b": float(b)}
-    sp = {
-        "AN": ("an", {}),
-        "ZLPR": ("zlpr", {}),
-        "OPML": ("opml", dict(ab)),
-        "OPML+HR": ("opml", dict(ab, high_rank=True)),
-        "OPML+HR+LS": ("opml_sp", dict(ab, correction=False)),
-        "OPML+HR+LC": ("opml_sp", dict(ab, smoothing=False)),
-        "OPML-SP": ("opml_sp", dict(ab)),
-    }
-    if ab == {"a": 0.0, "b": 0.0}:
-        del sp["ZLPR"]
-    full = {"BCE (full)": ("full", {}), "OPML (full)": ("opml", dict(ab))}
-    if profile == "smoke":
-        sp = {k: sp[k] for k in ("AN", "OPML", "OPML+HR", "OPML-SP")}
-    return {"single_positive": sp, "full": full}

@@ -109,19 +109,16 @@ def plot_separation(curves: Mapping[str, Sequence[float]], ax=None):
     return ax
 
 
-def plot_unknown_histograms(results: Mapping[str, object], bins: int = 40, axes=None):
+def plot_unknown_histograms(confidences: Mapping[str, tuple], bins: int = 40, axes=None):
     """Fig. 3b/c: confidence histograms of hidden positives and true negatives among the
-    unknown training labels after the last epoch, one panel per tracked run."""
-    from ..analysis.gr_diagnostics import unknown_confidences
-
-    items = list(results.items())
+    unknown training labels, one panel per run: ``{label: (hidden, negatives)}`` arrays
+    (``chapters.gr.unknown_confidences_of``)."""
+    items = list(confidences.items())
     if axes is None:
         _, axes = plt.subplots(1, len(items), figsize=(4.5 * len(items), 3.2), squeeze=False)
         axes = axes[0]
     edges = np.linspace(0, 1, bins + 1)
-    for ax, (label, result) in zip(axes, items):
-        m = result.method
-        hidden, negatives = unknown_confidences(m.end_probs, m.observed, m.truth)
+    for ax, (label, (hidden, negatives)) in zip(axes, items):
         ax.hist(negatives, bins=edges, density=True, alpha=0.6, label="true negatives")
         ax.hist(hidden, bins=edges, density=True, alpha=0.6, label="hidden positives")
         ax.set_title(label)

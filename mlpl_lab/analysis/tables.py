@@ -1,0 +1,82 @@
+"""Tables of finished runs (stored runs or fit results): ``{label: [run per seed]}`` in, frames out.
+
+Every number is read at each run's best-val epoch (clean validation, as Cole et al., LL,
+GR Loss and LAGC select). With several seeds a table shows the mean and the sample standard
+deviation (``_std``, ddof = 1); one seed shows no spread.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping
+
+import numpy as np
+
+
+def values(runs, metric: str = "test_mAP") -> np.ndarray:
+    """``metric`` at the best-val epoch of each run (NaN where a run lacks it)."""
+    return np.array([float(r.best.get(metric, np.nan)) for r in runs], dtype=float)
+
+
+def mean_std(runs, metric: str = "test_mAP") -> tuple[float, float]:
+    v = values(runs, metric)
+    return float(np.nanmean(v)), (float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0)
+
+
+def results_table(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_CF1", "test_OF1")):
+    """A DataFrame, one row per label: each metric at the best-val epoch, mean (and std over
+    seeds when there are several), the seeds and the mean best epoch."""
+    import pandas as pd
+
+    rows = []
+    for label, runs in results.items():
+        row: Dict[str, Any] = {"method": label}
+        for m in metrics:
+            mean, std = mean_std(runs, m)
+            row[m.replace("test_", "")] = mean
+            if len(runs) > 1:
+                row[m.replace("test_", "") + "_std"] = std
+        row["seeds"] = len(runs)
+        row["best_epoch"] = float(np.mean([r.best_epoch + 1 for r in runs]))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("method")
+
+
+def best_metric(results: Mapping[str, List[Any]], metric: str = "test_mAP") -> Dict[str, float]:
+    """``{label: mean over seeds of metric at the best-val epoch}`` — what notebooks record."""
+    return {label: mean_std(runs, metric)[0] for label, runs in results.items()}
+
+
+def regimes_table(by_regime: Mapping[str, Mapping[str, List[Any]]], metric: str = "test_mAP"):
+    """Rows = regimes, columns = methods: ``metric`` at the best-val epoch (mean over seeds)."""
+    import pandas as pd
+
+    return pd.DataFrame({r: best_metric(res, metric) for r, res in by_regime.items()}).T
+
+
+def training_seconds(results: Mapping[str, List[Any]]) -> Dict[str, float]:
+    """``{label: seconds}`` of training + per-epoch evaluation (mean over seeds)."""
+    return {label: float(np.mean([sum(row.get("seconds", 0.0) for row in r.history) for r in runs]))
+            for label, runs in results.items()}
+
+
+def total_seconds(*result_sets) -> float:
+    """Wall time of every distinct run in nested result dicts (a reused run counts once)."""
+    seen = set()
+    total = 0.0
+
+    def walk(obj):
+        nonlocal total
+        if isinstance(obj, Mapping):
+            for v in obj.values():
+                walk(v)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                walk(v)
+        elif hasattr(obj, "history"):
+            key = getattr(getattr(obj, "spec", None), "key", None) or id(obj)
+            if key not in seen:
+                seen.add(key)
+                total += sum(row.get("seconds", 0.0) for row in obj.history)
+
+    for rs in result_sets:
+        walk(rs)
+    return total

@@ -1,0 +1,46 @@
+"""What every chapter does: turn ``{label: (method, hyperparameters)}`` into stored runs."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
+
+from ..profiles import Profile, get_profile
+from ..runner import build_splits, ensure_grid
+from ..store import StoredRun
+
+MethodSpec = Union[str, Tuple[str, Dict[str, Any]]]
+
+
+def as_profile(profile) -> Profile:
+    return get_profile(profile)
+
+
+def as_spec(m: MethodSpec) -> Tuple[str, Dict[str, Any]]:
+    return (m, {}) if isinstance(m, str) else (m[0], dict(m[1]))
+
+
+def specs_for(P: Profile, methods: Mapping[str, MethodSpec], regime: str = "single_positive",
+              regime_params: Mapping[str, Any] | None = None, seeds: Iterable[int] | None = None,
+              scene: Mapping[str, Any] | None = None, **train_overrides):
+    """``{label: [RunSpec per seed]}`` for one regime."""
+    seeds = list(P.seeds if seeds is None else seeds)
+    out = {}
+    for label, m in methods.items():
+        name, hp = as_spec(m)
+        out[label] = [P.spec(name, hp, regime, dict(regime_params or {}), seed=s, scene=scene,
+                             **train_overrides) for s in seeds]
+    return out
+
+
+def runs_for(P: Profile, methods: Mapping[str, MethodSpec], regime: str = "single_positive",
+             regime_params: Mapping[str, Any] | None = None, seeds: Iterable[int] | None = None,
+             scene: Mapping[str, Any] | None = None, label: str | None = None,
+             **train_overrides) -> Dict[str, List[StoredRun]]:
+    """``{label: [stored run per seed]}``: from the store, training what is missing."""
+    return ensure_grid(specs_for(P, methods, regime, regime_params, seeds, scene, **train_overrides),
+                       label=label)
+
+
+def splits_for(P: Profile, regime: str = "single_positive", regime_params=None, seed: int = 0,
+               scene: Mapping[str, Any] | None = None):
+    """The splits the runs of (regime, seed) train on."""
+    return build_splits(P.data_kwargs(**dict(scene or {})), regime, dict(regime_params or {}), seed)

@@ -1,0 +1,78 @@
+"""Notebook 03 — OPML: its method lists per profile, the runs and Table IV.
+
+Reconstructed parts of the paper and our confidence in each are documented in
+:mod:`mlpl_lab.methods.opml`.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+
+from .common import as_profile, runs_for, splits_for
+
+
+def method_specs(profile="cpu", a: float = 0.0, b: float = 0.0) -> Dict[str, Dict[str, tuple]]:
+    """The method lists of notebook 03 for a profile: {"single_positive": {...}, "full": {...}}.
+
+    Under ``single_positive``: AN, ZLPR, OPML(a, b), OPML-SP and the Table IV ablation
+    (OPML+HR, OPML+HR+LS, OPML+HR+LC); at a = b = 0 OPML *is* ZLPR, so the ZLPR run is left
+    out rather than trained twice.  Under ``full`` (splits built with regime "full"): the BCE
+    oracle (the ``full`` method) and OPML.  The ``smoke`` profile keeps AN, OPML, OPML+HR and
+    OPML-SP (and both full-label runs) so the notebook runs in seconds.
+
+    Default a = b = 0: on the validation mAP of the cpu profile (seed 0, single positive)
+    the grid a ∈ {0, 1, 2} x b ∈ {-1, 0} gave 76.7 at (0, 0) against 73.3-75.8 elsewhere, so
+    on the embedded scenes the val-selected OPML is ZLPR (the paper's Fig. 5 tunes (a, b) per
+    dataset the same way; its values are lost in our copy).
+    """
+    ab = {"a": float(a), "b": float(b)}
+    sp = {
+        "AN": ("an", {}),
+        "ZLPR": ("zlpr", {}),
+        "OPML": ("opml", dict(ab)),
+        "OPML+HR": ("opml", dict(ab, high_rank=True)),
+        "OPML+HR+LS": ("opml_sp", dict(ab, correction=False)),
+        "OPML+HR+LC": ("opml_sp", dict(ab, smoothing=False)),
+        "OPML-SP": ("opml_sp", dict(ab)),
+    }
+    if ab == {"a": 0.0, "b": 0.0}:
+        del sp["ZLPR"]
+    full = {"BCE (full)": ("full", {}), "OPML (full)": ("opml", dict(ab))}
+    if as_profile(profile).name == "smoke":
+        sp = {k: sp[k] for k in ("AN", "OPML", "OPML+HR", "OPML-SP")}
+    return {"single_positive": sp, "full": full}
+
+
+def run(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive", seed: int = 0):
+    """``(splits, single-positive runs, full-label runs)``."""
+    P = as_profile(profile)
+    specs = method_specs(P, a=a, b=b)
+    splits = splits_for(P, regime, {}, seed)
+    sp = runs_for(P, specs["single_positive"], regime, seeds=[seed], label="03 OPML")
+    full = runs_for(P, specs["full"], "full", seeds=[seed], label="03 OPML full labels")
+    return splits, sp, full
+
+
+def ablation_table(results, metric: str = "test_mAP"):
+    """Table IV's shape: one row per OPML run with ✓ marks for the parts switched on
+    (high-rank, label smoothing, label correction) and ``metric`` at the best-val epoch
+    (mean over seeds). Runs that are not OPML methods (AN, ZLPR, ...) are left out."""
+    import pandas as pd
+
+    defaults = {"opml": (False, False, False), "opml_sp": (True, True, True)}
+    rows = {}
+    for label, runs in results.items():
+        spec = runs[0].spec
+        if spec.method not in defaults:
+            continue
+        hr, ls, lc = defaults[spec.method]
+        hp = spec.method_params
+        mark = lambda on: "✓" if on else ""  # noqa: E731
+        rows[label] = {"OPML": "✓", "high-rank": mark(hp.get("high_rank", hr)),
+                       "smoothing": mark(hp.get("smoothing", ls)),
+                       "correction": mark(hp.get("correction", lc)),
+                       metric.replace("test_", ""): float(np.mean([r.best[metric] for r in runs]))}
+    if not rows:
+        raise ValueError("no OPML runs in these results")
+    return pd.DataFrame(rows).T

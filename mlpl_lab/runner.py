@@ -1,0 +1,223 @@
+"""Turn run specs into stored runs: build the data, train once, keep the result on disk.
+
+``ensure(specs)`` is what chapters and the benchmark call: every spec already in the store is
+read back (no training); the others are trained one after another — two torch jobs at once
+are several times slower on 2 cores — saved, and their networks dropped, so memory stays
+flat however many runs a notebook needs. Progress goes to a tqdm bar in a notebook and, when
+``mlpl-lab report`` runs the notebook, to its terminal (``MLPL_LAB_PROGRESS_FILE``): which
+notebook, which run, which epoch, and an estimate of the time left.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from .labels import check_seed
+from .paths import cache_dir
+from .store import RunSpec, RunStore, StoredRun
+
+#: env var naming a file the runner appends progress lines to (set by ``mlpl-lab report``)
+PROGRESS_FILE_ENV = "MLPL_LAB_PROGRESS_FILE"
+#: env var with the label of the notebook being run (set by ``mlpl-lab report``)
+CHAPTER_ENV = "MLPL_LAB_CHAPTER"
+
+_SPLITS_CACHE: Dict[str, Any] = {}
+
+
+def build_splits(spec_or_data, regime: str | None = None, regime_params=None, seed: int | None = None,
+                 cache: bool = True):
+    """The train/val/test splits of a spec (or of a data dict + regime + seed). Cached in
+    memory for the process and on disk under ``data/cache`` (scene sets)."""
+    from .data import make_splits
+
+    if isinstance(spec_or_data, RunSpec):
+        spec = spec_or_data
+        data, regime, regime_params, seed = spec.data, spec.regime, spec.regime_params, spec.seed
+    else:
+        data = dict(spec_or_data)
+        regime = regime or "single_positive"
+    seed = check_seed(seed, "seed")
+    regime_params = dict(regime_params or {})
+    import json
+
+    key = json.dumps([data, regime, regime_params, seed], sort_keys=True, default=str)
+    if key not in _SPLITS_CACHE:
+        if len(_SPLITS_CACHE) > 24:
+            _SPLITS_CACHE.clear()
+        _SPLITS_CACHE[key] = make_splits(seed=seed, regime=regime, regime_params=regime_params,
+                                         cache_dir=str(cache_dir()) if cache else None, **data)
+    return _SPLITS_CACHE[key]
+
+
+def config_of(spec: RunSpec, **runtime):
+    """The :class:`~mlpl_lab.train.TrainConfig` of a spec (``runtime``: device, progress, ...)."""
+    from .train import TrainConfig
+
+    fields = dict(spec.train)
+    if "probes" in fields:
+        fields["probes"] = tuple(fields["probes"])
+    return TrainConfig(**fields, seed=spec.seed, **runtime)
+
+
+def validate(spec: RunSpec) -> None:
+    """Fail now, before any training, on an unknown method, hyperparameter, regime or setting."""
+    from .labels import regime as build_regime
+    from .methods import build_method
+
+    check_seed(spec.seed, "seed")
+    build_method(spec.method, **spec.method_params)
+    build_regime(spec.regime, **spec.regime_params)
+    config_of(spec).validate()
+    if spec.init_from is not None:
+        validate(spec.init_from)
+
+
+def load_method(run: StoredRun, device: str = "cpu"):
+    """Rebuild a stored run's method with its best-val weights (and final label state)."""
+    from .methods import build_method
+    from .train import prepare
+
+    spec = run.spec
+    splits = build_splits(spec)
+    method = build_method(spec.method, **spec.method_params)
+    prepare(method, splits.train, config_of(spec, device=device, progress=False))
+    blob = run.weights()
+    method.load_weights_state(blob["weights"])
+    if blob.get("extra"):
+        method.load_extra_state(blob["extra"])
+    method.train(False)
+    return method
+
+
+def initial_method(spec: RunSpec, device: str = "cpu"):
+    """The method of ``spec`` before any training (same initialisation as the run)."""
+    from .methods import build_method
+    from .train import prepare
+
+    splits = build_splits(spec)
+    method = build_method(spec.method, **spec.method_params)
+    prepare(method, splits.train, config_of(spec, device=device, progress=False))
+    method.train(False)
+    return method
+
+
+class Progress:
+    """Where the runner reports: a file ``mlpl-lab report`` tails, or the notebook."""
+
+    def __init__(self, total: int, label: str | None = None):
+        self.total = total
+        self.label = label or os.environ.get(CHAPTER_ENV, "")
+        self.path = os.environ.get(PROGRESS_FILE_ENV)
+        self.done = 0
+        self.epoch_seconds: List[float] = []
+        self.t0 = time.perf_counter()
+
+    def _eta(self, epochs_left_here: int, runs_left: int, epochs_per_run: int) -> float | None:
+        if not self.epoch_seconds:
+            return None
+        per_epoch = sum(self.epoch_seconds[-16:]) / len(self.epoch_seconds[-16:])
+        return per_epoch * (epochs_left_here + runs_left * epochs_per_run)
+
+    def emit(self, text: str) -> None:
+        if self.path:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(text + "\n")
+
+    def epoch(self, i: int, spec: RunSpec, row: Dict[str, Any], epochs: int, runs_left: int) -> None:
+        self.epoch_seconds.append(float(row.get("seconds", 0.0)))
+        eta = self._eta(epochs - int(row["epoch"]), runs_left, epochs)
+        eta_s = "?" if eta is None else _fmt_seconds(eta)
+        self.emit(f"[{self.label}] run {i}/{self.total} {spec.describe()}: epoch {row['epoch']}/{epochs}"
+                  f" val mAP {row['val_mAP']:.1f} · about {eta_s} left")
+
+    def note(self, text: str) -> None:
+        self.emit(f"[{self.label}] {text}")
+
+
+def _fmt_seconds(s: float) -> str:
+    s = max(0.0, s)
+    return f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
+
+
+def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | None = None,
+            index: int = 1, runs_left: int = 0) -> StoredRun:
+    """Train ``spec`` now and store it (use :func:`ensure` to reuse stored runs)."""
+    from .methods import build_method
+    from .train import fit
+
+    store = store or RunStore()
+    splits = build_splits(spec)
+    init = None
+    if spec.init_from is not None:
+        init = ensure([spec.init_from], store=store, quiet=True)[0].method
+    method = build_method(spec.method, **spec.method_params)
+    config = config_of(spec)
+    cb = None
+    if progress is not None:
+        def cb(row):
+            progress.epoch(index, spec, row, config.epochs, runs_left)
+    result = fit(method, splits.train, splits.val, splits.test, config, init_from=init,
+                 desc=spec.describe(), on_epoch=cb)
+    weights = _to_cpu(result.method.weights_state())
+    extra = _to_cpu(result.method.extra_state())
+    path = store.put(spec, result.history, result.best_epoch, result.initial, weights, extra)
+    del result, method
+    run = store.get(spec, loader=load_method)
+    if run is None:  # e.g. a --fresh window set in the future: serve what was just written
+        raise RuntimeError(f"the run store at {path} did not return the run just written")
+    return run
+
+
+def _to_cpu(obj):
+    import torch
+
+    if torch.is_tensor(obj):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
+
+
+def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str | None = None,
+           quiet: bool = False) -> List[StoredRun]:
+    """Stored runs of ``specs`` (same order): read from the store, or trained and stored.
+
+    Every spec is validated first, so a typo fails before any training. Duplicate specs are
+    trained once.
+    """
+    store = store or RunStore()
+    specs = list(specs)
+    for spec in specs:
+        if not isinstance(spec, RunSpec):
+            raise TypeError(f"ensure() takes RunSpecs, got {type(spec).__name__}")
+        validate(spec)
+    unique: Dict[str, RunSpec] = {}
+    for spec in specs:
+        unique.setdefault(spec.key, spec)
+    found = {k: store.get(s, loader=load_method) for k, s in unique.items()}
+    todo = [s for k, s in unique.items() if found[k] is None]
+    progress = Progress(len(todo), label) if todo else None
+    if progress is not None and not quiet:
+        progress.note(f"{len(unique) - len(todo)} of {len(unique)} runs stored; training {len(todo)}")
+    for i, spec in enumerate(todo, start=1):
+        t0 = time.perf_counter()
+        found[spec.key] = execute(spec, store, progress, index=i, runs_left=len(todo) - i)
+        if progress is not None:
+            progress.note(f"run {i}/{len(todo)} {spec.describe()} done in "
+                          f"{_fmt_seconds(time.perf_counter() - t0)}")
+    return [found[s.key] for s in specs]
+
+
+def ensure_grid(specs: Dict[Any, Iterable[RunSpec]], store: RunStore | None = None,
+                label: str | None = None) -> Dict[Any, List[StoredRun]]:
+    """``{label: [specs per seed]}`` -> ``{label: [stored runs per seed]}``, trained in one pass
+    (one progress estimate for the whole grid)."""
+    flat = [(k, s) for k, ss in specs.items() for s in ss]
+    runs = ensure([s for _, s in flat], store=store, label=label)
+    out: Dict[Any, List[StoredRun]] = {k: [] for k in specs}
+    for (k, _), run in zip(flat, runs):
+        out[k].append(run)
+    return out
