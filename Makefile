@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test report setup clean benchmark
+.PHONY: test report setup clean clean-runs benchmark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ report: $(STAMP)
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scenes.py
 	$(BIN)/python benchmarks/bench_training.py
+	$(BIN)/python benchmarks/bench_loop.py
+
+clean-runs: $(STAMP)
+	$(BIN)/mlpl-lab store --clear
 
 clean:
-	rm -rf $(VENV) $(REPORT_DIR) data/cache
+	rm -rf $(VENV) $(REPORT_DIR) data/cache data/runs

@@ -330,6 +330,7 @@ def _data_fingerprint(observed: torch.Tensor) -> str:
 def _run_fingerprint(method: Method, config: TrainConfig, observed: torch.Tensor) -> Dict[str, Any]:
     ident = config.identity()
     ident.pop("epochs")
+    ident.pop("seed")  # checked on its own
     return {"method": method.name, "hparams": repr(sorted(method.hparams.items())),
             "config": repr(sorted(ident.items())), "seed": config.seed,
             "train_set": _data_fingerprint(observed)}

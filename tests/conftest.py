@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
 os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
+# the test session gets its own run store and scene cache (the notebooks run in kernels that
+# inherit this environment), so tests never read or write the user's data/ folder
+_DATA = tempfile.mkdtemp(prefix="mlpl-lab-test-data-")
+os.environ["MLPL_LAB_DATA"] = _DATA
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_DATA, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

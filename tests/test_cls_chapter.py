@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from mlpl_lab.methods.cls_chapter import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
-                                          heads_table, margins, method_specs, sensitivity_table, table2,
-                                          training_seconds)
+from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
+                                          heads_table, left_out, margins, method_specs, sensitivity_table,
+                                   table2, training_seconds)
 
 
 class Fake:
@@ -28,10 +28,12 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
     assert cpu.E_k == 4 and smoke.E_k == 1 and gpu.E_k == 10
-    assert cpu.table_regimes == tuple(REGIMES) and cpu.family_regimes == ("single positive",)
-    # cpu: 4 AN + 4 CLS + 3 family + CLS-H, CLS-L + one new run per sweep
-    assert cpu.planned_runs() == {"runs": 15, "network_trainings": 26}
-    assert smoke.planned_runs()["network_trainings"] < cpu.planned_runs()["network_trainings"]
+    assert cpu.table_regimes == ("drop 50 %", "single positive")
+    assert cpu.family_regimes == ("single positive",)
+    # cpu: 2 AN + 2 CLS + 3 family + CLS-H, CLS-L; the sweeps keep only their reused points
+    assert cpu.planned_runs() == {"runs": 9, "network_trainings": 16}
+    assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
+    assert "drop 25 % (AN, CLS)" in left_out(cpu) and left_out(gpu) == []
     assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 3
     assert "E_k = T_k = 4" in cpu.describe()
 

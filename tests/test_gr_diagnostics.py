@@ -15,9 +15,9 @@ import torch  # noqa: E402
 from scipy.stats import wasserstein_distance  # noqa: E402
 
 from mlpl_lab.analysis import gr_diagnostics as D  # noqa: E402
-from mlpl_lab.analysis.gr_chapter import (ablation_table, expected_positives,  # noqa: E402
-                                          gr_ablation_methods, gr_notebook_methods,
-                                          training_seconds)
+from mlpl_lab.analysis.tables import training_seconds  # noqa: E402
+from mlpl_lab.chapters import gr as chapter  # noqa: E402
+from mlpl_lab.chapters.gr import ablation_table, expected_positives  # noqa: E402
 from mlpl_lab.methods import METHODS, build_method  # noqa: E402
 from mlpl_lab.train import TrainConfig, fit  # noqa: E402
 from mlpl_lab.viz import gr_plots  # noqa: E402
@@ -61,31 +61,38 @@ def test_eq6_and_label_frequency():
     assert D.label_frequency(obs, truth) == pytest.approx(0.5)
 
 
-def test_tracker_records_without_changing_training(tiny_splits):
-    cfg = TrainConfig(epochs=2, batch_size=32, model="small_cnn", model_kwargs={"width": 8},
-                      progress=False)
-    plain = fit("gr", tiny_splits.train, tiny_splits.val, tiny_splits.test, cfg)
-    tracked = fit(D.SeparationTracker(build_method("gr")), tiny_splits.train, tiny_splits.val,
-                  tiny_splits.test, cfg)
-    assert [r["test_mAP"] for r in tracked.history] == [r["test_mAP"] for r in plain.history]
-    curve = D.separation_curve(tracked)
+def test_separation_probe_records_without_changing_training(tiny_splits):
+    """The loop's separation probe: same training with and without it; its values equal the
+    W1 formula on the probed subset (an independent scipy oracle)."""
+    cfg = dict(epochs=2, batch_size=32, model="small_cnn", model_kwargs={"width": 8}, progress=False)
+    plain = fit("gr", tiny_splits.train, tiny_splits.val, tiny_splits.test, TrainConfig(**cfg))
+    probed = fit("gr", tiny_splits.train, tiny_splits.val, tiny_splits.test,
+                 TrainConfig(**cfg, probes=("separation",), probe_size=48))
+    assert [r["test_mAP"] for r in probed.history] == [r["test_mAP"] for r in plain.history]
+    assert "train_separation" not in plain.history[0]
+    curve = [probed.initial["separation"]] + [r["train_separation"] for r in probed.history]
     assert len(curve) == 3 and all(np.isfinite(curve))
-    check = D.assumption_check(tracked, bins=5)
-    assert set(check) == {"start", "end"} and check["end"]["count"].sum() > 0
-    assert tracked.method.schedule == "paper"  # the wrapped method's state is reachable
-    with pytest.raises(ValueError, match="not tracked"):
-        D.separation_curve(plain)
+    from mlpl_lab.train import predict_dataset
+
+    tr = tiny_splits.train
+    probs = predict_dataset(probed.method, tr, torch.device("cpu"))[:48]
+    obs, y = tr.observed[:48], tr.labels[:48]
+    unk = obs == -1
+    want = wasserstein_distance(probs[unk & (y == 1)].numpy(), probs[unk & (y == 0)].numpy())
+    best = probed.history[probed.best_epoch]["train_separation"]
+    assert best == pytest.approx(want, rel=1e-5)  # the restored best-epoch weights
 
 
 def test_chapter_method_lists(tiny_splits):
-    for profile in ("smoke", "cpu"):
-        methods = gr_notebook_methods(profile, tiny_splits)
+    for profile in ("smoke", "cpu", "gpu"):
+        methods = chapter.methods(profile, tiny_splits)
         for spec in methods.values():
             name, hp = (spec, {}) if isinstance(spec, str) else spec
             build_method(name, **hp)
         assert "GR" in methods and "AN" in methods
-        assert all(n in METHODS for n in gr_ablation_methods(profile).values())
-    assert len(gr_notebook_methods("cpu", tiny_splits)) == 12
+        assert all(chapter.ABLATION_LABELS[r] in METHODS for r in chapter.ABLATION_ROWS[profile])
+        assert set(methods) | set(chapter.left_out(profile)) == set(chapter.ZOO_ALL)
+    assert len(chapter.methods("gpu", tiny_splits)) == 12
     assert expected_positives(tiny_splits) == pytest.approx(float(tiny_splits.val.labels.sum(1).float().mean()))
 
 
@@ -115,13 +122,17 @@ def test_plot_curves_come_from_the_registered_losses():
 
 
 def test_plots_draw(tiny_splits):
-    cfg = TrainConfig(epochs=1, batch_size=32, model="small_cnn", model_kwargs={"width": 8},
-                      progress=False)
-    r = fit(D.SeparationTracker(build_method("an")), tiny_splits.train, tiny_splits.val,
-            tiny_splits.test, cfg)
+    g = torch.Generator().manual_seed(0)
+    probs = torch.rand(64, 20, generator=g)
+    check = {"start": D.fn_rate_by_confidence(probs, tiny_splits.train.observed, tiny_splits.train.labels),
+             "end": D.fn_rate_by_confidence(probs ** 2, tiny_splits.train.observed, tiny_splits.train.labels)}
     gr_plots.plot_l3_curves()
     gr_plots.plot_unknown_gradients()
-    gr_plots.plot_assumption_check(D.assumption_check(r), a=0.5)
-    gr_plots.plot_separation({"AN": D.separation_curve(r)})
-    gr_plots.plot_unknown_histograms({"AN": r})
+    axes = gr_plots.plot_assumption_check(check, a=0.5)
+    assert len(axes) >= 2 and all(ax.has_data() for ax in axes[:2])
+    ax = gr_plots.plot_separation({"AN": [0.1, 0.2, 0.3]})
+    assert ax.lines[0].get_ydata().tolist() == [0.1, 0.2, 0.3]
+    hidden, neg = D.unknown_confidences(probs, tiny_splits.train.observed, tiny_splits.train.labels)
+    axes = gr_plots.plot_unknown_histograms({"AN": (hidden, neg)})
+    assert len(axes[0].patches) > 0
     plt.close("all")

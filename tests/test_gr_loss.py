@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mlpl_lab import losses
-from mlpl_lab.losses.framework import table1
+from mlpl_lab.chapters.gr import table1
 from mlpl_lab.losses.gr import gr_schedule
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.gr import ABLATIONS, GRMethod

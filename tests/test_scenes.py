@@ -180,8 +180,62 @@ def test_cache_round_trip(tmp_path):
     c = make_scenes(60, seed=7, noise=0.02, cache_dir=tmp_path)
     assert not c.from_cache and len(list(tmp_path.glob("*.pt"))) == 2
     files[0].write_bytes(b"corrupt")  # a damaged cache file is regenerated, not fatal
-    d = make_scenes(60, seed=7, cache_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        d = make_scenes(60, seed=7, cache_dir=tmp_path)
     assert not d.from_cache and torch.equal(d.images, a.images)
+
+
+def _rewrite_cache(path, **changes):
+    blob = torch.load(path, weights_only=True)
+    blob.update(changes)
+    torch.save(blob, path)
+
+
+def test_a_cache_that_does_not_match_is_regenerated(tmp_path):
+    a = make_scenes(40, seed=3, cache_dir=tmp_path)
+    path = next(tmp_path.glob("*.pt"))
+    blob = torch.load(path, weights_only=True)
+    # fewer images than the parameters say
+    _rewrite_cache(path, images_u8=blob["images_u8"][:30], labels=blob["labels"][:30])
+    with pytest.warns(RuntimeWarning, match="does not match"):
+        b = make_scenes(40, seed=3, cache_dir=tmp_path)
+    assert not b.from_cache and torch.equal(b.images, a.images)
+    # same shape, one pixel changed: the stored checksum catches it
+    u8 = torch.load(path, weights_only=True)["images_u8"].clone()
+    u8[0, 0, 0, 0] ^= 1
+    _rewrite_cache(path, images_u8=u8)
+    with pytest.warns(RuntimeWarning, match="checksum"):
+        c = make_scenes(40, seed=3, cache_dir=tmp_path)
+    assert not c.from_cache and torch.equal(c.images, a.images)
+    assert make_scenes(40, seed=3, cache_dir=tmp_path).from_cache  # rewritten, good again
+
+
+def test_an_unwritable_cache_warns_and_keeps_the_data(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache folder should be")
+    with pytest.warns(RuntimeWarning, match="could not write the scene cache"):
+        s = make_scenes(20, seed=1, cache_dir=blocker / "cache")
+    assert s.images.shape[0] == 20 and not s.from_cache
+
+
+@pytest.mark.parametrize("seed, err", [(None, ValueError), (1.5, TypeError), (-1, ValueError),
+                                       (2**32, ValueError), (True, TypeError)])
+def test_bad_seeds_are_refused_everywhere(seed, err):
+    from mlpl_lab import labels as L
+    from mlpl_lab.data import make_splits
+
+    Y = torch.tensor([[1, 0, 1], [0, 1, 0]])
+    for regime in (L.full, L.single_positive):
+        with pytest.raises(err, match="seed"):
+            regime(Y, seed=seed)
+    for regime, kw in ((L.drop_positives, {"alpha": 0.5}), (L.known_proportion, {"p": 0.5}),
+                       (L.positives_only, {"p": 0.5})):
+        with pytest.raises(err, match="seed"):
+            regime(Y, seed=seed, **kw)
+    with pytest.raises((TypeError, ValueError), match="seed"):
+        make_scenes(4, seed=seed)
+    with pytest.raises((TypeError, ValueError), match="seed"):
+        make_splits(8, 4, 4, seed=seed)
 
 
 # ----------------------------------------------------------------------------- args

@@ -24,9 +24,13 @@ def random_translate(x: torch.Tensor, pad: int = 2) -> torch.Tensor:
         return x
     b, _, h, w = x.shape
     padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")
-    dx = torch.randint(0, 2 * pad + 1, (b,)).tolist()
-    dy = torch.randint(0, 2 * pad + 1, (b,)).tolist()
-    return torch.stack([padded[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w] for i in range(b)])
+    dx = torch.randint(0, 2 * pad + 1, (b,)).to(x.device)
+    dy = torch.randint(0, 2 * pad + 1, (b,)).to(x.device)
+    # one gather for the whole batch: image i is padded[i, :, dy_i : dy_i + h, dx_i : dx_i + w]
+    rows = (dy[:, None] + torch.arange(h, device=x.device))[:, :, None]
+    cols = (dx[:, None] + torch.arange(w, device=x.device))[:, None, :]
+    batch = torch.arange(b, device=x.device)[:, None, None]
+    return padded.permute(0, 2, 3, 1)[batch, rows, cols].permute(0, 3, 1, 2).contiguous()
 
 
 def cutout(x: torch.Tensor, size_fraction: float = 0.35, p: float = 0.5) -> torch.Tensor:

@@ -54,13 +54,21 @@ def accepts(fn: Callable, keyword: str) -> bool:
 
 
 def check_inputs(logits: torch.Tensor, labels: torch.Tensor) -> None:
-    """Shared argument checks: same (N, C) shape, floating logits, labels in {1, 0, -1}."""
+    """Shared argument checks: tensors, same non-empty (N, C) shape, floating logits, labels in
+    {1, 0, -1}."""
+    for name, value in (("logits", logits), ("labels", labels)):
+        if not torch.is_tensor(value):
+            raise TypeError(f"{name} must be a torch tensor, got {type(value).__name__}; convert "
+                            f"with torch.as_tensor({name})")
     if logits.ndim != 2:
         raise ValueError(f"logits must be (N, C), got shape {tuple(logits.shape)}")
     if labels.shape != logits.shape:
         raise ValueError(
             f"labels shape {tuple(labels.shape)} does not match logits shape {tuple(logits.shape)}"
         )
+    if logits.numel() == 0:
+        raise ValueError(f"empty batch: logits have shape {tuple(logits.shape)}; a loss needs at "
+                         "least one image and one class")
     if not torch.is_floating_point(logits):
         raise TypeError(f"logits must be a floating tensor, got {logits.dtype}")
     bad = (labels != 1) & (labels != 0) & (labels != -1)

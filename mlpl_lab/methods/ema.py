@@ -42,9 +42,12 @@ class EMA:
     @torch.no_grad()
     def update(self, net: nn.Module) -> None:
         d = self.decay
-        ema_state = self.module.state_dict()
-        for key, value in net.state_dict().items():
-            target = ema_state[key]
+        # parameters() and buffers() visit each tensor once, even when a module is reachable
+        # under two names (``last_conv`` is also inside ``backbone``): a state_dict would
+        # update such tensors twice per step
+        pairs = list(zip(self.module.parameters(), net.parameters())) + \
+            list(zip(self.module.buffers(), net.buffers()))
+        for target, value in pairs:
             if target.dtype.is_floating_point:
                 target.mul_(d).add_(value.detach().to(target.dtype), alpha=1.0 - d)
             else:

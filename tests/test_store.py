@@ -1,0 +1,144 @@
+"""The run store and the runner: a spec is trained once, served from disk after, and a
+changed spec or library source misses the store."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+
+from mlpl_lab import metrics, runner, store
+from mlpl_lab.profiles import get_profile
+from mlpl_lab.train import predict_dataset
+
+
+@pytest.fixture
+def data_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv(store.FRESH_ENV, raising=False)
+    runner._SPLITS_CACHE.clear()
+    return tmp_path
+
+
+@pytest.fixture
+def P():
+    return get_profile("smoke", n_train=96, n_val=48, n_test=48, epochs=2, batch_size=32,
+                       model_kwargs={"width": 4}, seeds=[0, 1])
+
+
+def count_fits(monkeypatch):
+    calls = []
+    import mlpl_lab.train as train
+
+    real = train.fit
+
+    def counting(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(train, "fit", counting)
+    return calls
+
+
+def test_second_request_is_served_without_training(data_root, P, monkeypatch):
+    calls = count_fits(monkeypatch)
+    spec = P.spec("an")
+    first = runner.ensure([spec])[0]
+    assert len(calls) == 1 and (data_root / "runs" / spec.key / "weights.pt").exists()
+    again = runner.ensure([spec, P.spec("an")])  # an equal spec built anew
+    assert len(calls) == 1
+    assert again[0].history == first.history and again[1].best_epoch == first.best_epoch
+
+
+def test_a_changed_spec_or_source_misses_the_store(data_root, P, monkeypatch):
+    calls = count_fits(monkeypatch)
+    runner.ensure([P.spec("an")])
+    runner.ensure([P.spec("an", seed=1)])
+    runner.ensure([P.spec("an", lr=1e-2)])
+    runner.ensure([P.spec("gr", {"q2": 0.02})])
+    assert len(calls) == 4
+    monkeypatch.setitem(store._FINGERPRINT, "value", "edited-source")
+    assert store.RunStore().get(P.spec("an")) is None  # a code change never serves a stale run
+    runner.ensure([P.spec("an")])
+    assert len(calls) == 5
+
+
+def test_the_oracle_is_one_run_for_every_regime(data_root, P):
+    a = P.spec("full", regime="single_positive")
+    b = P.spec("full", regime="drop_positives", regime_params={"alpha": 0.5})
+    assert a == b and a.key == b.key and a.regime == "full"
+
+
+def test_seed_draws_split_labels_and_initialisation(data_root, P):
+    s0, s1 = runner.build_splits(P.spec("an", seed=0)), runner.build_splits(P.spec("an", seed=1))
+    assert not torch.equal(s0.train.images, s1.train.images)
+    assert not torch.equal(s0.train.observed, s1.train.observed)
+
+
+def test_stored_weights_are_the_best_epoch(data_root, P):
+    run = runner.ensure([P.spec("an", lr=3e-2, epochs=3)])[0]
+    assert run._method is None  # nothing loaded until asked
+    splits = runner.build_splits(run.spec)
+    probs = predict_dataset(run.method, splits.val, torch.device("cpu"))
+    assert metrics.mean_average_precision(probs, splits.val.labels) == pytest.approx(run.best["val_mAP"], abs=1e-4)
+    run.release()
+    assert run._method is None
+    summary = json.loads((run.path / "summary.json").read_text())
+    assert summary["best_epoch"] == run.best_epoch and summary["test_mAP"] == run.best["test_mAP"]
+
+
+def test_an_interrupted_write_leaves_nothing(data_root, P, monkeypatch):
+    spec = P.spec("an")
+    st = store.RunStore()
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(torch, "save", boom)
+    with pytest.raises(KeyboardInterrupt):
+        st.put(spec, [{"epoch": 1, "val_mAP": 1.0}], 0, {}, {"networks": {}})
+    assert st.get(spec) is None
+    assert not any(p.name.startswith(".tmp") for p in st.root.iterdir())
+
+
+def test_fresh_ignores_runs_made_before(data_root, P, monkeypatch):
+    calls = count_fits(monkeypatch)
+    runner.ensure([P.spec("an")])
+    import time
+
+    monkeypatch.setenv(store.FRESH_ENV, str(time.time()))
+    runner.ensure([P.spec("an")])
+    runner.ensure([P.spec("an")])  # made after --fresh started: served
+    assert len(calls) == 2
+
+
+def test_clear_and_bad_specs_fail_before_training(data_root, P, monkeypatch):
+    calls = count_fits(monkeypatch)
+    with pytest.raises(ValueError, match="unknown method"):
+        runner.ensure([P.spec("an"), P.spec("nope")])
+    with pytest.raises(TypeError):
+        runner.ensure([P.spec("an"), P.spec("gr", {"q9": 1})])
+    with pytest.raises(ValueError, match="seed"):
+        runner.ensure([P.spec("an"), P.spec("an", seed=-1)])
+    assert calls == []
+    runner.ensure([P.spec("an")])
+    assert store.RunStore().clear() == 1 and store.RunStore().get(P.spec("an")) is None
+
+
+def test_a_second_stage_starts_from_the_first(data_root, P, monkeypatch):
+    calls = count_fits(monkeypatch)
+    stage1 = P.spec("an")
+    stage2 = P.spec("an", lr=1e-9, init_from=stage1)
+    runs = runner.ensure([stage2])
+    assert len(calls) == 2  # stage one first, then stage two
+    s1 = store.RunStore().get(stage1, loader=runner.load_method)
+    w1 = s1.method.net.state_dict()["head.fc.weight"]
+    w2 = runs[0].method.net.state_dict()["head.fc.weight"]
+    assert torch.allclose(w1, w2, atol=1e-5)
+
+
+def test_data_location_follows_the_environment(data_root):
+    from mlpl_lab.paths import cache_dir, runs_dir
+
+    assert runs_dir() == data_root / "runs" and cache_dir() == data_root / "cache"
