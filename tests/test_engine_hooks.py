@@ -196,3 +196,11 @@ def test_losses_refuse_numpy_and_empty_batches():
             fn(s, y.numpy())
         with pytest.raises(ValueError, match="empty batch"):
             fn(torch.zeros(0, 3), torch.zeros(0, 3, dtype=torch.long))
+
+
+def test_every_registered_loss_refuses_numpy_input():
+    s, y = torch.zeros(4, 3), torch.zeros(4, 3, dtype=torch.long)
+    y[:, 0] = 1
+    for name, fn in sorted(losses.LOSSES.items()):
+        with pytest.raises(TypeError, match="torch tensor"):
+            fn(s.numpy(), y)

@@ -6,6 +6,11 @@ index wins** (a stable sort), so a selection never depends on the sort implement
 the device. Non-candidates are never selected; ``k`` larger than the number of candidates
 selects every candidate. Works on any shape (entries are ranked over the flattened tensor)
 or per column with ``dim=0`` (each column ranked on its own, ``k`` a scalar or a (C,) tensor).
+
+Used by CLS's label selection and the co-teaching family's sample selection, EN's
+pseudo-negatives, APL's rounds and OPML's label correction. The one selection that does not
+use it is LL's loss rejection (``losses/large_loss.py``), which, as its official code does,
+keeps the losses strictly above the k-th largest value (a threshold, not a top-k set).
 """
 from __future__ import annotations
 
