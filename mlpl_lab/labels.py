@@ -460,15 +460,26 @@ def _keep_count(k: int, alpha: float) -> int:
     return max(1, math.floor((1 - a) * k + Fraction(1, 2)))
 
 
-def drop_positives(Y: Matrix, alpha: float, seed: int = 0) -> Matrix:
-    """Drop a proportion ``alpha`` of each image's positives (CLS protocol).
+DROP_PROTOCOLS = ("per_label", "per_image_keep_one")
 
-    CLS (Lyu et al., "Co-Label Selection", AAAI 2025) builds partial labels by removing a
-    fraction alpha of the positive labels.  Here each image with k > 0 positives keeps
-    ``max(1, floor((1 - alpha) * k + 0.5))`` of them -- half-up rounding, and at least one
-    so that every image stays labelled -- chosen uniformly at random without replacement;
-    everything else (dropped positives and all negatives) is UNK.  Rows without positives
-    stay all UNK.  Uses ``numpy.random.default_rng(seed)``; the global RNG is untouched.
+
+def drop_positives(Y: Matrix, alpha: float, seed: int = 0, protocol: str = "per_label") -> Matrix:
+    """Drop a proportion ``alpha`` of the positive labels (CLS protocol).
+
+    CLS (Lyu et al., AAAI 2025) follows Chen et al. (2021b, ML-GCN TPAMI): "randomly drop a
+    proportion of positive labels". Two protocols:
+
+    * ``"per_label"`` (default, the papers'): of the P positive entries of the whole matrix,
+      ``round(alpha * P)`` (half up) chosen uniformly at random without replacement become
+      UNK. Labels, not images, are the unit: an image may lose all its positives (its row
+      is then all UNK), and the mean observed positives per image falls linearly with alpha.
+    * ``"per_image_keep_one"`` (the lab's first protocol, kept as an option): each image with
+      k > 0 positives keeps ``max(1, floor((1 - alpha) * k + 0.5))`` of them. With 1–4 objects
+      per image this keeps exactly one positive at alpha = 0.75 — the single-positive regime
+      under another name.
+
+    Everything else (dropped positives and all negatives) is UNK. Uses
+    ``numpy.random.default_rng(seed)``; the global RNG is untouched.
 
     Parameters
     ----------
@@ -476,6 +487,7 @@ def drop_positives(Y: Matrix, alpha: float, seed: int = 0) -> Matrix:
     alpha: fraction of positives to drop, in [0, 1).  (alpha=0 keeps every positive but
         still hides the negatives.)
     seed: seed of the local generator.
+    protocol: ``"per_label"`` or ``"per_image_keep_one"``.
 
     Returns
     -------
@@ -483,11 +495,21 @@ def drop_positives(Y: Matrix, alpha: float, seed: int = 0) -> Matrix:
     """
     seed = check_seed(seed)
     alpha = _check_prob("alpha", alpha, low_open=False, high_open=True)
+    if protocol not in DROP_PROTOCOLS:
+        raise ValueError(f"protocol must be one of {DROP_PROTOCOLS}, got {protocol!r}")
     arr = _as_binary(Y)
     N, C = arr.shape
+    rng = np.random.default_rng(seed)
+    if protocol == "per_label":
+        flat = np.flatnonzero(arr.reshape(-1) == 1)
+        n_drop = math.floor(Fraction(repr(float(alpha))) * flat.size + Fraction(1, 2))
+        dropped = rng.permutation(flat)[:n_drop]
+        observed = (arr == 1).reshape(-1).copy()
+        observed[dropped] = False
+        out = np.where(observed.reshape(N, C), POS, UNK).astype(np.int64)
+        return _like(out, Y)
     k = arr.sum(axis=1)
     keep = np.array([_keep_count(int(ki), alpha) for ki in range(C + 1)])[k]
-    rng = np.random.default_rng(seed)
     # random keys for positives, +inf for negatives: the first `keep` entries of each row's
     # argsort are a uniformly random subset of its positives
     keys = np.where(arr == 1, rng.random((N, C)), np.inf)
@@ -584,6 +606,8 @@ def _check_regime(name: str, params: Dict[str, Any]) -> Callable[..., Matrix]:
         _check_prob("alpha", params["alpha"], low_open=False, high_open=True)
     if "p" in params:
         _check_prob("p", params["p"], low_open=True, high_open=False)
+    if "protocol" in params and params["protocol"] not in DROP_PROTOCOLS:
+        raise ValueError(f"protocol must be one of {DROP_PROTOCOLS}, got {params['protocol']!r}")
     if "bias" in params and params["bias"] not in (None, "size", "location"):
         raise ValueError(f"bias must be None, 'size' or 'location', got {params['bias']!r}")
     if "seed" in params and not isinstance(params["seed"], (int, np.integer)):

@@ -183,10 +183,57 @@ def test_coteaching_cross_update_uses_the_peers_choice():
 def test_coteaching_plus_disagreement_readings():
     f = torch.tensor([[2.0, -1.0, -3.0], [-1.0, -2.0, -3.0], [1.0, 0.5, -3.0]])
     g = torch.tensor([[1.0, 3.0, -3.0], [-2.0, -1.0, -3.0], [2.0, -0.5, -3.0]])
-    top1 = build_method("coteaching_plus", disagreement="top1").disagree(f, g)
-    thr = build_method("coteaching_plus").disagree(f, g)  # default: the predicted label sets
+    top1 = build_method("coteaching_plus").disagree(f, g)  # default: the official code's argmax
+    thr = build_method("coteaching_plus", disagreement="threshold").disagree(f, g)
     assert top1.tolist() == [True, True, False]   # top classes: 0 vs 1, 0 vs 1, 0 vs 0
     assert thr.tolist() == [True, False, True]    # image 1: both predict all labels negative -> "agree"
+
+
+def _prepared(name, tiny, **hp):
+    from mlpl_lab.train import prepare
+
+    m = build_method(name, **hp)
+    prepare(m, tiny.train, cfg(epochs=2))
+    m.train(True)
+    return m
+
+
+def test_coteaching_plus_step_logs_its_branch_and_samples(tiny, monkeypatch):
+    m = _prepared("coteaching_plus", tiny, forget_rate=0.5, T_k=1)
+    batch = tiny.train.get_batch(torch.arange(16))
+    monkeypatch.setattr(m, "disagree", lambda a, b: torch.zeros(16, dtype=torch.bool))
+    _, logs = m.training_step(batch, epoch=1)
+    assert logs["branch_empty"] == 1.0 and int(logs["used_f"]) == int(logs["used_g"]) == 16
+    two = torch.zeros(16, dtype=torch.bool)
+    two[[3, 7]] = True
+    monkeypatch.setattr(m, "disagree", lambda a, b: two)
+    loss, logs = m.training_step(batch, epoch=1)
+    assert logs["branch_disagree"] == 1.0 and logs["branch_empty"] == 0.0
+    # forget half of the 2-sample disagreement set: one sample each (a 1-sample Adam step)
+    assert int(logs["used_f"]) == int(logs["used_g"]) == 1
+    loss.backward()
+    assert all(p.grad is not None for p in m.f.parameters()) and all(p.grad is not None for p in m.g.parameters())
+
+
+def test_jocor_updates_both_networks_with_one_loss(tiny):
+    m = _prepared("jocor", tiny, co_lambda=0.5)
+    before = {k: {n: p.detach().clone() for n, p in net.named_parameters()} for k, net in m.networks().items()}
+    batch = tiny.train.get_batch(torch.arange(32))
+    loss, _ = m.training_step(batch, epoch=0)
+    for opt in m.optimizers().values():
+        opt.zero_grad()
+    loss.backward()
+    for opt in m.optimizers().values():
+        opt.step()
+    for k, net in m.networks().items():
+        moved = [not torch.equal(p.detach(), before[k][n]) for n, p in net.named_parameters()]
+        assert any(moved), f"network {k} did not move"
+    # the agreement term couples them: g's gradient depends on f's output
+    f_out = m.f(batch["image"]).detach()
+    g_logits = m.g(batch["image"])
+    lam_only = (bernoulli_kl(f_out, g_logits) + bernoulli_kl(g_logits, f_out)).mean()
+    (gg,) = torch.autograd.grad(lam_only, [next(m.g.parameters())])
+    assert gg.abs().sum() > 0
 
 
 def test_jocor_joint_loss_and_bernoulli_kl():

@@ -249,3 +249,13 @@ def test_selected_bce_normalisations_and_first_epoch_equals_an():
     expected = (torch.nn.functional.softplus(-logits) * ((observed == 1) | flip)
                 + torch.nn.functional.softplus(logits) * (observed == 0)).sum() / 8
     assert torch.allclose(flipped, expected)
+
+
+def test_code_schedule_reaches_tau_two_epochs_before_the_paper():
+    from mlpl_lab.methods.selection import forget_rate
+
+    T_k, tau = 10, 0.2
+    paper = [forget_rate(e, tau, T_k) for e in range(14)]
+    code = [forget_rate(e, tau, T_k, schedule="code") for e in range(14)]
+    first = lambda xs: next(e for e, x in enumerate(xs) if abs(x - tau) < 1e-12)  # noqa: E731
+    assert first(paper) == T_k and first(code) == T_k - 2

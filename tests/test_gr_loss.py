@@ -73,27 +73,40 @@ def test_all_off_is_an_up_to_q():
 # ---------------------------------------------------------------------------------------
 # schedules
 # ---------------------------------------------------------------------------------------
-def test_paper_schedule_moves_all_four_together():
+def test_paper_schedule_starts_at_the_start_and_ends_at_the_end():
     T = 8
     first = gr_schedule(0, T)
     assert first == {"w": 0.0, "b": -2.0, "mu": 0.5, "sigma": 2.0}  # Assumption 1: k̂ constant
-    for t in range(T):
-        s = gr_schedule(t, T, w_T=10.0, b_T=-8.0)
-        assert math.isclose(s["w"], 10.0 * t / T)
-        assert math.isclose(s["b"], -2.0 - 6.0 * t / T)
-        assert math.isclose(s["mu"], 0.5 + 0.3 * t / T)
-        assert math.isclose(s["sigma"], 2.0 - 1.5 * t / T)
+    last = gr_schedule(T - 1, T, w_T=10.0, b_T=-8.0)
+    assert last == pytest.approx({"w": 10.0, "b": -8.0, "mu": 0.8, "sigma": 0.5})  # Table 6 values
+    for e in range(T):
+        s = gr_schedule(e, T, w_T=10.0, b_T=-8.0)
+        assert math.isclose(s["w"], 10.0 * e / 7)
+        assert math.isclose(s["b"], -2.0 - 6.0 * e / 7)
+        assert math.isclose(s["mu"], 0.5 + 0.3 * e / 7)
+        assert math.isclose(s["sigma"], 2.0 - 1.5 * e / 7)
+
+
+def test_paper_schedule_with_a_warm_up():
+    T, n = 8, 2
+    for e in range(T):
+        s = gr_schedule(e, T, linear_init=n)
+        assert math.isclose(s["w"], 2.0 * max(e - n, 0) / (T - 1 - n))
+    assert gr_schedule(0, 1)["w"] == 2.0  # one epoch: no room for a ramp, the end values
 
 
 def test_code_schedule_puts_mu_sigma_one_step_ahead():
-    """Official train.py: w uses max(epoch-1, 0)/T, mu uses epoch/T (epoch 1-based)."""
+    """Official train.py (notes §3.4, 1-based t, warm-up n): w uses max(t-n-1, 0)/(T-n),
+    mu uses max(t-n, 0)/(T-n)."""
     T = 8
-    for epoch1 in range(1, T + 1):  # the official code's 1-based epoch
-        s = gr_schedule(epoch1 - 1, T, schedule="code")
-        assert math.isclose(s["w"], 0 + 2 * max(epoch1 - 1, 0) / T)
-        assert math.isclose(s["mu"], 0.5 + 0.3 * epoch1 / T)
-        assert math.isclose(s["sigma"], 2.0 - 1.5 * epoch1 / T)
+    for n in (0, 2):
+        for t in range(1, T + 1):  # the official code's 1-based epoch
+            s = gr_schedule(t - 1, T, schedule="code", linear_init=n)
+            assert math.isclose(s["w"], 0 + 2 * max(t - n - 1, 0) / (T - n))
+            assert math.isclose(s["mu"], 0.5 + 0.3 * max(t - n, 0) / (T - n))
+            assert math.isclose(s["sigma"], 2.0 - 1.5 * max(t - n, 0) / (T - n))
     assert gr_schedule(T - 1, T, schedule="code")["mu"] == pytest.approx(0.8)  # reaches mu_T
+    assert gr_schedule(T - 1, T, schedule="code")["w"] == pytest.approx(2.0 * 7 / 8)  # never w_T
 
 
 def test_schedule_errors():
@@ -101,6 +114,19 @@ def test_schedule_errors():
         gr_schedule(0, 8, schedule="fast")
     with pytest.raises(ValueError, match="epoch"):
         gr_schedule(8, 8)
+    with pytest.raises(ValueError, match="linear_init"):
+        gr_schedule(0, 8, linear_init=8)
+
+
+def test_ablation_rows_keep_q1_and_refuse_overridden_qs():
+    from mlpl_lab.methods import build_method
+
+    full = build_method("gr")
+    off = build_method("gr_k_only")
+    assert full.loss_hparams["q1"] is None and off.loss_hparams["q1"] is None
+    assert off.loss_hparams["q2"] == off.loss_hparams["q3"] == 0.01
+    with pytest.raises(ValueError, match="would override"):
+        build_method("gr", robust=False, q3=1.5)
 
 
 # ---------------------------------------------------------------------------------------
@@ -121,6 +147,8 @@ TABLE1_PAIRS = [
     ("em_apl", "gr_as_em", {"soft_targets": "soft", "alpha": 0.2, "beta": 0.5}),
     ("hill", "gr_as_hill", {"positive": "bce"}),
     ("hill", "gr_as_hill", {"positive": "focal_margin", "lamb": 1.2}),
+    ("splc", "gr_as_splc", {"epoch": 3, "negative": "hill", "corrected_margin": True, "lamb": 1.2}),
+    ("splc", "gr_as_splc_code", {"epoch": 3}),
     ("splc", "gr_as_splc", {"epoch": 3, "negative": "hill", "corrected_margin": True}),
     ("splc", "gr_as_splc", {"epoch": 3, "negative": "focal", "corrected_margin": False}),
     ("splc", "gr_as_splc", {"epoch": 0, "negative": "hill", "corrected_margin": True}),
@@ -139,6 +167,14 @@ def test_table1_instantiations_equal_standalone(standalone, framework, hp, seed)
     losses.get(standalone)(za, y, **hp).backward()
     losses.get(framework)(zb, y, **hp).backward()
     assert torch.allclose(za.grad, zb.grad, rtol=1e-12, atol=1e-14)
+    # and against a plain-python oracle written from the paper's Table 1 (test_losses_zoo),
+    # so a wrong term shared by both implementations (a wrong λ in the Hill negative) fails
+    if not isinstance(hp.get("tau"), list):
+        from test_losses_zoo import oracle
+
+        kw = {k: (v.numpy() if torch.is_tensor(v) else v) for k, v in hp.items()}
+        want = oracle(standalone, z.numpy(), y.numpy(), **kw)
+        assert math.isclose(float(b.mean()), want, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_table1_frame_names_registered_losses():
@@ -166,7 +202,7 @@ def test_ablation_names_and_switches():
         m = build_method(name)
         assert isinstance(m, GRMethod) and (m.use_k, m.use_v, m.robust) == (k, v, r)
         q = (m.loss_hparams["q1"], m.loss_hparams["q2"], m.loss_hparams["q3"])
-        assert q == ((None, 0.01, 1.0) if r else (0.01, 0.01, 0.01))
+        assert q == ((None, 0.01, 1.0) if r else (None, 0.01, 0.01))  # q1 the same in every row
 
 
 class _Ctx:
@@ -177,7 +213,8 @@ def test_method_passes_scheduled_values_and_switches_off():
     m = build_method("gr_k_only", w_T=10.0, b_T=-8.0)
     m.ctx = _Ctx()
     kw = m.loss_kwargs(4)
-    assert kw["w"] == pytest.approx(5.0) and kw["b"] == pytest.approx(-5.0)
+    # epoch 4 of 8 under the paper schedule: tau = 4 / 7 of the way from start to end
+    assert kw["w"] == pytest.approx(10.0 * 4 / 7) and kw["b"] == pytest.approx(-2.0 - 6.0 * 4 / 7)
     assert kw["mu"] is None and kw["sigma"] is None
     g = build_method("gr", schedule="code")
     g.ctx = _Ctx()
@@ -194,6 +231,6 @@ def test_gr_trains_through_the_loop_and_logs_its_schedule(tiny_splits):
     cfg = TrainConfig(epochs=2, batch_size=32, model="small_cnn", model_kwargs={"width": 8},
                       progress=False)
     r = fit("gr", tiny_splits.train, tiny_splits.val, tiny_splits.test, cfg)
-    assert [row["w"] for row in r.history] == pytest.approx([0.0, 1.0])
-    assert [row["mu"] for row in r.history] == pytest.approx([0.5, 0.65])
+    assert [row["w"] for row in r.history] == pytest.approx([0.0, 2.0])  # start, then the end value
+    assert [row["mu"] for row in r.history] == pytest.approx([0.5, 0.8])
     assert all(math.isfinite(row["test_mAP"]) for row in r.history)

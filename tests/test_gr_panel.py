@@ -28,7 +28,7 @@ def test_epoch_slider_moves_the_schedule(panel):
     panel.sliders["w_T"].value = 10.0
     panel.sliders["epoch"].value = 4
     s = panel.state
-    assert s["w"] == pytest.approx(5.0) and s["mu"] == pytest.approx(0.65)
+    assert s["w"] == pytest.approx(10.0 * 4 / 7) and s["mu"] == pytest.approx(0.5 + 0.3 * 4 / 7)
     assert np.all(np.diff(s["k_hat"]) > 0)  # w > 0: k̂ increases with p (Assumption 2)
     assert panel.redraws == 2
 

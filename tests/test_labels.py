@@ -221,9 +221,9 @@ def test_single_positive_bias_empty_masks_fall_back_to_uniform():
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.1, 0.3, 0.5, 0.7, 0.9])
-def test_drop_positives_counts(alpha):
+def test_drop_positives_counts_per_image_keep_one(alpha):
     Y = random_Y(300, 15, p=0.4)
-    obs = L.drop_positives(Y, alpha, seed=1)
+    obs = L.drop_positives(Y, alpha, seed=1, protocol="per_image_keep_one")
     k = Y.sum(1)
     kept = (obs == L.POS).sum(1)
     expected = np.array([0 if ki == 0 else max(1, math.floor((1 - alpha) * ki + 0.5 + 1e-9))
@@ -238,11 +238,35 @@ def test_drop_positives_rounding_is_half_up():
     Y = np.zeros((6, 6), dtype=int)
     for i in range(6):
         Y[i, : i + 1] = 1
-    kept = (L.drop_positives(Y, 0.5, seed=0) == L.POS).sum(1)
+    kept = (L.drop_positives(Y, 0.5, seed=0, protocol="per_image_keep_one") == L.POS).sum(1)
     assert kept.tolist() == [1, 1, 2, 2, 3, 3]
     # 1 - 0.9 is 0.0999...98 in floating point; 15 positives must still keep round(1.5) = 2
     Y15 = np.ones((1, 15), dtype=int)
-    assert (L.drop_positives(Y15, 0.9) == L.POS).sum() == 2
+    assert (L.drop_positives(Y15, 0.9, protocol="per_image_keep_one") == L.POS).sum() == 2
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.25, 0.5, 0.75, 0.9])
+def test_drop_positives_per_label_drops_that_share_of_all_positives(alpha):
+    Y = random_Y(300, 15, p=0.3)
+    obs = L.drop_positives(Y, alpha, seed=4)
+    P = int(Y.sum())
+    dropped = int(((Y == 1) & (obs == L.UNK)).sum())
+    assert dropped == math.floor(alpha * P + 0.5 + 1e-9)  # round half up of alpha * P
+    assert np.all(Y[obs == L.POS] == 1) and set(np.unique(obs)) <= {L.POS, L.UNK}
+    if alpha >= 0.5:  # labels, not images, are the unit: some images lose every positive
+        assert ((obs == L.POS).sum(1)[Y.sum(1) > 0] == 0).any()
+
+
+def test_drop_rates_are_distinct_regimes_on_the_scenes():
+    """The CLS chapter's rows: observed positives per image fall by >= 0.3 from one rate to
+    the next, and drop 75 % observes >= 0.2 fewer than single positive (cpu-profile data)."""
+    from mlpl_lab.data import make_scenes
+
+    Y = make_scenes(4000, seed=0).labels.numpy()
+    per_image = {a: (L.drop_positives(Y, a, seed=0) == L.POS).sum(1).mean() for a in (0.25, 0.5, 0.75)}
+    assert per_image[0.25] - per_image[0.5] >= 0.3 and per_image[0.5] - per_image[0.75] >= 0.3
+    sp = (L.single_positive(Y, seed=0) == L.POS).sum(1).mean()
+    assert sp - per_image[0.75] >= 0.2
 
 
 def test_drop_positives_determinism_and_errors():
@@ -305,7 +329,7 @@ def test_property_regimes_never_contradict_truth(Y, alpha, p, seed):
         L.validate(obs, num_classes=Y.shape[1])
         assert np.all(Y[obs == L.POS] == 1)
         assert np.all(Y[obs == L.NEG] == 0)
-    kept = (L.drop_positives(Y, alpha, seed) == L.POS).sum(1)
+    kept = (L.drop_positives(Y, alpha, seed, protocol="per_image_keep_one") == L.POS).sum(1)
     assert np.all(kept[Y.sum(1) > 0] >= 1)
 
 

@@ -99,7 +99,7 @@ def oracle(name, Z, Y, **hp):
                 if y == 1:
                     v = fm_pos(z) if hp.get("positive", "focal_margin") == "focal_margin" else nlog(p)
                 else:
-                    v = hill_neg(p)
+                    v = hill_neg(p, hp.get("lamb", 1.5))
             elif name == "splc":
                 corrected = hp.get("epoch", 0) >= 1 and y == -1 and p > hp.get("tau", 0.6)
                 if y == 1:
@@ -107,7 +107,7 @@ def oracle(name, Z, Y, **hp):
                 elif corrected:
                     v = fm_pos(z, 1.0 if hp.get("corrected_margin", False) else 0.0)
                 else:
-                    v = focal_neg(p) if hp.get("negative", "focal") == "focal" else hill_neg(p)
+                    v = focal_neg(p) if hp.get("negative", "focal") == "focal" else hill_neg(p, hp.get("lamb", 1.5))
             elif name == "em":
                 a = hp.get("alpha", 0.2)
                 v = nlog(p) if y == 1 else (nlog(1 - p) if y == 0 else -a * entropy(p))
@@ -221,7 +221,7 @@ CASES = [
     ("epr", {}), ("epr", {"expected_num_pos": 2.2}), ("role", {}), ("focal", {}),
     ("asl", {}), ("asl", {"gamma_pos": 1.0, "clip": 0.1}), ("hill", {}), ("hill", {"positive": "bce"}),
     ("splc", {}), ("splc", {"epoch": 0}), ("splc", {"negative": "hill"}),
-    ("splc", {"corrected_margin": True}), ("em", {}), ("em", {"alpha": 0.7}), ("em_apl", {}),
+    ("splc", {"corrected_margin": True}), ("splc", {"negative": "hill", "lamb": 1.2}), ("em", {}), ("em", {"alpha": 0.7}), ("em_apl", {}),
     ("en", {}), ("ll_r", {}), ("ll_r", {"clean_rate": 1.0}), ("ll_ct", {}), ("ll_cp", {}),
     ("ll_cp", {"clean_rate": 1.0}), ("gr", {}), ("gr", {"q1": 0.01, "q2": 0.3, "q3": 0.6}),
     ("gr", {"w": None, "b": None}), ("gr", {"mu": None, "sigma": None}),
@@ -312,8 +312,22 @@ def test_gr_compose_gradcheck_with_frozen_khat_and_v():
         return compose(z, y, k=k, v=v, L1=gce_pos(z, None), L2=gce_pos(z, 0.01), L3=gce_neg(z, 1.0))
 
     assert torch.autograd.gradcheck(fn, (z0.clone().requires_grad_(True),))
-    full = losses.get("gr")(z0, y, w=3.0, b=-1.0, mu=0.6, sigma=0.5)
-    assert torch.allclose(fn(z0), full)
+    # the value against the plain-python oracle, not against the same compose()
+    want = oracle("gr", z0.numpy(), y.numpy(), w=3.0, b=-1.0, mu=0.6, sigma=0.5)
+    assert math.isclose(float(fn(z0)), want, rel_tol=1e-9)
+
+
+def test_focal_detached_weight_changes_the_gradient_not_the_value():
+    z = torch.tensor([[0.3, -1.2]], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([[1, -1]])
+    full = losses.get("focal")(z, y, reduction="sum")
+    det = losses.get("focal")(z, y, detach_weight=True, reduction="sum")
+    assert float(full) == pytest.approx(float(det))
+    (g,) = torch.autograd.grad(det, z)
+    p = torch.sigmoid(z.detach())
+    # weight constant: d/dz[-(1-p)^2 log p] = -(1-p)^2 (1-p); d/dz[-p^2 log(1-p)] = p^2 p
+    want = torch.tensor([[-(1 - p[0, 0]) ** 2 * (1 - p[0, 0]), p[0, 1] ** 2 * p[0, 1]]])
+    assert torch.allclose(g, want.double())
 
 
 def test_role_semi_gradients():

@@ -254,3 +254,47 @@ def test_half_precision_logits_are_computed_in_float32():
     val = opml_loss(s.to(torch.bfloat16), y)
     assert val.dtype == torch.float32
     assert val.item() == pytest.approx(opml_loss(s.to(torch.bfloat16).double(), y).item(), rel=1e-5)
+
+
+def _soft_opml_oracle(s, pos, eps):
+    """Notes §3.2, Eq. 11 with α = β = 1, written here: one row, observed positive ``pos``,
+    the other labels unknown with targets ``eps`` (detached)."""
+    unk = [j for j in range(len(s)) if j != pos]
+    neg = 1 + sum((1 - eps[j]) * torch.exp(s[j]) for j in unk)
+    posv = 1 + torch.exp(-s[pos]) + sum(eps[j] * torch.exp(-s[j]) for j in unk)
+    return torch.log(neg) + torch.log(posv)
+
+
+@pytest.mark.parametrize("ap", [0.5, 1.0])
+def test_smoothing_keeps_confident_negatives_down(ap):
+    from mlpl_lab.methods.opml import SMOOTHING_PROBS, opml_objective, smoothing_targets
+
+    logits = torch.tensor([[2.0, -4.0, -4.0, -4.0]], dtype=torch.float64, requires_grad=True)
+    labels = torch.tensor([[1, -1, -1, -1]])
+    eps = smoothing_targets(SMOOTHING_PROBS["calibrated"](logits.detach()), torch.full((4,), ap))
+    loss, _ = opml_objective(logits, labels, eps=eps)
+    (g,) = torch.autograd.grad(loss, logits)
+    s = logits.detach()[0].clone().requires_grad_(True)
+    e = [ap * float(torch.sigmoid(2 * s[j])) for j in range(4)]
+    (want,) = torch.autograd.grad(_soft_opml_oracle(s, 0, e), s)
+    assert torch.allclose(g[0], want, atol=1e-10)
+    assert (g[0, 1:] > 0).all()  # the confident unknown negatives are still pushed down
+    hard, _ = opml_objective(logits, labels)
+    (gh,) = torch.autograd.grad(hard, logits)
+    assert g[0, 0] / gh[0, 0] > 0.8  # the observed positive keeps most of its gradient
+
+
+def test_the_sigmoid_reading_pulls_confident_negatives_up():
+    """Why σ(s) is not the default: at AP = 0.5 the unknowns at -4, pushed down by the hard
+    loss, are pulled up by the σ(s) smoothing (the audit's case; its exact figures depend on
+    the row's width, the signs do not)."""
+    from mlpl_lab.methods.opml import SMOOTHING_PROBS, opml_objective, smoothing_targets
+
+    logits = torch.tensor([[2.0] + [-4.0] * 19], dtype=torch.float64, requires_grad=True)
+    labels = torch.tensor([[1] + [-1] * 19])
+    hard, _ = opml_objective(logits, labels)
+    (gh,) = torch.autograd.grad(hard, logits)
+    eps = smoothing_targets(SMOOTHING_PROBS["sigmoid"](logits.detach()), torch.full((20,), 0.5))
+    soft, _ = opml_objective(logits, labels, eps=eps)
+    (gs,) = torch.autograd.grad(soft, logits)
+    assert gh[0, 1].item() > 0 and gs[0, 1].item() < 0

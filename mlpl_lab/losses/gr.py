@@ -114,18 +114,22 @@ def gr_loss(logits, labels, w=0.0, b=-2.0, mu=0.5, sigma=2.0, q1=None, q2=0.01, 
 
 
 def gr_schedule(epoch: int, num_epochs: int, *, schedule: str = "paper", w0=0.0, w_T=2.0,
-                b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5) -> Dict[str, float]:
+                b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5,
+                linear_init: int = 0) -> Dict[str, float]:
     """(w, b, μ, σ) of a 0-based ``epoch`` out of ``num_epochs`` = T (Eq. 9, 10, 12, 13).
 
-    ``schedule="paper"`` (default): x^(t) = x^(0) + (x^(T) - x^(0))·t/T for all four, with
-    t = the number of epochs already trained (0 in the first epoch), so that k̂ is constant
-    in the first epoch (Assumption 1, w0 = 0) and μ, σ start where the paper says they are
-    "initially fixed". The final values are approached, reached at t = T (after training).
+    ``linear_init`` = n (default 0) is the official code's warm-up: the first n epochs keep
+    the start values.
 
-    ``schedule="code"``: the official ``train.py`` (with ``linear_init = 0``) uses
-    ``max(epoch - 1, 0)/T`` for w, b but ``epoch/T`` for μ, σ with a 1-based epoch, i.e. w, b
-    follow t/T while μ, σ are one step ahead, (t + 1)/T: they already move in the first epoch
-    and reach μ_T, σ_T in the last one.
+    ``schedule="paper"`` (default): x = x^(0) + (x^(T) - x^(0))·τ for all four, with
+    τ = max(epoch - n, 0) / (T - 1 - n): the first epoch trains with the start values (k̂
+    constant, Assumption 1, w0 = 0) and **the last epoch with the end values** of Table 6.
+    (With T - 1 - n <= 0 there is no room for a ramp: epochs from n on use the end values.)
+
+    ``schedule="code"``: the official ``train.py``, with a 1-based epoch t = epoch + 1:
+    w, b use max(t - n - 1, 0)/(T - n) — start values in the first epoch, and (T - n - 1)/(T - n)
+    of the way in the last, so w_T, b_T are never used — while μ, σ use max(t - n, 0)/(T - n):
+    one step along in the first epoch and μ_T, σ_T in the last (Table 6 was tuned this way).
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES} (paper: Eq. 9-13 with one t; "
@@ -134,8 +138,17 @@ def gr_schedule(epoch: int, num_epochs: int, *, schedule: str = "paper", w0=0.0,
         raise ValueError(f"num_epochs must be an integer >= 1, got {num_epochs!r}")
     if not isinstance(epoch, int) or not 0 <= epoch < num_epochs:
         raise ValueError(f"epoch must be a 0-based integer in [0, {num_epochs}), got {epoch!r}")
-    t_wb = epoch / num_epochs
-    t_ms = t_wb if schedule == "paper" else (epoch + 1) / num_epochs
+    if isinstance(linear_init, bool) or not isinstance(linear_init, int) or not 0 <= linear_init < num_epochs:
+        raise ValueError(f"linear_init must be an integer in [0, {num_epochs}), got {linear_init!r}")
+    n = linear_init
+    if schedule == "paper":
+        span = num_epochs - 1 - n
+        t_wb = (1.0 if epoch >= n else 0.0) if span <= 0 else min(max(epoch - n, 0) / span, 1.0)
+        t_ms = t_wb
+    else:
+        t = epoch + 1
+        t_wb = max(t - n - 1, 0) / (num_epochs - n)
+        t_ms = max(t - n, 0) / (num_epochs - n)
     return {
         "w": w0 + (w_T - w0) * t_wb,
         "b": b0 + (b_T - b0) * t_wb,

@@ -22,21 +22,26 @@ HILL_NEGATIVES = ("focal", "hill")
 
 
 @register_loss("focal")
-def focal_loss(logits, labels, *, gamma=2.0, alpha=None, reduction="mean"):
+def focal_loss(logits, labels, *, gamma=2.0, alpha=None, detach_weight=False, reduction="mean"):
     """Focal loss (Lin et al. ICCV 2017, Sec. 3) under assume negative: unknown labels and
     observed negatives alike are negatives.
 
     L = -α_t (1 - p_t)^γ log p_t, p_t = p for an observed positive, 1 - p otherwise.
     Defaults γ = 2 (Lin et al.) and ``alpha=None`` (no class-balance factor, as the SPML
     baselines in GR Loss Table 2 and the robust-loss code); ``alpha=0.25`` gives Lin's α_t
-    (α on positives, 1 - α on negatives). Mean over N x C.
+    (α on positives, 1 - α on negatives). ``detach_weight=True`` treats the modulating factor
+    (1 - p_t)^γ as a constant in the backward pass (as some SPML code bases do): same value,
+    gradient -(1 - p_t)^γ (1 - p_t) instead of Lin's full derivative. Mean over N x C.
     """
     check_inputs(logits, labels)
     if gamma < 0:
         raise ValueError(f"gamma must be >= 0, got {gamma!r}")
     pos = labels == 1
-    pos_term = torch.sigmoid(-logits) ** gamma * nll_pos(logits)
-    neg_term = focal_neg(logits, gamma)
+    w_pos, w_neg = torch.sigmoid(-logits) ** gamma, torch.sigmoid(logits) ** gamma
+    if detach_weight:
+        w_pos, w_neg = w_pos.detach(), w_neg.detach()
+    pos_term = w_pos * nll_pos(logits)
+    neg_term = w_neg * F.softplus(logits)
     if alpha is not None:
         if not 0.0 < float(alpha) < 1.0:
             raise ValueError(f"alpha must be in (0, 1) or None, got {alpha!r}")
@@ -108,7 +113,7 @@ def splc_corrected(logits: torch.Tensor, labels: torch.Tensor, tau: float, epoch
 
 @register_loss("splc")
 def splc_loss(logits, labels, *, epoch=0, tau=0.6, change_epoch=1, margin=1.0, gamma=2.0,
-              negative="focal", corrected_margin=False, reduction="mean"):
+              negative="focal", corrected_margin=False, lamb=1.5, reduction="mean"):
     """Self-paced loss correction with focal margin (SPLC, Zhang et al. 2021, Eq. 25 of GR Loss).
 
     L+ = loss+(p) for observed positives;
@@ -117,7 +122,8 @@ def splc_loss(logits, labels, *, epoch=0, tau=0.6, change_epoch=1, margin=1.0, g
 
     loss+ = focal margin (1 - p_m)^γ (-log p_m), p_m = σ(z - m).
     loss- = ``negative="focal"`` (default, the official ``SPLC`` class): p^γ (-log(1 - p));
-    ``negative="hill"``: (λ - p) p² with λ = 1.5, the L3 that GR Loss's Table 1 lists for SPLC.
+    ``negative="hill"``: (λ - p) p² with λ = ``lamb`` (1.5), the L3 that GR Loss's Table 1
+    lists for SPLC.
     ``corrected_margin``: what a corrected label pays. SPLC's paper writes loss+(p) as a
     function of p = σ(z) and its code subtracts the margin from *observed* positives only, so
     a corrected label gets (1 - p)^γ (-log p) (default, ``False``). GR Loss's Table 1 writes
@@ -136,6 +142,6 @@ def splc_loss(logits, labels, *, epoch=0, tau=0.6, change_epoch=1, margin=1.0, g
     corrected = splc_corrected(logits, labels, tau, epoch, change_epoch)
     pos_term = focal_margin_pos(logits, margin, gamma)
     corr_term = focal_margin_pos(logits, margin if corrected_margin else 0.0, gamma)
-    neg_term = focal_neg(logits, gamma) if negative == "focal" else hill_neg(logits)
+    neg_term = focal_neg(logits, gamma) if negative == "focal" else hill_neg(logits, lamb)
     matrix = torch.where(pos, pos_term, torch.where(corrected, corr_term, neg_term))
     return reduce(matrix, reduction)

@@ -24,7 +24,7 @@ Decisions where the paper is silent (notes §3.1)
 * Normalisation of Eq. (7): ``normalization="entries"`` (default) divides the summed BCE of the
   selected entries by B x C — the Cole/LL convention, so that CLS in its first epoch equals AN
   exactly; ``"batch"`` divides by B (Eq. 7 read literally: a per-sample sum, averaged over the
-  batch; it is the default times C, which Adam absorbs up to its epsilon); ``"selected"``
+  batch; it is the default times C, which Adam absorbs up to its epsilon — only without coupled weight decay: Adam's L2 term is not rescaled with the loss; the lab's profiles use weight_decay = 0); ``"selected"``
   divides by the number of entries in the loss.
 * Evaluation: the tables report the **average of the two networks' probabilities**
   (``predict_proba``); f and g alone are in the history as ``test_mAP[f]`` / ``test_mAP[g]``.

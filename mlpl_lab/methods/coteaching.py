@@ -22,7 +22,8 @@ replace their original loss function with Binary Cross Entropy loss"):
 
 Per-sample losses are averaged over the selected samples (Co-teaching's code additionally
 divides that mean by the number of selected samples — a constant-per-epoch rescaling that
-Adam absorbs; not reproduced).
+Adam absorbs as long as there is no coupled weight decay (the lab's profiles use
+weight_decay = 0); not reproduced).
 
 The methods log what their selection throws away (see :mod:`.selection`): per epoch and per
 network, how many labels of the dropped samples were hidden positives and how many were clean.
@@ -167,19 +168,20 @@ class CoTeachingPlus(CoTeaching):
     are used; co-teaching's cross update then runs on that set. What "the predictions disagree"
     means for C independent labels is the adaptation:
 
-    * ``disagreement="threshold"`` (default): their predicted label sets differ, i.e. the 0.5
-      decisions (logit >= 0) differ in at least one of the C labels — a multi-label prediction is
-      the set of labels above 0.5;
-    * ``disagreement="top1"``: their top-scoring classes differ — the official code's ``argmax``
-      prediction applied to the C logits.
+    * ``disagreement="top1"`` (default): their top-scoring classes differ — the official code's
+      ``argmax`` prediction applied to the C logits;
+    * ``disagreement="threshold"`` (our multi-label adaptation): their predicted label sets
+      differ, i.e. the 0.5 decisions (logit >= 0) differ in at least one of the C labels.
 
-    Both starve the networks in short runs from scratch: under AN both networks soon predict
-    every label negative for most images, so they "agree" and those images — with their
-    observed positives — leave the training (threshold: 0.1-1.6 % of a batch disagrees after
-    the first epoch); top-1 keeps 11-19 %. On the cpu profile (single positive, 8 epochs) both
-    ended near 30 test mAP (threshold 30.0, top1 29.8) against 76.1 for AN. The paper's
-    networks start from ImageNet weights, and the Co-teaching+ code warms up with plain
-    co-teaching (``init_epoch``); either plausibly avoids the collapse there.
+    Every step logs which branch ran (``branch_warmup``, ``branch_empty`` — no disagreement,
+    the whole batch is used —, ``branch_disagree``; their epoch means are the fractions of
+    steps) and how many samples each network was updated on (``used_f``, ``used_g``; epoch
+    means per step), so a collapse can be traced to tiny updates: with Adam, a step on 1–2
+    samples moves the weights as far as a step on the whole batch.
+
+    An earlier cpu run (single positive, 8 epochs) ended near 30 test mAP with either rule
+    (threshold 30.0, top1 29.8) against 76.1 for AN; the branch logs above measure why
+    (the chapter prints them).
 
     Code details kept: before ``init_epoch`` plain co-teaching runs (the code uses 0 for MNIST,
     5 for CIFAR-100, 20 for CIFAR-10, of 200 epochs; default 0, the code's MNIST value); an
@@ -189,7 +191,7 @@ class CoTeachingPlus(CoTeaching):
     """
 
     def __init__(self, forget_rate: float = 0.2, T_k: float = 10, exponent: float = 1.0,
-                 schedule: str = "paper", init_epoch: int = 0, disagreement: str = "threshold"):
+                 schedule: str = "paper", init_epoch: int = 0, disagreement: str = "top1"):
         super().__init__(forget_rate=forget_rate, T_k=T_k, exponent=exponent, schedule=schedule)
         if isinstance(init_epoch, bool) or not isinstance(init_epoch, int) or init_epoch < 0:
             raise ValueError(f"init_epoch must be an integer >= 0, got {init_epoch!r}")
@@ -211,17 +213,22 @@ class CoTeachingPlus(CoTeaching):
         lf, lg = per_sample_an_loss(logits_f, observed), per_sample_an_loss(logits_g, observed)
         rate = 1.0 - self.forget(epoch)
         disagree = self.disagree(logits_f, logits_g)
+        branch = {"branch_warmup": 0.0, "branch_empty": 0.0, "branch_disagree": 0.0}
         if epoch < self.init_epoch:
             used_f, used_g = self._cross_update(lf, lg, rate)
+            branch["branch_warmup"] = 1.0
         elif not bool(disagree.any()):
             used_f = used_g = torch.ones_like(disagree)
+            branch["branch_empty"] = 1.0
         else:
             used_f, used_g = self._cross_update(lf, lg, rate, among=disagree)
+            branch["branch_disagree"] = 1.0
         loss_f, loss_g = lf[used_f].mean(), lg[used_g].mean()
         self._log(used_f, used_g, observed, batch)
         return loss_f + loss_g, {"loss_f": loss_f.detach(), "loss_g": loss_g.detach(),
                                  "disagree_fraction": disagree.float().mean(),
-                                 "forget_rate": 1.0 - rate}
+                                 "used_f": used_f.sum(), "used_g": used_g.sum(),
+                                 "forget_rate": 1.0 - rate, **branch}
 
 
 def bernoulli_kl(logits_p: torch.Tensor, logits_q: torch.Tensor) -> torch.Tensor:
@@ -247,10 +254,10 @@ class JoCoR(_ForgetSchedule, TwoNetworkMethod):
     networks are updated with the same mean selected loss (no cross update; the KL targets are
     not detached, as in the code). ``co_lambda`` default 0.1: the official code's default
     (``--co_lambda 0.1``; we could not read the paper's value). The authors' README recommends
-    0.5-0.9 for CIFAR after 200 epochs; on the cpu profile (8 epochs from scratch, single
-    positive) lambda = 0.9 reached only 38.9 test mAP against 75.4 for 0.1 — the agreement term
-    dominates the joint loss while the two networks are still untrained, so they agree on a poor
-    solution. Schedule defaults as :class:`CoTeaching`.
+    0.5-0.9 for CIFAR after 200 epochs; an earlier cpu run (8 epochs from scratch, single
+    positive) gave 38.9 test mAP at lambda = 0.9 against 75.4 at lambda = 0.1 — always quote
+    JoCoR with its lambda (the chapter's tables name it). Schedule defaults as
+    :class:`CoTeaching`.
     """
 
     def __init__(self, forget_rate: float = 0.2, T_k: float = 10, exponent: float = 1.0,

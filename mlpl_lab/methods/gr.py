@@ -7,7 +7,10 @@ official code, whose μ, σ run one epoch ahead of w, b. The values used are log
 history row (``w``, ``b``, ``mu``, ``sigma``).
 
 Table 3 of the paper switches the three components off one by one; "off" means k̂ ≡ 0,
-v ≡ 1 and q1 = q2 = q3 = 0.01 (the table's caption), so all off is (a q = 0.01 version of) AN:
+v ≡ 1 and q2 = q3 = 0.01 (the table's caption says q1 = q2 = q3 = 0.01; q1 stays the exact
+-log p of the code in every row, so the rows differ only in the switched part), and all off
+is (a q = 0.01 version of) AN. Passing q2/q3 together with robust=False is refused (the
+switch would silently override them):
 
 ==================  =====  =====  ================
 name                k̂      v      L1, L2, L3 robust
@@ -33,8 +36,10 @@ from ..losses.gr import GR_SCHEDULE_DEFAULTS, SCHEDULES, gr_schedule
 from .loss_method import LossMethod
 from .registry import register_method
 
-#: q used for every L when the robust losses are switched off (Table 3 caption)
+#: q2 and q3 when the robust losses are switched off (Table 3 caption; q1 stays as it is)
 Q_OFF = 0.01
+#: Table 6 (VOC) and the official code: q2 = 0.01, q3 = 1
+Q2_DEFAULT, Q3_DEFAULT = 0.01, 1.0
 
 #: Table 3: name -> (k̂ on, v on, robust L on)
 ABLATIONS: Dict[str, Tuple[bool, bool, bool]] = {
@@ -54,14 +59,27 @@ class GRMethod(LossMethod):
     :mod:`mlpl_lab.losses.gr`). ``use_k``, ``use_v``, ``robust`` switch the three components
     (Table 3); ``schedule`` is ``"paper"`` (default) or ``"code"``."""
 
-    def __init__(self, *, schedule: str = "paper", q1=None, q2: float = 0.01, q3: float = 1.0,
+    def __init__(self, *, schedule: str = "paper", q1=None, q2=None, q3=None,
                  use_k: bool = True, use_v: bool = True, robust: bool = True,
-                 w0=0.0, w_T=2.0, b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5):
+                 w0=0.0, w_T=2.0, b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5,
+                 linear_init: int = 0):
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-        if not robust:
-            q1 = q2 = q3 = Q_OFF
+        if robust:
+            q2 = Q2_DEFAULT if q2 is None else q2
+            q3 = Q3_DEFAULT if q3 is None else q3
+        else:
+            clash = {k: v for k, v in (("q2", q2), ("q3", q3)) if v is not None and v != Q_OFF}
+            if clash:
+                raise ValueError(f"robust=False sets q2 = q3 = {Q_OFF} (Table 3's 'off'); it would "
+                                 f"override {clash}: drop them or keep robust=True")
+            q2 = q3 = Q_OFF
+        # q1 is the same in every row (None: the exact -log p of the official code, which the
+        # paper's q1 = 0.01 approximates), so Table 3's rows differ only in the switched part
         super().__init__(loss="gr", q1=q1, q2=q2, q3=q3)
+        if isinstance(linear_init, bool) or not isinstance(linear_init, int) or linear_init < 0:
+            raise ValueError(f"linear_init must be an integer >= 0, got {linear_init!r}")
+        self.linear_init = linear_init
         self.schedule = schedule
         self.use_k, self.use_v, self.robust = bool(use_k), bool(use_v), bool(robust)
         self.schedule_hp = dict(w0=w0, w_T=w_T, b0=b0, b_T=b_T, mu0=mu0, mu_T=mu_T,
@@ -69,12 +87,14 @@ class GRMethod(LossMethod):
         if sigma0 <= 0 or sigma_T < 0 or (sigma_T == 0 and use_v):
             raise ValueError("sigma0 and sigma_T must be positive (v's width)")
         self.hparams.update(schedule=schedule, use_k=use_k, use_v=use_v, robust=robust,
+                            linear_init=linear_init,
                             **{k: v for k, v in self.schedule_hp.items()
                                if v != GR_SCHEDULE_DEFAULTS[k]})
 
     def parameters_at(self, epoch: int) -> Dict[str, float | None]:
         """(w, b, μ, σ) used in 0-based ``epoch``; None for a switched-off component."""
-        values = gr_schedule(epoch, self.ctx.epochs, schedule=self.schedule, **self.schedule_hp)
+        values = gr_schedule(epoch, self.ctx.epochs, schedule=self.schedule,
+                             linear_init=self.linear_init, **self.schedule_hp)
         if not self.use_k:
             values["w"] = values["b"] = None
         if not self.use_v:

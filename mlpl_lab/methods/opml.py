@@ -18,9 +18,13 @@ paper's equations are lost in our copy) and how sure we are:
 * loss Eq. 3/6 [R-high]; α = e^a, β = e^b [R-low]; soft form Eq. 11 [R-med];
 * high-rank R = -log det(PᵀP + δI) on P = σ(S) [R-med]; λ default 1e-3 [R-low: the notes'
   range is 1e-4..1e-2, the paper's values are lost]; δ = 1e-3;
-* smoothing ε_ij = AP_j^k · p_ij, p_ij = σ(s_ij) of the current forward pass, detached
-  [R-med; ``smoothing_form="product_power"`` gives the alternative (AP_j p_ij)^k, R-low];
-  k default 1 (lost in our copy);
+* smoothing ε_ij = AP_j^k · p_ij [R-med; ``smoothing_form="product_power"`` gives the
+  alternative (AP_j p_ij)^k, R-low]; k default 1 (lost in our copy). p_ij is the loss's own
+  calibrated probability **σ(2 s_ij)** of the current forward pass, detached (notes §3.2: the
+  optimum of the soft OPML/ZLPR form is t = σ(2s)). ``smoothing_prob="sigmoid"`` gives the
+  lab's first reading p = σ(s), kept only to show why it is wrong: the soft positive term
+  ε·e^{−s} then tends to AP (not 0) as s → −∞, so every confident unknown negative adds about
+  AP to the positive sum and is pulled *up* (at AP = 1 everything below s ≈ 0 is);
 * correction K_j = ⌊N · r · (1 − AP_j)⌋ [R-med], optionally capped at ⌊δ_c · n_j⌋ (n_j =
   observed positives of class j; the text's "step 2", R-med; off by default), applied to the
   K_j highest-scoring *unknown* entries of class j, permanently (like LL-Cp / APL).  When
@@ -57,6 +61,13 @@ from .registry import register_method
 
 __all__ = ["opml_objective", "smoothing_targets", "correction_counts", "apply_label_correction",
            "OPMLMethod", "OPMLSP"]
+
+
+#: the probability p_ij the smoothing target is built from (see the module docstring)
+SMOOTHING_PROBS = {
+    "calibrated": lambda s: torch.sigmoid(2.0 * s),  # the soft OPML optimum t = σ(2s) [default]
+    "sigmoid": torch.sigmoid,                         # σ(s): pulls confident negatives up
+}
 
 
 def smoothing_targets(probs: torch.Tensor, ap: torch.Tensor, power: float = 1.0,
@@ -142,7 +153,9 @@ class OPMLMethod(Method):
 
     * ``a``, ``b`` (0, 0): α = e^a, β = e^b [R-low map]; (0, 0) is ZLPR.
     * ``high_rank`` (False), ``hr_lambda`` (1e-3, R-low), ``hr_delta`` (1e-3): Eq. 10.
-    * ``smoothing`` (False), ``smoothing_power`` k (1.0), ``smoothing_form`` ("ap_power"): Eq. 11.
+    * ``smoothing`` (False), ``smoothing_power`` k (1.0), ``smoothing_form`` ("ap_power"),
+      ``smoothing_prob`` ("calibrated" = σ(2s), default; "sigmoid" = σ(s), see the module
+      docstring for why it is not): Eq. 11.
     * ``correction`` (False), ``correction_ratio`` r (0.01), ``correction_cap`` δ_c (None =
       no cap), ``correction_start`` (None = ⌊epochs/2⌋; 0-based epoch after which the first
       correction runs), ``correction_every`` (1).
@@ -157,12 +170,13 @@ class OPMLMethod(Method):
     def __init__(self, a: float = 0.0, b: float = 0.0, high_rank: bool = False,
                  hr_lambda: float = 1e-3, hr_delta: float = 1e-3, smoothing: bool = False,
                  smoothing_power: float = 1.0, smoothing_form: str = "ap_power",
-                 correction: bool = False, correction_ratio: float = 0.01,
+                 smoothing_prob: str = "calibrated", correction: bool = False, correction_ratio: float = 0.01,
                  correction_cap: Optional[float] = None, correction_start: Optional[int] = None,
                  correction_every: int = 1, ap_unknowns: str = "negative"):
         super().__init__(a=a, b=b, high_rank=high_rank, hr_lambda=hr_lambda, hr_delta=hr_delta,
                          smoothing=smoothing, smoothing_power=smoothing_power,
-                         smoothing_form=smoothing_form, correction=correction,
+                         smoothing_form=smoothing_form, smoothing_prob=smoothing_prob,
+                         correction=correction,
                          correction_ratio=correction_ratio, correction_cap=correction_cap,
                          correction_start=correction_start, correction_every=correction_every,
                          ap_unknowns=ap_unknowns)
@@ -174,11 +188,14 @@ class OPMLMethod(Method):
             raise ValueError(f"correction_ratio must be in [0, 1], got {correction_ratio}")
         if correction_every < 1 or (correction_start is not None and correction_start < 0):
             raise ValueError("correction_every must be >= 1 and correction_start None or >= 0")
+        if smoothing_prob not in SMOOTHING_PROBS:
+            raise ValueError(f"smoothing_prob must be one of {sorted(SMOOTHING_PROBS)}, got {smoothing_prob!r}")
         if ap_unknowns not in ("negative", "ignore"):
             raise ValueError(f"ap_unknowns must be 'negative' or 'ignore', got {ap_unknowns!r}")
         self.a, self.b = float(a), float(b)
         self.high_rank, self.hr_lambda, self.hr_delta = bool(high_rank), float(hr_lambda), float(hr_delta)
         self.smoothing, self.smoothing_power, self.smoothing_form = bool(smoothing), float(smoothing_power), smoothing_form
+        self.smoothing_prob = smoothing_prob
         self.correction, self.correction_ratio = bool(correction), float(correction_ratio)
         self.correction_cap = correction_cap
         self.correction_start = None if correction_start is None else int(correction_start)
@@ -195,7 +212,7 @@ class OPMLMethod(Method):
         logits = self.net(batch["image"])
         eps = None
         if self.smoothing:
-            eps = smoothing_targets(torch.sigmoid(logits.detach().float()), self.ap,
+            eps = smoothing_targets(SMOOTHING_PROBS[self.smoothing_prob](logits.detach().float()), self.ap,
                                     self.smoothing_power, self.smoothing_form)
         loss, parts = opml_objective(logits, labels, eps=eps, a=self.a, b=self.b,
                                      hr_lambda=self.hr_lambda if self.high_rank else 0.0,

@@ -20,8 +20,9 @@ Schedules
   The official code (``bhanML/Co-teaching``, ``hongxin001/JoCoR``, ``xingruiyu/coteaching_plus``)
   builds ``rate_schedule[:T_k] = linspace(0, tau**c, T_k)`` and trains from epoch index 1, so
   its ``e``-th training epoch forgets ``linspace(0, tau**c, T_k)[e + 1]`` (``tau`` from index
-  ``T_k`` on): it already forgets ``tau / (T_k - 1)`` in the first epoch, reaches ``tau`` one
-  epoch earlier than the paper, and puts the exponent on ``tau`` instead of on ``e``.
+  ``T_k`` on): it already forgets ``tau / (T_k - 1)`` in the first epoch, reaches ``tau`` at
+  0-based epoch ``T_k - 2`` — **two** epochs before the paper's formula (which reaches it at
+  ``e = T_k``) — and puts the exponent on ``tau`` instead of on ``e``.
   ``schedule="code"`` reproduces that.
 
 Counts and rounding

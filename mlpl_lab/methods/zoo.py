@@ -16,7 +16,7 @@ from .registry import register_method
 #: zoo losses that train as a plain LossMethod (``an`` is registered by the engine).
 STATELESS = ("wan", "an_ls", "epr", "focal", "asl", "hill", "splc", "em",
              # GR Loss Table 1 instantiations (framework form of Hill, SPLC and EM)
-             "gr_as_hill", "gr_as_splc", "gr_as_em")
+             "gr_as_hill", "gr_as_splc", "gr_as_splc_code", "gr_as_em")
 
 for _name in STATELESS:
     register_method(_name)(loss_method_factory(_name))
