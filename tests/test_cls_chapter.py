@@ -11,7 +11,8 @@ from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_E_k, chapter
 
 
 class Fake:
-    def __init__(self, mAP, f=None, seconds=1.0):
+    def __init__(self, mAP, f=None, seconds=1.0, seed=0):
+        self.spec = type("Spec", (), {"seed": seed, "key": None})()
         row = {"test_mAP": mAP, "test_CF1": mAP / 2, "test_OF1": mAP / 3, "seconds": seconds}
         if f is not None:
             row.update({"test_mAP[f]": f, "test_mAP[g]": f + 1})
@@ -27,23 +28,24 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
-    assert cpu.E_k == 4 and smoke.E_k == 1 and gpu.E_k == 10
-    assert cpu.table_regimes == ("drop 50 %", "single positive")
-    assert cpu.family_regimes == ("single positive",)
-    # cpu: 2 AN + 2 CLS + 3 family + CLS-H, CLS-L; the sweeps keep only their reused points
-    assert cpu.planned_runs() == {"runs": 9, "network_trainings": 16}
+    assert cpu.E_k == 3 and smoke.E_k == 1 and gpu.E_k == 10  # cpu: 7 epochs
+    assert cpu.table_regimes == tuple(REGIMES) and cpu.family_regimes == ("single positive",)
+    # cpu: 4 AN + 4 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
+    # reused points), plus AN and CLS under single positive on two more seeds
+    assert cpu.planned_runs() == {"runs": 13 + 4, "network_trainings": 22 + 6}
+    assert cpu.key_seeds == (0, 1, 2)
     assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
-    assert "drop 25 % (AN, CLS)" in left_out(cpu) and left_out(gpu) == []
+    assert "Co-teaching family under drop 25 %" in left_out(cpu) and left_out(gpu) == []
     assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 3
-    assert "E_k = T_k = 4" in cpu.describe()
+    assert "E_k = T_k = 3" in cpu.describe()
 
 
 def test_method_specs_use_the_papers_coco_taus_per_regime():
     d = chapter_design("cpu")
     single = method_specs(d, "single positive")
-    assert list(single) == ["AN", "Co-teaching", "Co-teaching+", "JoCoR", "CLS"]
-    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 4})
-    assert single["JoCoR"][1]["T_k"] == 4
+    assert list(single) == ["AN", "Co-teaching", "Co-teaching+", "JoCoR (λ=0.1)", "CLS"]
+    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 3})
+    assert single["JoCoR (λ=0.1)"][1]["T_k"] == 3
     drop25 = method_specs(d, "drop 25 %")
     assert list(drop25) == ["AN", "CLS"] and drop25["CLS"][1]["tau_h"] == 0.005
     with pytest.raises(ValueError, match="regime label"):
@@ -54,15 +56,20 @@ def test_tables_margins_and_claims_from_results():
     results = {"drop 25 %": {"AN": [Fake(80)], "CLS": [Fake(81, f=80.5)]},
                "drop 50 %": {"AN": [Fake(78)], "CLS": [Fake(79, f=78)]},
                "drop 75 %": {"AN": [Fake(70)], "CLS": [Fake(73, f=72)]},
-               "single positive": {"AN": [Fake(74)], "JoCoR": [Fake(73, f=72)], "CLS": [Fake(73.5, f=73)]}}
+               "single positive": {"AN": [Fake(74)], "JoCoR (λ=0.1)": [Fake(73, f=72)], "CLS": [Fake(73.5, f=73)]}}
     t = table2(results)
-    assert t.loc["CLS", ("drop 75 %", "mAP")] == 73 and math.isnan(t.loc["JoCoR", ("drop 25 %", "mAP")])
+    assert t.loc["CLS", ("drop 75 %", "mAP")] == 73 and math.isnan(t.loc["JoCoR (λ=0.1)", ("drop 25 %", "mAP")])
     assert t.loc["AN", ("single positive", "CF1")] == 37
     assert margins(results) == {"drop 25 %": 1, "drop 50 %": 1, "drop 75 %": 3, "single positive": -0.5}
-    c = claims(results)
-    assert c["CLS beats AN under single positive"]["holds"] is False
-    assert c["CLS beats AN under drop 50 %"]["holds"] is True
-    assert c["margin larger at drop 75 % than at drop 25 %"]["holds"] is True
+    c = claims(results)  # one seed each: no spread, so every verdict is inconclusive
+    assert c.loc["CLS beats AN under single positive", "_margin"] == pytest.approx(-0.5)
+    assert c.loc["CLS beats JoCoR (λ=0.1) under single positive", "_margin"] == pytest.approx(0.5)
+    grows = "the margin over AN grows with the missing rate (drop 75 % vs 25 %)"
+    assert c.loc[grows, "_margin"] == pytest.approx(2.0)
+    assert set(c["verdict"]) == {"inconclusive"}
+    three = {"single positive": {"AN": [Fake(70, seed=s) for s in range(3)],
+                                 "CLS": [Fake(v, seed=s) for s, v in enumerate((72, 73, 74))]}}
+    assert claims(three).loc["CLS beats AN under single positive", "verdict"] == "holds"
     h = heads_table(results)
     assert h.loc[("single positive", "CLS"), "f alone"] == 73 and ("drop 25 %", "AN") not in h.index
     assert training_seconds(results, {"again": results["drop 25 %"]}) == pytest.approx(2 * 9)

@@ -51,7 +51,6 @@ def test_cls_trains_two_different_networks_and_reports_three_heads(cls_run, tiny
     row = cls_run.final
     for key in ("test_mAP", "test_mAP[f]", "test_mAP[g]", "loss_f", "loss_g"):
         assert math.isfinite(row[key]), key
-    assert row["loss"] == pytest.approx(row["loss_f"] + row["loss_g"], rel=1e-6)
     # the tables' prediction is the average of the two networks' probabilities
     x = tiny.test.images[:8]
     m.train(False)

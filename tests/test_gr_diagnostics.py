@@ -56,6 +56,8 @@ def test_separation_is_w1_between_hidden_positives_and_true_negatives():
 
 def test_eq6_and_label_frequency():
     assert D.k_from_assumption([0.0, 1.0], 0.4).tolist() == pytest.approx([0.0, 1.0])
+    # interior points by hand: k = (1 - a) p / (1 - a p); a = 0.4, p = 0.5 -> 0.3 / 0.8
+    assert D.k_from_assumption([0.5, 0.25], 0.4).tolist() == pytest.approx([0.375, 0.15 / 0.9])
     obs = torch.tensor([[1, -1], [-1, 1]])
     truth = torch.tensor([[1, 1], [1, 1]])
     assert D.label_frequency(obs, truth) == pytest.approx(0.5)

@@ -24,3 +24,12 @@ def test_notebook_02(executed_notebooks):
     assert set(sep) == {"AN", "GR"}
     for curve in sep.values():
         assert len(curve) >= 2 and all_finite(curve) and all(0.0 <= v <= 1.0 for v in curve)
+
+
+def test_notebook_02_claims_table(executed_notebooks):
+    claims = executed_notebooks("02_gr_loss.ipynb")["claims"]
+    assert "GR beats AN (single positive)" in claims
+    for c in claims.values():
+        assert c["verdict"] in ("holds", "does not hold", "inconclusive")
+        if c["verdict"] != "inconclusive":
+            assert c["spread"] is not None and abs(c["margin"]) > c["spread"]

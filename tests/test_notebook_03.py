@@ -24,3 +24,12 @@ def test_notebook_03(executed_notebooks):
             assert row["pairs"] > 0
     for row in rec["confidence_test_positives"].values():
         assert row["n"] > 0 and 0 <= row["mean"] <= 1
+
+
+def test_notebook_03_claims_table(executed_notebooks):
+    claims = executed_notebooks("03_opml.ipynb")["claims"]
+    assert "OPML-SP beats AN (single positive)" in claims
+    for c in claims.values():
+        assert c["verdict"] in ("holds", "does not hold", "inconclusive")
+        if c["verdict"] != "inconclusive":
+            assert c["spread"] is not None and abs(c["margin"]) > c["spread"]

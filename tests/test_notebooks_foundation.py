@@ -26,3 +26,11 @@ def test_notebook_01_assume_negative(executed_notebooks):
     for regime, row in rec["mAP"].items():
         assert 0 < row["AN"] <= 100 and 0 < row["full labels"] <= 100, regime
     assert rec["mAP"]["single positive"]["full labels"] > rec["mAP"]["single positive"]["AN"]
+
+
+def test_notebook_01_claims_table(executed_notebooks):
+    rec = executed_notebooks("01_assume_negative.ipynb")
+    claims = rec["claims"]
+    assert set(claims) == {f"full labels beat AN under {r}" for r in rec["mAP"]}
+    for c in claims.values():
+        assert c["verdict"] in ("holds", "does not hold", "inconclusive")

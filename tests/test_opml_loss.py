@@ -91,6 +91,18 @@ def test_extreme_logits_are_finite():
     assert opml_loss(s, torch.tensor([[1, -1]]), a=0.3, b=0.2).item() == pytest.approx(0.5, abs=1e-9)
 
 
+def test_zlpr_against_its_own_formula():
+    """ZLPR (Su et al. 2022), written here: log(1 + Σ_neg e^s) + log(1 + Σ_pos e^-s) per row."""
+    s, y = random_case(seed=7)
+    want = []
+    for i in range(s.shape[0]):
+        neg = sum(math.exp(float(v)) for v, t in zip(s[i], y[i]) if t != 1)
+        pos = sum(math.exp(-float(v)) for v, t in zip(s[i], y[i]) if t == 1)
+        want.append(math.log(1 + neg) + math.log(1 + pos))
+    got = zlpr_loss(s, y, reduction="none")
+    assert got.tolist() == pytest.approx(want, rel=1e-6)
+
+
 def test_zlpr_is_opml_at_zero_and_registered():
     s, y = random_case(seed=5)
     assert torch.equal(zlpr_loss(s, y, reduction="none"), opml_loss(s, y, reduction="none"))

@@ -41,7 +41,10 @@ REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "single positive": ("single_positive", {}),
 }
 
-FAMILY = ("Co-teaching", "Co-teaching+", "JoCoR")
+#: JoCoR is always quoted with its λ (the official code's default 0.1)
+JOCOR_LAMBDA = 0.1
+JOCOR = f"JoCoR (λ={JOCOR_LAMBDA})"
+FAMILY = ("Co-teaching", "Co-teaching+", JOCOR)
 
 
 def chapter_E_k(epochs: int) -> int:
@@ -137,9 +140,23 @@ def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, D
         family = {"forget_rate": design.forget_rate, "T_k": design.E_k}
         specs["Co-teaching"] = ("coteaching", dict(family))
         specs["Co-teaching+"] = ("coteaching_plus", dict(family))
-        specs["JoCoR"] = ("jocor", dict(family))
+        specs[JOCOR] = ("jocor", dict(family, co_lambda=JOCOR_LAMBDA))
     specs["CLS"] = ("cls", design.cls_hparams(regime_label))
     return specs
+
+
+def coteaching_plus_trace(results: Mapping[str, Mapping[str, list]], regime: str = "single positive"):
+    """Per epoch, what Co-teaching+'s steps did (first seed): the share of the batch on which the
+    networks disagree, the share of steps on each branch (no disagreement: whole batch;
+    disagreement: co-teaching on it) and the samples each network was updated on per step."""
+    import pandas as pd
+
+    runs = results.get(regime, {}).get("Co-teaching+")
+    if not runs:
+        raise ValueError(f"no Co-teaching+ run under {regime!r}")
+    keys = ("disagree_fraction", "branch_empty", "branch_disagree", "used_f", "used_g", "test_mAP")
+    rows = [{"epoch": r["epoch"], **{k: r.get(k, float("nan")) for k in keys}} for r in runs[0].history]
+    return pd.DataFrame(rows).set_index("epoch").round(3)
 
 
 def _splits(profile, regime_label: str, seed: int):
@@ -328,7 +345,7 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     }
 
 
-def claims(results: Mapping[str, Mapping[str, list]], family_lambda: float = 0.1):
+def claims(results: Mapping[str, Mapping[str, list]]):
     """The paper's claims checked on these results: a claims table (verdicts with seed noise,
     :mod:`mlpl_lab.analysis.claims`). Paper numbers are CLS Table 2 (COCO)."""
     from ..analysis.claims import Claim, claims_table
@@ -342,11 +359,10 @@ def claims(results: Mapping[str, Mapping[str, list]], family_lambda: float = 0.1
         if "CLS" in runs and "AN" in runs:
             rows.append(Claim(f"CLS beats AN under {regime}", paper.get(regime, "Table 2"),
                               "CLS", "AN", runs["CLS"], runs["AN"]))
-        for other in ("Co-teaching", "Co-teaching+", "JoCoR"):
+        for other in FAMILY:
             if "CLS" in runs and other in runs:
-                name = f"JoCoR (λ = {family_lambda})" if other == "JoCoR" else other
-                rows.append(Claim(f"CLS beats {name} under {regime}",
-                                  "Table 2: CLS above every co-training baseline", "CLS", name,
+                rows.append(Claim(f"CLS beats {other} under {regime}",
+                                  "Table 2: CLS above every co-training baseline", "CLS", other,
                                   runs["CLS"], runs[other]))
     table = claims_table(rows)
     m = margins(results)

@@ -183,3 +183,17 @@ def unknown_confidences_of(results: Mapping[str, list], labels) -> Dict[str, tup
         tr = build_splits(run.spec).train
         out[label] = unknown_confidences(predict_dataset(run.method, tr, _cpu()), tr.observed, tr.labels)
     return out
+
+
+def schedule_table(epochs: int):
+    """(w, b, μ, σ) each training epoch uses, under the paper's schedule and the code's."""
+    import pandas as pd
+
+    from ..losses.gr import gr_schedule
+
+    rows = []
+    for e in range(epochs):
+        for sched in ("paper", "code"):
+            v = gr_schedule(e, epochs, schedule=sched)
+            rows.append({"epoch": e + 1, "schedule": sched, **{k: round(x, 4) for k, x in v.items()}})
+    return pd.DataFrame(rows).set_index(["epoch", "schedule"]).unstack("schedule")
