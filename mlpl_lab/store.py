@@ -159,7 +159,7 @@ class StoredRun:
     def final(self) -> Dict[str, Any]:
         return self.history[-1]
 
-    def curve(self, key: str = "test_mAP") -> List[float]:
+    def curve(self, key: str = "val_mAP") -> List[float]:
         return [row[key] for row in self.history]
 
     @property

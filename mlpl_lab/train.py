@@ -66,6 +66,10 @@ class TrainConfig:
 
     ``restore_best`` (default True): at the end, the method is put back to the epoch with the
     best val mAP, so what a table reports is what Grad-CAM and attention maps explain.
+    ``test_every_epoch`` (default True): evaluate the test set after every epoch (test curves);
+    ``False`` evaluates it once, at the end, on the restored best-val weights, and writes it into
+    the best epoch's row — the same numbers a table reports, for a third less evaluation (the
+    per-epoch curves then come from the clean validation set). Needs ``restore_best``.
     ``probes``: names of train-set probes (:mod:`mlpl_lab.methods.probes`) measured every epoch
     on the first ``probe_size`` training images.
     """
@@ -86,6 +90,7 @@ class TrainConfig:
     schedule_step: str = "step"
     onecycle_pct_start: float = 0.2
     restore_best: bool = True
+    test_every_epoch: bool = True
     probes: Tuple[str, ...] = ()
     probe_size: int = 1024
     progress: Optional[bool] = None  # None: env MLPL_LAB_PROGRESS (default on)
@@ -130,6 +135,9 @@ class TrainConfig:
             problems.append(f"unknown probe(s) {unknown}; registered: {sorted(PROBES)}")
         if not is_int(self.probe_size) or self.probe_size < 1:
             problems.append(f"probe_size must be an integer >= 1 (got {self.probe_size!r})")
+        if not self.test_every_epoch and not self.restore_best:
+            problems.append("test_every_epoch=False evaluates the test set on the restored best "
+                            "weights: it needs restore_best=True")
         if self.resume and not self.checkpoint:
             problems.append("resume=True needs a checkpoint path")
         try:
@@ -564,15 +572,15 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         if config.probes:
             row.update({f"train_{k}": v for k, v in probe().items()})
         row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
-        row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
+        if config.test_every_epoch:
+            row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
         row["train_seconds"] = train_seconds
         row["seconds"] = time.perf_counter() - t0
         history.append(row)
         best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
         if best_so_far == len(history) - 1 and config.restore_best:
             best_state = _cpu_copy(method.weights_state())
-        epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}",
-                               test_mAP=f"{row['test_mAP']:.1f}")
+        epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
         if on_epoch is not None:
             on_epoch(row)
         if ckpt is not None:
@@ -587,6 +595,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     best_epoch = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
     if config.restore_best and best_state is not None:
         method.load_weights_state(best_state)  # networks and EMA; label state stays the last
+    if not config.test_every_epoch:  # the test set, once, on the restored best-val weights
+        history[best_epoch].update(_evaluate(method, test, device, config.eval_batch_size, "test"))
     method.train(False)
     return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch,
                        initial=initial)

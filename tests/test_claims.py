@@ -46,3 +46,15 @@ def test_table_and_record():
     assert row["verdict"] == "holds" and row["seeds"] == "2"
     rec = claims_record(t)
     assert rec["A beats B"]["margin"] == pytest.approx(2.0) and rec["A beats B"]["verdict"] == "holds"
+
+
+def test_one_seed_claims_borrow_the_key_comparisons_spread():
+    key = Claim("key", "", "A", "B", [R(0, 80.0), R(1, 82.0), R(2, 84.0)], [R(0, 79.0), R(1, 80.0), R(2, 81.0)])
+    big = Claim("big", "", "A", "B", [R(0, 90.0)], [R(0, 80.0)])
+    small = Claim("small", "", "A", "B", [R(0, 80.5)], [R(0, 80.0)])
+    t = claims_table([key, big, small])
+    assert t.loc["big", "verdict"] == "holds" and t.loc["big", "spread from"] == "borrowed: key"
+    assert t.loc["small", "verdict"] == "inconclusive"
+    assert t.loc["key", "spread from"] == "these runs"
+    alone = claims_table([big])
+    assert alone.loc["big", "verdict"] == "inconclusive" and alone.loc["big", "spread from"] == "—"

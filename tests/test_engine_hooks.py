@@ -204,3 +204,13 @@ def test_every_registered_loss_refuses_numpy_input():
     for name, fn in sorted(losses.LOSSES.items()):
         with pytest.raises(TypeError, match="torch tensor"):
             fn(s.numpy(), y)
+
+
+def test_test_set_scored_once_on_the_best_weights(tiny):
+    every = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=4, lr=3e-2, seed=2))
+    once = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=4, lr=3e-2, seed=2, test_every_epoch=False))
+    assert once.best_epoch == every.best_epoch
+    assert once.best["test_mAP"] == pytest.approx(every.best["test_mAP"], abs=1e-6)
+    assert [("test_mAP" in r) for r in once.history] == [i == once.best_epoch for i in range(4)]
+    with pytest.raises(ValueError, match="needs restore_best"):
+        cfg(test_every_epoch=False, restore_best=False).validate()

@@ -4,11 +4,13 @@ A claim compares two sets of runs (A and B, one run per seed) on a metric at the
 epoch: margin = mean over seeds of A − B. Its **spread** is the sample standard deviation
 over seeds of the paired differences A_s − B_s (seeds both sides ran); when only one side has
 several seeds, the standard deviation of that side's values stands in; with a single seed on
-both sides there is no spread. **Verdict** for "A beats B":
+both sides the chapter's **key comparison** (run on several seeds) lends its spread — the seed
+noise of the same protocol — and the table says so in ``spread from``. **Verdict** for
+"A beats B":
 
 * ``holds`` — margin > 0 and |margin| > spread;
 * ``does not hold`` — margin ≤ 0 and |margin| > spread;
-* ``inconclusive`` — |margin| ≤ spread, or no spread could be measured (one seed).
+* ``inconclusive`` — |margin| ≤ spread, or no spread at all (no comparison on several seeds).
 
 Prose in the notebooks never states an outcome; it prints these verdicts.
 """
@@ -67,21 +69,31 @@ class Claim:
     b_runs: Sequence[Any] = field(repr=False)
     metric: str = "test_mAP"
 
-    def row(self) -> Dict[str, Any]:
+    def row(self, fallback: float = math.nan, fallback_from: str = "") -> Dict[str, Any]:
         r = margin(self.a_runs, self.b_runs, self.metric)
+        source = "these runs"
+        if not math.isfinite(r["spread"]) and math.isfinite(fallback):
+            r["spread"], source = fallback, f"borrowed: {fallback_from}"
         spread = "n/a" if not math.isfinite(r["spread"]) else f"{r['spread']:.2f}"
         return {"claim": self.claim, "paper": self.paper,
                 "ours": f"{self.a_label} {r['a']:.2f} vs {self.b_label} {r['b']:.2f}",
                 "margin ± spread": f"{r['margin']:+.2f} ± {spread}", "seeds": r["seeds"],
+                "spread from": source if math.isfinite(r["spread"]) else "—",
                 "verdict": verdict(r["margin"], r["spread"]),
                 "_margin": r["margin"], "_spread": r["spread"]}
 
 
 def claims_table(claims: List[Claim]):
-    """The claims as a DataFrame (one row each), indexed by the claim."""
+    """The claims as a DataFrame (one row each), indexed by the claim. The first claim whose
+    runs give a spread over seeds (the chapter's key comparison, listed first) lends it to the
+    claims that have one seed on both sides."""
     import pandas as pd
 
     rows = [c.row() for c in claims]
+    key = next((c for c, r in zip(claims, rows) if math.isfinite(r["_spread"])), None)
+    if key is not None:
+        rows = [c.row(key.row()["_spread"], key.claim) if not math.isfinite(r["_spread"]) else r
+                for c, r in zip(claims, rows)]
     return pd.DataFrame(rows).set_index("claim")
 
 

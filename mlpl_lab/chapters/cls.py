@@ -17,8 +17,8 @@ a function of the profile (:func:`chapter_design`):
 
 E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are a few epochs (the
 profile's), and our networks still improve at the last epoch, so the chapter scales the ramp
-to half the run, capped at the paper's value: ``E_k = min(10, max(1, epochs // 2))`` — 3 on
-cpu (7 epochs), 1 on smoke, 10 (the paper's) on gpu. The Co-teaching family gets the same ramp (T_k = E_k).
+to half the run, capped at the paper's value: ``E_k = min(10, max(1, epochs // 2))`` — 4 on
+cpu (8 epochs), 1 on smoke, 10 (the paper's) on gpu. The Co-teaching family gets the same ramp (T_k = E_k).
 tau_h and tau_l are the paper's MS-COCO values for each regime (COCO is the dataset of the
 paper's Figs. 4-8); the library's defaults stay the paper's own.
 """
@@ -154,7 +154,7 @@ def coteaching_plus_trace(results: Mapping[str, Mapping[str, list]], regime: str
     runs = results.get(regime, {}).get("Co-teaching+")
     if not runs:
         raise ValueError(f"no Co-teaching+ run under {regime!r}")
-    keys = ("disagree_fraction", "branch_empty", "branch_disagree", "used_f", "used_g", "test_mAP")
+    keys = ("disagree_fraction", "branch_empty", "branch_disagree", "used_f", "used_g", "val_mAP")
     rows = [{"epoch": r["epoch"], **{k: r.get(k, float("nan")) for k in keys}} for r in runs[0].history]
     return pd.DataFrame(rows).set_index("epoch").round(3)
 

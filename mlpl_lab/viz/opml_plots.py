@@ -146,7 +146,7 @@ def plot_confidence_histogram(probs_by_method: Mapping[str, torch.Tensor], truth
 
 
 def plot_high_rank_curves(results: Mapping[str, Sequence], labels: Sequence[str] = ("AN", "OPML", "OPML+HR"),
-                          key: str = "test_mAP", ax=None):
+                          key: str = "val_mAP", ax=None):
     """Fig. 4: ``key`` per epoch for the runs ``labels`` (the paper: BCE, OPML, OPML + high-rank),
     each curve annotated with its drop from its peak to the last epoch."""
     missing = [k for k in labels if k not in results]

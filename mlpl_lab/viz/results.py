@@ -30,8 +30,9 @@ def plot_metric_bars(table, metric: str = "mAP", ax=None, title: str | None = No
     return ax
 
 
-def plot_curves(results: Mapping[str, Sequence], key: str = "test_mAP", ax=None, title=None):
-    """``key`` per epoch for each method (mean over seeds, shaded min-max)."""
+def plot_curves(results: Mapping[str, Sequence], key: str = "val_mAP", ax=None, title=None):
+    """``key`` per epoch for each method (mean over seeds, shaded min-max). Default: the clean
+    validation mAP (the test set is scored once, at the best-val epoch, under the profiles)."""
     ax = ax or plt.subplots(figsize=(6, 3.6))[1]
     for label, runs in results.items():
         curves = np.array([r.curve(key) for r in runs], dtype=float)
