@@ -34,15 +34,44 @@ def _plain(value: Any) -> Any:
                     "strings, lists or dicts")
 
 
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.2f}" if math.isfinite(v) else str(v)
+    return str(v)
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool, int, float))
+
+
+def readable(name: str, plain: Any) -> Dict[str, str]:
+    """How a record reads in a report: a short line for a number or a flat dict, a table for a
+    dict of flat dicts (``text/plain`` and ``text/html``), a shortened repr otherwise."""
+    if _is_scalar(plain):
+        return {"text/plain": f"{name}: {_fmt(plain)}"}
+    if isinstance(plain, dict) and all(_is_scalar(v) for v in plain.values()):
+        return {"text/plain": f"{name}: " + " · ".join(f"{k} {_fmt(v)}" for k, v in plain.items())}
+    if isinstance(plain, dict) and plain and all(
+            isinstance(v, dict) and all(_is_scalar(x) for x in v.values()) for v in plain.values()):
+        import pandas as pd
+
+        frame = pd.DataFrame.from_dict(plain, orient="index")
+        frame = frame.map(lambda x: round(x, 2) if isinstance(x, float) else x)
+        return {"text/plain": f"{name}:\n{frame.to_string()}",
+                "text/html": f"<p><b>{name}</b></p>{frame.to_html()}"}
+    text = repr(plain)
+    return {"text/plain": f"{name}: {text[:300]}{' …' if len(text) > 300 else ''}"}
+
+
 def record(name: str, value: Any, show: bool = True) -> Any:
-    """Record ``value`` under ``name`` in the running notebook's output (and show it)."""
+    """Record ``value`` under ``name`` in the running notebook's output (and show it, as a
+    short line or a table — :func:`readable`)."""
     from IPython.display import display
 
     plain = _plain(value)
     json.dumps(plain, allow_nan=True)  # fail here, not when the notebook is read
-    text = f"{name} = {plain!r}"
-    display({RECORD_MIME: {"name": name, "value": plain}, "text/plain": text if show else ""},
-            raw=True)
+    shown = readable(name, plain) if show else {"text/plain": ""}
+    display({RECORD_MIME: {"name": name, "value": plain}, **shown}, raw=True)
     return value
 
 

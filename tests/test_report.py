@@ -63,3 +63,17 @@ def test_committed_notebook_hygiene(path):
     assert "profile" in src
     assert tree is not None
     assert RECORD_MIME not in path.read_text()
+
+
+
+def test_records_read_as_lines_and_tables():
+    from mlpl_lab.report import readable
+
+    assert readable("gap", 21.6583)["text/plain"] == "gap: 21.66"
+    assert readable("gap", {"single positive": 21.6583, "drop 50 %": 3.0})["text/plain"] == \
+        "gap: single positive 21.66 · drop 50 % 3.00"
+    table = readable("mAP", {"single positive": {"full labels": 92.966, "AN": 75.1}})
+    assert "<table" in table["text/html"] and "92.97" in table["text/html"]
+    assert "{" not in table["text/plain"]
+    long = readable("x", {"a": [1] * 500})["text/plain"]
+    assert len(long) < 320 and long.endswith("…")

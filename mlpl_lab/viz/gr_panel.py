@@ -65,7 +65,11 @@ class GRPanel:
         self.state: Dict[str, object] = self.compute(**self.values())
         for slider in self.sliders.values():
             slider.observe(self.update, names="value")
-        self.widget = W.HBox([W.VBox(list(self.sliders.values())), self.output])
+        # the control column must not shrink below its sliders (a flex item shrinks by default,
+        # which squeezed 320 px sliders into 244 px and hid their value readouts under the plot)
+        controls = W.VBox(list(self.sliders.values()),
+                          layout=W.Layout(min_width="340px", flex="0 0 auto"))
+        self.widget = W.HBox([controls, self.output], layout=W.Layout(flex_flow="row wrap"))
 
     def values(self) -> Dict[str, float]:
         """The current slider values by name."""
