@@ -214,3 +214,12 @@ def test_test_set_scored_once_on_the_best_weights(tiny):
     assert [("test_mAP" in r) for r in once.history] == [i == once.best_epoch for i in range(4)]
     with pytest.raises(ValueError, match="needs restore_best"):
         cfg(test_every_epoch=False, restore_best=False).validate()
+
+
+def test_amp_on_cpu_uses_bfloat16_autocast_and_counts_every_step(tiny):
+    """The AMP path as far as a CPU exercises it: bfloat16 autocast, no GradScaler (CUDA
+    only), every optimiser step real — so on_step_end runs once per batch."""
+    m = Recorder()
+    r = fit(m, tiny.train, tiny.val, tiny.test, cfg(epochs=2, amp=True))
+    assert all(math.isfinite(row["loss"]) for row in r.history)
+    assert len(m.steps) == 2 * (len(tiny.train) // 32)
