@@ -63,3 +63,10 @@ def claims(results):
                   "full", "AN", runs["full labels"], runs["AN"])
             for regime, runs in results.items()]
     return claims_table(rows)
+
+
+def confidence_table(summary):
+    """The confidence summary as a table: rows = statuses, columns = models."""
+    import pandas as pd
+
+    return pd.DataFrame(summary).round(3)
