@@ -389,7 +389,9 @@ def claims(results: Mapping[str, Mapping[str, list]]):
             "paper": "COCO: CLS's lead over the baselines is largest at 25 % left (Table 2)",
             "ours": f"margin {m['drop 75 %']:+.2f} at drop 75 %, {m['drop 25 %']:+.2f} at drop 25 %",
             "margin ± spread": f"{diff:+.2f} ± " + ("n/a" if math.isnan(spread) else f"{spread:.2f}"),
-            "seeds": str(max(1, len(common))), "verdict": verdict(diff, spread),
+            "seeds": str(max(1, len(common))),
+            "spread from": "these runs" if len(diffs) >= 2 else "— (a difference of margins: not borrowed)",
+            "verdict": verdict(diff, spread),
             "_margin": diff, "_spread": spread}]).set_index("claim")])
     return table
 
