@@ -574,16 +574,49 @@ def positives_only(Y: Matrix, p: float, seed: int = 0) -> Matrix:
     return _like(out, Y)
 
 
+def noisy_negatives(Y: Matrix, p: float, fn_rate: float, seed: int = 0) -> Matrix:
+    """:func:`known_proportion` with annotators who miss objects: among the observed
+    negatives, a share ``fn_rate`` are in truth positives (false negatives).
+
+    Start from ``known_proportion(Y, p, seed)``; its TN observed true negatives stay NEG. To
+    reach FN / (FN + TN) = ``fn_rate``, FN = round(fn_rate · TN / (1 − fn_rate)) true
+    positives, chosen uniformly at random among *all* true positives (``default_rng``; an
+    annotator can mark a missed object absent whether or not the entry was in the known
+    set), are reported as NEG. Observed positives are never wrong. A rate the matrix cannot
+    reach (more false negatives than positives) raises. ``fn_rate = 0`` is
+    ``known_proportion``. This is the regime behind
+    PU-MLC's premise (annotated negatives are noisy; a positives-only learner never reads them).
+    """
+    seed = check_seed(seed)
+    p = _check_prob("p", p, low_open=True, high_open=False)
+    fn_rate = _check_prob("fn_rate", fn_rate, low_open=False, high_open=True)
+    arr = _as_binary(Y)
+    known = _known_mask(arr.shape, p, seed)
+    out = np.where(known, np.where(arr == 1, POS, NEG), UNK).astype(np.int64)
+    tn = int((known & (arr == 0)).sum())
+    want = math.floor(Fraction(repr(float(fn_rate))) * tn / (1 - Fraction(repr(float(fn_rate)))) + Fraction(1, 2))
+    pos_idx = np.flatnonzero((arr == 1).reshape(-1))
+    if want > pos_idx.size:
+        raise ValueError(f"fn_rate={fn_rate} needs {want} false negatives but Y has only "
+                         f"{pos_idx.size} positives; lower fn_rate or p")
+    flip = np.random.default_rng([seed, 7919]).permutation(pos_idx)[:want]
+    flat = out.reshape(-1)
+    flat[flip] = NEG
+    return _like(flat.reshape(arr.shape), Y)
+
+
 REGIMES: Dict[str, Callable[..., Matrix]] = {
     "full": full,
     "single_positive": single_positive,
     "drop_positives": drop_positives,
     "known_proportion": known_proportion,
     "positives_only": positives_only,
+    "noisy_negatives": noisy_negatives,
 }
 
 # parameters each regime needs from the caller (besides Y and seed)
-_REQUIRED = {"drop_positives": ("alpha",), "known_proportion": ("p",), "positives_only": ("p",)}
+_REQUIRED = {"drop_positives": ("alpha",), "known_proportion": ("p",), "positives_only": ("p",),
+             "noisy_negatives": ("p", "fn_rate")}
 
 
 def _check_regime(name: str, params: Dict[str, Any]) -> Callable[..., Matrix]:
@@ -606,6 +639,8 @@ def _check_regime(name: str, params: Dict[str, Any]) -> Callable[..., Matrix]:
         _check_prob("alpha", params["alpha"], low_open=False, high_open=True)
     if "p" in params:
         _check_prob("p", params["p"], low_open=True, high_open=False)
+    if "fn_rate" in params:
+        _check_prob("fn_rate", params["fn_rate"], low_open=False, high_open=True)
     if "protocol" in params and params["protocol"] not in DROP_PROTOCOLS:
         raise ValueError(f"protocol must be one of {DROP_PROTOCOLS}, got {params['protocol']!r}")
     if "bias" in params and params["bias"] not in (None, "size", "location"):
@@ -647,6 +682,8 @@ def describe_regime(name: str, **params: Any) -> str:
         return f"drop {_pct(params['alpha'])} of positives"
     if name == "known_proportion":
         return f"known proportion {_pct(params['p'])}"
+    if name == "noisy_negatives":
+        return f"known {_pct(params['p'])}, {_pct(params['fn_rate'])} of negatives false"
     return f"positives only, {_pct(params['p'])} known"
 
 

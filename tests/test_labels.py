@@ -348,7 +348,7 @@ def test_regime_builder():
     g = L.regime("known_proportion", p=0.2, seed=7)
     assert np.array_equal(g(Y), L.known_proportion(Y, 0.2, seed=7))
     assert np.array_equal(L.regime("single_positive")(Y, seed=1), L.single_positive(Y, seed=1))
-    assert set(L.REGIMES) == {"full", "single_positive", "drop_positives",
+    assert set(L.REGIMES) - {"noisy_negatives"} == {"full", "single_positive", "drop_positives",
                               "known_proportion", "positives_only"}
 
 
@@ -419,3 +419,24 @@ def test_plots_return_axes():
         plot_label_stats(s, class_names=["a"])
     plt.close("all")
     assert ax2 is not None
+
+
+
+@pytest.mark.parametrize("fn_rate", [0.0, 0.1, 0.3])
+def test_noisy_negatives_hits_its_false_negative_rate(fn_rate):
+    Y = random_Y(2000, 20, p=0.15)
+    obs = L.noisy_negatives(Y, 0.3, fn_rate, seed=5)
+    known = L.known_proportion(Y, 0.3, seed=5) != L.UNK
+    assert np.all((obs != L.UNK)[known])  # every known entry stays observed
+    fn = int(((obs == L.NEG) & (Y == 1)).sum())
+    tn = int(((obs == L.NEG) & (Y == 0)).sum())
+    assert fn / (fn + tn) == pytest.approx(fn_rate, abs=2e-4)
+    assert np.all(Y[obs == L.POS] == 1)  # observed positives are never wrong
+    if fn_rate == 0.0:
+        assert np.array_equal(obs, L.known_proportion(Y, 0.3, seed=5))
+    f = L.regime("noisy_negatives", p=0.3, fn_rate=fn_rate)
+    assert np.array_equal(f(Y, seed=5), obs)
+    with pytest.raises(ValueError, match="fn_rate"):
+        L.regime("noisy_negatives", p=0.3, fn_rate=1.0)
+    with pytest.raises(ValueError, match="false negatives but Y has only"):
+        L.noisy_negatives(Y, 1.0, 0.9)
