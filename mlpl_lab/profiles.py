@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Tuple
 
-#: TrainConfig fields a profile sets (the rest keep the TrainConfig defaults)
-TRAIN_FIELDS = ("epochs", "batch_size", "lr", "model", "model_kwargs", "amp", "probes", "probe_size",
-                "test_every_epoch")
+from .store import RunSpec  # imports no torch
+
 
 
 @dataclass(frozen=True)
@@ -49,14 +48,6 @@ class Profile:
         out.update(overrides)
         return out
 
-    def train_config(self, seed: int | None = None, **overrides):
-        """The :class:`~mlpl_lab.train.TrainConfig` of this profile (imports torch)."""
-        from .train import TrainConfig
-
-        fields = self.train_settings(**overrides)
-        fields["probes"] = tuple(fields["probes"])
-        return TrainConfig(**fields, seed=self.seeds[0] if seed is None else seed)
-
     def data_kwargs(self, **scene_overrides) -> Dict[str, Any]:
         return dict(n_train=self.n_train, n_val=self.n_val, n_test=self.n_test,
                     image_size=self.image_size, glyphs=self.glyphs) | dict(scene_overrides)
@@ -69,7 +60,6 @@ class Profile:
 
         The full-label oracle (``method="full"``) reads only the true labels, so its regime is
         recorded as ``"full"``: one oracle run per seed serves every regime."""
-        from .store import RunSpec
 
         if method == "full":
             regime, regime_params = "full", {}

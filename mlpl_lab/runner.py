@@ -9,13 +9,18 @@ notebook, which run, which epoch, and an estimate of the time left.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from .data import make_splits
 from .labels import check_seed
+from .labels import regime as build_regime
+from .methods import build_method
 from .paths import cache_dir
 from .store import RunSpec, RunStore, StoredRun
+from .train import TrainConfig, cpu_copy, fit, prepare
 
 #: env var naming a file the runner appends progress lines to (set by ``mlpl-lab report``)
 PROGRESS_FILE_ENV = "MLPL_LAB_PROGRESS_FILE"
@@ -29,8 +34,6 @@ def build_splits(spec_or_data, regime: str | None = None, regime_params=None, se
                  cache: bool = True):
     """The train/val/test splits of a spec (or of a data dict + regime + seed). Cached in
     memory for the process and on disk under ``data/cache`` (scene sets)."""
-    from .data import make_splits
-
     if isinstance(spec_or_data, RunSpec):
         spec = spec_or_data
         data, regime, regime_params, seed = spec.data, spec.regime, spec.regime_params, spec.seed
@@ -39,8 +42,6 @@ def build_splits(spec_or_data, regime: str | None = None, regime_params=None, se
         regime = regime or "single_positive"
     seed = check_seed(seed, "seed")
     regime_params = dict(regime_params or {})
-    import json
-
     key = json.dumps([data, regime, regime_params, seed], sort_keys=True, default=str)
     if key not in _SPLITS_CACHE:
         if len(_SPLITS_CACHE) > 24:
@@ -52,8 +53,6 @@ def build_splits(spec_or_data, regime: str | None = None, regime_params=None, se
 
 def config_of(spec: RunSpec, **runtime):
     """The :class:`~mlpl_lab.train.TrainConfig` of a spec (``runtime``: device, progress, ...)."""
-    from .train import TrainConfig
-
     fields = dict(spec.train)
     if "probes" in fields:
         fields["probes"] = tuple(fields["probes"])
@@ -62,9 +61,6 @@ def config_of(spec: RunSpec, **runtime):
 
 def validate(spec: RunSpec) -> None:
     """Fail now, before any training, on an unknown method, hyperparameter, regime or setting."""
-    from .labels import regime as build_regime
-    from .methods import build_method
-
     check_seed(spec.seed, "seed")
     build_method(spec.method, **spec.method_params)
     build_regime(spec.regime, **spec.regime_params)
@@ -75,13 +71,7 @@ def validate(spec: RunSpec) -> None:
 
 def load_method(run: StoredRun, device: str = "cpu"):
     """Rebuild a stored run's method with its best-val weights (and final label state)."""
-    from .methods import build_method
-    from .train import prepare
-
-    spec = run.spec
-    splits = build_splits(spec)
-    method = build_method(spec.method, **spec.method_params)
-    prepare(method, splits.train, config_of(spec, device=device, progress=False))
+    method = initial_method(run.spec, device)
     blob = run.weights()
     method.load_weights_state(blob["weights"])
     if blob.get("extra"):
@@ -92,9 +82,6 @@ def load_method(run: StoredRun, device: str = "cpu"):
 
 def initial_method(spec: RunSpec, device: str = "cpu"):
     """The method of ``spec`` before any training (same initialisation as the run)."""
-    from .methods import build_method
-    from .train import prepare
-
     splits = build_splits(spec)
     method = build_method(spec.method, **spec.method_params)
     prepare(method, splits.train, config_of(spec, device=device, progress=False))
@@ -143,9 +130,6 @@ def _fmt_seconds(s: float) -> str:
 def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | None = None,
             index: int = 1, runs_left: int = 0) -> StoredRun:
     """Train ``spec`` now and store it (use :func:`ensure` to reuse stored runs)."""
-    from .methods import build_method
-    from .train import fit
-
     store = store or RunStore()
     splits = build_splits(spec)
     init = None
@@ -159,26 +143,14 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
             progress.epoch(index, spec, row, config.epochs, runs_left)
     result = fit(method, splits.train, splits.val, splits.test, config, init_from=init,
                  desc=spec.describe(), on_epoch=cb)
-    weights = _to_cpu(result.method.weights_state())
-    extra = _to_cpu(result.method.extra_state())
+    weights = cpu_copy(result.method.weights_state())
+    extra = cpu_copy(result.method.extra_state())
     path = store.put(spec, result.history, result.best_epoch, result.initial, weights, extra)
     del result, method
     run = store.get(spec, loader=load_method)
     if run is None:  # e.g. a --fresh window set in the future: serve what was just written
         raise RuntimeError(f"the run store at {path} did not return the run just written")
     return run
-
-
-def _to_cpu(obj):
-    import torch
-
-    if torch.is_tensor(obj):
-        return obj.detach().cpu()
-    if isinstance(obj, dict):
-        return {k: _to_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_to_cpu(v) for v in obj)
-    return obj
 
 
 def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str | None = None,

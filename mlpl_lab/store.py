@@ -163,10 +163,6 @@ class StoredRun:
         return [row[key] for row in self.history]
 
     @property
-    def seconds(self) -> float:
-        return float(sum(row.get("seconds", 0.0) for row in self.history))
-
-    @property
     def method(self):
         """The trained method at its best-val epoch, rebuilt from the stored weights (CPU)."""
         if self._method is None:
@@ -221,9 +217,6 @@ class RunStore:
         hist = json.loads((path / "history.json").read_text())
         return StoredRun(spec=spec, history=hist["history"], best_epoch=int(summary["best_epoch"]),
                          initial=hist.get("initial", {}), summary=summary, path=path, loader=loader)
-
-    def __contains__(self, spec: RunSpec) -> bool:
-        return self.get(spec) is not None
 
     def put(self, spec: RunSpec, history, best_epoch: int, initial, weights: Dict[str, Any],
             extra: Dict[str, Any] | None = None) -> Path:

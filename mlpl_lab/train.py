@@ -46,6 +46,7 @@ from tqdm.auto import tqdm
 from . import metrics
 from .data.augment import VIEWS
 from .labels import check_seed
+from .labels import validate as validate_labels
 from .methods import Method, TrainContext, build_method
 from .methods.probes import PROBES, run_probes
 from .models import build_model
@@ -362,13 +363,14 @@ def _check_resume(state: Dict[str, Any], expected: Dict[str, Any], config: Train
                          f"asks for {config.epochs}; raise epochs or delete the checkpoint")
 
 
-def _cpu_copy(obj):
+def cpu_copy(obj):
+    """A detached CPU copy of a (nested) state: what the best-epoch restore and the run store keep."""
     if torch.is_tensor(obj):
         return obj.detach().to("cpu", copy=True)
     if isinstance(obj, dict):
-        return {k: _cpu_copy(v) for k, v in obj.items()}
+        return {k: cpu_copy(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_cpu_copy(v) for v in obj)
+        return type(obj)(cpu_copy(v) for v in obj)
     return obj
 
 
@@ -461,8 +463,6 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         raise ValueError(f"observed labels {tuple(observed.shape)} do not match the training set's "
                          f"true labels {tuple(true_labels.shape)}; build the observed matrix from "
                          "train.labels (labels.regime(...)(train.labels, seed=...))")
-    from .labels import validate as validate_labels
-
     validate_labels(observed)
     if config.probes and true_labels is None:
         raise ValueError("probes need the training set's true labels (the embedded scenes keep "
@@ -579,7 +579,7 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         history.append(row)
         best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
         if best_so_far == len(history) - 1 and config.restore_best:
-            best_state = _cpu_copy(method.weights_state())
+            best_state = cpu_copy(method.weights_state())
         epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
         if on_epoch is not None:
             on_epoch(row)

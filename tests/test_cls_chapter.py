@@ -7,7 +7,8 @@ import pytest
 
 from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
                                           heads_table, left_out, margins, method_specs, sensitivity_table,
-                                   table2, training_seconds)
+                                   table2)
+from mlpl_lab.analysis.tables import total_seconds
 
 
 class Fake:
@@ -72,7 +73,7 @@ def test_tables_margins_and_claims_from_results():
     assert claims(three).loc["CLS beats AN under single positive", "verdict"] == "holds"
     h = heads_table(results)
     assert h.loc[("single positive", "CLS"), "f alone"] == 73 and ("drop 25 %", "AN") not in h.index
-    assert training_seconds(results, {"again": results["drop 25 %"]}) == pytest.approx(2 * 9)
+    assert total_seconds(results, {"again": results["drop 25 %"]}) == pytest.approx(2 * 9)
     s = sensitivity_table({0.0: [Fake(70, f=69)], 0.012: [Fake(72, f=71)]}, "tau_h")
     assert list(s.index) == [0.0, 0.012] and s.loc[0.012, "mAP"] == 72
 

@@ -25,7 +25,8 @@ import numpy as np
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 
 
-def _by_seed(runs, metric: str) -> Dict[int, float]:
+def by_seed(runs, metric: str = "test_mAP") -> Dict[int, float]:
+    """``{seed: metric at the best-val epoch}`` of a set of runs (index when a run has no spec)."""
     out = {}
     for i, r in enumerate(runs):
         seed = getattr(getattr(r, "spec", None), "seed", i)
@@ -35,7 +36,7 @@ def _by_seed(runs, metric: str) -> Dict[int, float]:
 
 def margin(a_runs: Sequence[Any], b_runs: Sequence[Any], metric: str = "test_mAP") -> Dict[str, float]:
     """``{"a", "b", "margin", "spread", "seeds"}`` of A − B (see the module docstring)."""
-    a, b = _by_seed(a_runs, metric), _by_seed(b_runs, metric)
+    a, b = by_seed(a_runs, metric), by_seed(b_runs, metric)
     if not a or not b:
         raise ValueError("a claim needs runs on both sides")
     common = sorted(set(a) & set(b))

@@ -14,6 +14,8 @@ from typing import Dict, Mapping
 import numpy as np
 import torch
 
+from ..train import predict_dataset
+
 __all__ = ["positive_confidences", "confidence_histograms", "confidence_summary", "predicted_probabilities"]
 
 
@@ -68,8 +70,6 @@ def confidence_summary(probs_by_method: Mapping[str, torch.Tensor], truth, obser
 def predicted_probabilities(results, dataset, labels=None) -> Dict[str, torch.Tensor]:
     """``{label: probs}`` of the first seed's trained method over ``dataset`` (eval mode, the
     final-epoch weights the method holds after :func:`mlpl_lab.train.fit`)."""
-    from ..train import predict_dataset
-
     labels = list(results) if labels is None else list(labels)
     missing = [k for k in labels if k not in results]
     if missing:

@@ -22,7 +22,7 @@ from typing import Dict
 import numpy as np
 import torch
 
-from .. import metrics
+from ..methods.probes import separation_probe
 
 
 def _as_tensors(probs, observed, true_labels):
@@ -66,10 +66,8 @@ def fn_rate_by_confidence(probs, observed, true_labels, bins: int = 20) -> Dict[
 def separation(probs, observed, true_labels) -> float:
     """W1 distance between hidden-positive and true-negative confidences (GR Loss Fig. 3a).
     NaN when either group is empty (e.g. fully observed labels)."""
-    hidden, negatives = unknown_confidences(probs, observed, true_labels)
-    if hidden.size == 0 or negatives.size == 0:
-        return float("nan")
-    return metrics.wasserstein_1d(hidden, negatives)
+    # the same measurement the training loop's separation probe records each epoch
+    return separation_probe(*_as_tensors(probs, observed, true_labels))["separation"]
 
 
 def label_frequency(observed, true_labels) -> float:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from .. import labels as L
+from ..train import predict_dataset
 
 
 def regime_overview(Y, regimes: Mapping[str, Tuple[str, dict]], seed: int = 0):
@@ -64,8 +65,6 @@ def confidence_by_status(probs: torch.Tensor, truth: torch.Tensor, observed: tor
 def hidden_positive_confidences(result, splits) -> Dict[str, Dict[str, np.ndarray]]:
     """Confidences of a trained run's model by status, on the train set (hidden vs observed
     positives vs negatives) and on the test set (positives vs negatives)."""
-    from ..train import predict_dataset
-
     method = result.method
     device = next(iter(method.networks().values())).parameters().__next__().device
     train_probs = predict_dataset(method, splits.train, device)

@@ -1,8 +1,6 @@
 """Diagnostics of OPML runs read from their records (per-epoch AP and corrections)."""
 from __future__ import annotations
 
-from ..methods.opml_ap import correction_precision, train_ap_observed  # noqa: F401  (re-export)
-
 
 def correction_log(result):
     """The per-epoch diagnostics of an OPML-SP run (mean train AP, corrections and their

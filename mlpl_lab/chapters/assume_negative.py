@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table
 from .common import as_profile, runs_for, splits_for
+from ..analysis.claims import Claim, claims_table
 
 REGIMES: Dict[str, tuple] = {
     "single positive": ("single_positive", {}),
@@ -55,8 +56,6 @@ def confidences(profile, results, seed: int = 0):
 
 def claims(results):
     """The chapter's claims table (verdicts from the runs, see :mod:`mlpl_lab.analysis.claims`)."""
-    from ..analysis.claims import Claim, claims_table
-
     rows = [Claim(f"full labels beat AN under {regime}",
                   "Cole et al. protocol, VOC: full 90.2 vs AN 85.1 (single positive; LL's table)"
                   if regime == "single positive" else "— (the gap the later chapters try to close)",

@@ -24,13 +24,16 @@ paper's Figs. 4-8); the library's defaults stay the paper's own.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from ..analysis.tables import total_seconds as training_seconds  # noqa: F401  (re-export)
+from .. import labels as L
+from ..analysis.claims import Claim, by_seed, claims_table, verdict
 from ..methods.cls import PAPER_E_K, paper_hparams
+from ..methods.selection import forget_schedule, reserve_schedule
 from .common import as_profile, runs_for, splits_for
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
@@ -173,8 +176,6 @@ def regime_summary(design: CLSDesign, profile, seed: int = 0):
     refers to; and the paper's (COCO) tau_h and tau_l used here.
     """
     import pandas as pd
-
-    from .. import labels as L
 
     rows = []
     for label in design.table_regimes:
@@ -331,8 +332,6 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     """The per-epoch rates the chapter's runs use under the study regime: CLS's R_h and R_l
     with the chapter's E_k and with the paper's E_k = 10, and the fraction of samples the
     co-teaching family *keeps*, 1 - forget(e), with the paper's and the code's schedule."""
-    from ..methods.selection import forget_schedule, reserve_schedule
-
     hp = design.cls_hparams(design.study_regime)
     return {
         f"CLS R_h (tau_h={hp['tau_h']}, E_k={design.E_k})": reserve_schedule(hp["tau_h"], design.E_k, epochs),
@@ -348,8 +347,6 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
 def claims(results: Mapping[str, Mapping[str, list]]):
     """The paper's claims checked on these results: a claims table (verdicts with seed noise,
     :mod:`mlpl_lab.analysis.claims`). Paper numbers are CLS Table 2 (COCO)."""
-    from ..analysis.claims import Claim, claims_table
-
     paper = {"single positive": "COCO: CLS 67.4 mAP, best of Table 2 (single positive)",
              "drop 50 %": "COCO: CLS 70.9 mAP, best of Table 2 (50 % left)",
              "drop 25 %": "COCO: CLS 72.8 mAP, best of Table 2 (75 % left)",
@@ -367,16 +364,10 @@ def claims(results: Mapping[str, Mapping[str, list]]):
     table = claims_table(rows)
     m = margins(results)
     if "drop 75 %" in m and "drop 25 %" in m:
-        import math
-
         import pandas as pd
 
-        from ..analysis.claims import verdict
-
         def per_seed(regime):
-            r = results[regime]
-            cls_ = {x.spec.seed: x.best["test_mAP"] for x in r["CLS"]}
-            an = {x.spec.seed: x.best["test_mAP"] for x in r["AN"]}
+            cls_, an = by_seed(results[regime]["CLS"]), by_seed(results[regime]["AN"])
             return {s_: cls_[s_] - an[s_] for s_ in cls_ if s_ in an}
 
         hi, lo = per_seed("drop 75 %"), per_seed("drop 25 %")

@@ -12,9 +12,12 @@ from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
+from ..analysis.claims import Claim, claims_table
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
+from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
 from ..runner import build_splits, initial_method
+from ..train import predict_dataset
 from .common import as_profile, runs_for, splits_for
 
 ZOO_ALL = ("full labels", "AN", "WAN", "AN-LS", "EPR", "ROLE", "Hill", "SPLC", "EM", "EM+APL", "LL-R", "GR")
@@ -30,7 +33,6 @@ ABLATION_LABELS: Dict[str, str] = {
     "k̂+v": "gr_k_v", "k̂+L": "gr_k_robust", "v+L": "gr_v_robust",
 }
 ABLATION_ROWS = {"smoke": ("k̂", "L"), "cpu": ("k̂", "v", "L"), "gpu": tuple(ABLATION_LABELS)}
-LEFT_OUT_NOTE = "methods of the paper's Table 2 not trained under this profile"
 
 
 def expected_positives(splits) -> float:
@@ -76,8 +78,6 @@ def run_main(profile, regime: str = "single_positive", seed: int = 0):
 
 def claims(results, ablation):
     """The chapter's claims table (verdicts from the runs, seed noise included)."""
-    from ..analysis.claims import Claim, claims_table
-
     rows = [Claim("GR beats AN (single positive)", "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
                   "GR", "AN", results["GR"], results["AN"])]
     others = {k: v for k, v in results.items() if k not in ("GR", "AN", "full labels")}
@@ -158,8 +158,6 @@ def separation_table(results: Mapping[str, list], labels=None) -> Dict[str, list
 def assumption_check(run, bins: int = 20):
     """FN rate per confidence bucket among the unknown train labels (Fig. 5), before training
     (the run's own initialisation) and after (its best-val weights)."""
-    from ..train import predict_dataset
-
     tr = build_splits(run.spec).train
     start = predict_dataset(initial_method(run.spec), tr, _cpu())
     end = predict_dataset(run.method, tr, _cpu())
@@ -176,8 +174,6 @@ def _cpu():
 def unknown_confidences_of(results: Mapping[str, list], labels) -> Dict[str, tuple]:
     """``{label: (hidden, negatives)}``: confidences of the unknown train labels under each
     run's best-val weights (first seed), split by the truth (Fig. 3b/c)."""
-    from ..train import predict_dataset
-
     out = {}
     for label in labels:
         run = results[label][0]
@@ -189,8 +185,6 @@ def unknown_confidences_of(results: Mapping[str, list], labels) -> Dict[str, tup
 def schedule_table(epochs: int):
     """(w, b, μ, σ) each training epoch uses, under the paper's schedule and the code's."""
     import pandas as pd
-
-    from ..losses.gr import gr_schedule
 
     rows = []
     for e in range(epochs):

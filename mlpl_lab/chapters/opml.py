@@ -10,6 +10,7 @@ from typing import Dict
 import numpy as np
 
 from .common import as_profile, runs_for, splits_for
+from ..analysis.claims import Claim, claims_table
 
 
 def method_specs(profile="cpu", a: float = 0.0, b: float = 0.0) -> Dict[str, Dict[str, tuple]]:
@@ -71,8 +72,6 @@ def run(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive"
 
 def claims(sp, full):
     """The chapter's claims table (verdicts from the runs, seed noise included)."""
-    from ..analysis.claims import Claim, claims_table
-
     rows = [Claim("OPML-SP beats AN (single positive)", "COCO: OPML-SP 71.75 vs AN 64.1 (AN from LL)",
                   "OPML-SP", "AN", sp["OPML-SP"], sp["AN"])]
     if "OPML" in sp:

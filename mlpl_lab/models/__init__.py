@@ -15,4 +15,4 @@ Every model exposes, by these documented attribute names:
 from .heads import HEADS, build_head, register_head  # noqa: F401
 from .small_cnn import SmallCNN  # noqa: F401
 from .resnet import ResNetClassifier, WeightsUnavailableError, load_pretrained_state  # noqa: F401
-from .factory import FEATURE_STRIDE, MODELS, build_model  # noqa: F401
+from .factory import MODELS, build_model  # noqa: F401

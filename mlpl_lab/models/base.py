@@ -61,6 +61,3 @@ class Classifier(nn.Module):
         self._check(x)
         return self.head.outputs(self.feature_map(x))
 
-
-#: kept for code written against the first model API
-PooledClassifier = Classifier

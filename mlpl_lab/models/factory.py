@@ -13,9 +13,6 @@ MODELS = {
     "resnet50": partial(ResNetClassifier, arch="resnet50"),
 }
 
-#: stride of each backbone's feature map (its side is ceil(image_size / stride))
-FEATURE_STRIDE = {"small_cnn": 4, "resnet18": 32, "resnet50": 32}
-
 
 def build_model(name: str, num_classes: int, head: str = "linear", **kwargs):
     """``build_model("small_cnn", 20, width=32)``; ``build_model("resnet50", 80,

@@ -16,6 +16,7 @@ import numpy as np
 from ..methods.selection import (co_label_selection, label_selection_counts, negative_entry_loss,
                                  reserve_rate, reserve_schedule)
 from .cls_plots import plot_schedules, plot_selection_batch
+from ..methods.cls import explain_batch
 
 
 class CLSPanel:
@@ -42,8 +43,6 @@ class CLSPanel:
         self.class_names = class_names
         self.batch = None
         if method is not None:
-            from ..methods.cls import explain_batch
-
             if indices is None:
                 indices = list(range(min(len(dataset), 32)))
             info = explain_batch(method, dataset, indices)

@@ -14,6 +14,7 @@ import torch
 
 from ..losses.gr import k_hat
 from .gradients import loss_and_gradient, plot_gradient_curves
+from ..analysis.gr_diagnostics import k_from_assumption
 
 
 def prob_grid(n: int = 199, lo: float = 0.005, hi: float = 0.995) -> np.ndarray:
@@ -71,8 +72,6 @@ def plot_assumption_check(check: Mapping[str, Mapping[str, np.ndarray]], w0: flo
     """Fig. 5: FN / (FN + TN) per confidence bucket before and after training (dots, size ~
     bucket count), with k̂(p) at the start and end of the β schedule and, if ``a`` is given,
     Eq. (6)'s (1 - a)p/(1 - ap)."""
-    from ..analysis.gr_diagnostics import k_from_assumption
-
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(9.5, 3.6), sharey=True)
     p = np.linspace(0, 1, 201)
