@@ -62,7 +62,14 @@ def config_of(spec: RunSpec, **runtime):
 def validate(spec: RunSpec) -> None:
     """Fail now, before any training, on an unknown method, hyperparameter, regime or setting."""
     check_seed(spec.seed, "seed")
-    build_method(spec.method, **spec.method_params)
+    method = build_method(spec.method, **spec.method_params)
+    if getattr(method, "requires_init_from", False) and spec.init_from is None:
+        raise ValueError(f"method {spec.method!r} is a second stage: give its spec init_from=<the "
+                         "stage-1 RunSpec> (Profile.spec(..., init_from=stage1))")
+    head = getattr(method, "required_head", None)
+    if head is not None and spec.train.get("model_kwargs", {}).get("head", "linear") != head:
+        raise ValueError(f"method {spec.method!r} needs the {head!r} head; add "
+                         f"model_kwargs={{'head': {head!r}}} to the spec's training settings")
     build_regime(spec.regime, **spec.regime_params)
     config_of(spec).validate()
     if spec.init_from is not None:

@@ -324,8 +324,6 @@ def _init_networks(method: Method, init_from: Method) -> None:
         if bad:
             raise ValueError(f"init_from: network {key!r} shape mismatch: {bad[:5]}")
         net.load_state_dict(src, strict=False)
-    if init_from.ema_model is not None and method.ema_model is not None:
-        method.ema_model.module.load_state_dict(init_from.ema_model.module.state_dict())
 
 
 def _data_fingerprint(observed: torch.Tensor) -> str:
@@ -471,10 +469,14 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     device = pick_device(config.device)
     seed_everything(config.seed)
     ctx = _context(method, train, observed, config, device)
+    if getattr(method, "requires_init_from", False) and init_from is None:
+        raise ValueError(f"method {method.name!r} is a second stage: it starts from a trained first "
+                         "stage; pass init_from=<the stage-1 method> (RunSpec(init_from=...))")
     method.setup(ctx)
-    method.setup_ema()
     if init_from is not None:
         _init_networks(method, init_from)
+    # after init_from: a second stage's EMA starts as a copy of the loaded weights (LAC's code)
+    method.setup_ema()
     method.train(True)
     steps_per_epoch = ctx.steps_per_epoch
     schedulers = _make_schedulers(method, config, steps_per_epoch)

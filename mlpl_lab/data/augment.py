@@ -4,13 +4,42 @@ They act on a batch (B, 3, H, W) in [0, 1] (or normalised) with the global torch
 the loop seeds per epoch, so runs and resumed runs see the same augmentations.
 
 Colour is part of a class on the embedded scenes ("red circle"), so neither view changes
-hue: the strong view (for LAC's consistency terms) uses cutout and brightness/contrast
-jitter, the label-preserving part of the papers' RandAugment + Cutout recipes.
+hue. The strong view (LAC's consistency terms) follows the official LAC recipe (notes §3.3:
+flip + Cutout + RandAugment + ColorJitter) with its label-preserving part:
+
+* **RandAugment** — torchvision's ``v2.RandAugment`` (2 ops, magnitude 9) on tensors, on the
+  batch's device, restricted to the ops that keep hue: identity, shear x/y, translate x/y,
+  rotate, brightness, contrast, sharpness, posterize, autocontrast. Left out: ``Color``
+  (saturation), ``Solarize`` and ``Equalize``, which change colours and so the class here.
+  Ops are drawn per group of :data:`RANDAUG_GROUP` images (one torchvision call per group:
+  per-image calls cost ~10 % of a CPU step, per-batch calls would give every image the same ops);
+* **colour jitter** — brightness and contrast ±40 % with probability 0.8 per image (the code's
+  ColorJitter(0.4, 0.4, 0.4, 0.1) p = 0.8 without its saturation and hue parts);
+* **Cutout** — one zeroed square of 0.35 x the side with probability 0.5. The code's cutout
+  (probability 1, half the side, §3.3b-7) can hide a whole glyph of a 32-px scene, which
+  would turn a PLC target into label noise; ``cutout(x, 0.5, 1.0)`` is the code's setting.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torchvision.transforms import v2
+
+#: images per RandAugment call (each group draws its own ops and magnitudes' signs)
+RANDAUG_GROUP = 8
+#: RandAugment ops that keep an object's hue (the class on the embedded scenes)
+HUE_PRESERVING_OPS = ("Identity", "ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate",
+                      "Brightness", "Contrast", "Sharpness", "Posterize", "AutoContrast")
+
+
+class _HuePreservingRandAugment(v2.RandAugment):
+    """torchvision's RandAugment with only :data:`HUE_PRESERVING_OPS`."""
+
+    _AUGMENTATION_SPACE = {k: v for k, v in v2.RandAugment._AUGMENTATION_SPACE.items()
+                           if k in HUE_PRESERVING_OPS}
+
+
+_RANDAUG = _HuePreservingRandAugment(num_ops=2, magnitude=9)
 
 
 def random_flip(x: torch.Tensor) -> torch.Tensor:
@@ -46,12 +75,29 @@ def cutout(x: torch.Tensor, size_fraction: float = 0.35, p: float = 0.5) -> torc
     return x * (~(box & apply))[:, None].to(x.dtype)
 
 
-def brightness_contrast(x: torch.Tensor, strength: float = 0.4) -> torch.Tensor:
+def brightness_contrast(x: torch.Tensor, strength: float = 0.4, p: float = 1.0) -> torch.Tensor:
+    """Per image, with probability ``p``: contrast and brightness factors in 1 ± strength."""
     b = x.shape[0]
     bright = 1 + strength * (2 * torch.rand(b, 1, 1, 1, device=x.device) - 1)
     contrast = 1 + strength * (2 * torch.rand(b, 1, 1, 1, device=x.device) - 1)
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
-    return ((x - mean) * contrast + mean) * bright
+    out = ((x - mean) * contrast + mean) * bright
+    if p >= 1.0:
+        return out
+    apply = torch.rand(b, 1, 1, 1, device=x.device) < p
+    return torch.where(apply, out, x)
+
+
+def rand_augment(x: torch.Tensor, group: int = RANDAUG_GROUP) -> torch.Tensor:
+    """Hue-preserving RandAugment (2 ops, magnitude 9), one draw per group of ``group`` images.
+
+    torchvision's ops expect [0, 1]; the batch is mapped there by its own min and max and
+    back afterwards, so ImageNet-normalised inputs (the real-dataset loaders) work too."""
+    lo, hi = x.amin(), x.amax()
+    scale = (hi - lo).clamp(min=1e-6)
+    u = (x - lo) / scale
+    u = torch.cat([_RANDAUG(chunk) for chunk in u.split(group)]).clamp(0, 1)
+    return u * scale + lo
 
 
 def weak_view(x: torch.Tensor) -> torch.Tensor:
@@ -60,8 +106,9 @@ def weak_view(x: torch.Tensor) -> torch.Tensor:
 
 
 def strong_view(x: torch.Tensor) -> torch.Tensor:
-    """Weak view + brightness/contrast jitter + cutout (label-preserving "strong" view)."""
-    return cutout(brightness_contrast(weak_view(x)))
+    """Weak view (its own flip) + hue-preserving RandAugment + brightness/contrast jitter
+    (p = 0.8) + cutout (module docstring)."""
+    return cutout(brightness_contrast(rand_augment(weak_view(x)), p=0.8))
 
 
 VIEWS = {"weak": weak_view, "strong": strong_view, "none": lambda x: x}

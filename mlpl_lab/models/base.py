@@ -56,8 +56,9 @@ class Classifier(nn.Module):
         self._check(x)
         return self.head(self.feature_map(x))
 
-    def outputs(self, x: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Everything the head can show for ``x`` (logits, embeddings, attention maps)."""
+    def outputs(self, x: torch.Tensor, **kwargs) -> Dict[str, torch.Tensor]:
+        """Everything the head can show for ``x`` (logits, embeddings, attention maps);
+        ``kwargs`` go to the head's ``outputs`` (e.g. ``attention=False``)."""
         self._check(x)
-        return self.head.outputs(self.feature_map(x))
+        return self.head.outputs(self.feature_map(x), **kwargs)
 

@@ -69,10 +69,13 @@ class ResNetClassifier(Classifier):
     This is Cole et al.'s ``ImageClassifier`` shape. ``last_conv`` is ``layer4``.
     ``weights=None`` trains from scratch (what the embedded data uses).
     The feature map has stride 32: 2 x 2 at 64 px, 7 x 7 at 224 px, 14 x 14 at 448 px.
+    ``last_layer="layer3"`` drops ``layer4`` (stride 16, width 256 on ResNet-18, 1024 on
+    ResNet-50; ``last_conv`` is then ``layer3``): a finer map for attention maps and Grad-CAM
+    at small inputs (4 x 4 at 64 px, 8 x 8 at 128 px).
     """
 
     def __init__(self, num_classes: int, arch: str = "resnet18", weights: str | None = None,
-                 head: str = "linear", head_kwargs=None):
+                 head: str = "linear", head_kwargs=None, last_layer: str = "layer4"):
         super().__init__()
         if arch not in ARCHS:
             raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHS}")
@@ -80,10 +83,13 @@ class ResNetClassifier(Classifier):
         if weights is not None:
             net.load_state_dict(load_pretrained_state(arch, weights))
         self.arch = arch
-        self.last_conv = net.layer4
-        self.backbone = nn.Sequential(
-            net.conv1, net.bn1, net.relu, net.maxpool, net.layer1, net.layer2, net.layer3, net.layer4
-        )
-        self.feature_dim = net.fc.in_features
-        self.feature_stride = 32
+        if last_layer not in ("layer3", "layer4"):
+            raise ValueError(f"last_layer must be 'layer3' or 'layer4', got {last_layer!r}")
+        layers = [net.conv1, net.bn1, net.relu, net.maxpool, net.layer1, net.layer2, net.layer3]
+        if last_layer == "layer4":
+            layers.append(net.layer4)
+        self.last_conv = layers[-1]
+        self.backbone = nn.Sequential(*layers)
+        self.feature_dim = net.fc.in_features if last_layer == "layer4" else net.fc.in_features // 2
+        self.feature_stride = 32 if last_layer == "layer4" else 16
         self._build_head(num_classes, head, head_kwargs)

@@ -1,0 +1,162 @@
+"""LAC's two consistency losses (Xie et al., "Label-Aware Global Consistency for Multi-Label
+Learning with Single Positive Labels", NeurIPS 2022; ``shared/papers/002_*.txt``).
+
+* :func:`plc_loss` — **pseudo-labeling consistency** (Eq. 4), registered as ``"plc"``: a
+  function of the strong view's logits and the observed labels, given the weak view's
+  probabilities.
+* :func:`lac_loss` — the **label-aware global consistency** loss (Eq. 5–7) over L2-normalised
+  projections of label-wise embeddings, with an optional memory queue. It takes embeddings,
+  not logits, so it is not in the logit-loss registry.
+
+Both have a ``form``: ``"paper"`` (default, the equations as printed) and ``"code"`` (what the
+official ``xiemk/SPML-LAC`` computes; notes §3.3 and §3.3b, checked line by line).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from .registry import check_inputs, register_loss
+
+FORMS = ("paper", "code")
+
+
+def _check_form(form: str) -> None:
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+
+
+def _check_delta(delta: float) -> None:
+    if not (isinstance(delta, (int, float)) and 0.5 <= delta < 1.0):
+        raise ValueError(f"delta must be in [0.5, 1): a pseudo-positive needs p >= delta and a "
+                         f"pseudo-negative p <= 1 - delta; got {delta!r}")
+
+
+def plc_targets(weak_probs: torch.Tensor, labels: torch.Tensor, delta: float = 0.6,
+                form: str = "paper"):
+    """(hard targets, mask) of PLC: which entries train the strong view, and towards what.
+
+    ``paper`` (Eq. 4): only the **unknown** entries (label -1; the paper's ŷ_ij = 0 under
+    single positive) with p^w ≥ δ (target 1) or p^w ≤ 1 − δ (target 0); observed entries are
+    left to L_AN.
+    ``code``: pl = p^w + 1[observed positive], mask = (pl ≥ δ) | (pl < 1 − δ), target = (pl ≥ δ),
+    over **every** entry: observed positives always count, as target 1.
+    """
+    _check_form(form)
+    _check_delta(delta)
+    p = weak_probs.detach()
+    if form == "paper":
+        unknown = labels == -1
+        pos = unknown & (p >= delta)
+        neg = unknown & (p <= 1.0 - delta)
+        return pos.to(p.dtype), pos | neg
+    pl = p + (labels == 1).to(p.dtype)
+    hard = pl >= delta
+    return hard.to(p.dtype), hard | (pl < 1.0 - delta)
+
+
+@register_loss("plc")
+def plc_loss(logits, labels, *, weak_probs: Optional[torch.Tensor] = None, delta: float = 0.6, form: str = "paper",
+             reduction: str = "mean"):
+    """Pseudo-labeling consistency, LAC paper Eq. 4 (default δ = 0.6, the code's stage-1 value;
+    0.9 in stage 2)::
+
+        L_PLC = -1/b Σ_i Σ_j [ 1(p^w_ij ≥ δ | ŷ_ij unknown) log p^s_ij
+                               + 1(p^w_ij ≤ 1-δ | ŷ_ij unknown) log(1 - p^s_ij) ]
+
+    ``logits``: the **strong** view's logits (gradient flows here only); ``weak_probs``: σ of
+    the weak view's logits (detached: the pseudo-labels are targets); ``labels`` 1/0/-1.
+    See :func:`plc_targets` for the two forms' masks.
+
+    Normalisation: ``form="paper"`` divides the masked sum by b·C (Eq. 4's 1/b Σ_j, and the
+    same 1/C that the lab's L_AN carries as a mean over b×C, so the paper's 1 : 1 weighting of
+    the two terms per entry is kept); ``form="code"`` is the code's masked mean (Σ over the
+    mask / |mask|; 0 when nothing is selected). ``reduction="none"`` returns the masked b×C
+    matrix (unscaled), ``"sum"`` its sum.
+    """
+    check_inputs(logits, labels)
+    if not torch.is_tensor(weak_probs) or weak_probs.shape != logits.shape:
+        raise ValueError("plc needs weak_probs=σ(weak-view logits), a tensor of the logits' shape "
+                         f"{tuple(logits.shape)}; got {type(weak_probs).__name__}")
+    target, mask = plc_targets(weak_probs, labels, delta, form)
+    matrix = F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype), reduction="none")
+    matrix = matrix * mask.to(logits.dtype)
+    if reduction == "none":
+        return matrix
+    if reduction == "sum":
+        return matrix.sum()
+    if reduction != "mean":
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if form == "paper":
+        return matrix.sum() / logits.numel()
+    return matrix.sum() / mask.sum().clamp(min=1)
+
+
+def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor,
+             queue_z: Optional[torch.Tensor] = None, queue_classes: Optional[torch.Tensor] = None,
+             tau: float = 0.5, form: str = "paper", num_embeddings: Optional[int] = None) -> torch.Tensor:
+    """Label-aware global consistency (LAC paper Eq. 5–7, memory queue of Sec. 3.2).
+
+    Inputs are the **valid** entries only — (image, class) pairs whose weak-view pseudo-label
+    is ≥ δ or that are observed positives (their pseudo-label is taken as 1, as the paper says):
+    ``z_weak``, ``z_strong`` (n, d) L2-normalised projections of the two views of the same
+    entries, ``classes`` (n,) their class ids; ``queue_z`` (m, d), ``queue_classes`` (m,) past
+    entries (detached). Similarity s(a, b) = a·b / τ (τ = 0.5, the code's default).
+
+    ``form="paper"`` (Eq. 7, default). Anchors: the current batch's weak views z_k. Contrast
+    set: the current strong views z'_k' (so k' = k is the anchor's other view, as the paper
+    prescribes to avoid the trivial pair) and the queue (the B × (B+K) extension)::
+
+        L = -1/B Σ_k Σ_{k'} I_kk' [ s(z_k, z'_k') − log Σ_t Ī_kt exp s(z_k, z'_t) ]
+
+    with I_kk' = 1 for the same class (Eq. 5) and Ī_kt = 1 for a different class (Eq. 6): the
+    denominator holds **inter-class entries only**, and the sum over positives is not
+    averaged. B = b·C, every embedding of the batch (``num_embeddings``; the n valid ones when
+    not given). An anchor with no inter-class entry has an empty denominator and contributes 0.
+
+    ``form="code"`` (SupCon, Khosla et al., as ``lacloss.py`` computes it; notes §3.3b-1):
+    the entries are [weak views; strong views; queue]; **every entry is an anchor** (queue
+    entries too — they carry no gradient themselves, but their similarities to the current
+    entries do); positives = same class, self excluded; the denominator is every entry but
+    self (same-class ones included); each anchor's loss is averaged over its positives, then
+    over the anchors (anchors without a positive are skipped; the code would give NaN).
+    """
+    _check_form(form)
+    if not (isinstance(tau, (int, float)) and tau > 0):
+        raise ValueError(f"tau must be a positive number, got {tau!r}")
+    if z_weak.shape != z_strong.shape or z_weak.ndim != 2 or classes.shape != z_weak.shape[:1]:
+        raise ValueError(f"z_weak {tuple(z_weak.shape)}, z_strong {tuple(z_strong.shape)} must be (n, d) "
+                         f"and classes {tuple(classes.shape)} (n,)")
+    if (queue_z is None) != (queue_classes is None):
+        raise ValueError("pass both queue_z and queue_classes, or neither")
+    if queue_z is None:
+        queue_z = z_weak.new_zeros((0, z_weak.shape[1]))
+        queue_classes = classes.new_zeros((0,))
+    queue_z = queue_z.detach().to(z_weak.dtype)
+    n = z_weak.shape[0]
+    if n == 0:
+        return z_weak.sum() * 0.0
+    if form == "paper":
+        cand = torch.cat([z_strong, queue_z])
+        cand_cls = torch.cat([classes, queue_classes])
+        sim = z_weak @ cand.T / tau                                    # (n, n + m)
+        same = classes[:, None] == cand_cls[None, :]
+        neg_lse = torch.logsumexp(sim.masked_fill(same, float("-inf")), dim=1)  # -inf: no negatives
+        has_neg = torch.isfinite(neg_lse)
+        terms = (sim - neg_lse[:, None]).masked_fill(~same | ~has_neg[:, None], 0.0)
+        total = n if num_embeddings is None else int(num_embeddings)
+        if total < n:
+            raise ValueError(f"num_embeddings ({total}) is smaller than the {n} valid entries")
+        return -terms.sum() / total
+    feats = torch.cat([z_weak, z_strong, queue_z])
+    cls = torch.cat([classes, classes, queue_classes])
+    sim = feats @ feats.T / tau
+    eye = torch.eye(len(feats), dtype=torch.bool, device=feats.device)
+    log_prob = sim - torch.logsumexp(sim.masked_fill(eye, float("-inf")), dim=1, keepdim=True)
+    pos = (cls[:, None] == cls[None, :]) & ~eye
+    n_pos = pos.sum(1)
+    per_anchor = (log_prob.masked_fill(~pos, 0.0)).sum(1) / n_pos.clamp(min=1)
+    keep = n_pos > 0
+    return -(per_anchor[keep]).mean()
