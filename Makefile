@@ -32,6 +32,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scenes.py
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_loop.py
+	$(BIN)/python benchmarks/bench_heads.py
 
 clean-runs: $(STAMP)
 	$(BIN)/mlpl-lab store --clear

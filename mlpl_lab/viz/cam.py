@@ -176,15 +176,17 @@ def class_status(observed: int, truth: int) -> str:
 
 def localisation_pairs(dataset, which: str = "present", max_images: int | None = None):
     """(image indices, class indices) of the pairs to score: every (image, true class)
-    (``"present"``), or only the hidden positives of a partially observed set
-    (``"hidden"``), over the first ``max_images`` images."""
+    (``"present"``), only the hidden positives of a partially observed set (``"hidden"``),
+    or only its observed positives (``"observed"``), over the first ``max_images`` images."""
     y = dataset.labels
     n = len(dataset) if max_images is None else min(int(max_images), len(dataset))
     sel = y[:n] == 1
     if which == "hidden":
         sel = sel & (dataset.observed[:n] != 1)
+    elif which == "observed":
+        sel = sel & (dataset.observed[:n] == 1)
     elif which != "present":
-        raise ValueError(f"which must be 'present' or 'hidden', got {which!r}")
+        raise ValueError(f"which must be 'present', 'hidden' or 'observed', got {which!r}")
     img, cls = torch.nonzero(sel, as_tuple=True)
     return img, cls
 

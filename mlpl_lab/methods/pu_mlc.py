@@ -1,0 +1,173 @@
+"""PU-MLC — positive-unlabeled multi-label classification (Yuan, Zhang & Huang, ICME 2024;
+``shared/papers/004_*.txt``; official code ``TAKELAMAG/PU-MLC``, notes §2.5 and §3.5/3.5b).
+
+The method reads **only the observed positives** (``labels == 1``): per class, P_c = those
+images and the unlabeled set U = the whole batch. Observed negatives and unknowns are the same
+to it — it never reads a negative (tests poison them). Loss per batch::
+
+    L = L_vPU(s; α, γ)  +  λ_mix · R_mix                                   (paper Eq. 8–11)
+
+* L_vPU — :func:`mlpl_lab.losses.pu.vpu_loss` (adaptive temperature α, re-balance γ; paper
+  form of the re-balance factor by default, ``rebalance="code"`` for the code's);
+* R_mix — vPU's MixUp regulariser (Chen et al., NeurIPS 2020; the code's form, §3.5): the
+  batch is split into halves x1, x2; λ ~ Beta(0.3, 0.3), one per batch; x̃ = λ·x1[perm] + (1−λ)·x2,
+  t̃ = λ·t1[perm] + (1−λ)·t2 with t = 1 on observed positives and σ(s) of the first pass
+  elsewhere; R = Σ_c mean_i (log t̃ − log σ(f(x̃)))². The official code does **not** detach t
+  (gradient flows into the first pass through the target, §3.5b-2): ``detach_target=False``
+  (default, the code and vPU); ``True`` treats the target as a constant.
+
+Registered (defaults: the paper's and code's COCO values α = 1.0, γ = 0.55, mixup weight 1):
+
+* ``vpu_plain`` — plain vPU: γ = 0, no temperature, no mixup;
+* ``pu_mlc_gamma`` — + re-balance factor γ;
+* ``pu_mlc_gamma_alpha`` — + adaptive temperature α;
+* ``pu_mlc`` — + mixup: the full method;
+* ``partial_bce`` (in :mod:`mlpl_lab.losses.partial`) — BCE on the observed positives *and*
+  negatives, the baseline that uses annotated negatives.
+
+**Scale**: L_vPU is summed over classes (as the code), so it grows with C: 20 classes here
+against 80 on COCO. With Adam a constant factor on the whole loss hardly matters; it does set the
+relative weight of R_mix (also summed over classes), which keeps the code's 1 : 1.
+
+**LgConv** (``model_kwargs={"lgconv": True}``, :mod:`mlpl_lab.models.lgconv`) and the paper's
+partial fine-tuning (``trainable="paper"``: only the global branches, the last stage and the
+head train, every BatchNorm in eval mode) are options of the model and the method.
+
+**Diagnostics** per epoch: the per-class temperature T_c (mean over the epoch's batches),
+``temperature[c]``, and its mean over classes ``temperature_mean``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from ..losses.pu import REBALANCE, pu_temperature, vpu_loss
+from ..models.lgconv import freeze_batchnorm, lgconv_trainable
+from .base import Method
+from .loss_method import loss_method_factory
+from .registry import register_method
+
+EPS = 1e-10  # the code's guard inside its logs
+
+
+def mixup_target(logits: torch.Tensor, labels: torch.Tensor, detach: bool = False) -> torch.Tensor:
+    """t = 1 on observed positives, σ(s) elsewhere (the first pass's untempered probabilities)."""
+    p = torch.sigmoid(logits.float())
+    if detach:
+        p = p.detach()
+    return torch.where(labels == 1, torch.ones_like(p), p)
+
+
+def mixup_regulariser(mixed_logits: torch.Tensor, mixed_target: torch.Tensor) -> torch.Tensor:
+    """R = Σ_c mean_i (log t̃_ic − log σ(s̃_ic))² (vPU's MixUp term, the code's scale)."""
+    log_t = torch.log(mixed_target.clamp(min=0) + EPS)
+    log_p = F.logsigmoid(mixed_logits.float())
+    return ((log_t - log_p) ** 2).mean(dim=0).sum()
+
+
+class PUMLCMethod(Method):
+    """vPU per class with optional α, γ and mixup (module docstring)."""
+
+    def __init__(self, alpha: Optional[float] = 1.0, gamma: float = 0.55, mixup: bool = True,
+                 mix_alpha: float = 0.3, mix_weight: float = 1.0, detach_target: bool = False,
+                 rebalance: str = "paper", min_temperature: float = 1e-3, trainable: str = "all",
+                 ema_decay: Optional[float] = None):
+        super().__init__(alpha=alpha, gamma=gamma, mixup=mixup, mix_alpha=mix_alpha, mix_weight=mix_weight,
+                         detach_target=detach_target, rebalance=rebalance, min_temperature=min_temperature,
+                         trainable=trainable, ema_decay=ema_decay)
+        problems = []
+        if alpha is not None and not (isinstance(alpha, (int, float)) and alpha > 0):
+            problems.append(f"alpha must be > 0 or None (no temperature), got {alpha!r}")
+        if not (isinstance(gamma, (int, float)) and gamma >= 0):
+            problems.append(f"gamma must be >= 0, got {gamma!r}")
+        if not (isinstance(mix_alpha, (int, float)) and mix_alpha > 0):
+            problems.append(f"mix_alpha (the Beta parameter) must be > 0, got {mix_alpha!r}")
+        if not (isinstance(mix_weight, (int, float)) and mix_weight >= 0):
+            problems.append(f"mix_weight must be >= 0, got {mix_weight!r}")
+        if rebalance not in REBALANCE:
+            problems.append(f"rebalance must be one of {REBALANCE}, got {rebalance!r}")
+        if trainable not in ("all", "paper"):
+            problems.append(f"trainable must be 'all' or 'paper', got {trainable!r}")
+        if ema_decay is not None and not (isinstance(ema_decay, (int, float)) and 0 <= ema_decay < 1):
+            problems.append(f"ema_decay must be None or in [0, 1) per epoch, got {ema_decay!r}")
+        if problems:
+            raise ValueError("PU-MLC: " + "; ".join(problems))
+        self.alpha, self.gamma = alpha, float(gamma)
+        self.mixup, self.mix_alpha, self.mix_weight = bool(mixup), float(mix_alpha), float(mix_weight)
+        self.detach_target, self.rebalance = bool(detach_target), rebalance
+        self.min_temperature, self.trainable = float(min_temperature), trainable
+        self.ema_decay = ema_decay
+
+    def setup(self, ctx) -> None:
+        self.ctx = ctx
+        self.net = ctx.make_model().to(ctx.device)
+        params = lgconv_trainable(self.net, self.trainable)
+        self.optimizer = ctx.make_optimizer(params)
+        self.labels = ctx.train_observed.clone()
+        self._t_sum, self._t_n = None, 0
+
+    def train(self, mode: bool = True) -> None:
+        super().train(mode)
+        if mode and self.trainable == "paper":
+            freeze_batchnorm(self.net)
+
+    def observed_positives(self, batch) -> torch.Tensor:
+        """The only label information PU-MLC reads: which entries are observed positives."""
+        return (self.batch_labels(batch) == 1).long()
+
+    def training_step(self, batch, epoch):
+        pos = self.observed_positives(batch)
+        x = batch["image"]
+        logits = self.net(x)
+        loss = vpu_loss(logits, pos, alpha=self.alpha, gamma=self.gamma, rebalance=self.rebalance,
+                        min_temperature=self.min_temperature)
+        logs = {"loss_vpu": loss.detach()}
+        with torch.no_grad():
+            t = pu_temperature(logits.float(), self.alpha, self.min_temperature)
+            self._t_sum = t if self._t_sum is None else self._t_sum + t
+            self._t_n += 1
+        if self.mixup and self.mix_weight > 0 and len(x) >= 2:
+            half = len(x) // 2
+            target = mixup_target(logits, pos, self.detach_target)
+            lam = float(torch.distributions.Beta(self.mix_alpha, self.mix_alpha).sample())
+            perm = torch.randperm(half, device=x.device)
+            x1, x2 = x[:half], x[half:2 * half]
+            t1, t2 = target[:half], target[half:2 * half]
+            x_mix = lam * x1[perm] + (1 - lam) * x2
+            t_mix = lam * t1[perm] + (1 - lam) * t2
+            reg = mixup_regulariser(self.net(x_mix), t_mix)
+            loss = loss + self.mix_weight * reg
+            logs["loss_mix"] = reg.detach()
+        return loss, logs
+
+    def on_epoch_start(self, epoch: int) -> None:
+        self._t_sum, self._t_n = None, 0
+
+    def on_epoch_end(self, epoch: int) -> None:
+        if self._t_n:
+            t = (self._t_sum / self._t_n).cpu()
+            self.log_epoch(temperature_mean=float(t.mean()),
+                           **{f"temperature[{c}]": float(v) for c, v in enumerate(t)})
+
+
+def _factory(name: str, doc: str, **defaults):
+    def factory(**hp):
+        return PUMLCMethod(**(defaults | hp))
+
+    factory.__name__ = f"{name}_method"
+    factory.__doc__ = doc
+    register_method(name)(factory)
+
+
+_factory("vpu_plain", "Plain vPU per class: no re-balance (γ = 0), no temperature, no mixup.",
+         alpha=None, gamma=0.0, mixup=False)
+_factory("pu_mlc_gamma", "vPU + the re-balance factor γ (0.55).", alpha=None, gamma=0.55, mixup=False)
+_factory("pu_mlc_gamma_alpha", "vPU + γ (0.55) + the adaptive temperature α (1.0).",
+         alpha=1.0, gamma=0.55, mixup=False)
+_factory("pu_mlc", "PU-MLC: vPU + γ (0.55) + α (1.0) + mixup (weight 1, Beta(0.3, 0.3)).",
+         alpha=1.0, gamma=0.55, mixup=True)
+
+# the baseline that trusts annotated negatives (losses/partial.py)
+register_method("partial_bce")(loss_method_factory("partial_bce"))

@@ -1,0 +1,139 @@
+"""PU-MLC (paper 004): the mixup regulariser and its target's gradient, LgConv, and that the
+method reads nothing but the observed positives (poisoned negatives and truth change nothing)."""
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+
+from mlpl_lab.data import make_splits
+from mlpl_lab.losses import get
+from mlpl_lab.methods import build_method
+from mlpl_lab.methods.pu_mlc import mixup_regulariser, mixup_target
+from mlpl_lab.models import build_model
+from mlpl_lab.models.lgconv import LocalGlobalConv, lgconv_modules
+from mlpl_lab.train import TrainConfig, fit
+
+
+def test_mixup_regulariser_by_its_formula():
+    s = torch.tensor([[0.5, -1.0], [2.0, 0.0]])
+    t = torch.tensor([[1.0, 0.2], [0.7, 0.5]])
+    sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
+    want = 0.0
+    for c in range(2):
+        want += sum((math.log(t[i, c].item() + 1e-10) - math.log(sig(s[i, c].item()))) ** 2 for i in range(2)) / 2
+    assert mixup_regulariser(s, t).item() == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("detach", [False, True])
+def test_mixup_target_gradient_flows_only_when_not_detached(detach):
+    logits = torch.tensor([[0.3, -0.4], [1.0, 2.0]], requires_grad=True)
+    labels = torch.tensor([[1, -1], [0, -1]])
+    t = mixup_target(logits, labels, detach=detach)
+    assert t[0, 0].item() == 1.0  # observed positive: target 1
+    assert t[0, 1].item() == pytest.approx(1 / (1 + math.exp(0.4)))
+    mixed = torch.zeros(2, 2)
+    loss = mixup_regulariser(mixed, t)
+    if detach:
+        assert not t.requires_grad
+    else:
+        loss.backward()
+        # gradient reaches the unlabeled entries through σ(s), not the observed positive
+        assert logits.grad[0, 0] == 0 and logits.grad[0, 1] != 0 and logits.grad[1, 0] != 0
+
+
+def test_lgconv_shapes_and_a_zero_gamma_leaves_the_base_network_unchanged():
+    torch.manual_seed(0)
+    base = build_model("small_cnn", 5, width=8).eval()
+    torch.manual_seed(0)
+    wrapped = build_model("small_cnn", 5, width=8, lgconv=True, lgconv_gamma_init=0).eval()
+    # the first RGB conv (3 input channels) is skipped; the others are wrapped
+    convs = lgconv_modules(wrapped)
+    assert len(convs) == 3 and all(isinstance(m, LocalGlobalConv) for m in convs)
+    state = {k.replace(".conv.", ".", 1) if ".conv." in k else k: v for k, v in wrapped.state_dict().items()}
+    base_state = base.state_dict()
+    for k, v in base_state.items():  # same base weights under both names
+        assert torch.equal(state.get(k, v), v), k
+    x = torch.rand(3, 3, 32, 32)
+    assert torch.allclose(wrapped(x), base(x), atol=1e-6)
+    assert wrapped.feature_map(x).shape == base.feature_map(x).shape
+    # with a non-zero γ the branch changes the output
+    with torch.no_grad():
+        for m in convs:
+            m.bn.weight.fill_(0.5)
+    assert not torch.allclose(wrapped(x), base(x), atol=1e-4)
+
+
+def test_lgconv_paper_mode_trains_only_branches_last_stage_and_head():
+    from mlpl_lab.models.lgconv import lgconv_trainable
+    m = build_model("small_cnn", 5, width=8, lgconv=True)
+    params = lgconv_trainable(m, "paper")
+    trained = {n for n, p in m.named_parameters() if p.requires_grad}
+    assert trained and len(params) == len(trained)
+    assert not any(n.startswith("backbone.0.") for n in trained)          # the first block: frozen
+    assert any(".agg." in n for n in trained) and any(n.startswith("head.") for n in trained)
+    with pytest.raises(ValueError, match="lgconv=True"):
+        lgconv_trainable(build_model("small_cnn", 5, width=8), "paper")
+
+
+@pytest.fixture(scope="module")
+def pu_data():
+    return make_splits(n_train=96, n_val=48, n_test=48, seed=0, image_size=16,
+                       regime="known_proportion", regime_params={"p": 0.5})
+
+
+def _cfg(**kw):
+    return TrainConfig(**(dict(epochs=2, batch_size=32, lr=3e-3, model="small_cnn", model_kwargs={"width": 8},
+                               progress=False, probes=()) | kw))
+
+
+def test_pu_mlc_reads_only_the_observed_positives(pu_data):
+    """Poison everything that is not an observed positive — negatives become unknowns, unknowns
+    become negatives, the true labels are scrambled — and train again: same weights."""
+    a = fit("pu_mlc", pu_data.train, pu_data.val, pu_data.test, _cfg(seed=4))
+    train = pu_data.train
+    obs = train.observed
+    flipped = torch.where(obs == 0, torch.full_like(obs, -1), torch.where(obs == -1, torch.zeros_like(obs), obs))
+    assert (flipped == 0).any() and (flipped == -1).any()
+    scrambled = train.labels[torch.randperm(len(train), generator=torch.Generator().manual_seed(1))]
+
+    class Poisoned:
+        observed, labels = flipped, scrambled
+
+        def __len__(self):
+            return len(train)
+
+        def get_batch(self, idx):
+            b = train.get_batch(idx)
+            b["observed"], b["labels"] = flipped[b["index"]], scrambled[b["index"]]
+            return b
+
+    poisoned = Poisoned()
+    b = fit("pu_mlc", poisoned, pu_data.val, pu_data.test, _cfg(seed=4))
+    for k, v in a.method.net.state_dict().items():
+        assert torch.equal(v, b.method.net.state_dict()[k]), k
+    assert a.history[-1]["loss"] == b.history[-1]["loss"]
+
+
+def test_pu_mlc_logs_per_class_temperatures_and_trains_finite(pu_data):
+    r = fit("pu_mlc", pu_data.train, pu_data.val, pu_data.test, _cfg())
+    row = r.history[-1]
+    temps = [row[f"temperature[{c}]"] for c in range(20)]
+    assert all(0 < t <= 1 for t in temps) and row["temperature_mean"] == pytest.approx(sum(temps) / 20)
+    assert math.isfinite(row["loss"]) and math.isfinite(row["loss_mix"])
+    plain = fit("vpu_plain", pu_data.train, pu_data.val, pu_data.test, _cfg(epochs=1))
+    assert plain.history[0]["temperature_mean"] == 1.0 and "loss_mix" not in plain.history[0]
+
+
+def test_partial_bce_ignores_unknowns_and_bad_hparams_fail():
+    s = torch.tensor([[1.0, -2.0, 0.3]])
+    y = torch.tensor([[1, 0, -1]])
+    sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
+    want = (-math.log(sig(1.0)) - math.log(1 - sig(-2.0))) / 2
+    assert get("partial_bce")(s, y).item() == pytest.approx(want)
+    with pytest.raises(ValueError, match="gamma"):
+        build_method("pu_mlc", gamma=-1)
+    with pytest.raises(ValueError, match="trainable"):
+        build_method("pu_mlc", trainable="some")
