@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test report setup clean clean-runs benchmark
+.PHONY: test test-browser report setup clean clean-runs benchmark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ setup: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+# JupyterLab + Debian's Chromium (apt-get install -y chromium; never `playwright install`)
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest -q -s -m browser tests/browser $(PYTEST_ARGS)
+
 report: $(STAMP)
 	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
 
@@ -33,6 +37,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_loop.py
 	$(BIN)/python benchmarks/bench_heads.py
+	$(BIN)/python -m pytest -q -s -m browser tests/browser/test_panels.py  # prints the panels' update latency
 
 clean-runs: $(STAMP)
 	$(BIN)/mlpl-lab store --clear

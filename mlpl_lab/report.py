@@ -59,8 +59,29 @@ def readable(name: str, plain: Any) -> Dict[str, str]:
         frame = frame.map(lambda x: round(x, 2) if isinstance(x, float) else x)
         return {"text/plain": f"{name}:\n{frame.to_string()}",
                 "text/html": f"<p><b>{name}</b></p>{frame.to_html()}"}
+    if isinstance(plain, dict) and plain and all(isinstance(v, dict) for v in plain.values()):
+        flat = _flatten_rows(plain)
+        if flat is not None:  # deeper nesting: rows keyed "a / b"
+            return readable(name, flat)
     text = repr(plain)
     return {"text/plain": f"{name}: {text[:300]}{' …' if len(text) > 300 else ''}"}
+
+
+def _flatten_rows(d: Dict[str, Any], prefix: str = ""):
+    """{a: {b: {col: scalar}}} -> {"a / b": {col: scalar}}; None when the leaves are not flat dicts."""
+    out: Dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v and all(_is_scalar(x) for x in v.values()):
+            out[key] = v
+        elif isinstance(v, dict) and v:
+            sub = _flatten_rows(v, key + " / ")
+            if sub is None:
+                return None
+            out.update(sub)
+        else:
+            return None
+    return out
 
 
 def record(name: str, value: Any, show: bool = True) -> Any:

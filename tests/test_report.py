@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from mlpl_lab.cli import execute_notebook, notebook_paths
 from mlpl_lab.report import RECORD_MIME, _plain, all_finite, read_records
 
-from conftest import NOTEBOOKS
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
 def test_record_roundtrip_through_papermill(tmp_path):
@@ -77,3 +78,24 @@ def test_records_read_as_lines_and_tables():
     assert "{" not in table["text/plain"]
     long = readable("x", {"a": [1] * 500})["text/plain"]
     assert len(long) < 320 and long.endswith("…")
+
+
+def test_mathjax_is_copied_next_to_the_reports_once(tmp_path):
+    from mlpl_lab.cli import install_mathjax
+
+    url = install_mathjax(tmp_path)
+    assert url.startswith("mathjax/MathJax.js?config=") and "://" not in url
+    js = tmp_path / "mathjax" / "MathJax.js"
+    assert js.exists() and js.stat().st_size > 10_000
+    config = url.split("config=")[1].split(",")[0]
+    assert (tmp_path / "mathjax" / "config" / f"{config}.js").exists()
+    mtime = js.stat().st_mtime_ns
+    assert install_mathjax(tmp_path) == url and js.stat().st_mtime_ns == mtime  # not copied twice
+
+
+def test_deeply_nested_records_read_as_a_table():
+    from mlpl_lab.report import readable
+
+    out = readable("loc", {"AN": {"attention": {"energy": 0.2, "pairs": 3}}, "LAC": {"attention": {"energy": 0.3, "pairs": 4}}})
+    assert "AN / attention" in out["text/plain"] and "text/html" in out
+    assert "{" not in out["text/plain"]

@@ -22,7 +22,7 @@ restarts in stage 2, as in the code. Profile choices:
   E1 = 5, E2 = 2. Batches of 32 instead of the profile's 64: at the same cost per epoch the
   label-query AN reached 83.1 val mAP after 5 epochs against 64 (measured, seed 0). AN and
   +PLC (the key comparison) on seeds 0 and 1, the other rows on seed 0 (they borrow its seed
-  spread): about 7 minutes of training on 2 cores. Throughput: ``make benchmark``
+  spread): 8.7 minutes for the notebook with an empty run store (measured on 2 cores). Throughput: ``make benchmark``
   (``bench_heads.py``).
 * ``smoke``: the same rows, 2 + 1 epochs on the smoke data.
 * ``gpu``: ResNet-18 cut after ``layer3`` (stride 16) at **128 px**, so the attention maps

@@ -18,6 +18,8 @@ from ..methods.selection import (co_label_selection, label_selection_counts, neg
 from .cls_plots import plot_schedules, plot_selection_batch
 from ..methods.cls import explain_batch
 
+from .panel_display import show_in
+
 
 class CLSPanel:
     """Sliders ``tau_h``, ``tau_l``, ``E_k`` and ``epoch`` (0-based, the epoch whose R is applied
@@ -67,8 +69,13 @@ class CLSPanel:
         self.figure = None
         for s in self.sliders.values():
             s.observe(self.update, names="value")
-        self.widget = W.VBox([W.HBox([self.sliders["tau_h"], self.sliders["tau_l"]]),
-                              W.HBox([self.sliders["E_k"], self.sliders["epoch"]]), self.output])
+        self.readout = W.HTML()
+        wrap = W.Layout(flex_flow="row wrap")  # wrap rather than squeeze the sliders' readouts
+        self.widget = W.VBox([W.HBox([self.sliders["tau_h"], self.sliders["tau_l"]], layout=wrap),
+                              W.HBox([self.sliders["E_k"], self.sliders["epoch"]], layout=wrap),
+                              self.readout, self.output])
+        self.widget.add_class("mlpl-panel")
+        self.widget.add_class("mlpl-panel-cls")  # what the browser tests find
         self.update()
 
     def values(self) -> Dict[str, float]:
@@ -96,6 +103,7 @@ class CLSPanel:
         from IPython.display import display
 
         self.state = self.compute(**self.values())
+        self.readout.value = self.readout_text()
         if self.figure is not None:
             plt.close(self.figure)
         ncols = 2 if self.batch is not None else 1
@@ -115,9 +123,17 @@ class CLSPanel:
                                         f"{c['removed_low']} low-loss"))
         fig.tight_layout()
         self.figure = fig
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(fig)
+        show_in(self.output, fig)
+
+    def readout_text(self) -> str:
+        v, st = self.values(), self.state
+        text = (f"<b>τ_h = {v['tau_h']:.3f}, τ_l = {v['tau_l']:.2f}, E_k = {v['E_k']}, epoch e = {v['epoch'] + 1}</b>: "
+                f"R_h(e) = {st['R_h_now']:.3f}, R_l(e) = {st['R_l_now']:.3f}")
+        if self.batch is not None:
+            c = st[f"counts_{self.network}"]
+            text += (f"; network {self.network} removes {c['removed']} high-loss entries "
+                     f"({c['removed_hidden']} hidden positives) and {c['removed_low']} low-loss ones")
+        return text
 
     def _ipython_display_(self):
         from IPython.display import display

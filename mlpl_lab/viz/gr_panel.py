@@ -21,6 +21,7 @@ import torch
 
 from ..losses.gr import GR_SCHEDULE_DEFAULTS, gr_schedule, k_hat, v_weight
 from .gradients import loss_and_gradient
+from .panel_display import show_in
 
 
 class GRPanel:
@@ -61,6 +62,7 @@ class GRPanel:
                                  style=style, layout=layout),
         }
         self.output = W.Output()
+        self.readout = W.HTML()
         self.redraws = 0
         self.state: Dict[str, object] = self.compute(**self.values())
         for slider in self.sliders.values():
@@ -69,7 +71,11 @@ class GRPanel:
         # which squeezed 320 px sliders into 244 px and hid their value readouts under the plot)
         controls = W.VBox(list(self.sliders.values()),
                           layout=W.Layout(min_width="340px", flex="0 0 auto"))
-        self.widget = W.HBox([controls, self.output], layout=W.Layout(flex_flow="row wrap"))
+        self.widget = W.VBox([W.HBox([controls, self.output], layout=W.Layout(flex_flow="row wrap")),
+                              self.readout])
+        self.widget.add_class("mlpl-panel")
+        self.widget.add_class("mlpl-panel-gr")  # what the browser tests find
+        self.readout.value = self.readout_text()
 
     def values(self) -> Dict[str, float]:
         """The current slider values by name."""
@@ -95,7 +101,15 @@ class GRPanel:
         """Recompute from the sliders and redraw (the ``observe`` callback)."""
         self.state = self.compute(**self.values())
         self.redraws += 1
+        self.readout.value = self.readout_text()
         self._draw()
+
+    def readout_text(self) -> str:
+        """The values a student set and what they give at this epoch (shown under the plots)."""
+        v, s = self.values(), self.state
+        return (f"<b>q2 = {v['q2']:.3g}, q3 = {v['q3']:.2f}, epoch t = {v['epoch']}</b> of {self.num_epochs}: "
+                f"w = {s['w']:.2f}, b = {s['b']:.2f}, μ = {s['mu']:.2f}, σ = {s['sigma']:.2f} "
+                f"(final values w = {v['w_T']:.1f}, b = {v['b_T']:.1f}, μ = {v['mu_T']:.2f}, σ = {v['sigma_T']:.2f})")
 
     def _draw(self) -> None:
         from IPython.display import display
@@ -108,17 +122,16 @@ class GRPanel:
         axes[0].set_title(f"w={s['w']:.2f}, b={s['b']:.2f}, μ={s['mu']:.2f}, σ={s['sigma']:.2f}",
                           fontsize=9)
         axes[1].plot(s["p"], s["loss"])
-        axes[1].set_title("unknown-label loss", fontsize=9)
+        axes[1].set_title(f"unknown-label loss (q2={self.sliders['q2'].value:.3g}, "
+                          f"q3={self.sliders['q3'].value:.2f})", fontsize=9)
         axes[2].plot(s["p"], s["grad"])
         axes[2].axhline(0, c="k", lw=0.6)
-        axes[2].set_title("∂L/∂z (autograd)", fontsize=9)
+        axes[2].set_title(f"∂L/∂z (autograd), epoch t={self.sliders['epoch'].value}", fontsize=9)
         for ax in axes:
             ax.set_xlabel("p")
         axes[0].legend(fontsize=8)
         fig.tight_layout()
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(fig)
+        show_in(self.output, fig)
         plt.close(fig)
 
     def _ipython_display_(self):

@@ -19,6 +19,7 @@ import torch
 from ..analysis.lac_diagnostics import plc_breakdown
 from ..train import predict_dataset
 from .attention import attention_maps
+from .panel_display import show_in
 from .cam import as_model, class_status
 
 
@@ -70,7 +71,9 @@ class LACPanel:
         self.image.observe(self._on_image, names="value")
         for control in (self.delta, self.class_index):
             control.observe(self.update, names="value")
-        self.widget = W.VBox([W.HBox([self.delta, self.image, self.class_index]), self.readout, self.output])
+        self.widget = W.VBox([W.HBox([self.delta, self.image, self.class_index], layout=W.Layout(flex_flow="row wrap")), self.readout, self.output])
+        self.widget.add_class("mlpl-panel")
+        self.widget.add_class("mlpl-panel-lac")  # what the browser tests find
         self.update()
 
     def _class_options(self, image: int):
@@ -118,14 +121,16 @@ class LACPanel:
                 f"Map: {self.names[v['class_index']]} ({self.state['status']}, p = {self.state['prob']:.2f})")
 
     def update(self, change=None) -> None:
-        from IPython.display import display
-
         self.state = self.compute(**self.values())
         self.readout.value = self.readout_text()
-        if self.figure is not None:
-            plt.close(self.figure)
+        first = self.figure is None
+        if first:  # one figure, laid out once; each update redraws its axes (fast redraws)
+            self.figure, self.axes = plt.subplots(1, 3, figsize=(13, 3.4), gridspec_kw={"width_ratios": [1.3, 1, 1]})
+            plt.close(self.figure)  # drawn into the Output widget, not as a stray inline figure
+        ax0, ax1, ax2 = self.axes
+        for ax in self.axes:
+            ax.clear()
         b = self.state["breakdown"]
-        fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(13, 3.4), gridspec_kw={"width_ratios": [1.3, 1, 1]})
         groups = ["pseudo_pos", "pseudo_neg", "ignored"]
         present = [b[f"{g}_present"] for g in groups]
         absent = [b[f"{g}_absent"] for g in groups]
@@ -136,8 +141,8 @@ class LACPanel:
         ax0.set_yscale("symlog")
         ax0.set_ylabel("unknown labels (symlog)")
         ax0.legend(fontsize=7)
-        ax0.set_title(f"PLC on {len(self.indices)} training images, δ = {self.values()['delta']:.2f}", fontsize=9)
         v = self.values()
+        ax0.set_title(f"PLC on {len(self.indices)} training images, δ = {v['delta']:.2f}", fontsize=9)
         img = self.images[v["image"]].permute(1, 2, 0).clamp(0, 1).numpy()
         ax1.imshow(img)
         ax1.set_title(f"image {self.indices[v['image']]}", fontsize=9)
@@ -147,11 +152,9 @@ class LACPanel:
         for ax in (ax1, ax2):
             ax.set_xticks([])
             ax.set_yticks([])
-        fig.tight_layout()
-        self.figure = fig
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(fig)
+        if first:
+            self.figure.tight_layout()
+        show_in(self.output, self.figure)
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -20,6 +20,7 @@ import torch
 
 from ..methods.opml import opml_objective
 from .gradients import loss_and_gradient
+from .panel_display import show_in
 
 __all__ = ["OPMLPanel", "toy_batch"]
 
@@ -45,7 +46,9 @@ class OPMLPanel:
         import ipywidgets as w
         import matplotlib.pyplot as plt
 
-        self.grid = np.linspace(-6, 6, 97) if grid is None else np.asarray(grid, dtype=float)
+        # 49 points: each curve is autograd on the training objective point by point, and the
+        # panel must follow a slider (update latency measured by the browser tests)
+        self.grid = np.linspace(-6, 6, 49) if grid is None else np.asarray(grid, dtype=float)
         style = {"description_width": "initial"}
         self.a = w.FloatSlider(value=a, min=-3, max=3, step=0.25, description="a (α = e^a)", style=style)
         self.b = w.FloatSlider(value=b, min=-3, max=3, step=0.25, description="b (β = e^b)", style=style)
@@ -59,7 +62,12 @@ class OPMLPanel:
         self._twin = None
         for s in (self.a, self.b, self.log10_lambda, self.n_unknown):
             s.observe(self.update, names="value")
-        self.widget = w.VBox([w.HBox([self.a, self.b]), w.HBox([self.log10_lambda, self.n_unknown]), self.out])
+        self.readout = w.HTML()
+        wrap = w.Layout(flex_flow="row wrap")  # wrap rather than squeeze the sliders' readouts
+        self.widget = w.VBox([w.HBox([self.a, self.b], layout=wrap),
+                              w.HBox([self.log10_lambda, self.n_unknown], layout=wrap), self.readout, self.out])
+        self.widget.add_class("mlpl-panel")
+        self.widget.add_class("mlpl-panel-opml")  # what the browser tests find
         self.update()
         if show:
             from IPython.display import display
@@ -74,12 +82,21 @@ class OPMLPanel:
         """Pure: the curves for these values (numpy arrays over ``self.grid``)."""
         grid = self.grid
         ctx_unk = [0.0] * n_unknown
-        res = {"grid": grid}
+        # panel 3 (a batch objective with a log-det, autograd point by point) on every other
+        # grid point: the curve is smooth and the panel must follow a slider
+        hidden_grid = grid[::2] if len(grid) > 25 else grid
+        res = {"grid": grid, "hidden_grid": hidden_grid}
+        cache = self.__dict__.setdefault("_bce_cache", {})
         for key, loss, hp in (("bce", "an", {}), ("opml", "opml", {"a": a, "b": b})):
+            if key == "bce" and n_unknown in cache:  # BCE does not depend on a, b or λ
+                res.update(cache[n_unknown])
+                continue
             res[f"pos_{key}"] = loss_and_gradient(loss, 1, grid, context_logits=ctx_unk,
                                                   context_labels=[-1] * n_unknown, **hp)["grad"]
             res[f"unk_{key}"] = loss_and_gradient(loss, -1, grid, context_logits=[0.0] + ctx_unk[1:],
                                                   context_labels=[1] + [-1] * (n_unknown - 1), **hp)["grad"]
+            if key == "bce":
+                cache[n_unknown] = {"pos_bce": res["pos_bce"], "unk_bce": res["unk_bce"]}
         lam = self.lam(log10_lambda)
         ctx_logits, ctx_labels = toy_batch(n_classes=n_unknown + 1)
 
@@ -91,8 +108,9 @@ class OPMLPanel:
 
         row_ctx = [3.0] + [-1.0] * (n_unknown - 1)
         row_lab = [1] + [-1] * (n_unknown - 1)
-        res["hidden_opml"] = loss_and_gradient(objective, -1, grid, row_ctx, row_lab, hr_lambda=0.0)["grad"]
-        res["hidden_opml_hr"] = loss_and_gradient(objective, -1, grid, row_ctx, row_lab, hr_lambda=lam)["grad"]
+        res["hidden_opml"] = loss_and_gradient(objective, -1, hidden_grid, row_ctx, row_lab, hr_lambda=0.0)["grad"]
+        res["hidden_opml_hr"] = loss_and_gradient(objective, -1, hidden_grid, row_ctx, row_lab,
+                                                  hr_lambda=lam)["grad"]
         res["lambda"] = np.array(lam)
         return res
 
@@ -100,18 +118,27 @@ class OPMLPanel:
         return {"a": self.a.value, "b": self.b.value, "log10_lambda": self.log10_lambda.value,
                 "n_unknown": self.n_unknown.value}
 
+    def readout_text(self) -> str:
+        v = self.values()
+        return (f"<b>a = {v['a']:.2f} (α = e^a = {np.exp(v['a']):.2f}), b = {v['b']:.2f} "
+                f"(β = e^b = {np.exp(v['b']):.2f}), λ = {self.lam(v['log10_lambda']):.1e}</b>, "
+                f"{v['n_unknown']} unknown labels per sample")
+
     def update(self, change=None) -> None:
         self.state = self.compute(**self.values())
+        self.readout.value = self.readout_text()
         st, g = self.state, self.state["grid"]
-        titles = ("∂L/∂s_p, single positive", "∂L/∂s_n, one unknown",
+        v = self.values()
+        ab = f"a={v['a']:.2f}, b={v['b']:.2f}"
+        titles = (f"∂L/∂s_p, single positive ({ab})", f"∂L/∂s_n, one of {v['n_unknown']} unknowns ({ab})",
                   f"hidden positive in a batch, λ = {float(st['lambda']):.1e}")
         series = ((("BCE (AN)", st["pos_bce"]), ("OPML", st["pos_opml"])),
                   (("BCE (AN)", st["unk_bce"]), ("OPML", st["unk_opml"])),
                   (("OPML", st["hidden_opml"]), ("OPML + λR", st["hidden_opml_hr"])))
-        for ax, title, lines in zip(self.axes, titles, series):
+        for ax, title, lines, x in zip(self.axes, titles, series, (g, g, st["hidden_grid"])):
             ax.clear()
             for label, y in lines:
-                ax.plot(g, y, label=label)
+                ax.plot(x, y, label=label)
             ax.axhline(0, c="k", lw=0.6)
             ax.set_title(title, fontsize=10)
             ax.set_xlabel("logit z")
@@ -120,13 +147,11 @@ class OPMLPanel:
         if getattr(self, "_twin", None) is None:
             self._twin = self.axes[2].twinx()
         self._twin.clear()
-        self._twin.plot(g, st["hidden_opml_hr"] - st["hidden_opml"], c="tab:red", ls="--", lw=1)
+        self._twin.plot(st["hidden_grid"], st["hidden_opml_hr"] - st["hidden_opml"], c="tab:red", ls="--", lw=1)
         self._twin.grid(False)
         self._twin.set_ylabel("λR part (dashed)", color="tab:red", fontsize=7)
         self._twin.tick_params(axis="y", colors="tab:red", labelsize=7)
-        self.fig.tight_layout()
-        self.out.clear_output(wait=True)
-        with self.out:
-            from IPython.display import display
-
-            display(self.fig)
+        if not getattr(self, "_laid_out", False):  # the layout is measured once, not per step
+            self.fig.tight_layout()
+            self._laid_out = True
+        show_in(self.out, self.fig)

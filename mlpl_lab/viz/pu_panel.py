@@ -18,6 +18,7 @@ import torch
 
 from ..losses.pu import pu_temperature, vpu_loss
 from ..train import predict_dataset
+from .panel_display import show_in
 from .cam import as_model
 
 
@@ -67,7 +68,9 @@ class PUPanel:
         self.figure = None
         for s in (self.alpha, self.gamma):
             s.observe(self.update, names="value")
-        self.widget = W.VBox([W.HBox([self.alpha, self.gamma]), self.readout, self.output])
+        self.widget = W.VBox([W.HBox([self.alpha, self.gamma], layout=W.Layout(flex_flow="row wrap")), self.readout, self.output])
+        self.widget.add_class("mlpl-panel")
+        self.widget.add_class("mlpl-panel-pu")  # what the browser tests find
         self.update()
 
     @staticmethod
@@ -91,8 +94,6 @@ class PUPanel:
                 "weight": w[o].numpy(), "loss": loss[o].detach().numpy(), "total": float(loss.sum())}
 
     def update(self, change=None) -> None:
-        from IPython.display import display
-
         v = self.values()
         self.state = self.compute(**v)
         st = self.state
@@ -103,27 +104,45 @@ class PUPanel:
                               f"{st['weight'][rare].mean():.3f} vs the most frequent quarter "
                               f"{st['weight'][frequent].mean():.3f}; temperature range "
                               f"{st['temperature'].min():.2f}–{st['temperature'].max():.2f}")
-        if self.figure is not None:
-            plt.close(self.figure)
-        fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
+        if self.figure is None:
+            self._build_figure()
+        ax_t, ax_p, ax_l = self.axes
+        for artist, h in zip(self.bars["temperature"], st["temperature"]):
+            artist.set_height(h)
+        for artist, h in zip(self.bars["mean_p"], st["mean_p"]):
+            artist.set_height(h)
+        for artist, h in zip(self.bars["mean_q"], st["mean_q"]):
+            artist.set_height(h)
+        self.weight_line.set_ydata(st["weight"])
+        for artist, h in zip(self.bars["loss"], st["loss"]):
+            artist.set_height(h)
+            artist.set_color("tab:red" if h >= 0 else "tab:green")
+        ax_t.set_ylim(0, 1.05)
+        ax_p.set_ylim(0, 1.05)
+        lo, hi = min(0.0, float(st["loss"].min())), max(0.0, float(st["loss"].max()))
+        ax_l.set_ylim(lo - 0.05 * (hi - lo + 1e-9), hi + 0.05 * (hi - lo + 1e-9))
+        ax_t.set_title(f"temperature T_c = min(α·std(s_c), 1), α = {alpha_text}", fontsize=9)
+        ax_p.set_title(f"mean probabilities and the weight w_c = (mean σ(s))^γ, γ = {v['gamma']:.2f}", fontsize=9)
+        ax_l.set_title(f"loss per class L_c (total {st['total']:.3f})", fontsize=9)
+        show_in(self.output, self.figure)
+
+    def _build_figure(self) -> None:
+        """The figure and its artists, once; updates only change their data (fast redraws)."""
+        st = self.state
+        fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
         x = np.arange(len(st["classes"]))
-        axes[0].bar(x, st["temperature"], color="tab:purple")
-        axes[0].set_title("temperature T_c = min(α·std(s_c), 1)", fontsize=9)
-        axes[1].bar(x - 0.2, st["mean_p"], 0.4, label="mean σ(s)")
-        axes[1].bar(x + 0.2, st["mean_q"], 0.4, label="mean σ(s/T)")
-        axes[1].plot(x, st["weight"], "k.-", label="weight w_c = (mean σ(s))^γ")
-        axes[1].set_title("probabilities and the re-balance weight", fontsize=9)
-        axes[1].legend(fontsize=7)
-        axes[2].bar(x, st["loss"], color=np.where(st["loss"] >= 0, "tab:red", "tab:green"))
-        axes[2].set_title("loss per class L_c", fontsize=9)
+        self.bars = {"temperature": axes[0].bar(x, st["temperature"], color="tab:purple"),
+                     "mean_p": axes[1].bar(x - 0.2, st["mean_p"], 0.4, label="mean σ(s)"),
+                     "mean_q": axes[1].bar(x + 0.2, st["mean_q"], 0.4, label="mean σ(s/T)"),
+                     "loss": axes[2].bar(x, st["loss"], color="tab:red")}
+        (self.weight_line,) = axes[1].plot(x, st["weight"], "k.-", label="weight w_c")
+        axes[1].legend(fontsize=7, loc="lower right")
         for ax in axes:
             ax.set_xticks(x, [f"{c} ({n})" for c, n in zip(st["classes"], st["positives"])], rotation=90, fontsize=6)
             ax.set_xlabel("class (observed positives), rare → frequent", fontsize=8)
         fig.tight_layout()
-        self.figure = fig
-        with self.output:
-            self.output.clear_output(wait=True)
-            display(fig)
+        plt.close(fig)  # drawn into the Output widget, not as a stray inline figure
+        self.figure, self.axes = fig, axes
 
     def _ipython_display_(self):
         from IPython.display import display
