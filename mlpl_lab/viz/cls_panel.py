@@ -57,9 +57,9 @@ class CLSPanel:
         style = {"description_width": "initial"}
         self.sliders = {
             "tau_h": W.FloatSlider(value=tau_h, min=0.0, max=0.15, step=0.001, readout_format=".3f",
-                                   description="tau_h (high-loss)", style=style),
+                                   description="τ_h (high-loss)", style=style),
             "tau_l": W.FloatSlider(value=tau_l, min=0.0, max=0.3, step=0.01, readout_format=".2f",
-                                   description="tau_l (low-loss)", style=style),
+                                   description="τ_l (low-loss)", style=style),
             "E_k": W.IntSlider(value=int(E_k), min=1, max=max(20, int(E_k)), description="E_k", style=style),
             "epoch": W.IntSlider(value=self.epochs - 1, min=0, max=self.epochs - 1,
                                  description="epoch e (completed)", style=style),
