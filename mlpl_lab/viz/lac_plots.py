@@ -15,18 +15,24 @@ def plot_plc_curves(curves, title: str | None = None):
     """One panel per quantity of :func:`mlpl_lab.analysis.lac_diagnostics.plc_curves`
     (mean over seeds per run and epoch, one line per run). Returns the Figure."""
     quantities = [q for q in _TITLES if q in set(curves["quantity"])]
+    colours = {run: f"C{i}" for i, run in enumerate(dict.fromkeys(curves["run"]))}  # one colour per run
     fig, axes = plt.subplots(1, len(quantities), figsize=(3.4 * len(quantities), 3.0), squeeze=False)
     for ax, q in zip(axes[0], quantities):
         part = curves[curves["quantity"] == q].groupby(["run", "epoch"])["value"].mean().reset_index()
         for run, g in part.groupby("run", sort=False):
-            ax.plot(g["epoch"], g["value"], marker="o", ms=3, label=run)
+            ax.plot(g["epoch"], g["value"], marker="o", ms=3, label=run, color=colours[run])
         ax.set_title(_TITLES[q], fontsize=9)
         ax.set_xlabel("epoch")
         ax.set_ylim(-0.02, 1.02)
-    axes[0, 0].legend(fontsize=7)
+    handles = {}
+    for ax in axes[0]:  # one legend for the figure: a run may have no point in some panel (NaN)
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.88))
+    fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=len(handles), fontsize=8,
+               frameon=False)
     return fig
 
 
