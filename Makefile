@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser report setup clean clean-runs benchmark
+.PHONY: test test-browser test-gpu report setup clean clean-runs benchmark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP)
 # JupyterLab + Debian's Chromium (apt-get install -y chromium; never `playwright install`)
 test-browser: $(STAMP)
 	$(BIN)/python -m pytest -q -s -m browser tests/browser $(PYTEST_ARGS)
+
+# every notebook under the gpu profile, asserting on the records; refuses to start without CUDA
+test-gpu: $(STAMP)
+	@$(BIN)/python tests/gpu/require_cuda.py
+	$(BIN)/python -m pytest -q -m gpu tests/gpu $(PYTEST_ARGS)
 
 report: $(STAMP)
 	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
