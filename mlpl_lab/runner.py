@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from . import distributed
 from .data import make_splits
 from .labels import check_seed
 from .labels import regime as build_regime
@@ -141,7 +142,8 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
     splits = build_splits(spec)
     init = None
     if spec.init_from is not None:
-        init = ensure([spec.init_from], store=store, quiet=True)[0].method
+        ensure([spec.init_from], store=store, quiet=True)  # every rank: stored by rank 0
+        init = store.get(spec.init_from, loader=load_method).method
     method = build_method(spec.method, **spec.method_params)
     config = config_of(spec)
     cb = None
@@ -150,10 +152,15 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
             progress.epoch(index, spec, row, config.epochs, runs_left)
     result = fit(method, splits.train, splits.val, splits.test, config, init_from=init,
                  desc=spec.describe(), on_epoch=cb)
+    if not distributed.is_main():  # under torchrun rank 0 stores; the others wait for it
+        del result, method
+        distributed.barrier()
+        return None
     weights = cpu_copy(result.method.weights_state())
     extra = cpu_copy(result.method.extra_state())
     path = store.put(spec, result.history, result.best_epoch, result.initial, weights, extra)
     del result, method
+    distributed.barrier()
     run = store.get(spec, loader=load_method)
     if run is None:  # e.g. a --fresh window set in the future: serve what was just written
         raise RuntimeError(f"the run store at {path} did not return the run just written")
@@ -177,8 +184,10 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
     for spec in specs:
         unique.setdefault(spec.key, spec)
     found = {k: store.get(s, loader=load_method) for k, s in unique.items()}
-    todo = [s for k, s in unique.items() if found[k] is None]
-    progress = Progress(len(todo), label) if todo else None
+    # under torchrun every rank trains the same list: rank 0's reading of the store decides
+    missing = distributed.broadcast_object([k for k, run in found.items() if run is None])
+    todo = [unique[k] for k in missing]
+    progress = Progress(len(todo), label) if (todo and distributed.is_main()) else None
     if progress is not None and not quiet:
         progress.note(f"{len(unique) - len(todo)} of {len(unique)} runs stored; training {len(todo)}")
     for i, spec in enumerate(todo, start=1):
@@ -187,6 +196,8 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
         if progress is not None:
             progress.note(f"run {i}/{len(todo)} {spec.describe()} done in "
                           f"{_fmt_seconds(time.perf_counter() - t0)}")
+    if not distributed.is_main():
+        return []  # the runs live in rank 0's store
     return [found[s.key] for s in specs]
 
 

@@ -43,8 +43,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from . import metrics
+from . import distributed, metrics
 from .data.augment import VIEWS
+from .memory import PeakMemory
 from .labels import check_seed
 from .labels import validate as validate_labels
 from .methods import Method, TrainContext, build_method
@@ -213,24 +214,37 @@ def _progress_enabled(config: TrainConfig) -> bool:
     return os.environ.get("MLPL_LAB_PROGRESS", "1").lower() not in ("0", "off", "false", "no")
 
 
-def iterate_batches(dataset, batch_size: int, shuffle: bool, drop_last: bool, num_workers: int = 0):
+def iterate_batches(dataset, batch_size: int, shuffle: bool, drop_last: bool, num_workers: int = 0,
+                    order: torch.Tensor | None = None, pin_memory: bool = False):
     """Yield batch dicts. In-memory datasets with ``get_batch(indices)`` are sliced directly
-    (much faster than a DataLoader on 2 cores); others go through a DataLoader."""
+    (much faster than a DataLoader on 2 cores); others go through a DataLoader.
+
+    ``order``: the indices to visit (a rank's shard under torchrun); default a permutation
+    from the global RNG (``shuffle``) or 0..n-1. ``pin_memory`` only helps with CUDA."""
     n = len(dataset)
-    if hasattr(dataset, "get_batch"):
+    if order is None:
         order = torch.randperm(n) if shuffle else torch.arange(n)
-        stop = n - n % batch_size if (drop_last and n > batch_size) else n
+    m = len(order)
+    if hasattr(dataset, "get_batch"):
+        stop = m - m % batch_size if (drop_last and m > batch_size) else m
         for start in range(0, stop, batch_size):
-            yield dataset.get_batch(order[start:start + batch_size])
+            batch = dataset.get_batch(order[start:start + batch_size])
+            if pin_memory:
+                batch = {k: (v.pin_memory() if torch.is_tensor(v) else v) for k, v in batch.items()}
+            yield batch
         return
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=shuffle,
-                                         drop_last=drop_last and n > batch_size,
-                                         num_workers=num_workers)
+    loader = torch.utils.data.DataLoader(torch.utils.data.Subset(dataset, order.tolist()),
+                                         batch_size=batch_size, shuffle=False,
+                                         drop_last=drop_last and m > batch_size,
+                                         num_workers=num_workers, pin_memory=pin_memory)
     yield from loader
 
 
 def _to_device(batch: Dict[str, Any], device: torch.device) -> Dict[str, Any]:
-    return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()}
+    """Copy a batch to ``device``; asynchronous (``non_blocking``) only to a CUDA device, where
+    the batch comes from pinned memory (on the CPU it would be a no-op at best)."""
+    cuda = device.type == "cuda"
+    return {k: (v.to(device, non_blocking=cuda) if torch.is_tensor(v) else v) for k, v in batch.items()}
 
 
 @torch.no_grad()
@@ -407,7 +421,8 @@ def _context(method, train, observed, config, device) -> TrainContext:
         train_observed=observed.clone().long(), make_model=make_model,
         make_optimizer=_make_optimizer_factory(config), seed=config.seed,
         train_true_labels=true_labels,
-        steps_per_epoch=_steps_per_epoch(len(train), config.batch_size),
+        steps_per_epoch=_steps_per_epoch(len(train) // distributed.world_size(),
+                                         distributed.local_batch_size(config.batch_size)),
         predict_train=lambda: predict_dataset(method, train, device, config.eval_batch_size),
     )
 
@@ -466,7 +481,9 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         raise ValueError("probes need the training set's true labels (the embedded scenes keep "
                          "them); set probes=() for this dataset")
 
-    device = pick_device(config.device)
+    device = distributed.local_device(pick_device(config.device))
+    main = distributed.is_main()  # rank 0 evaluates, reports and checkpoints
+    local_batch = distributed.local_batch_size(config.batch_size)
     seed_everything(config.seed)
     ctx = _context(method, train, observed, config, device)
     if getattr(method, "requires_init_from", False) and init_from is None:
@@ -478,6 +495,9 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     # after init_from: a second stage's EMA starts as a copy of the loaded weights (LAC's code)
     method.setup_ema()
     method.train(True)
+    # torchrun: DDP around what trains; everything else optimised is averaged after backward
+    ddp_covered = distributed.wrap_networks(method, device)
+    ddp_params = distributed.optimised_parameters(method) if distributed.is_distributed() else []
     steps_per_epoch = ctx.steps_per_epoch
     schedulers = _make_schedulers(method, config, steps_per_epoch)
 
@@ -507,26 +527,33 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         n = len(probe_set)
         return run_probes(config.probes, probs, observed[:n], true_labels[:n])
 
-    if config.probes and start_epoch == 0:
+    if config.probes and start_epoch == 0 and main:
         initial = probe()
+    memory = PeakMemory(device)
 
     use_amp = bool(config.amp)
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp and device.type == "cuda")
-    show = _progress_enabled(config)
+    show = _progress_enabled(config) and main
     epochs_bar = tqdm(range(start_epoch, config.epochs), desc=desc or method.name, disable=not show,
                       initial=start_epoch, total=config.epochs, leave=True)
     train_view = VIEWS[config.augment]
     optimizers = method.optimizers()
     for epoch in epochs_bar:
         t0 = time.perf_counter()
-        seed_everything(config.seed * 1_000_003 + epoch)
+        # augmentations and dropout differ per rank; rank 0 draws what one process draws
+        seed_everything(config.seed * 1_000_003 + epoch + 7_919 * distributed.rank())
         method.on_epoch_start(epoch)
         sums: Dict[str, Any] = {}
         n_batches = 0
         train_seconds = 0.0
-        batches = iterate_batches(train, config.batch_size, shuffle=True, drop_last=True,
-                                  num_workers=config.num_workers)
+        order = (distributed.shard_order(len(train), config.seed, epoch)
+                 if distributed.is_distributed() else None)
+        labels_at_start = (method.labels.clone() if distributed.is_distributed()
+                           and torch.is_tensor(getattr(method, "labels", None)) else None)
+        batches = iterate_batches(train, local_batch, shuffle=True, drop_last=True,
+                                  num_workers=config.num_workers, order=order,
+                                  pin_memory=device.type == "cuda")
         for batch in tqdm(batches, total=steps_per_epoch, leave=False,
                           disable=not show, desc=f"epoch {epoch + 1}"):
             batch = _to_device(batch, device)
@@ -539,6 +566,7 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
             for opt in optimizers.values():
                 opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
+            distributed.average_gradients(ddp_params, ddp_covered)
             scale_before = scaler.get_scale() if scaler.is_enabled() else None
             for opt in optimizers.values():
                 scaler.step(opt)
@@ -565,12 +593,19 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
                 f"learning rate (lr={config.lr}) or check the loss hyperparameters")
         for sch in schedulers.values() if config.schedule_step == "epoch" else ():
             sch.step()
+        # in-step label changes are per shard: sum them before epoch-end pseudo-labelling
+        distributed.sync_label_changes(method, labels_at_start)
+        # rank 0's BatchNorm statistics everywhere, before any epoch-end pseudo-labelling
+        distributed.broadcast_buffers(method)
         method.on_epoch_end(epoch)
         train_seconds = time.perf_counter() - t0
         row: Dict[str, Any] = {"epoch": epoch + 1}
         row.update({k: float(v) / n_batches for k, v in sums.items()})
         row["lr"] = float(next(iter(optimizers.values())).param_groups[0]["lr"])
         row.update(method.pop_epoch_logs())
+        if not main:  # the other ranks train on; rank 0 evaluates and keeps the history
+            history.append(row)
+            continue
         if config.probes:
             row.update({f"train_{k}": v for k, v in probe().items()})
         row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
@@ -578,6 +613,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
             row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
         row["train_seconds"] = train_seconds
         row["seconds"] = time.perf_counter() - t0
+        row["peak_memory_mib"] = memory.mib()
+        row["world_size"] = distributed.world_size()
         history.append(row)
         best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
         if best_so_far == len(history) - 1 and config.restore_best:
@@ -594,6 +631,11 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
                         "step": step}, tmp)
             os.replace(tmp, ckpt)
     epochs_bar.close()
+    distributed.unwrap_networks(method)
+    if not main:
+        method.train(False)
+        return TrainResult(method=method, config=config, history=history,
+                           best_epoch=len(history) - 1, initial=initial)
     best_epoch = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
     if config.restore_best and best_state is not None:
         method.load_weights_state(best_state)  # networks and EMA; label state stays the last

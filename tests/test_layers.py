@@ -19,12 +19,12 @@ LAYERS = [
     {"__init__", "_discover", "labels", "metrics", "paths"},
     {"data", "losses", "models"},
     {"methods"},
-    {"train"},
+    {"train", "distributed", "memory"},
     {"profiles", "store", "runner"},
     {"analysis"},
     {"viz"},
     {"chapters"},
-    {"report", "cli"},
+    {"report", "cli", "run"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -75,6 +75,11 @@ class Method:
     #: EMA decay per epoch (None: no EMA); see :mod:`mlpl_lab.methods.ema`
     ema_decay: Optional[float] = None
 
+    #: under torchrun, wrap the networks in DistributedDataParallel (True: the training step
+    #: calls each network's forward once). False: gradients are averaged after backward
+    #: instead — same numbers, for steps that call a network twice or through ``outputs``.
+    ddp_wrap: bool = True
+
     def __init__(self, **hparams):
         self.hparams = dict(hparams)
         self.ctx: TrainContext | None = None

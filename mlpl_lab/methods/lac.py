@@ -113,6 +113,9 @@ class LACMethod(Method):
     """
 
     required_head = "label_query"
+    #: torchrun: the step calls the network through ``outputs`` and stage 1 leaves the projector
+    #: unused, so gradients are averaged after backward instead of by DDP
+    ddp_wrap = False
 
     def __init__(self, plc: bool = True, lac: bool = False, delta: float = 0.6, tau: float = 0.5,
                  queue_size: int = 0, lambda_plc: float = 1.0, lambda_lac: float = 1.0,

@@ -70,6 +70,10 @@ def mixup_regulariser(mixed_logits: torch.Tensor, mixed_target: torch.Tensor) ->
 class PUMLCMethod(Method):
     """vPU per class with optional α, γ and mixup (module docstring)."""
 
+    #: torchrun: the mixup regulariser runs a second forward pass in the same step, so
+    #: gradients are averaged after backward instead of by DDP
+    ddp_wrap = False
+
     def __init__(self, alpha: Optional[float] = 1.0, gamma: float = 0.55, mixup: bool = True,
                  mix_alpha: float = 0.3, mix_weight: float = 1.0, detach_target: bool = False,
                  rebalance: str = "paper", min_temperature: float = 1e-3, trainable: str = "all",
