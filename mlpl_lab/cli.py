@@ -6,9 +6,15 @@ and exports each to HTML with nbconvert (inputs hidden). Notebooks run one after
 two torch processes at once are several times slower on 2 cores. While a notebook trains,
 the terminal shows which run and epoch, with an estimate of the time left.
 
+``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...] [--tuning]``
+runs or completes the benchmark grid (resumable: finished runs are stored one by one, so an
+interrupted grid continues where it stopped), writes notebook 07 as HTML and its tables as
+CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the same CSVs.
+
 ``mlpl-lab store [--clear]`` lists (or deletes) the stored runs.
 
-Arguments are parsed and checked before torch is imported: a bad one is answered at once.
+Arguments are checked before any work: a bad one is answered at once (``report``'s before torch
+is imported; ``benchmark``'s method and regime names need the chapter's tables, a second or two).
 """
 from __future__ import annotations
 
@@ -25,6 +31,22 @@ from .report import NOTEBOOK_DIR
 
 class UsageError(Exception):
     """A bad command-line argument (exit code 2, message names the fix)."""
+
+
+def check_benchmark_args(args) -> None:
+    """Method and regime names (the chapter's tables), before any training or notebook starts."""
+    import importlib
+
+    try:
+        bm = importlib.import_module("mlpl_lab.chapters.benchmark")
+    except ImportError as exc:  # pragma: no cover
+        raise UsageError(str(exc)) from None
+    try:
+        bm.resolve_methods(args.methods)
+        bm.resolve_regimes(args.regimes)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_out_dir(args.out)
 
 
 def notebook_paths(names=None):
@@ -138,7 +160,7 @@ def cmd_report(args) -> int:
     if not paths:
         print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
         return 1
-    from .runner import CHAPTER_ENV, PROGRESS_FILE_ENV
+    from .runner import PROGRESS_FILE_ENV
     from .store import FRESH_ENV
 
     if args.fresh:
@@ -146,27 +168,90 @@ def cmd_report(args) -> int:
     progress_file = out / ".progress.log"
     progress_file.write_text("")
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
-    from .report import read_records
-
     total = time.perf_counter()
     try:
-        for path in paths:
-            t0 = time.perf_counter()
-            print(f"[mlpl-lab] {path.name} (profile {args.profile}) ...", flush=True)
-            os.environ[CHAPTER_ENV] = path.stem
-            tail = _Tail(progress_file)
-            tail.start()
-            try:
-                executed = execute_notebook(path, out, args.profile)
-            finally:
-                tail.stop.set()
-                tail.join()
-            records = read_records(executed)
-            print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
-                  f"HTML: {out / (path.stem + '.html')}", flush=True)
+        _run_notebooks(paths, out, args.profile)
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
+    return 0
+
+
+BENCHMARK_NOTEBOOK = "07_benchmark"
+
+
+def write_benchmark_csv(executed: Path, out: Path) -> list:
+    """The benchmark's tables as CSV next to its HTML, rebuilt from the run store with the
+    parameters the executed notebook ran with (its design is re-derived, nothing retrained)."""
+    import nbformat
+
+    from .chapters import benchmark
+
+    nb = nbformat.read(str(executed), as_version=4)
+    params = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "injected-parameters" in cell.metadata.get("tags", []):
+            exec(cell.source, {}, params)  # literals papermill wrote
+    design = benchmark.chapter_design(params.get("profile", "cpu"), params.get("methods"),
+                                      params.get("regimes"), params.get("tuning", False))
+    from .runner import ensure_grid
+    from .profiles import get_profile
+
+    chosen = benchmark.tune(get_profile(design.profile), design) if design.tuning else {}
+    flat = ensure_grid(benchmark.grid_specs(design, chosen), label="07 tables")
+    results: dict = {}
+    for (reg, row), runs in flat.items():
+        results.setdefault(reg, {})[row] = runs
+    return benchmark.write_csv(benchmark.tables(results), out)
+
+
+def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
+    from .report import read_records
+    from .runner import CHAPTER_ENV
+
+    progress_file = Path(os.environ["MLPL_LAB_PROGRESS_FILE"])
+    for path in paths:
+        t0 = time.perf_counter()
+        print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
+        os.environ[CHAPTER_ENV] = path.stem
+        tail = _Tail(progress_file)
+        tail.start()
+        try:
+            executed = execute_notebook(path, out, profile, parameters)
+        finally:
+            tail.stop.set()
+            tail.join()
+        records = read_records(executed)
+        print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
+              f"HTML: {out / (path.stem + '.html')}", flush=True)
+        if path.stem == BENCHMARK_NOTEBOOK:
+            csvs = write_benchmark_csv(executed, out)
+            print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: {out}/{BENCHMARK_NOTEBOOK}_*.csv",
+                  flush=True)
+
+
+def cmd_benchmark(args) -> int:
+    """Run (or complete) the benchmark grid, then write its report and CSV tables."""
+    out = check_out_dir(args.out)
+    from .chapters import benchmark
+    from .runner import PROGRESS_FILE_ENV
+    from .store import FRESH_ENV
+
+    design = benchmark.chapter_design(args.profile, args.methods, args.regimes, args.tuning)
+    print(f"[mlpl-lab] benchmark, profile {args.profile}: {design.describe()}", flush=True)
+    if args.fresh:
+        os.environ[FRESH_ENV] = str(time.time())
+    progress_file = out / ".progress.log"
+    progress_file.write_text("")
+    os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
+    path = [p for p in notebook_paths() if p.stem == BENCHMARK_NOTEBOOK][0]
+    total = time.perf_counter()
+    try:
+        _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
+                                                   "tuning": bool(args.tuning)})
+    finally:
+        progress_file.unlink(missing_ok=True)
+    print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
     return 0
 
 
@@ -200,6 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--fresh", action="store_true",
                      help="retrain every run instead of reading the run store")
     rep.set_defaults(func=cmd_report)
+    bench = sub.add_parser("benchmark", help="run or complete the benchmark grid; report + CSV tables")
+    bench.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    bench.add_argument("--methods", nargs="+", default=None,
+                       help="rows by label or registered name, e.g. AN GR em_apl cls")
+    bench.add_argument("--regimes", nargs="+", default=None,
+                       help="columns by label or slug: single drop25 drop50 drop75 known10 pos10")
+    bench.add_argument("--tuning", action="store_true",
+                       help="equal-budget tuning on the clean validation split")
+    bench.add_argument("--out", default="reports")
+    bench.add_argument("--fresh", action="store_true",
+                       help="retrain every run instead of reading the run store")
+    bench.set_defaults(func=cmd_benchmark)
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")
     st.set_defaults(func=cmd_store)
@@ -213,6 +310,8 @@ def main(argv=None) -> int:
         if args.command == "report":
             notebook_paths(args.notebooks)  # every argument checked before any work
             check_out_dir(args.out)
+        if args.command == "benchmark":
+            check_benchmark_args(args)
         return args.func(args)
     except UsageError as exc:
         parser.exit(2, f"mlpl-lab: error: {exc}\n")

@@ -1,0 +1,434 @@
+"""Notebook 07 — every method on one protocol: the grid, its run specs, tables and views.
+
+**Protocol** (one for every cell): the profile's data (same images, same train/val/test split
+and same observed-label draw per seed: seed ``s`` draws all three), the profile's backbone,
+input size, epochs, batch size, optimiser and learning rate, each method's paper defaults
+(the chapters' choices: k for EPR/ROLE from the clean validation set, CLS's τ from its paper's
+COCO column for the regime, the Co-teaching family's ramp scaled to the run as in chapter 04),
+test mAP at the best clean-validation epoch. Rows that cannot follow it say so in their
+``note``: LAC needs its label-query head and trains in two stages with the optimiser of its
+paper (chapter 05's design); the oracle reads the true labels (one run per seed serves every
+column).
+
+**Equal-budget tuning** (``tuning=True``; off in the cpu profile): each method with a declared
+grid (:data:`TUNING_GRIDS`) gets the same number of trials (:data:`TUNING_TRIALS`, the first
+points of its grid, paper default first) under each regime on the first seed; the trial with
+the best clean-validation mAP is then run on every seed. Methods without hyperparameters to
+tune (AN, WAN, ...) run their one configuration.
+
+**Profiles** (literals below):
+
+* ``smoke``: AN and GR × single positive and drop 50 % × 2 seeds, with the oracle as the
+  reference row (the issue's smoke grid).
+* ``cpu``: every row under single positive (the chapters' runs are reused from the run store,
+  on the seeds the chapters ran; the rows no chapter trains run on one seed), plus AN, GR and
+  EM+APL under the other regimes and PU-MLC under the two 10 % regimes, on one seed (CLS and
+  AN under the drop regimes come from chapter 04) — sized with the rest of the series to the
+  cpu profile's half-hour budget. :func:`left_out` lists the rest.
+* ``gpu``: every row × every regime it applies to × 3 seeds.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..analysis import benchmark as bm
+from ..profiles import Profile
+from ..runner import ensure_grid
+from ..store import RunSpec
+from . import cls as cls_chapter
+from . import lac as lac_chapter
+from .common import as_profile, splits_for
+from .gr import expected_positives
+
+#: column label -> (regime name, parameters); the drop rates are distinct regimes
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
+    "single positive": ("single_positive", {}),
+    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
+    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
+    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
+    "known 10 %": ("known_proportion", {"p": 0.1}),
+    "positives only 10 %": ("positives_only", {"p": 0.1}),
+}
+#: short names for the command line
+REGIME_SLUGS = {"single": "single positive", "drop25": "drop 25 %", "drop50": "drop 50 %",
+                "drop75": "drop 75 %", "known10": "known 10 %", "pos10": "positives only 10 %"}
+
+ORACLE, AN = "full labels", "AN"
+CLS_REGIMES = tuple(cls_chapter.REGIMES)  # CLS's paper gives τ_h for these only
+
+
+@dataclass(frozen=True)
+class Row:
+    """One method of the benchmark. ``params(P, regime_label, seed)`` gives its hyperparameters;
+    ``regimes``: where it applies (None: everywhere); ``note``: where it leaves the protocol."""
+
+    label: str
+    method: str
+    chapter: str
+    params: Callable[[Profile, str, int], Dict[str, Any]] = field(default=lambda P, r, s: {})
+    regimes: Optional[Tuple[str, ...]] = None
+    note: str = ""
+
+    def applies(self, regime: str) -> bool:
+        return self.regimes is None or regime in self.regimes
+
+
+def _k(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
+    """EPR's and ROLE's expected positives per image, from the clean validation labels (ch. 02)."""
+    name, params = REGIMES[regime]
+    return {"expected_num_pos": round(expected_positives(splits_for(P, name, params, seed)), 4)}
+
+
+def _cls(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
+    return cls_chapter.chapter_design(P).cls_hparams(regime)
+
+
+def _family(P: Profile, extra: Dict[str, Any] | None = None):
+    d = cls_chapter.chapter_design(P)
+    return dict({"forget_rate": d.forget_rate, "T_k": d.E_k}, **(extra or {}))
+
+
+ROWS: Tuple[Row, ...] = (
+    Row(ORACLE, "full", "01", note="reads the true labels: the upper bound (one run per seed serves every column)"),
+    Row(AN, "an", "01"),
+    Row("WAN", "wan", "02"),
+    Row("AN-LS", "an_ls", "02"),
+    Row("EPR", "epr", "02", params=_k),
+    Row("ROLE", "role", "02", params=_k),
+    Row("Focal", "focal", "02"),
+    Row("ASL", "asl", "02"),
+    Row("Hill", "hill", "02"),
+    Row("SPLC", "splc", "02"),
+    Row("EM", "em", "02"),
+    Row("EM+APL", "em_apl", "02"),
+    Row("LL-R", "ll_r", "02"),
+    Row("LL-Ct", "ll_ct", "02"),
+    Row("LL-Cp", "ll_cp", "02"),
+    Row("GR", "gr", "02"),
+    Row("OPML", "opml", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
+    Row("OPML-SP", "opml_sp", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
+    Row("CLS", "cls", "04", params=_cls, regimes=CLS_REGIMES,
+        note="τ_h is given by its paper for single positive and the drop rates only"),
+    Row("Co-teaching", "coteaching", "04", params=lambda P, r, s: _family(P)),
+    Row("Co-teaching+", "coteaching_plus", "04", params=lambda P, r, s: _family(P)),
+    Row(cls_chapter.JOCOR, "jocor", "04",
+        params=lambda P, r, s: _family(P, {"co_lambda": cls_chapter.JOCOR_LAMBDA})),
+    Row("LAC", "lac", "05",
+        note="own head (label query) and two stages with its paper's optimiser: chapter 05's design"),
+    Row("PU-MLC", "pu_mlc", "06", note="reads observed positives only (observed negatives count as unlabelled)"),
+)
+ROW_BY_LABEL = {r.label: r for r in ROWS}
+REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
+
+#: equal-budget tuning: each grid lists the paper default first (literals)
+TUNING_TRIALS = 3
+TUNING_GRIDS: Dict[str, Dict[str, List[Any]]] = {
+    "ROLE": {"lr_mult": [10.0, 1.0, 30.0]},
+    "EM+APL": {"alpha": [0.2, 0.1, 0.4]},
+    "LL-R": {"delta_rel": [0.002, 0.001, 0.004]},
+    "LL-Ct": {"delta_rel": [0.002, 0.001, 0.004]},
+    "LL-Cp": {"delta_rel": [0.002, 0.001, 0.004]},
+    "GR": {"q2": [0.01, 0.05, 0.001], "q3": [1.0, 0.5]},
+    "OPML": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
+    "OPML-SP": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
+    "Co-teaching": {"forget_rate": [0.2, 0.1, 0.3]},
+    "Co-teaching+": {"forget_rate": [0.2, 0.1, 0.3]},
+    cls_chapter.JOCOR: {"forget_rate": [0.2, 0.1, 0.3]},
+    "PU-MLC": {"gamma": [0.55, 0.0, 0.25]},
+}
+
+_CPU_OTHER = ("AN", "GR", "EM+APL")
+_CPU_SP = tuple(r.label for r in ROWS)  # every row under single positive
+#: per profile: {regime: rows}; seeds per (row, regime) from :data:`SEEDS`
+GRIDS: Dict[str, Dict[str, Tuple[str, ...]]] = {
+    "smoke": {"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
+    "cpu": {"single positive": _CPU_SP,
+            "drop 25 %": (ORACLE, "CLS") + _CPU_OTHER,
+            "drop 50 %": (ORACLE, "CLS") + _CPU_OTHER,
+            "drop 75 %": (ORACLE, "CLS") + _CPU_OTHER,
+            "known 10 %": (ORACLE,) + _CPU_OTHER + ("PU-MLC",),
+            "positives only 10 %": (ORACLE,) + _CPU_OTHER + ("PU-MLC",)},
+}
+#: cpu: the chapters' key comparisons ran on more seeds; the benchmark reads them all
+CPU_KEY_SEEDS = {("single positive", r): 3 for r in (ORACLE, "AN", "GR", "OPML-SP", "CLS")}
+CPU_KEY_SEEDS |= {("single positive", "LAC"): 1}
+
+
+@dataclass(frozen=True)
+class BenchmarkDesign:
+    profile: str
+    grid: Dict[str, Tuple[str, ...]]     # regime -> row labels
+    seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> seeds
+    tuning: bool = False
+
+    def cells(self) -> List[Tuple[str, str]]:
+        return [(reg, row) for reg, rows in self.grid.items() for row in rows]
+
+    def describe(self) -> str:
+        n_runs = sum(len(self.seeds[c]) for c in self.cells())
+        return (f"{len(self.cells())} cells ({len({r for _, r in self.cells()})} methods × "
+                f"{len(self.grid)} regimes where they apply), {n_runs} runs"
+                + (f"; equal-budget tuning, {TUNING_TRIALS} trials per method" if self.tuning else ""))
+
+
+def resolve_methods(names: Sequence[str] | None) -> Optional[List[str]]:
+    """Row labels from labels or registered method names (case-insensitive); a bad name is an
+    error listing the choices."""
+    if names is None:
+        return None
+    out = []
+    for n in names:
+        hit = [r.label for r in ROWS if n.lower() in (r.label.lower(), r.method.lower())]
+        if not hit:
+            raise ValueError(f"unknown benchmark method {n!r}; choose from "
+                             f"{[r.label for r in ROWS]} (or their registered names "
+                             f"{[r.method for r in ROWS]})")
+        if hit[0] not in out:
+            out.append(hit[0])
+    return out
+
+
+def resolve_regimes(names: Sequence[str] | None) -> Optional[List[str]]:
+    if names is None:
+        return None
+    out = []
+    for n in names:
+        label = REGIME_SLUGS.get(n, n)
+        if label not in REGIMES:
+            raise ValueError(f"unknown benchmark regime {n!r}; choose from {list(REGIMES)} or "
+                             f"{list(REGIME_SLUGS)}")
+        if label not in out:
+            out.append(label)
+    return out
+
+
+def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
+                   regimes: Sequence[str] | None = None, tuning: bool = False) -> BenchmarkDesign:
+    """The grid under ``profile``; ``methods``/``regimes`` (labels, names or slugs) restrict it
+    — or, for the gpu profile and any method or regime outside the profile's grid, extend it."""
+    P = as_profile(profile)
+    methods, regimes = resolve_methods(methods), resolve_regimes(regimes)
+    if P.name in GRIDS and methods is None:
+        grid = {reg: tuple(rows) for reg, rows in GRIDS[P.name].items()}
+    else:  # gpu, or named methods: every named row under every regime it applies to
+        wanted = methods or [r.label for r in ROWS]
+        if ORACLE not in wanted:
+            wanted = [ORACLE] + list(wanted)
+        if AN not in wanted:
+            wanted.insert(1, AN)  # the gap and the cost are relative to AN
+        grid = {reg: tuple(m for m in wanted if ROW_BY_LABEL[m].applies(reg)) for reg in REGIMES}
+    if regimes is not None:
+        grid = {reg: grid.get(reg) or tuple(r.label for r in ROWS if r.applies(reg)
+                                           and (methods is None or r.label in methods
+                                                or r.label in (ORACLE, AN)))
+                for reg in regimes}
+    grid = {reg: tuple(r for r in rows if ROW_BY_LABEL[r].applies(reg)) for reg, rows in grid.items()}
+    seeds = {}
+    for reg, rows in grid.items():
+        for row in rows:
+            if P.name == "cpu":
+                n = CPU_KEY_SEEDS.get((reg, row), 1)
+            else:
+                n = len(P.seeds)
+            seeds[(reg, row)] = tuple(P.seeds[:n])
+    return BenchmarkDesign(P.name, grid, seeds, tuning=bool(tuning))
+
+
+def spec_for(P: Profile, row_label: str, regime: str, seed: int,
+             params: Dict[str, Any] | None = None) -> RunSpec:
+    """The run spec of one cell and seed (identical to the chapter's, so its run is reused)."""
+    row = ROW_BY_LABEL[row_label]
+    name, rp = REGIMES[regime]
+    hp = row.params(P, regime, seed) if params is None else dict(params)
+    if row.method == "lac":
+        d = lac_chapter.chapter_design(P)
+        stage1 = P.spec("lac_plc", {}, name, rp, seed=seed, scene=d.scene,
+                        **d.train_overrides(d.stage1_epochs))
+        return P.spec("lac", hp, name, rp, seed=seed, scene=d.scene, init_from=stage1,
+                      **d.train_overrides(d.stage2_epochs))
+    return P.spec(row.method, hp, name, rp, seed=seed)
+
+
+def tuning_trials(P: Profile, row_label: str, regime: str) -> List[Dict[str, Any]]:
+    """The row's trials: the first :data:`TUNING_TRIALS` points of its grid (paper default
+    first), each merged over the row's default hyperparameters; ``[defaults]`` without a grid."""
+    row = ROW_BY_LABEL[row_label]
+    base = row.params(P, regime, P.seeds[0])
+    grid = TUNING_GRIDS.get(row_label)
+    if not grid:
+        return [base]
+    keys = list(grid)
+    points = [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
+    return [dict(base, **p) for p in points[:TUNING_TRIALS]]
+
+
+def tune(P: Profile, design: BenchmarkDesign, label: str = "07 tuning") -> Dict[Tuple[str, str], Dict[str, Any]]:
+    """``{(regime, row): chosen hyperparameters}``: every trial on the first seed, the best
+    clean-validation mAP wins (ties: the earlier trial, i.e. the paper default)."""
+    specs = {}
+    for reg, row in design.cells():
+        if row == ORACLE or row == "LAC":
+            continue
+        for i, hp in enumerate(tuning_trials(P, row, reg)):
+            specs[(reg, row, i)] = [spec_for(P, row, reg, P.seeds[0], hp)]
+    runs = ensure_grid(specs, label=label)
+    chosen = {}
+    for reg, row in design.cells():
+        trials = [(i, runs[(reg, row, i)][0]) for i in range(TUNING_TRIALS) if (reg, row, i) in runs]
+        if trials:
+            best = max(trials, key=lambda t: (t[1].best["val_mAP"], -t[0]))
+            chosen[(reg, row)] = dict(best[1].spec.method_params)
+    return chosen
+
+
+def grid_specs(design: BenchmarkDesign, chosen: Mapping | None = None) -> Dict[Tuple[str, str], List[RunSpec]]:
+    P = as_profile(design.profile)
+    chosen = chosen or {}
+    return {(reg, row): [spec_for(P, row, reg, s, chosen.get((reg, row))) for s in design.seeds[(reg, row)]]
+            for reg, row in design.cells()}
+
+
+def run(profile="cpu", methods=None, regimes=None, tuning: bool = False):
+    """``(design, {regime: {row: [stored runs]}}, chosen hyperparameters)``: from the run store,
+    training what is missing (an interrupted grid resumes: finished runs are stored one by one)."""
+    design = chapter_design(profile, methods, regimes, tuning)
+    chosen = tune(as_profile(profile), design) if design.tuning else {}
+    flat = ensure_grid(grid_specs(design, chosen), label="07 benchmark")
+    results: Dict[str, Dict[str, list]] = {}
+    for (reg, row), runs in flat.items():
+        results.setdefault(reg, {})[row] = runs
+    return design, results, chosen
+
+
+def left_out(design: BenchmarkDesign) -> List[str]:
+    """Cells of the full grid (every row where it applies × every regime, 3 seeds) not run."""
+    out = []
+    for reg in REGIMES:
+        if reg not in design.grid:
+            out.append(f"{reg}: every method")
+            continue
+        missing = [r.label for r in ROWS if r.applies(reg) and r.label not in design.grid[reg]]
+        if missing:
+            out.append(f"{reg}: {', '.join(missing)}")
+    few = sorted({row for (reg, row), s in design.seeds.items() if len(s) < 3})
+    if few:
+        out.append(f"fewer than 3 seeds: {', '.join(few)} (cells with one seed show no interval)")
+    return out
+
+
+def not_applicable() -> Dict[str, str]:
+    """Rows that do not apply everywhere, and why."""
+    return {r.label: f"only {', '.join(r.regimes)}: {r.note}" for r in ROWS if r.regimes is not None}
+
+
+def protocol(profile) -> Dict[str, Any]:
+    """The protocol of every cell, read from the profile (what the notebook states at the top)."""
+    P = as_profile(profile)
+    return {"data": f"embedded scenes, {P.n_train} train / {P.n_val} val / {P.n_test} test, "
+                    f"{P.image_size} px ({P.glyphs})",
+            "splits and label draws": "seed s draws the split, the observed labels and the initialisation",
+            "backbone": f"{P.model} {P.model_kwargs or ''}".strip(),
+            "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, constant LR"
+                        + (", AMP" if P.amp else ""),
+            "hyperparameters": "each method's paper defaults (the chapters' choices)",
+            "selection": "test mAP at the epoch with the best clean-validation mAP",
+            "seeds": f"{list(P.seeds)}"}
+
+
+def tables(results, order: Sequence[str] | None = None) -> Dict[str, Any]:
+    """Every table of the chapter, as DataFrames keyed by their CSV name."""
+    regimes = [r for r in REGIMES if r in results]
+    rows = [r.label for r in ROWS if any(r.label in results[reg] for reg in regimes)]
+    out: Dict[str, Any] = {}
+    cells = {}
+    for metric, name in (("test_mAP", "mAP"), ("test_CF1", "CF1"), ("test_OF1", "OF1")):
+        cells[name] = bm.cell_frame(results, metric)
+        out[name] = bm.formatted(cells[name], rows, regimes)
+        out[name + "_mean"] = bm.wide(cells[name], "mean", rows, regimes)
+        out[name + "_ci95"] = bm.wide(cells[name], "ci95", rows, regimes)
+    out["seeds"] = bm.wide(cells["mAP"], "seeds", rows, regimes)
+    out["ranks"] = bm.mean_ranks(cells["mAP"], exclude=REFERENCE_ROWS)
+    out["regime_ranks"] = bm.regime_ranks(cells["mAP"], exclude=REFERENCE_ROWS).reindex(
+        index=[r for r in rows if r not in REFERENCE_ROWS], columns=regimes)
+    out["gap_closed"] = bm.gap_closed(results, AN, ORACLE).reindex(columns=regimes)
+    out["cost"] = bm.cost_table(results, AN).reindex(index=rows)
+    out["_cells"] = cells["mAP"]
+    return out
+
+
+def per_class(results, cells, regime: str = "single positive", k: int = 3, splits=None):
+    """Per-class AP gain over AN of the ``k`` best methods under ``regime``, with each class's
+    share of positives in the training set (``splits``) — which classes gain, frequent or rare."""
+    top = [m for m in bm.top_methods(cells, regime, k + 1, exclude=REFERENCE_ROWS + (AN,))][:k]
+    gain = bm.per_class_gain(results, regime, top, AN)
+    if splits is not None:
+        gain.insert(0, "train_frequency", splits.train.labels.float().mean(0).numpy())
+        gain.index = list(splits.class_names)
+    return top, gain
+
+
+def write_csv(tabs: Mapping[str, Any], out_dir, prefix: str = "07_benchmark") -> List[Path]:
+    """Write every table next to the HTML: ``<prefix>_<name>.csv``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, t in tabs.items():
+        if name.startswith("_"):
+            continue
+        p = out / f"{prefix}_{name}.csv"
+        t.to_csv(p)
+        paths.append(p)
+    return paths
+
+
+def records(design: BenchmarkDesign, tabs, chosen) -> Dict[str, Any]:
+    """What the notebook records (numbers stay numbers; NaN becomes None)."""
+    def clean(d):
+        return {str(k): (None if isinstance(v, float) and not math.isfinite(v) else
+                         (round(float(v), 4) if isinstance(v, (int, float)) else v)) for k, v in d.items()}
+
+    return {"design": design.describe(),
+            "mAP": {m: clean(tabs["mAP_mean"].loc[m].to_dict()) for m in tabs["mAP_mean"].index},
+            "ci95": {m: clean(tabs["mAP_ci95"].loc[m].to_dict()) for m in tabs["mAP_ci95"].index},
+            "CF1": {m: clean(tabs["CF1_mean"].loc[m].to_dict()) for m in tabs["CF1_mean"].index},
+            "OF1": {m: clean(tabs["OF1_mean"].loc[m].to_dict()) for m in tabs["OF1_mean"].index},
+            "mean_rank": clean(tabs["ranks"]["mean_rank"].to_dict()),
+            "gap_closed": {m: clean(tabs["gap_closed"].loc[m].to_dict()) for m in tabs["gap_closed"].index},
+            "seconds_vs_AN": clean(tabs["cost"]["seconds_vs_AN"].to_dict()) if "seconds_vs_AN" in tabs["cost"] else {},
+            "memory_vs_AN": clean(tabs["cost"]["memory_vs_AN"].to_dict()) if "memory_vs_AN" in tabs["cost"] else {},
+            "tuned": {f"{reg} · {row}": hp for (reg, row), hp in chosen.items()},
+            "left_out": left_out(design)}
+
+
+#: each paper's headline claim against AN (single positive unless said), for the claims table
+PAPER_CLAIMS: Dict[str, str] = {
+    "GR": "GR Loss (IJCAI 2023), Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "OPML-SP": "OPML (TMM 2024): beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "CLS": "CLS (2023), Table 2: beats AN on COCO in every regime of its table",
+    "LAC": "LAC (2024), Table 1: beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "PU-MLC": "PU-MLC (ICME 2024): beats BCE with partial labels at low known proportions",
+    "EM+APL": "Zhou et al. (2022): beats AN on four datasets (single positive)",
+    "ROLE": "Cole et al. (CVPR 2021), Table 2: beats AN (single positive)",
+    "LL-R": "Kim et al. (CVPR 2022), Table 1: beats AN (single positive)",
+}
+
+
+def claims(results):
+    """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
+    (verdicts from the runs: :mod:`mlpl_lab.analysis.claims`)."""
+    from ..analysis.claims import Claim, claims_table
+
+    rows = []
+    for regime, methods in results.items():
+        if AN not in methods:
+            continue
+        for label, paper in PAPER_CLAIMS.items():
+            if label in methods:
+                rows.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
+                                  methods[label], methods[AN]))
+    rows.sort(key=lambda c: -min(len(c.a_runs), len(c.b_runs)))  # a several-seed row first
+    return claims_table(rows)
