@@ -44,6 +44,9 @@ def check_benchmark_args(args) -> None:
     try:
         bm.resolve_methods(args.methods)
         bm.resolve_regimes(args.regimes)
+        from .chapters.common import with_dataset
+
+        with_dataset(args.profile, args.dataset, args.root, args.layout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     check_out_dir(args.out)
@@ -192,12 +195,14 @@ def write_benchmark_csv(executed: Path, out: Path) -> list:
     for cell in nb.cells:
         if cell.cell_type == "code" and "injected-parameters" in cell.metadata.get("tags", []):
             exec(cell.source, {}, params)  # literals papermill wrote
-    design = benchmark.chapter_design(params.get("profile", "cpu"), params.get("methods"),
-                                      params.get("regimes"), params.get("tuning", False))
+    from .chapters.common import with_dataset
     from .runner import ensure_grid
-    from .profiles import get_profile
 
-    chosen = benchmark.tune(get_profile(design.profile), design) if design.tuning else {}
+    P = with_dataset(params.get("profile", "cpu"), params.get("dataset", "scenes"),
+                     params.get("data_root"), params.get("data_layout", "cole"))
+    design = benchmark.chapter_design(P, params.get("methods"), params.get("regimes"),
+                                      params.get("tuning", False))
+    chosen = benchmark.tune(design.profile, design) if design.tuning else {}
     flat = ensure_grid(benchmark.grid_specs(design, chosen), label="07 tables")
     results: dict = {}
     for (reg, row), runs in flat.items():
@@ -237,8 +242,12 @@ def cmd_benchmark(args) -> int:
     from .runner import PROGRESS_FILE_ENV
     from .store import FRESH_ENV
 
-    design = benchmark.chapter_design(args.profile, args.methods, args.regimes, args.tuning)
-    print(f"[mlpl-lab] benchmark, profile {args.profile}: {design.describe()}", flush=True)
+    from .chapters.common import with_dataset
+
+    P = with_dataset(args.profile, args.dataset, args.root, args.layout)
+    design = benchmark.chapter_design(P, args.methods, args.regimes, args.tuning)
+    print(f"[mlpl-lab] benchmark, profile {args.profile}, data {args.dataset}: {design.describe()}",
+          flush=True)
     if args.fresh:
         os.environ[FRESH_ENV] = str(time.time())
     progress_file = out / ".progress.log"
@@ -248,7 +257,8 @@ def cmd_benchmark(args) -> int:
     total = time.perf_counter()
     try:
         _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
-                                                   "tuning": bool(args.tuning)})
+                                                   "tuning": bool(args.tuning), "dataset": args.dataset,
+                                                   "data_root": args.root, "data_layout": args.layout})
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
@@ -293,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="columns by label or slug: single drop25 drop50 drop75 known10 pos10")
     bench.add_argument("--tuning", action="store_true",
                        help="equal-budget tuning on the clean validation split")
+    bench.add_argument("--dataset", default="scenes",
+                       help="scenes (embedded) or voc2012, coco2014, nuswide, cub (with --root)")
+    bench.add_argument("--root", default=None, help="the real dataset's folder (nothing is downloaded)")
+    bench.add_argument("--layout", default="cole", choices=("cole", "voc_raw", "coco_json"))
     bench.add_argument("--out", default="reports")
     bench.add_argument("--fresh", action="store_true",
                        help="retrain every run instead of reading the run store")

@@ -40,6 +40,11 @@ class Profile:
     probes: Tuple[str, ...] = ("separation",)
     probe_size: int = 1024
     test_every_epoch: bool = True
+    #: "scenes" (embedded) or a real dataset ("voc2012", "coco2014", "nuswide", "cub") read from
+    #: ``data_root`` in ``data_layout`` ("cole", "voc_raw", "coco_json"): see mlpl_lab.data.real_splits
+    dataset: str = "scenes"
+    data_root: str | None = None
+    data_layout: str = "cole"
 
     def train_settings(self, **overrides) -> Dict[str, Any]:
         """The training fields of a run spec (``overrides`` win: any TrainConfig field)."""
@@ -50,6 +55,12 @@ class Profile:
         return out
 
     def data_kwargs(self, **scene_overrides) -> Dict[str, Any]:
+        """The ``data`` of a run spec: the scenes' sizes, or a real dataset's name, root,
+        layout and image size (scene overrides other than ``image_size`` do not apply there)."""
+        if self.dataset != "scenes":
+            size = dict(scene_overrides).get("image_size", self.image_size)
+            return dict(dataset=self.dataset, root=self.data_root, layout=self.data_layout,
+                        image_size=size)
         return dict(n_train=self.n_train, n_val=self.n_val, n_test=self.n_test,
                     image_size=self.image_size, glyphs=self.glyphs) | dict(scene_overrides)
 

@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--regime", default="single_positive")
     p.add_argument("--regime-param", nargs="*", metavar="KEY=VALUE")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dataset", default="scenes", help="scenes, or voc2012/coco2014/nuswide/cub with --root")
+    p.add_argument("--root", default=None, help="the real dataset's folder")
+    p.add_argument("--layout", default="cole", choices=("cole", "voc_raw", "coco_json"))
     p.add_argument("--set", nargs="*", metavar="KEY=VALUE", help="training settings (TrainConfig fields)")
     return p
 
@@ -55,12 +58,12 @@ def main(argv=None) -> int:
                                         _pairs(args.regime_param, "--regime-param"),
                                         _pairs(args.set, "--set"))
     from . import distributed
-    from .profiles import get_profile
+    from .chapters.common import with_dataset
     from .runner import ensure, validate
 
-    P = get_profile(args.profile)
-    spec = P.spec(args.method, params, args.regime, regime_params, seed=args.seed, **overrides)
     try:
+        P = with_dataset(args.profile, args.dataset, args.root, args.layout)
+        spec = P.spec(args.method, params, args.regime, regime_params, seed=args.seed, **overrides)
         validate(spec)  # before the process group: a typo fails at once on every rank
     except (ValueError, TypeError, KeyError) as exc:
         print(f"mlpl_lab.run: error: {exc}", file=sys.stderr)

@@ -34,7 +34,8 @@ _SPLITS_CACHE: Dict[str, Any] = {}
 def build_splits(spec_or_data, regime: str | None = None, regime_params=None, seed: int | None = None,
                  cache: bool = True):
     """The train/val/test splits of a spec (or of a data dict + regime + seed). Cached in
-    memory for the process and on disk under ``data/cache`` (scene sets)."""
+    memory for the process and on disk under ``data/cache`` (scene sets). A data dict with
+    ``dataset`` other than ``"scenes"`` reads a real dataset (:mod:`mlpl_lab.data.real_splits`)."""
     if isinstance(spec_or_data, RunSpec):
         spec = spec_or_data
         data, regime, regime_params, seed = spec.data, spec.regime, spec.regime_params, spec.seed
@@ -47,8 +48,16 @@ def build_splits(spec_or_data, regime: str | None = None, regime_params=None, se
     if key not in _SPLITS_CACHE:
         if len(_SPLITS_CACHE) > 24:
             _SPLITS_CACHE.clear()
-        _SPLITS_CACHE[key] = make_splits(seed=seed, regime=regime, regime_params=regime_params,
-                                         cache_dir=str(cache_dir()) if cache else None, **data)
+        data = dict(data)
+        dataset = data.pop("dataset", "scenes")
+        if dataset == "scenes":
+            _SPLITS_CACHE[key] = make_splits(seed=seed, regime=regime, regime_params=regime_params,
+                                             cache_dir=str(cache_dir()) if cache else None, **data)
+        else:  # a real dataset (Cole's protocol): mlpl_lab.data.real_splits
+            from .data.real_splits import make_real_splits
+
+            _SPLITS_CACHE[key] = make_real_splits(dataset, seed=seed, regime=regime,
+                                                  regime_params=regime_params, **data)
     return _SPLITS_CACHE[key]
 
 

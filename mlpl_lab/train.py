@@ -520,7 +520,10 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         step = state.get("step", 0)
         start_epoch = len(history)
 
-    probe_set = _Subset(train, config.probe_size) if config.probes else None
+    probe_set = None
+    if config.probes:  # the first probe_size training images (in-memory or file-backed)
+        probe_set = (_Subset(train, config.probe_size) if hasattr(train, "get_batch") else
+                     torch.utils.data.Subset(train, range(min(config.probe_size, len(train)))))
 
     def probe() -> Dict[str, float]:
         probs = predict_dataset(method, probe_set, device, config.eval_batch_size)

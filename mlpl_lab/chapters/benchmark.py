@@ -160,7 +160,7 @@ CPU_KEY_SEEDS |= {("single positive", "LAC"): 1}
 
 @dataclass(frozen=True)
 class BenchmarkDesign:
-    profile: str
+    profile: Profile                     # the profile itself (it may read a real dataset)
     grid: Dict[str, Tuple[str, ...]]     # regime -> row labels
     seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> seeds
     tuning: bool = False
@@ -235,7 +235,7 @@ def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
             else:
                 n = len(P.seeds)
             seeds[(reg, row)] = tuple(P.seeds[:n])
-    return BenchmarkDesign(P.name, grid, seeds, tuning=bool(tuning))
+    return BenchmarkDesign(P, grid, seeds, tuning=bool(tuning))
 
 
 def spec_for(P: Profile, row_label: str, regime: str, seed: int,
@@ -286,7 +286,7 @@ def tune(P: Profile, design: BenchmarkDesign, label: str = "07 tuning") -> Dict[
 
 
 def grid_specs(design: BenchmarkDesign, chosen: Mapping | None = None) -> Dict[Tuple[str, str], List[RunSpec]]:
-    P = as_profile(design.profile)
+    P = design.profile
     chosen = chosen or {}
     return {(reg, row): [spec_for(P, row, reg, s, chosen.get((reg, row))) for s in design.seeds[(reg, row)]]
             for reg, row in design.cells()}
@@ -296,7 +296,7 @@ def run(profile="cpu", methods=None, regimes=None, tuning: bool = False):
     """``(design, {regime: {row: [stored runs]}}, chosen hyperparameters)``: from the run store,
     training what is missing (an interrupted grid resumes: finished runs are stored one by one)."""
     design = chapter_design(profile, methods, regimes, tuning)
-    chosen = tune(as_profile(profile), design) if design.tuning else {}
+    chosen = tune(design.profile, design) if design.tuning else {}
     flat = ensure_grid(grid_specs(design, chosen), label="07 benchmark")
     results: Dict[str, Dict[str, list]] = {}
     for (reg, row), runs in flat.items():
@@ -328,8 +328,11 @@ def not_applicable() -> Dict[str, str]:
 def protocol(profile) -> Dict[str, Any]:
     """The protocol of every cell, read from the profile (what the notebook states at the top)."""
     P = as_profile(profile)
-    return {"data": f"embedded scenes, {P.n_train} train / {P.n_val} val / {P.n_test} test, "
-                    f"{P.image_size} px ({P.glyphs})",
+    data = (f"embedded scenes, {P.n_train} train / {P.n_val} val / {P.n_test} test, {P.image_size} px "
+            f"({P.glyphs})" if P.dataset == "scenes" else
+            f"{P.dataset} from {P.data_root} ({P.data_layout} layout), Cole et al.'s split, "
+            f"{P.image_size} px, ImageNet normalisation")
+    return {"data": data,
             "splits and label draws": "seed s draws the split, the observed labels and the initialisation",
             "backbone": f"{P.model} {P.model_kwargs or ''}".strip(),
             "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, constant LR"

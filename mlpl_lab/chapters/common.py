@@ -44,3 +44,27 @@ def splits_for(P: Profile, regime: str = "single_positive", regime_params=None, 
                scene: Mapping[str, Any] | None = None):
     """The splits the runs of (regime, seed) train on."""
     return build_splits(P.data_kwargs(**dict(scene or {})), regime, dict(regime_params or {}), seed)
+
+
+#: the papers' standard for real datasets under the gpu profile (Cole et al., LL, GR, LAC):
+#: 448 px, ImageNet-pretrained ResNet-50 from the torchvision weights cache
+PAPER_STANDARD = {"image_size": 448, "model": "resnet50", "model_kwargs": {"weights": "IMAGENET1K_V1"}}
+
+
+def with_dataset(profile, dataset: str = "scenes", root: str | None = None, layout: str = "cole") -> Profile:
+    """``profile`` reading ``dataset`` ("scenes" returns it unchanged). Under the gpu profile a
+    real dataset gets the paper standard (:data:`PAPER_STANDARD`); the other profiles keep their
+    small backbone and input size, so a fixture or a laptop can run the same chapter."""
+    P = as_profile(profile)
+    if dataset in (None, "scenes"):
+        return P
+    if root is None:
+        raise ValueError(f"dataset {dataset!r} needs data_root='/path/to/it' (nothing is downloaded)")
+    from ..data.real_splits import LAYOUTS, REAL_DATASETS
+
+    if dataset not in REAL_DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; choose 'scenes' or one of {sorted(REAL_DATASETS)}")
+    if layout not in LAYOUTS or dataset not in LAYOUTS[layout]:
+        raise ValueError(f"layout {layout!r} cannot hold {dataset!r}; layouts: {LAYOUTS}")
+    overrides = dict(PAPER_STANDARD) if P.name == "gpu" else {}
+    return get_profile(P, dataset=dataset, data_root=str(root), data_layout=layout, **overrides)

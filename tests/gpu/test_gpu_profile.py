@@ -70,3 +70,19 @@ def test_notebook_under_the_gpu_profile(run_gpu, name):
             assert row["verdict"] in ("holds", "does not hold", "inconclusive"), claim
             if row["spread"] is not None and math.isfinite(row["spread"]) and row["verdict"] != "inconclusive":
                 assert abs(row["margin"]) > row["spread"], claim
+
+
+def test_benchmark_full_grid_under_the_gpu_profile(run_gpu):
+    """Notebook 07 under gpu: every row in every regime it applies to, three seeds, the oracle
+    above AN in every column, an interval in every cell."""
+    from mlpl_lab.chapters.benchmark import ROWS
+
+    rec = run_gpu("07_benchmark.ipynb")
+    for row in ROWS:
+        for regime, v in rec["mAP"][row.label].items():
+            if row.applies(regime):
+                assert v is not None and 0.0 <= v <= 100.0, (row.label, regime, v)
+                assert rec["ci95"][row.label][regime] is not None, (row.label, regime)
+    for regime, oracle in rec["mAP"]["full labels"].items():
+        assert oracle > rec["mAP"]["AN"][regime], regime
+    assert rec["left_out"] == []
