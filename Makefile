@@ -42,6 +42,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_loop.py
 	$(BIN)/python benchmarks/bench_heads.py
+	$(BIN)/python benchmarks/bench_gpu.py  # the GPU targets; says so and skips without CUDA
 	$(BIN)/python -m pytest -q -s -m browser tests/browser/test_panels.py  # prints the panels' update latency
 
 clean-runs: $(STAMP)

@@ -99,6 +99,7 @@ class TrainConfig:
     checkpoint: Optional[str] = None  # path; saved after every epoch
     resume: bool = False  # continue from ``checkpoint`` if it exists
     num_workers: int = 0  # DataLoader workers for datasets without a fast get_batch
+    channels_last: bool = False  # NHWC networks and batches (faster convolutions under CUDA AMP)
 
     def validate(self) -> None:
         problems = []
@@ -152,7 +153,8 @@ class TrainConfig:
     def identity(self) -> Dict[str, Any]:
         """The fields that change what a run computes (not where it runs or how it reports)."""
         d = asdict(self)
-        for k in ("device", "progress", "checkpoint", "resume", "num_workers", "eval_batch_size"):
+        for k in ("device", "progress", "checkpoint", "resume", "num_workers", "eval_batch_size",
+                  "channels_last"):
             d.pop(k)
         d["probes"] = list(self.probes)
         return d
@@ -495,6 +497,9 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     # after init_from: a second stage's EMA starts as a copy of the loaded weights (LAC's code)
     method.setup_ema()
     method.train(True)
+    if config.channels_last:  # a memory layout: the numbers stay the same
+        for net in method.networks().values():
+            net.to(memory_format=torch.channels_last)
     # torchrun: DDP around what trains; everything else optimised is averaged after backward
     ddp_covered = distributed.wrap_networks(method, device)
     ddp_params = distributed.optimised_parameters(method) if distributed.is_distributed() else []
@@ -542,6 +547,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
                       initial=start_epoch, total=config.epochs, leave=True)
     train_view = VIEWS[config.augment]
     optimizers = method.optimizers()
+    # does the method act after a step (EMA, its own hook)? Without one, no per-step host sync
+    step_hook = method.ema_model is not None or type(method).on_step_end is not Method.on_step_end
     for epoch in epochs_bar:
         t0 = time.perf_counter()
         # augmentations and dropout differ per rank; rank 0 draws what one process draws
@@ -560,6 +567,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         for batch in tqdm(batches, total=steps_per_epoch, leave=False,
                           disable=not show, desc=f"epoch {epoch + 1}"):
             batch = _to_device(batch, device)
+            if config.channels_last:
+                batch["image"] = batch["image"].contiguous(memory_format=torch.channels_last)
             raw = batch["image"]
             batch["image"] = train_view(raw)
             if "strong" in method.views:
@@ -570,7 +579,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
                 opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
             distributed.average_gradients(ddp_params, ddp_covered)
-            scale_before = scaler.get_scale() if scaler.is_enabled() else None
+            # reading the scale syncs host and device: only for methods with a step hook
+            scale_before = scaler.get_scale() if (scaler.is_enabled() and step_hook) else None
             for opt in optimizers.values():
                 scaler.step(opt)
             scaler.update()

@@ -29,7 +29,7 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
-    assert cpu.E_k == 4 and smoke.E_k == 1 and gpu.E_k == 10
+    assert cpu.E_k == 3 and smoke.E_k == 1 and gpu.E_k == 10
     assert cpu.table_regimes == tuple(REGIMES) and cpu.family_regimes == ("single positive",)
     # cpu: 4 AN + 4 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
     # reused points), plus AN and CLS under single positive on two more seeds
@@ -38,15 +38,15 @@ def test_designs_per_profile():
     assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
     assert "Co-teaching family under drop 25 %" in left_out(cpu) and left_out(gpu) == []
     assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 3
-    assert "E_k = T_k = 4" in cpu.describe()
+    assert "E_k = T_k = 3" in cpu.describe()
 
 
 def test_method_specs_use_the_papers_coco_taus_per_regime():
     d = chapter_design("cpu")
     single = method_specs(d, "single positive")
     assert list(single) == ["AN", "Co-teaching", "Co-teaching+", "JoCoR (λ=0.1)", "CLS"]
-    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 4})
-    assert single["JoCoR (λ=0.1)"][1]["T_k"] == 4
+    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 3})
+    assert single["JoCoR (λ=0.1)"][1]["T_k"] == 3
     drop25 = method_specs(d, "drop 25 %")
     assert list(drop25) == ["AN", "CLS"] and drop25["CLS"][1]["tau_h"] == 0.005
     with pytest.raises(ValueError, match="regime label"):

@@ -1,6 +1,7 @@
 """CUDA-only paths as far as a CPU can check them (issue 14), and the peak-memory probe."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from mlpl_lab import train as train_mod
@@ -59,3 +60,40 @@ def test_runs_record_peak_memory():
     r = train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
     assert r.history[-1]["peak_memory_mib"] is None or r.history[-1]["peak_memory_mib"] >= 0
     assert r.history[-1]["world_size"] == 1
+
+
+def test_channels_last_changes_the_layout_not_the_numbers():
+    spec = get_profile("smoke").spec("an", epochs=1, probes=[])
+    s = build_splits(spec, cache=False)
+    plain = train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
+    nhwc = train_mod.fit("an", s.train, s.val, s.test,
+                         config_of(spec, progress=False, device="cpu", channels_last=True))
+    w = nhwc.method.net.backbone[0][0].weight
+    assert w.is_contiguous(memory_format=torch.channels_last) and not w.is_contiguous()
+    assert nhwc.history[0]["loss"] == pytest.approx(plain.history[0]["loss"], rel=1e-4)
+    assert nhwc.history[0]["val_mAP"] == pytest.approx(plain.history[0]["val_mAP"], abs=0.5)
+
+
+def test_no_scale_read_per_step_for_methods_without_a_step_hook(monkeypatch):
+    """GradScaler.get_scale() copies the scale to the host (a sync per step under CUDA AMP):
+    the loop reads it only for methods that act after a step (EMA or their own on_step_end)."""
+    reads = []
+    real = torch.amp.GradScaler.get_scale
+
+    def spy(self):
+        reads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(torch.amp.GradScaler, "get_scale", spy)
+    monkeypatch.setattr(torch.amp.GradScaler, "is_enabled", lambda self: True)  # as under CUDA AMP
+    spec = get_profile("smoke").spec("an", epochs=1, probes=[])
+    s = build_splits(spec, cache=False)
+    train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
+    assert reads == []
+    from mlpl_lab.methods import build_method
+
+    lac_like = build_method("lac_an")  # EMA per epoch: its steps need the check
+    spec2 = get_profile("smoke").spec("lac_an", epochs=1, probes=[], model_kwargs={"width": 8, "head": "label_query"})
+    s2 = build_splits(spec2, cache=False)
+    train_mod.fit(lac_like, s2.train, s2.val, s2.test, config_of(spec2, progress=False, device="cpu"))
+    assert len(reads) > 0

@@ -17,7 +17,7 @@ Training follows the paper's recipe where it transfers to from-scratch training:
 is the profile's (the paper's 1e-4 is for fine-tuning ImageNet weights). The OneCycle warm-up
 restarts in stage 2, as in the code. Profile choices:
 
-* ``cpu``: the small CNN (width 24, 8 x 8 map at 32 px) with a 64-d head (FFN 2 x d, no
+* ``cpu``: the small CNN (the profile's width, 16; 8 x 8 map at 32 px) with a 64-d head (FFN 2 x d, no
   dropout: dropout 0.1 and FFN 4 x d cost 2.2x per step on 2 cores for the same structure);
   E1 = 5, E2 = 2. Batches of 32 instead of the profile's 64: at the same cost per epoch the
   label-query AN reached 83.1 val mAP after 5 epochs against 64 (measured, seed 0). AN and
