@@ -93,6 +93,7 @@ def test_designs_and_names():
     assert "CLS" not in gpu.grid["known 10 %"] and "CLS" in gpu.grid["drop 25 %"]
     assert set(cpu.grid["single positive"]) == {r.label for r in chapter.ROWS}
     assert cpu.seeds[("single positive", "GR")] == (0, 1, 2)
+    assert cpu.seeds[("single positive", "CLS")] == (0, 1)  # chapter 04's key seeds
     assert chapter.left_out(gpu) == []
     assert any(line.startswith("drop 25 %") for line in chapter.left_out(cpu))
     d = chapter.chapter_design("smoke", ["gr", "EM+APL"], ["single", "known10"])

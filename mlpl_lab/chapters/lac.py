@@ -19,10 +19,10 @@ restarts in stage 2, as in the code. Profile choices:
 
 * ``cpu``: the small CNN (the profile's width, 16; 8 x 8 map at 32 px) with a 64-d head (FFN 2 x d, no
   dropout: dropout 0.1 and FFN 4 x d cost 2.2x per step on 2 cores for the same structure);
-  E1 = 5, E2 = 2. Batches of 32 instead of the profile's 64: at the same cost per epoch the
-  label-query AN reached 83.1 val mAP after 5 epochs against 64 (measured, seed 0). AN and
-  +PLC (the key comparison) on seeds 0 and 1, the other rows on seed 0 (they borrow its seed
-  spread): 8.7 minutes for the notebook with an empty run store (measured on 2 cores). Throughput: ``make benchmark``
+  E1 = 4, E2 = 2 (5 + 2 took 6.2-7.4 min of the series' half hour). Batches of 32 instead of
+  the profile's 64: at the same cost per epoch the label-query AN reached 83.1 val mAP after 5
+  epochs against 64 (measured at width 24, seed 0). AN and +PLC (the key comparison) on seeds
+  0 and 1, the other rows on seed 0 (they borrow its seed spread). Throughput: ``make benchmark``
   (``bench_heads.py``).
 * ``smoke``: the same rows, 2 + 1 epochs on the smoke data.
 * ``gpu``: ResNet-18 cut after ``layer3`` (stride 16) at **128 px**, so the attention maps
@@ -100,7 +100,7 @@ def chapter_design(profile="cpu") -> LACDesign:
         return LACDesign("gpu", 14, 6, "resnet18", {"last_layer": "layer3", "head": "label_query"},
                          lr=P.lr, key_seeds=tuple(P.seeds), other_seeds=tuple(P.seeds),
                          scene={"image_size": 128}, batch_size=P.batch_size)
-    return LACDesign(P.name, 5, 2, P.model, dict(P.model_kwargs, head="label_query", head_kwargs=small_head),
+    return LACDesign(P.name, 4, 2, P.model, dict(P.model_kwargs, head="label_query", head_kwargs=small_head),
                      lr=P.lr, key_seeds=tuple(P.seeds[:2]), other_seeds=tuple(P.seeds[:1]))
 
 
