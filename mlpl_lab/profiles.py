@@ -5,9 +5,8 @@ it into run specs with :meth:`Profile.spec`. Values are literals so papermill ca
 of them. This module imports no torch (``mlpl-lab`` answers a bad argument at once).
 
 * ``smoke``: seconds per notebook; proves the code runs and records finite, sane values.
-* ``cpu``: a student's laptop (2 cores): the phenomena are visible; notebooks 00–04 run in
-  about half an hour with an empty run store, 05 and 06 add about 17 minutes (the README's
-  timings).
+* ``cpu``: a student's laptop (2 cores): the phenomena are visible; the whole series, 00–07,
+  runs in 24.5 minutes with an empty run store (measured 2026-11-23, the README's timings).
 * ``gpu``: bigger images, ResNet-18, more data, more epochs, three seeds.
 
 **Seeds** mean one thing in every chapter: seed ``s`` draws its own data split (scenes),
