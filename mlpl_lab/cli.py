@@ -35,17 +35,12 @@ class UsageError(Exception):
 
 def check_benchmark_args(args) -> None:
     """Method and regime names (the chapter's tables), before any training or notebook starts."""
-    import importlib
+    from .chapters import benchmark as bm
+    from .chapters.common import with_dataset
 
-    try:
-        bm = importlib.import_module("mlpl_lab.chapters.benchmark")
-    except ImportError as exc:  # pragma: no cover
-        raise UsageError(str(exc)) from None
     try:
         bm.resolve_methods(args.methods)
         bm.resolve_regimes(args.regimes)
-        from .chapters.common import with_dataset
-
         with_dataset(args.profile, args.dataset, args.root, args.layout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -183,30 +178,15 @@ def cmd_report(args) -> int:
 BENCHMARK_NOTEBOOK = "07_benchmark"
 
 
-def write_benchmark_csv(executed: Path, out: Path) -> list:
-    """The benchmark's tables as CSV next to its HTML, rebuilt from the run store with the
-    parameters the executed notebook ran with (its design is re-derived, nothing retrained)."""
-    import nbformat
-
+def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
+    """The benchmark's tables as CSV next to its HTML: the chapter's grid under the parameters
+    the notebook was given, read back from the run store (the notebook just stored every run)."""
     from .chapters import benchmark
-
-    nb = nbformat.read(str(executed), as_version=4)
-    params = {}
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "injected-parameters" in cell.metadata.get("tags", []):
-            exec(cell.source, {}, params)  # literals papermill wrote
     from .chapters.common import with_dataset
-    from .runner import ensure_grid
 
-    P = with_dataset(params.get("profile", "cpu"), params.get("dataset", "scenes"),
-                     params.get("data_root"), params.get("data_layout", "cole"))
-    design = benchmark.chapter_design(P, params.get("methods"), params.get("regimes"),
-                                      params.get("tuning", False))
-    chosen = benchmark.tune(design.profile, design) if design.tuning else {}
-    flat = ensure_grid(benchmark.grid_specs(design, chosen), label="07 tables")
-    results: dict = {}
-    for (reg, row), runs in flat.items():
-        results.setdefault(reg, {})[row] = runs
+    p = dict(parameters or {})
+    P = with_dataset(profile, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
+    _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning", False))
     return benchmark.write_csv(benchmark.tables(results), out)
 
 
@@ -230,7 +210,7 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
         print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
               f"HTML: {out / (path.stem + '.html')}", flush=True)
         if path.stem == BENCHMARK_NOTEBOOK:
-            csvs = write_benchmark_csv(executed, out)
+            csvs = write_benchmark_csv(out, profile, parameters)
             print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: {out}/{BENCHMARK_NOTEBOOK}_*.csv",
                   flush=True)
 

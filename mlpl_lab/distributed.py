@@ -41,7 +41,7 @@ What each rank does, and why:
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Set
+from typing import Iterable, List, Set
 
 import torch
 import torch.distributed as dist

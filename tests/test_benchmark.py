@@ -6,9 +6,7 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mlpl_lab.analysis import benchmark as bm
@@ -57,6 +55,15 @@ def test_per_class_gain_pairs_seeds():
                   "X": [Fake(60, 1, ap=[35, 40]), Fake(60, 0, ap=[20, 20])]}}
     g = bm.per_class_gain(res, "sp", ["X"])
     assert list(g["X"]) == [pytest.approx(7.5), pytest.approx(0.0)]
+
+
+def test_rare_vs_frequent_by_hand():
+    import pandas as pd
+
+    gain = pd.DataFrame({"train_frequency": [0.4, 0.1, 0.3, 0.2], "X": [1.0, 5.0, 3.0, 7.0]},
+                        index=["a", "b", "c", "d"])
+    t = chapter.rare_vs_frequent(gain)  # rarer: b (0.1), d (0.2); frequent: c, a
+    assert t.loc["X", "rarer half"] == 6.0 and t.loc["X", "more frequent half"] == 2.0
 
 
 def test_cpu_cells_are_the_chapters_runs():
@@ -109,15 +116,17 @@ def test_tuning_trials_share_one_budget():
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("smoke")
+    from mlpl_lab.methods import build_method
+
     for label in chapter.TUNING_GRIDS:
         trials = chapter.tuning_trials(P, label, "single positive")
         assert len(trials) == chapter.TUNING_TRIALS, label
-        default = chapter.ROW_BY_LABEL[label].params(P, "single positive", 0)
-        from mlpl_lab.methods import build_method
-
-        m = build_method(chapter.ROW_BY_LABEL[label].method, **trials[0])
-        for k in chapter.TUNING_GRIDS[label]:  # the paper default is the first trial
-            assert trials[0][k] == default.get(k, m.hparams[k]), (label, k)
+        assert len({tuple(sorted(t.items())) for t in trials}) == chapter.TUNING_TRIALS, label  # distinct
+        row = chapter.ROW_BY_LABEL[label]
+        # the first trial is what the method runs with untuned: its row's params over its defaults
+        untuned = build_method(row.method, **row.params(P, "single positive", 0)).hparams
+        for k in chapter.TUNING_GRIDS[label]:
+            assert trials[0][k] == untuned[k], (label, k)
     assert chapter.tuning_trials(P, "AN", "single positive") == [{}]
 
 
@@ -161,8 +170,8 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     tabs = chapter.tables(results)
     assert list(tabs["mAP_mean"].columns) == ["single positive", "drop 50 %"]
     assert set(tabs["ranks"].index) == {"AN", "GR"}
-    top, gain = chapter.per_class(results, tabs["_cells"], "single positive", k=1)
-    assert top == ["GR"] and gain.shape == (20, 1)
+    top, gain = chapter.per_class(results, tabs["_cells"], "smoke", "single positive", k=1)
+    assert top == ["GR"] and list(gain.columns) == ["train_frequency", "GR"] and len(gain) == 20
     for fig_ax in (plots.plot_grid(tabs["mAP_mean"], tabs["seeds"]), plots.plot_ranks(tabs["ranks"]),
                    plots.plot_gap(tabs["gap_closed"]), plots.plot_per_class(gain, "single positive"),
                    plots.plot_cost(tabs["cost"])):
@@ -196,6 +205,7 @@ def test_cli_refuses_bad_names_before_any_work(tmp_path):
     for args, what in ((["--methods", "nope"], "unknown benchmark method"),
                        (["--regimes", "drop10"], "unknown benchmark regime")):
         proc = subprocess.run([sys.executable, "-m", "mlpl_lab.cli", "benchmark", *args,
-                               "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+                               "--out", str(tmp_path / "r")], env=env, capture_output=True, text=True,
+                              timeout=120)
         assert proc.returncode == 2 and what in proc.stderr
     assert not (tmp_path / "runs").exists()

@@ -1,6 +1,8 @@
 """CUDA-only paths as far as a CPU can check them (issue 14), and the peak-memory probe."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -31,15 +33,14 @@ def test_no_pinning_and_no_async_copies_without_cuda(monkeypatch):
     assert copies and not any(copies)
 
 
-def test_batches_are_pinned_when_asked():
+def test_batches_are_not_pinned_by_default_and_pinned_when_asked_under_cuda():
     spec = get_profile("smoke").spec("an")
     s = build_splits(spec, cache=False)
-    if not torch.cuda.is_available():  # pinning needs a CUDA driver; the flag still reaches it
-        batch = next(train_mod.iterate_batches(s.train, 8, shuffle=False, drop_last=True))
-        assert not batch["image"].is_pinned()
-        return
-    batch = next(train_mod.iterate_batches(s.train, 8, shuffle=False, drop_last=True, pin_memory=True))
-    assert batch["image"].is_pinned()
+    batch = next(train_mod.iterate_batches(s.train, 8, shuffle=False, drop_last=True))
+    assert not batch["image"].is_pinned()
+    if torch.cuda.is_available():  # pinning needs a CUDA driver
+        batch = next(train_mod.iterate_batches(s.train, 8, shuffle=False, drop_last=True, pin_memory=True))
+        assert batch["image"].is_pinned()
 
 
 def test_peak_memory_sees_a_large_allocation():
@@ -58,7 +59,11 @@ def test_runs_record_peak_memory():
     spec = get_profile("smoke").spec("an", epochs=1, probes=[])
     s = build_splits(spec, cache=False)
     r = train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
-    assert r.history[-1]["peak_memory_mib"] is None or r.history[-1]["peak_memory_mib"] >= 0
+    peak = r.history[-1]["peak_memory_mib"]
+    if os.path.exists("/proc/self/clear_refs"):  # Linux: measured
+        assert peak is not None and peak >= 0
+    else:
+        assert peak is None
     assert r.history[-1]["world_size"] == 1
 
 

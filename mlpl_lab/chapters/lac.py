@@ -104,28 +104,31 @@ def chapter_design(profile="cpu") -> LACDesign:
                      lr=P.lr, key_seeds=tuple(P.seeds[:2]), other_seeds=tuple(P.seeds[:1]))
 
 
-def table3_specs(profile="cpu", regime: str = "single_positive", regime_params=None,
-                 design: LACDesign | None = None) -> Dict[str, List]:
-    """``{row label: [RunSpec per seed]}``; stage-2 specs carry the +PLC spec of their seed."""
+def row_spec(profile, label: str, seed: int, regime: str = "single_positive", regime_params=None,
+             design: LACDesign | None = None, method_params=None):
+    """The RunSpec of one Table 3 row and seed; a stage-2 row carries the +PLC spec of its seed
+    (the benchmark's LAC cells are these specs too)."""
     P = as_profile(profile)
     d = design or chapter_design(P)
     rp = dict(regime_params or {})
     e1, e2 = d.stage1_epochs, d.stage2_epochs
 
-    def spec(method, seed, epochs, init_from=None):
-        return P.spec(method, {}, regime, rp, seed=seed, scene=d.scene, init_from=init_from,
-                      **d.train_overrides(epochs))
+    def spec(method, epochs, init_from=None, params=None):
+        return P.spec(method, dict(params or {}), regime, rp, seed=seed, scene=d.scene,
+                      init_from=init_from, **d.train_overrides(epochs))
 
-    out: Dict[str, List] = {}
-    for label, (method, _) in ROWS.items():
-        seeds = d.seeds_of(label)
-        if label in STAGE2:
-            out[label] = [spec(method, s, e2, init_from=spec("lac_plc", s, e1)) for s in seeds]
-        elif label == CONTROL:
-            out[label] = [spec(method, s, e1 + e2) for s in seeds]
-        else:
-            out[label] = [spec(method, s, e1) for s in seeds]
-    return out
+    method = ROWS[label][0]
+    if label in STAGE2:
+        return spec(method, e2, init_from=spec("lac_plc", e1), params=method_params)
+    return spec(method, e1 + e2 if label == CONTROL else e1, params=method_params)
+
+
+def table3_specs(profile="cpu", regime: str = "single_positive", regime_params=None,
+                 design: LACDesign | None = None) -> Dict[str, List]:
+    """``{row label: [RunSpec per seed]}``."""
+    d = design or chapter_design(profile)
+    return {label: [row_spec(profile, label, s, regime, regime_params, d) for s in d.seeds_of(label)]
+            for label in ROWS}
 
 
 def run(profile="cpu", regime: str = "single_positive", regime_params=None, seed: int = 0):

@@ -93,10 +93,12 @@ def _load(dataset: str, root: Path, layout: str, image_size: int):
                                      transform=transform)
         test = R.load_coco_instances(root / "annotations" / "instances_val2014.json", root / "val2014",
                                      transform=transform)
+    def rows(idx):
+        return R.ImageListDataset([full.image_paths[i] for i in idx], full.labels[idx], full.class_names,
+                                  transform=transform, source_indices=idx)
+
     tr, va = R.cole_split(len(full))
-    pick = lambda idx: R.ImageListDataset([full.image_paths[i] for i in idx], full.labels[idx],  # noqa: E731
-                                          full.class_names, transform=transform, source_indices=idx)
-    return [pick(tr), pick(va), test]
+    return [rows(tr), rows(va), test]
 
 
 def make_real_splits(dataset: str, root, seed: int = 0, regime: str = "single_positive",
