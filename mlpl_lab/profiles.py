@@ -5,9 +5,16 @@ it into run specs with :meth:`Profile.spec`. Values are literals so papermill ca
 of them. This module imports no torch (``mlpl-lab`` answers a bad argument at once).
 
 * ``smoke``: seconds per notebook; proves the code runs and records finite, sane values.
-* ``cpu``: a student's laptop (2 cores): the phenomena are visible; the whole series, 00–07,
-  runs in 24.5 minutes with an empty run store (measured 2026-11-23, the README's timings).
-* ``gpu``: bigger images, ResNet-18, more data, more epochs, three seeds.
+* ``cpu``: a student's laptop (2 cores): the phenomena are visible and the runs converge (the
+  README's timings).
+* ``gpu``: bigger images, ResNet-18, more data, more epochs, five seeds.
+
+Every profile starts its runs from **the lab's pretrained backbone** (``init="pretrained"``, its
+stand-in for the ImageNet backbone every paper fine-tunes): a run of the full-label oracle on
+object-centric scenes, stored like any other run and named in each dependent spec
+(``RunSpec.backbone_from``), whose backbone is copied into each run with a fresh head.
+``get_profile("cpu", init="scratch")`` trains from random weights instead. Every run records
+whether it converged (:mod:`mlpl_lab.convergence`).
 
 **Seeds** mean one thing in every chapter: seed ``s`` draws its own data split (scenes),
 its own observed labels and its own network initialisation (see :mod:`mlpl_lab.store`).
@@ -18,6 +25,14 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Tuple
 
 from .store import RunSpec  # imports no torch
+
+#: how a run's networks start: the lab's pretrained backbone (default), random weights, or the
+#: torchvision ImageNet weights named in ``model_kwargs["weights"]`` (real datasets, gpu)
+INITS = ("pretrained", "scratch", "imagenet")
+#: model_kwargs that shape the head, not the backbone (a pretraining run ignores them)
+HEAD_KWARGS = ("head", "head_kwargs", "lgconv", "lgconv_gamma_init")
+#: the keys of ``Profile.pretrain``
+PRETRAIN_KEYS = ("glyphs", "max_objects", "n_train", "n_val", "n_test", "epochs", "seed")
 
 
 
@@ -44,12 +59,36 @@ class Profile:
     dataset: str = "scenes"
     data_root: str | None = None
     data_layout: str = "cole"
+    #: the LR schedule of every run (TrainConfig.lr_schedule); a method may override it
+    lr_schedule: str = "constant"
+    #: where a run's networks start (:data:`INITS`): ``"pretrained"`` copies the backbone of the
+    #: profile's pretraining run (:meth:`pretrain_spec`) with a fresh head, like ImageNet transfer
+    init: str = "pretrained"
+    #: the pretraining run: object-centric scenes (one object each) of a glyph set, their sizes,
+    #: epochs and seed (its own seed: disjoint from every split of the chapters)
+    pretrain: Dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS} (got {self.init!r}); 'scratch' trains from "
+                             "random weights, 'pretrained' from the lab's pretrained backbone")
+        if self.init == "pretrained":
+            missing = [k for k in PRETRAIN_KEYS if k not in self.pretrain]
+            unknown = [k for k in self.pretrain if k not in PRETRAIN_KEYS]
+            if missing or unknown:
+                raise ValueError(f"profile {self.name!r}: init='pretrained' needs pretrain={{...}} with "
+                                 f"exactly the keys {PRETRAIN_KEYS} (missing {missing}, unknown {unknown}); "
+                                 "or use init='scratch'")
+        if self.init == "imagenet" and not dict(self.model_kwargs).get("weights"):
+            raise ValueError("init='imagenet' needs model_kwargs={'weights': 'IMAGENET1K_V1'} (a torchvision "
+                             "ResNet); the small CNN has no ImageNet weights: use 'pretrained' or 'scratch'")
 
     def train_settings(self, **overrides) -> Dict[str, Any]:
         """The training fields of a run spec (``overrides`` win: any TrainConfig field)."""
         out = dict(epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, model=self.model,
                    model_kwargs=dict(self.model_kwargs), amp=self.amp, probes=list(self.probes),
-                   probe_size=self.probe_size, test_every_epoch=self.test_every_epoch)
+                   probe_size=self.probe_size, test_every_epoch=self.test_every_epoch,
+                   lr_schedule=self.lr_schedule)
         out.update(overrides)
         return out
 
@@ -70,34 +109,69 @@ class Profile:
         """The :class:`~mlpl_lab.store.RunSpec` of one run under this profile.
 
         The full-label oracle (``method="full"``) reads only the true labels, so its regime is
-        recorded as ``"full"``: one oracle run per seed serves every regime."""
+        recorded as ``"full"``: one oracle run per seed serves every regime. Under
+        ``init="pretrained"`` the spec names the pretraining run its backbone starts from
+        (``backbone_from``; a second stage, ``init_from``, starts from its first stage instead)."""
 
         if method == "full":
             regime, regime_params = "full", {}
+        train = self.train_settings(**train_overrides)
+        data = self.data_kwargs(**dict(scene or {}))
+        backbone = None
+        if self.init == "pretrained" and init_from is None:
+            backbone = self.pretrain_spec(train["model"], train["model_kwargs"], data["image_size"])
         return RunSpec(method=method, method_params=dict(method_params or {}), regime=regime,
                        regime_params=dict(regime_params or {}),
                        seed=self.seeds[0] if seed is None else seed,
-                       data=self.data_kwargs(**dict(scene or {})),
-                       train=self.train_settings(**train_overrides), init_from=init_from)
+                       data=data, train=train, init_from=init_from, backbone_from=backbone)
+
+    def pretrain_spec(self, model: str | None = None, model_kwargs: Dict[str, Any] | None = None,
+                      image_size: int | None = None, **pretrain_overrides) -> RunSpec:
+        """The pretraining run: the full-label oracle on object-centric scenes (one object each,
+        :attr:`pretrain`), with the run's backbone (``model`` and its ``model_kwargs`` less the
+        head's, :data:`HEAD_KWARGS`) at the run's image size, and the profile's optimiser and
+        schedule. One such run per profile and backbone serves every chapter; only its backbone
+        is copied into a run (``RunSpec.backbone_from``)."""
+        pre = dict(self.pretrain) | dict(pretrain_overrides)
+        missing = [k for k in PRETRAIN_KEYS if k not in pre]
+        if missing:
+            raise ValueError(f"pretraining needs {PRETRAIN_KEYS}; missing {missing}")
+        kwargs = {k: v for k, v in dict(self.model_kwargs if model_kwargs is None else model_kwargs).items()
+                  if k not in HEAD_KWARGS}
+        train = self.train_settings(epochs=pre["epochs"], model=model or self.model, model_kwargs=kwargs,
+                                    probes=[], test_every_epoch=False)
+        data = dict(n_train=pre["n_train"], n_val=pre["n_val"], n_test=pre["n_test"],
+                    image_size=image_size or self.image_size, glyphs=pre["glyphs"],
+                    max_objects=pre["max_objects"])
+        return RunSpec(method="full", regime="full", seed=pre["seed"], data=data, train=train)
 
     def as_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
+#: the pretraining data of each profile (chosen by measurement in notebook 01, see
+#: ``mlpl_lab.chapters.assume_negative.PRETRAIN_CANDIDATES``): single-object scenes of the ten
+#: digit glyphs — classes disjoint from the twenty shape classes every chapter learns — with
+#: their own seed (scene seeds 3000-3002, far from the chapters' splits)
+PRETRAIN_DIGITS = {"glyphs": "digits", "max_objects": 1, "seed": 1000}
+
 PROFILES: Dict[str, Profile] = {
     "smoke": Profile(name="smoke", n_train=256, n_val=128, n_test=128, image_size=32, glyphs="shapes",
                      epochs=2, batch_size=64, lr=2e-3, model="small_cnn",
-                     model_kwargs={"width": 8}, seeds=[0, 1], test_every_epoch=False),
-    # cpu: sized so the whole series (00-07) trains in half an hour on 2 cores with an empty
-    # run store: width 16 (a single-network run in about 15 s; width 24 took 35 s for AN 73.3
-    # / oracle 90.4 against 66.6 / 86.0 at width 16 and 8 epochs, measured 2026-11-23: the
-    # AN gap stays) and 6 epochs (8 took 34 min for the series, 7 took 32.5); the test set
-    # is scored once, on the best-val weights (the README's timings)
+                     model_kwargs={"width": 8}, seeds=[0, 1, 2], test_every_epoch=False,
+                     pretrain=PRETRAIN_DIGITS | {"n_train": 256, "n_val": 128, "n_test": 128, "epochs": 2}),
+    # cpu: a student's laptop (2 cores). Runs start from the pretrained backbone and are trained
+    # until their validation curve flattens (cosine decay over 16 epochs at lr 5e-3; measured in
+    # notebook 01); five seeds, so the key comparisons can be decided by paired t-intervals; the
+    # test set is scored once, on the best-val weights (the README's timings)
     "cpu": Profile(name="cpu", n_train=4000, n_val=1000, n_test=1000, image_size=32, glyphs="shapes",
-                   epochs=6, batch_size=64, lr=2e-3, model="small_cnn", model_kwargs={"width": 16},
-                   seeds=[0, 1, 2], probe_size=512, test_every_epoch=False),
+                   epochs=16, batch_size=64, lr=5e-3, model="small_cnn", model_kwargs={"width": 16},
+                   seeds=[0, 1, 2, 3, 4], probe_size=512, test_every_epoch=False, lr_schedule="cosine",
+                   pretrain=PRETRAIN_DIGITS | {"n_train": 8000, "n_val": 1000, "n_test": 1000, "epochs": 8}),
     "gpu": Profile(name="gpu", n_train=20000, n_val=2000, n_test=4000, image_size=64, glyphs="shapes",
-                   epochs=20, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2], amp=True),
+                   epochs=20, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2, 3, 4], amp=True,
+                   lr_schedule="cosine",
+                   pretrain=PRETRAIN_DIGITS | {"n_train": 40000, "n_val": 2000, "n_test": 2000, "epochs": 10}),
 }
 
 PROFILE_NAMES = tuple(PROFILES)

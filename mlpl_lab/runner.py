@@ -21,7 +21,7 @@ from .labels import regime as build_regime
 from .methods import build_method
 from .paths import cache_dir
 from .store import RunSpec, RunStore, StoredRun
-from .train import TrainConfig, cpu_copy, fit, prepare
+from .train import TrainConfig, cpu_copy, fit, init_backbones, prepare
 
 #: env var naming a file the runner appends progress lines to (set by ``mlpl-lab report``)
 PROGRESS_FILE_ENV = "MLPL_LAB_PROGRESS_FILE"
@@ -84,11 +84,13 @@ def validate(spec: RunSpec) -> None:
     config_of(spec).validate()
     if spec.init_from is not None:
         validate(spec.init_from)
+    if spec.backbone_from is not None:
+        validate(spec.backbone_from)
 
 
 def load_method(run: StoredRun, device: str = "cpu"):
     """Rebuild a stored run's method with its best-val weights (and final label state)."""
-    method = initial_method(run.spec, device)
+    method = initial_method(run.spec, device, pretrained=False)
     blob = run.weights()
     method.load_weights_state(blob["weights"])
     if blob.get("extra"):
@@ -97,13 +99,25 @@ def load_method(run: StoredRun, device: str = "cpu"):
     return method
 
 
-def initial_method(spec: RunSpec, device: str = "cpu"):
-    """The method of ``spec`` before any training (same initialisation as the run)."""
+def initial_method(spec: RunSpec, device: str = "cpu", pretrained: bool = True):
+    """The method of ``spec`` before any training (same initialisation as the run: with
+    ``backbone_from``, the pretrained backbone and a fresh head; ``pretrained=False`` skips
+    loading it, for callers that overwrite every weight)."""
     splits = build_splits(spec)
     method = build_method(spec.method, **spec.method_params)
     prepare(method, splits.train, config_of(spec, device=device, progress=False))
+    if pretrained and spec.backbone_from is not None:
+        init_backbones(method, pretrained_method(spec.backbone_from))
     method.train(False)
     return method
+
+
+def pretrained_method(spec: RunSpec, store: RunStore | None = None):
+    """The trained method of a pretraining spec (``RunSpec.backbone_from``): from the store,
+    trained first if missing."""
+    store = store or RunStore()
+    ensure([spec], store=store, quiet=True)  # every rank under torchrun: stored by rank 0
+    return store.get(spec, loader=load_method).method
 
 
 class Progress:
@@ -149,10 +163,12 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
     """Train ``spec`` now and store it (use :func:`ensure` to reuse stored runs)."""
     store = store or RunStore()
     splits = build_splits(spec)
-    init = None
+    init = backbone = None
     if spec.init_from is not None:
         ensure([spec.init_from], store=store, quiet=True)  # every rank: stored by rank 0
         init = store.get(spec.init_from, loader=load_method).method
+    if spec.backbone_from is not None:
+        backbone = pretrained_method(spec.backbone_from, store)
     method = build_method(spec.method, **spec.method_params)
     config = config_of(spec)
     cb = None
@@ -160,7 +176,7 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
         def cb(row):
             progress.epoch(index, spec, row, config.epochs, runs_left)
     result = fit(method, splits.train, splits.val, splits.test, config, init_from=init,
-                 desc=spec.describe(), on_epoch=cb)
+                 backbone_from=backbone, desc=spec.describe(), on_epoch=cb)
     if not distributed.is_main():  # under torchrun rank 0 stores; the others wait for it
         del result, method
         distributed.barrier()

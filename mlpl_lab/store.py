@@ -34,11 +34,12 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import __version__
+from .convergence import run_convergence
 from .paths import runs_dir
 
 #: the modules (relative to the package) whose source decides what a run computes
-FINGERPRINT_PARTS = ("labels.py", "metrics.py", "paths.py", "data", "losses", "models", "methods",
-                     "train.py", "runner.py", "store.py")
+FINGERPRINT_PARTS = ("labels.py", "metrics.py", "paths.py", "convergence.py", "data", "losses", "models",
+                     "methods", "train.py", "runner.py", "store.py")
 
 #: environment variable: ignore stored runs created before this UNIX time (``--fresh``)
 FRESH_ENV = "MLPL_LAB_FRESH_AFTER"
@@ -64,7 +65,10 @@ def _canonical(value: Any) -> Any:
 class RunSpec:
     """One training run, fully described (see the module docstring). Build one with
     :meth:`mlpl_lab.profiles.Profile.spec`; ``init_from`` names the run whose best weights a
-    second stage starts from (LAC)."""
+    second stage starts from (LAC, every network whole); ``backbone_from`` names the pretraining
+    run whose backbone every network of this run starts from, with a freshly initialised head
+    (the lab's stand-in for an ImageNet backbone: :meth:`mlpl_lab.profiles.Profile.pretrain_spec`).
+    Both are specs, so a run's key follows the run it starts from."""
 
     method: str
     method_params: Dict[str, Any] = field(default_factory=dict)
@@ -74,19 +78,22 @@ class RunSpec:
     data: Dict[str, Any] = field(default_factory=dict)
     train: Dict[str, Any] = field(default_factory=dict)
     init_from: Optional["RunSpec"] = None
+    backbone_from: Optional["RunSpec"] = None
 
     def as_dict(self) -> Dict[str, Any]:
         return {"method": self.method, "method_params": _canonical(self.method_params),
                 "regime": self.regime, "regime_params": _canonical(self.regime_params),
                 "seed": int(self.seed), "data": _canonical(self.data), "train": _canonical(self.train),
-                "init_from": None if self.init_from is None else self.init_from.as_dict()}
+                "init_from": None if self.init_from is None else self.init_from.as_dict(),
+                "backbone_from": None if self.backbone_from is None else self.backbone_from.as_dict()}
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "RunSpec":
         return cls(method=d["method"], method_params=dict(d["method_params"]), regime=d["regime"],
                    regime_params=dict(d["regime_params"]), seed=int(d["seed"]), data=dict(d["data"]),
                    train=dict(d["train"]),
-                   init_from=None if d.get("init_from") is None else cls.from_dict(d["init_from"]))
+                   init_from=None if d.get("init_from") is None else cls.from_dict(d["init_from"]),
+                   backbone_from=None if d.get("backbone_from") is None else cls.from_dict(d["backbone_from"]))
 
     def canonical_json(self) -> str:
         return json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
@@ -107,7 +114,7 @@ class RunSpec:
     def replace(self, **changes) -> "RunSpec":
         d = {"method": self.method, "method_params": self.method_params, "regime": self.regime,
              "regime_params": self.regime_params, "seed": self.seed, "data": self.data,
-             "train": self.train, "init_from": self.init_from}
+             "train": self.train, "init_from": self.init_from, "backbone_from": self.backbone_from}
         d.update(changes)
         return RunSpec(**d)
 
@@ -115,7 +122,8 @@ class RunSpec:
         hp = ", ".join(f"{k}={v}" for k, v in sorted(self.method_params.items()))
         rp = ", ".join(f"{k}={v}" for k, v in sorted(self.regime_params.items()))
         return (f"{self.method}({hp}) · {self.regime}({rp}) · seed {self.seed}"
-                + (" · stage 2" if self.init_from is not None else ""))
+                + (" · stage 2" if self.init_from is not None else "")
+                + (" · pretrained backbone" if self.backbone_from is not None else ""))
 
 
 _FINGERPRINT: Dict[str, str] = {}
@@ -158,6 +166,16 @@ class StoredRun:
     @property
     def final(self) -> Dict[str, Any]:
         return self.history[-1]
+
+    @property
+    def convergence(self) -> Dict[str, Any]:
+        """The convergence record of :mod:`mlpl_lab.convergence` (written with the run)."""
+        return self.summary.get("convergence") or run_convergence(self.history)
+
+    @property
+    def converged(self) -> bool:
+        """Did the clean-validation curve flatten (:data:`mlpl_lab.convergence.CRITERION`)?"""
+        return bool(self.convergence["converged"])
 
     def curve(self, key: str = "val_mAP") -> List[float]:
         return [row[key] for row in self.history]
@@ -234,6 +252,7 @@ class RunStore:
                        "source": source_fingerprint(),
                        "seconds": float(sum(r.get("seconds", 0.0) for r in history)),
                        "train_seconds": float(sum(r.get("train_seconds", 0.0) for r in history)),
+                       "convergence": run_convergence(history),
                        **{k: best[k] for k in ("val_mAP", "test_mAP", "test_CF1", "test_OF1") if k in best}}
             (tmp / "spec.json").write_text(json.dumps(spec.as_dict(), indent=1, sort_keys=True))
             (tmp / "history.json").write_text(json.dumps({"history": history, "initial": initial},

@@ -342,6 +342,55 @@ def _init_networks(method: Method, init_from: Method) -> None:
         net.load_state_dict(src, strict=False)
 
 
+def _backbone_key_map(src_keys, dst_keys) -> Dict[str, str]:
+    """Target key of every backbone weight: the same name, or the name inside an LgConv wrapper
+    (``....conv.weight`` for ``....weight``: PU-MLC's global branch wraps the 3x3 convolution and
+    keeps its weights, as the official code loads ImageNet weights into the base convolution)."""
+    out = {}
+    for k in src_keys:
+        if k in dst_keys:
+            out[k] = k
+            continue
+        head, _, leaf = k.rpartition(".")
+        alt = f"{head}.conv.{leaf}" if head else f"conv.{leaf}"
+        if alt in dst_keys:
+            out[k] = alt
+    return out
+
+
+def init_backbones(method: Method, source: Method) -> Dict[str, List[str]]:
+    """Copy the backbone of ``source``'s network into the backbone of every network of
+    ``method``; heads keep their fresh initialisation (ImageNet-style transfer: only the
+    feature extractor is reused, the classifier is new — the source may even have other
+    classes). Every source weight must land on a weight of the same shape, or this raises;
+    target weights the source lacks (LgConv's global branches) keep their initialisation and
+    are returned per network."""
+    nets = source.networks()
+    if len(nets) != 1:
+        raise ValueError(f"backbone_from: the pretraining run must have one network, {source.name!r} "
+                         f"has {list(nets)}")
+    src_net = next(iter(nets.values()))
+    if not hasattr(src_net, "backbone"):
+        raise ValueError(f"backbone_from: {type(src_net).__name__} has no .backbone to copy")
+    src = src_net.backbone.state_dict()
+    fresh: Dict[str, List[str]] = {}
+    for name, net in method.networks().items():
+        if not hasattr(net, "backbone"):
+            raise ValueError(f"backbone_from: network {name!r} of {method.name!r} has no .backbone")
+        dst = net.backbone.state_dict()
+        mapping = _backbone_key_map(src, dst)
+        unmapped = [k for k in src if k not in mapping]
+        bad = [f"{k}: {tuple(src[k].shape)} vs {tuple(dst[v].shape)}" for k, v in mapping.items()
+               if src[k].shape != dst[v].shape]
+        if unmapped or bad:
+            raise ValueError(f"backbone_from: network {name!r} of {method.name!r} is not the pretrained "
+                             f"backbone's architecture (missing {unmapped[:4]}, shape mismatch {bad[:4]}); "
+                             "pretrain with the same model and model_kwargs (Profile.pretrain_spec does)")
+        net.backbone.load_state_dict({v: src[k] for k, v in mapping.items()}, strict=False)
+        fresh[name] = sorted(set(dst) - set(mapping.values()))
+    return fresh
+
+
 def _data_fingerprint(observed: torch.Tensor) -> str:
     import hashlib
 
@@ -443,13 +492,15 @@ class _Subset:
 
 
 def fit(method, train, val, test, config: TrainConfig | None = None, *, init_from: Method | None = None,
-        desc: str | None = None, on_epoch: Callable[[Dict[str, Any]], None] | None = None,
+        backbone_from: Method | None = None, desc: str | None = None, on_epoch: Callable[[Dict[str, Any]], None] | None = None,
         **method_hparams) -> TrainResult:
     """Train ``method`` (a :class:`Method` or a registered name) on ``train``; evaluate each
     epoch on ``val`` and ``test`` with their true labels.
 
     ``init_from``: copy the networks of a trained method (same names and shapes; a mismatch
     raises) before the first epoch — how a second training stage (LAC) starts from the first.
+    ``backbone_from``: copy only the backbone of a (pretraining) method into every network, heads
+    freshly initialised (:func:`init_backbones`) — the lab's pretrained start.
     ``desc`` labels the progress bar; ``on_epoch(row)`` is called after every epoch (the
     runner reports progress to the terminal with it).
     Bad configuration (unknown method, loss or hyperparameter, empty data, labels that do
@@ -492,6 +543,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         raise ValueError(f"method {method.name!r} is a second stage: it starts from a trained first "
                          "stage; pass init_from=<the stage-1 method> (RunSpec(init_from=...))")
     method.setup(ctx)
+    if backbone_from is not None:
+        init_backbones(method, backbone_from)
     if init_from is not None:
         _init_networks(method, init_from)
     # after init_from: a second stage's EMA starts as a copy of the loaded weights (LAC's code)

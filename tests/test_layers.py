@@ -16,7 +16,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "mlpl_lab"
 LAYERS = [
-    {"__init__", "_discover", "labels", "metrics", "paths"},
+    {"__init__", "_discover", "labels", "metrics", "paths", "convergence"},
     {"data", "losses", "models"},
     {"methods"},
     {"train", "distributed", "memory"},
