@@ -149,8 +149,10 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
     return info
 
 
-def setup_notebook(profile: str, seeds) -> Dict[str, Any]:
-    """Inline plots (reports need them), seaborn style, quiet progress under papermill, header."""
+def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
+    """Inline plots (reports need them), seaborn style, quiet progress under papermill, header
+    (``profile``: a name or a :class:`~mlpl_lab.profiles.Profile`; the header says where its runs
+    start: the lab's pretrained backbone, ImageNet weights or scratch)."""
     import matplotlib
 
     try:
@@ -164,7 +166,13 @@ def setup_notebook(profile: str, seeds) -> Dict[str, Any]:
     import seaborn as sns
 
     sns.set_theme(context="notebook", style="whitegrid")
-    return print_header(profile, seeds)
+    extra = {}
+    if start:
+        from .chapters.common import describe_start
+
+        extra["start"] = describe_start(profile)
+    name = getattr(profile, "name", profile)
+    return print_header(name, seeds, extra)
 
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"

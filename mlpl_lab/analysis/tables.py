@@ -80,3 +80,53 @@ def total_seconds(*result_sets) -> float:
     for rs in result_sets:
         walk(rs)
     return total
+
+
+def _runs_in(obj, prefix: str = ""):
+    """``(label, run)`` for every run in nested ``{label: {label: [runs]}}`` results."""
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            yield from _runs_in(v, f"{prefix}{k} · " if not isinstance(k, tuple)
+                                else prefix + " · ".join(map(str, k)) + " · ")
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _runs_in(v, prefix)
+    elif hasattr(obj, "history"):
+        seed = getattr(getattr(obj, "spec", None), "seed", None)
+        yield f"{prefix}seed {seed}" if seed is not None else prefix.rstrip(" ·"), obj
+
+
+def convergence_record(*result_sets) -> Dict[str, bool]:
+    """``{"<labels> · seed s": converged}`` of every run in nested result dicts (a run reached
+    by two labels is listed under the first) — what every notebook records as ``convergence``
+    (criterion: :data:`mlpl_lab.convergence.CRITERION`)."""
+    out: Dict[str, bool] = {}
+    seen = set()
+    for rs in result_sets:
+        for label, run in _runs_in(rs):
+            key = getattr(getattr(run, "spec", None), "key", None) or id(run)
+            if key in seen:
+                continue
+            seen.add(key)
+            out[label] = bool(run.converged)
+    return out
+
+
+def convergence_summary(record: Mapping[str, bool]) -> str:
+    """"n of N runs converged" and the labels of those that did not."""
+    bad = [k for k, v in record.items() if not v]
+    head = f"{len(record) - len(bad)} of {len(record)} runs converged"
+    return head + (f"; not converged: {', '.join(bad)}" if bad else "")
+
+
+def mark_unconverged(table, by_regime: Mapping[str, Mapping[str, List[Any]]], digits: int = 2):
+    """``table`` (rows = regimes, columns = methods, as :func:`regimes_table`) as text, with a
+    † after every cell one of whose runs did not converge (:mod:`mlpl_lab.convergence`)."""
+    out = table.copy().astype(object)
+    for r in table.index:
+        for c in table.columns:
+            v = table.loc[r, c]
+            runs = by_regime.get(r, {}).get(c, [])
+            dagger = "†" if any(not run.converged for run in runs) else ""
+            out.loc[r, c] = f"{v:.{digits}f}{dagger}" if isinstance(v, (int, float, np.floating)) else v
+    return out

@@ -48,13 +48,34 @@ def splits_for(P: Profile, regime: str = "single_positive", regime_params=None, 
 
 #: the papers' standard for real datasets under the gpu profile (Cole et al., LL, GR, LAC):
 #: 448 px, ImageNet-pretrained ResNet-50 from the torchvision weights cache
-PAPER_STANDARD = {"image_size": 448, "model": "resnet50", "model_kwargs": {"weights": "IMAGENET1K_V1"}}
+PAPER_STANDARD = {"image_size": 448, "model": "resnet50", "model_kwargs": {"weights": "IMAGENET1K_V1"},
+                  "init": "imagenet"}
+
+
+def describe_start(profile) -> str:
+    """Where the profile's runs start, in one line (every notebook's header prints it)."""
+    P = as_profile(profile)
+    if P.init == "scratch":
+        return "random initialisation (init='scratch')"
+    if P.init == "imagenet":
+        from ..models.resnet import cache_path, weights_enum
+
+        w = P.model_kwargs.get("weights")
+        path = cache_path(weights_enum(P.model, w))
+        return (f"torchvision ImageNet weights {P.model}/{w}: "
+                + (f"cached at {path}" if path.exists() else
+                   f"NOT in the local cache ({path}); a run stops with the fix before training"))
+    pre = P.pretrain_spec()
+    return (f"the lab's pretrained backbone: {pre.describe()}, {pre.data['n_train']} single-object "
+            f"{pre.data['glyphs']} scenes, {pre.train['epochs']} epochs (run {pre.key}); heads fresh")
 
 
 def with_dataset(profile, dataset: str = "scenes", root: str | None = None, layout: str = "cole") -> Profile:
     """``profile`` reading ``dataset`` ("scenes" returns it unchanged). Under the gpu profile a
-    real dataset gets the paper standard (:data:`PAPER_STANDARD`); the other profiles keep their
-    small backbone and input size, so a fixture or a laptop can run the same chapter."""
+    real dataset gets the paper standard (:data:`PAPER_STANDARD`: torchvision's ImageNet weights,
+    from the local cache — :func:`describe_start` says whether they are there); the other
+    profiles keep their small backbone and input size, from scratch, so a fixture or a laptop can
+    run the same chapter."""
     P = as_profile(profile)
     if dataset in (None, "scenes"):
         return P
@@ -66,5 +87,7 @@ def with_dataset(profile, dataset: str = "scenes", root: str | None = None, layo
         raise ValueError(f"unknown dataset {dataset!r}; choose 'scenes' or one of {sorted(REAL_DATASETS)}")
     if layout not in LAYOUTS or dataset not in LAYOUTS[layout]:
         raise ValueError(f"layout {layout!r} cannot hold {dataset!r}; layouts: {LAYOUTS}")
-    overrides = dict(PAPER_STANDARD) if P.name == "gpu" else {}
+    # gpu: the papers' ImageNet ResNet-50; the small CNN of the other profiles has no ImageNet
+    # weights, and the lab's backbone is pretrained on 32-px scenes: it starts from scratch
+    overrides = dict(PAPER_STANDARD) if P.name == "gpu" else {"init": "scratch"}
     return get_profile(P, dataset=dataset, data_root=str(root), data_layout=layout, **overrides)

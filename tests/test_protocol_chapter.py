@@ -1,0 +1,114 @@
+"""Notebook 01's protocol pieces: the pretraining choice rule, the early-vs-converged table,
+convergence records and marks — on hand-made runs, and the notebook's records under smoke."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from mlpl_lab.analysis.tables import convergence_record, convergence_summary, mark_unconverged
+from mlpl_lab.chapters import assume_negative as ch
+
+
+class Spec:
+    def __init__(self, seed, key):
+        self.seed, self.key = seed, key
+
+
+class Run:
+    """A stored run's surface: a val curve, its test mAP at the best epoch, converged or not."""
+
+    def __init__(self, test, seed=0, converged=True, curve=(50.0, 60.0), key=None):
+        self.history = [{"val_mAP": v} for v in curve]
+        self.best_epoch = max(range(len(curve)), key=lambda i: (curve[i], -i))
+        self.history[self.best_epoch]["test_mAP"] = test
+        self.converged = converged
+        self.spec = Spec(seed, key or f"k{id(self)}")
+
+    @property
+    def best(self):
+        return self.history[self.best_epoch]
+
+
+def cand(an, full, converged=True):
+    return {"AN": [Run(a, s, converged) for s, a in enumerate(an)],
+            "full labels": [Run(f, s) for s, f in enumerate(full)],
+            "pretraining": Run(99.0)}
+
+
+def test_the_rule_takes_the_largest_converged_gap_of_at_least_min_gap():
+    cands = {"small gap": cand([80, 82], [84, 85]),          # gap 3.5 < 5
+             "not converged": cand([70, 70], [90, 90], False),  # gap 20 but AN did not converge
+             "medium": cand([80, 80], [86, 87]),            # gap 6.5
+             "large": cand([80, 81], [88, 89])}             # gap 8.0
+    c = ch.choose_pretraining(cands, min_gap=5.0)
+    assert c["chosen"] == "large"
+    assert sorted(c["eligible"]) == ["large", "medium"]
+    assert set(c["excluded"]) == {"small gap", "not converged"}
+    assert "8.0" in c["reason"]
+
+
+def test_the_rule_says_when_nothing_qualifies():
+    c = ch.choose_pretraining({"a": cand([80], [82])}, min_gap=5.0)
+    assert c["chosen"] is None and "more epochs" in c["reason"]
+
+
+def test_the_rule_never_reads_a_partial_label_method():
+    cands = {"a": cand([80], [90]) | {"GR": [Run(100.0)]}, "b": cand([80], [88])}
+    assert ch.choose_pretraining(cands)["chosen"] == "a"
+    cands["a"]["GR"] = [Run(0.0)]  # a method's result must not move the choice
+    assert ch.choose_pretraining(cands)["chosen"] == "a"
+
+
+def test_early_vs_converged_reads_the_curves_at_the_early_epoch_and_at_the_best():
+    an = Run(70.0, curve=(10, 20, 30, 40, 50, 60, 70, 71))
+    full = Run(90.0, curve=(30, 50, 60, 70, 75, 80, 85, 90))
+    t = ch.early_vs_converged({"scratch": {"AN": [an], "full labels": [full]}}, epoch=6)
+    row = t.loc["scratch"]
+    assert row["gap (epoch 6)"] == 80 - 60 and row["gap (best)"] == 90 - 71
+    assert row["AN (epoch 6)"] == 60 and row["oracle (best)"] == 90
+
+
+def test_convergence_record_lists_every_run_once_with_its_label_and_seed():
+    shared = Run(90.0, seed=0, key="oracle-0")
+    results = {"single positive": {"full labels": [shared], "AN": [Run(80, 0), Run(81, 1, converged=False)]},
+               "drop 50 %": {"full labels": [shared], "AN": [Run(85, 0)]}}
+    rec = convergence_record(results)
+    assert rec == {"single positive · full labels · seed 0": True, "single positive · AN · seed 0": True,
+                   "single positive · AN · seed 1": False, "drop 50 % · AN · seed 0": True}
+    assert convergence_summary(rec).startswith("3 of 4 runs converged; not converged: single positive · AN · seed 1")
+
+
+def test_mark_unconverged_daggers_exactly_the_cells_with_an_unconverged_run():
+    results = {"r1": {"A": [Run(80, converged=False)], "B": [Run(90)]}, "r2": {"A": [Run(70)], "B": [Run(60)]}}
+    table = pd.DataFrame({"A": {"r1": 80.0, "r2": 70.0}, "B": {"r1": 90.0, "r2": 60.0}})
+    marked = mark_unconverged(table, results, digits=1)
+    assert marked.loc["r1", "A"] == "80.0†" and marked.loc["r1", "B"] == "90.0"
+    assert marked.loc["r2", "A"] == "70.0" and marked.loc["r2", "B"] == "60.0"
+
+
+def test_the_profiles_pretraining_is_one_of_the_candidates():
+    for name in ("smoke", "cpu", "gpu"):
+        assert ch.profile_candidate(name) in ch.PRETRAIN_CANDIDATES
+
+
+@pytest.mark.notebook
+def test_notebook_01_records_the_protocol(executed_notebooks):
+    rec = executed_notebooks("01_assume_negative.ipynb")
+    choice = rec["pretraining_choice"]
+    assert choice["profile_uses"] == ch.profile_candidate("smoke")
+    assert choice["agrees"] == (choice["chosen_by_rule"] == choice["profile_uses"])
+    assert set(rec["pretraining_gap"]) == set(ch.PRETRAIN_CANDIDATES)
+    # every run of the main comparison has a convergence entry (the oracle once per seed)
+    conv = rec["convergence"]
+    key, other = ch.KEY_SEEDS["smoke"], ch.OTHER_SEEDS["smoke"]
+    expected = {f"single positive · {m} · seed {s}" for m in ("full labels", "AN") for s in range(key)}
+    expected |= {f"{r} · AN · seed {s}" for r in ("drop 50 %", "known 10 %") for s in range(other)}
+    assert set(conv) == expected and all(isinstance(v, bool) for v in conv.values())
+    assert set(rec["convergence_scratch"]) == {"AN · seed 0", "full labels · seed 0"}
+    early = rec["early_vs_converged"]
+    assert set(early) == {"pretrained", "scratch"}
+    for row in early.values():
+        e = [k for k in row if k.startswith("gap (epoch")][0]
+        n = e[len("gap (epoch "):-1]
+        assert row[e] == pytest.approx(row[f"oracle (epoch {n})"] - row[f"AN (epoch {n})"])
+        assert row["gap (best)"] == pytest.approx(row["oracle (best)"] - row["AN (best)"])
