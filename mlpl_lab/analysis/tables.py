@@ -23,7 +23,8 @@ def mean_std(runs, metric: str = "test_mAP") -> tuple[float, float]:
 
 def results_table(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_CF1", "test_OF1")):
     """A DataFrame, one row per label: each metric at the best-val epoch, mean (and std over
-    seeds when there are several), the seeds and the mean best epoch."""
+    seeds when there are several), the seeds, the mean best epoch and how many of the runs
+    converged (``converged``: "k/n", :mod:`mlpl_lab.convergence`)."""
     import pandas as pd
 
     rows = []
@@ -36,6 +37,8 @@ def results_table(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_C
                 row[m.replace("test_", "") + "_std"] = std
         row["seeds"] = len(runs)
         row["best_epoch"] = float(np.mean([r.best_epoch + 1 for r in runs]))
+        if all(hasattr(r, "converged") for r in runs):  # stored runs (mlpl_lab.convergence)
+            row["converged"] = f"{sum(bool(r.converged) for r in runs)}/{len(runs)}"
         rows.append(row)
     return pd.DataFrame(rows).set_index("method")
 
