@@ -191,9 +191,11 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
 
 
 def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
+    from .audit import summarise, summary_text
     from .report import read_records
     from .runner import CHAPTER_ENV
 
+    done = []
     progress_file = Path(os.environ["MLPL_LAB_PROGRESS_FILE"])
     for path in paths:
         t0 = time.perf_counter()
@@ -207,12 +209,16 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
             tail.stop.set()
             tail.join()
         records = read_records(executed)
+        done.append(executed)
         print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
               f"HTML: {out / (path.stem + '.html')}", flush=True)
         if path.stem == BENCHMARK_NOTEBOOK:
             csvs = write_benchmark_csv(out, profile, parameters)
             print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: {out}/{BENCHMARK_NOTEBOOK}_*.csv",
                   flush=True)
+    # the protocol, checked on what ran: converged runs and findings vs observations
+    summarise(done).to_csv(out / "protocol.csv")
+    print("[mlpl-lab] " + summary_text(done).replace("\n", "\n[mlpl-lab] "), flush=True)
 
 
 def cmd_benchmark(args) -> int:

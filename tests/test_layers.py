@@ -24,7 +24,7 @@ LAYERS = [
     {"analysis"},
     {"viz"},
     {"chapters"},
-    {"report", "cli", "run"},
+    {"report", "cli", "run", "audit"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -112,3 +112,36 @@ def test_notebook_01_records_the_protocol(executed_notebooks):
         n = e[len("gap (epoch "):-1]
         assert row[e] == pytest.approx(row[f"oracle (epoch {n})"] - row[f"AN (epoch {n})"])
         assert row["gap (best)"] == pytest.approx(row["oracle (best)"] - row["AN (best)"])
+
+
+NOTEBOOKS = ["00_partial_labels.ipynb", "01_assume_negative.ipynb", "02_gr_loss.ipynb", "03_opml.ipynb",
+             "04_cls.ipynb", "05_lac.ipynb", "06_pu_mlc.ipynb", "07_benchmark.ipynb"]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_notebook_records_convergence(executed_notebooks, name):
+    """Every notebook records a ``*convergence*`` record: run label -> converged (true/false)."""
+    rec = executed_notebooks(name)
+    conv = {k: v for k, v in rec.items() if "convergence" in k}
+    assert conv, f"{name} records no convergence"
+    for key, value in conv.items():
+        assert isinstance(value, dict) and all(isinstance(v, bool) for v in value.values()), key
+    if name != "00_partial_labels.ipynb":  # 00 trains nothing
+        assert any(conv.values()), f"{name}: a convergence record lists no run"
+
+
+def test_the_audit_counts_runs_and_claims_from_records():
+    from mlpl_lab.audit import notebook_summary
+
+    rec = {"convergence": {"a · seed 0": True, "a · seed 1": False},
+           "convergence_scratch": {"b · seed 0": False},
+           "mAP": {"x": 1.0},
+           "claims": {"c1": {"kind": "finding", "verdict": "holds", "converged": "yes"},
+                      "c2": {"kind": "observation", "verdict": "inconclusive (1 seeds)",
+                             "converged": "no: A seeds [1]"}}}
+    s = notebook_summary(rec)
+    assert (s["runs"], s["converged"]) == (3, 1)
+    assert s["not converged"] == ["convergence: a · seed 1", "convergence_scratch: b · seed 0"]
+    assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (2, 1, 1, 1)
+    assert s["claims on unconverged runs"] == ["c2"]

@@ -1,0 +1,77 @@
+"""The protocol, checked on executed notebooks: how many runs converged, how the claims stand.
+
+``mlpl-lab report`` prints :func:`summary_text` after the series (and writes it as
+``protocol.csv`` next to the HTML), so a reader sees at once whether a chapter's tables rest on
+converged runs — the protocol asks every run of a key comparison to converge and at least 90 %
+of all runs — and how many of its claims are findings (≥ 3 paired seeds) or observations.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, Iterable, List
+
+from .report import read_records
+
+#: the share of a series' runs that must converge (the protocol)
+MIN_CONVERGED_SHARE = 0.9
+
+
+def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
+    """One notebook's runs (from every ``*convergence*`` record) and claims."""
+    runs: Dict[str, bool] = {}
+    for name, value in records.items():
+        if "convergence" in name and isinstance(value, dict):
+            runs.update({f"{name}: {k}": bool(v) for k, v in value.items() if isinstance(v, bool)})
+    claims = records.get("claims") or {}
+    kinds = [c.get("kind", "finding") for c in claims.values() if isinstance(c, dict)]
+    verdicts = [str(c.get("verdict", "")) for c in claims.values() if isinstance(c, dict)]
+    unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict)
+                          and c.get("converged") not in (None, "yes", True)]
+    return {"runs": len(runs), "converged": sum(runs.values()),
+            "not converged": [k for k, v in runs.items() if not v],
+            "claims": len(claims), "findings": sum(k == "finding" for k in kinds),
+            "observations": sum(k == "observation" for k in kinds),
+            "holds": sum(v == "holds" for v in verdicts),
+            "does not hold": sum(v == "does not hold" for v in verdicts),
+            "claims on unconverged runs": unconverged_claims}
+
+
+def summarise(executed: Iterable[Path]):
+    """A DataFrame, one row per executed notebook (and a total row)."""
+    import pandas as pd
+
+    rows = {}
+    for path in sorted(Path(p) for p in executed):
+        s = notebook_summary(read_records(path))
+        rows[path.stem] = {k: (len(v) if isinstance(v, list) else v) for k, v in s.items()}
+    frame = pd.DataFrame(rows).T
+    if len(frame):
+        frame.loc["total"] = frame.sum(numeric_only=True)
+        frame["share converged"] = (frame["converged"] / frame["runs"].where(frame["runs"] > 0)).round(3)
+    return frame
+
+
+def summary_text(executed: Iterable[Path]) -> str:
+    """The lines ``mlpl-lab report`` prints after the series."""
+    executed = list(executed)
+    frame = summarise(executed)
+    if not len(frame):
+        return "no executed notebook to summarise"
+    total = frame.loc["total"]
+    share = float(total["converged"]) / float(total["runs"]) if total["runs"] else float("nan")
+    lines = [f"protocol: {int(total['converged'])} of {int(total['runs'])} runs converged "
+             f"({share:.0%}; the protocol asks at least {MIN_CONVERGED_SHARE:.0%})"
+             if total["runs"] else "protocol: no run recorded its convergence"]
+    for path in sorted(Path(p) for p in executed):
+        s = notebook_summary(read_records(path))
+        bad: List[str] = s["not converged"]
+        if bad:
+            lines.append(f"  {path.stem}: not converged: " + "; ".join(bad[:8])
+                         + (f" (+{len(bad) - 8} more)" if len(bad) > 8 else ""))
+        if s["claims on unconverged runs"]:
+            lines.append(f"  {path.stem}: claims resting on an unconverged run: "
+                         + "; ".join(s["claims on unconverged runs"]))
+    lines.append(f"claims: {int(total['claims'])} ({int(total['findings'])} findings on >= 3 paired seeds, "
+                 f"{int(total['observations'])} observations); {int(total['holds'])} hold, "
+                 f"{int(total['does not hold'])} do not hold, the rest inconclusive")
+    return "\n".join(lines)
