@@ -137,3 +137,45 @@ def test_partial_bce_ignores_unknowns_and_bad_hparams_fail():
         build_method("pu_mlc", gamma=-1)
     with pytest.raises(ValueError, match="trainable"):
         build_method("pu_mlc", trainable="some")
+
+
+class _Identity(torch.nn.Module):
+    """logits = the image's pixels (B, C, 1, 1) -> (B, C): the mixed batch's logits are the mixed
+    images, so every number below is a hand computation."""
+
+    def forward(self, x):
+        return x.flatten(1)
+
+
+@pytest.mark.parametrize("batch", [4, 5])
+def test_training_step_assembles_mixup_as_the_code(batch):
+    """λ weighs the *permuted first half* of both the images and the targets, 1 − λ the second
+    half (the code's ``mixup``: x̃ = λ·x1[perm] + (1−λ)·x2, t̃ = λ·t1[perm] + (1−λ)·t2; an odd batch
+    leaves out its middle row). Hand-derived case, C = 1, λ = 0.3, perm = (1, 0): catches λ and
+    1 − λ swapped on the targets (or the images), targets not permuted with their images, the
+    halves taken from the wrong rows, or the regulariser's weight left out of the loss."""
+    from mlpl_lab.methods.pu_mlc import PUMLCMethod
+
+    s = [0.4, -1.2, 2.0, 0.5, -0.3][:batch]            # image = logit of the first pass
+    pos = [1, 0, 0, 1, 0][:batch]                     # observed positives
+    m = PUMLCMethod(alpha=None, gamma=0.0, mix_weight=2.0)
+    m.net = _Identity()
+    m.labels = torch.tensor([[1 if p else -1] for p in pos])
+    m._t_sum, m._t_n = None, 0
+    m.draw_mix = lambda half, device: (0.3, torch.tensor([1, 0]))
+    batch_ = {"image": torch.tensor(s).view(-1, 1, 1, 1), "index": torch.arange(batch)}
+    loss, logs = m.training_step(batch_, epoch=0)
+
+    sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
+    t = [1.0 if p else sig(v) for v, p in zip(s, pos)]  # 1 on positives, σ(s) elsewhere
+    x1, t1 = [s[1], s[0]], [t[1], t[0]]                 # first half, permuted by (1, 0)
+    x2, t2 = s[-2:], t[-2:]                             # last two rows
+    x_mix = [0.3 * a + 0.7 * b for a, b in zip(x1, x2)]
+    t_mix = [0.3 * a + 0.7 * b for a, b in zip(t1, t2)]
+    want = sum((math.log(tm + 1e-10) - math.log(sig(xm))) ** 2 for xm, tm in zip(x_mix, t_mix)) / 2
+    assert float(logs["loss_mix"]) == pytest.approx(want, rel=1e-6)
+    assert float(loss) == pytest.approx(float(logs["loss_vpu"]) + 2.0 * want, rel=1e-6)
+    # the swap this test exists for gives another number
+    swapped = [0.7 * a + 0.3 * b for a, b in zip(t1, t2)]
+    other = sum((math.log(tm) - math.log(sig(xm))) ** 2 for xm, tm in zip(x_mix, swapped)) / 2
+    assert abs(other - want) > 1e-2
