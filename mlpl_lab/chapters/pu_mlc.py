@@ -303,7 +303,7 @@ def ladder_table(ladders, metric: str = "test_mAP"):
             rows.setdefault(label, {})[f"{key} (ours)"] = _cell([r.best[metric] for r in runs])
             paper = PAPER.get(label, {}).get(p)
             rows[label][f"{key} paper COCO / VOC"] = "—" if paper is None else f"{paper[0]} / {paper[1]}"
-    return pd.DataFrame(rows).T
+    return pd.DataFrame(rows).T.fillna("—")
 
 
 def sweep_table(sweep, noise, metric: str = "test_mAP"):
@@ -333,10 +333,10 @@ def _paired(a_runs, b_runs, metric: str = "test_mAP") -> Dict[int, float]:
     return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
 
 
-def decomposition(sweep, metric: str = "test_mAP"):
+def decomposition(sweep, metric: str = "test_mAP", as_text: bool = True):
     """What noisy negatives cost partial BCE, per noise level, paired by seed (mean ± sd):
     ``lost positives`` = clean (fn 0) − control, ``wrong negatives`` = control − noisy; the two
-    add up to the whole drop clean − noisy."""
+    add up to the whole drop clean − noisy. ``as_text=False``: the means over seeds, as numbers."""
     import pandas as pd
 
     clean = sweep[min(sweep)][PBCE]
@@ -347,7 +347,8 @@ def decomposition(sweep, metric: str = "test_mAP"):
         parts = {"lost positives (clean − control)": _paired(clean, cells[CONTROL], metric),
                  "wrong negatives (control − noisy)": _paired(cells[CONTROL], cells[PBCE], metric),
                  "whole drop (clean − noisy)": _paired(clean, cells[PBCE], metric)}
-        rows[fn] = {k: _cell(list(v.values())) for k, v in parts.items()}
+        rows[fn] = {k: _cell(list(v.values())) if as_text else float(np.mean(list(v.values())))
+                    for k, v in parts.items()}
     frame = pd.DataFrame(rows).T
     frame.index.name = "fn_rate"
     return frame
