@@ -179,3 +179,83 @@ def test_training_step_assembles_mixup_as_the_code(batch):
     swapped = [0.7 * a + 0.3 * b for a, b in zip(t1, t2)]
     other = sum((math.log(tm) - math.log(sig(xm))) ** 2 for xm, tm in zip(x_mix, swapped)) / 2
     assert abs(other - want) > 1e-2
+
+
+# -- the chapter's wiring (no training) ------------------------------------------------------------
+from types import SimpleNamespace
+
+import numpy as np
+
+from mlpl_lab import labels as L
+from mlpl_lab.chapters import pu_mlc as chapter
+
+
+def test_control_hides_exactly_the_false_negatives():
+    """``missed="unknown"`` is the noisy matrix with every false negative set to unknown: catches a
+    control that draws other entries, or leaves some missed positives negative."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((500, 12)) < 0.12).astype(np.int64)
+    noisy = L.noisy_negatives(Y, 0.5, 0.1, seed=3)
+    control = L.noisy_negatives(Y, 0.5, 0.1, seed=3, missed="unknown")
+    want = np.where((noisy == L.NEG) & (Y == 1), L.UNK, noisy)
+    assert np.array_equal(control, want)
+    assert ((noisy == L.NEG) & (Y == 1)).sum() > 100 and not ((control == L.NEG) & (Y == 1)).any()
+    with pytest.raises(ValueError, match="missed"):
+        L.regime("noisy_negatives", p=0.5, fn_rate=0.1, missed="maybe")
+
+
+def test_noise_counts_match_the_training_splits():
+    """The noise table's counts equal counts over the labels the runs train on (the splits),
+    so the chapter's own application of the regime cannot drift from the data's."""
+    from mlpl_lab.chapters.common import splits_for
+
+    d = chapter.chapter_design("smoke")
+    noise = chapter.noise_by_seed("smoke", d)
+    from mlpl_lab.profiles import get_profile
+
+    tr = splits_for(get_profile("smoke"), "noisy_negatives", {"p": 0.5, "fn_rate": 0.1}, seed=1).train
+    Y, obs = tr.labels.numpy(), tr.observed.numpy()
+    fn = int(((Y == 1) & (obs == L.NEG)).sum())
+    got = noise[0.1][1]
+    assert got["false negatives"] == fn and got["observed positives"] == int((obs == L.POS).sum())
+    assert got["share of true positives reported negative"] == pytest.approx(fn / int((Y == 1).sum()))
+    assert 0.35 < got["share of true positives reported negative"] < 0.6  # the audit's ~46 %
+
+
+def test_crossing_by_hand():
+    """y = (2, 1, −1) at x = (0, 0.05, 0.1): the sign changes between 0.05 and 0.1, at
+    0.05 + 0.05 · 1/2 = 0.075; no sign change gives NaN and which side."""
+    assert chapter._cross([0, 0.05, 0.1], [2, 1, -1]) == (pytest.approx(0.075), "")
+    x, why = chapter._cross([0, 0.1], [1.0, 0.5])
+    assert math.isnan(x) and "above" in why
+    x, why = chapter._cross([0, 0.1], [-1.0, -0.5])
+    assert math.isnan(x) and "below" in why
+
+
+def _runs(values, metric="test_mAP", val=None):
+    return [SimpleNamespace(best={metric: v, "val_mAP": (val or values)[i]}, spec=SimpleNamespace(seed=i))
+            for i, v in enumerate(values)]
+
+
+def test_gamma_is_selected_on_validation_per_noise_level():
+    """γ = 0.55 wins on validation at fn 0 and loses on test: the selection follows validation.
+    Ties go to the smaller γ. Catches selecting on test mAP or once for all noise levels."""
+    g = {(0.0, 0.0): _runs([80, 80], val=[50, 50]), (0.0, 0.55): _runs([70, 70], val=[60, 60]),
+         (0.1, 0.0): _runs([60, 60], val=[40, 40]), (0.1, 0.55): _runs([65, 65], val=[40, 40])}
+    assert chapter.select_gammas(g) == {0.0: 0.55, 0.1: 0.0}
+
+
+def test_no_pair_of_runs_makes_two_claims():
+    """With a sweep that stops at fn 0, the "noisy negatives" claim would compare the same runs
+    as the p = 0.5 claim: the chapter refuses (the audit's double-counted pair)."""
+    ladder = {label: _runs([50 + i, 51 + i, 52 + i]) for i, label in enumerate(chapter.LADDER)}
+    clean = {chapter.PU: _runs([60, 61, 62]), chapter.PBCE: _runs([55, 56, 57])}
+    clean[chapter.CONTROL] = clean[chapter.PBCE]
+    ladders = {"p=0.1": ladder, "p=0.5": {"PU-MLC (+mixup)": clean[chapter.PU],
+                                         "partial BCE (+negatives)": clean[chapter.PBCE]}}
+    with pytest.raises(ValueError, match="same pair"):
+        chapter.claims(ladders, {0.0: clean})
+    noisy = {chapter.PU: _runs([58, 59, 60]), chapter.PBCE: _runs([50, 50, 51]), chapter.CONTROL: _runs([53, 54, 54])}
+    table = chapter.claims(ladders, {0.0: clean, 0.1: noisy})
+    assert len(table) == 8
+    assert "+γ" in table.index[0] and "vPU" in table.index[0]  # re-balancing: the rows that differ only in γ
