@@ -574,7 +574,10 @@ def positives_only(Y: Matrix, p: float, seed: int = 0) -> Matrix:
     return _like(out, Y)
 
 
-def noisy_negatives(Y: Matrix, p: float, fn_rate: float, seed: int = 0) -> Matrix:
+MISSED = ("negative", "unknown")
+
+
+def noisy_negatives(Y: Matrix, p: float, fn_rate: float, seed: int = 0, missed: str = "negative") -> Matrix:
     """:func:`known_proportion` with annotators who miss objects: among the observed
     negatives, a share ``fn_rate`` are in truth positives (false negatives).
 
@@ -586,8 +589,14 @@ def noisy_negatives(Y: Matrix, p: float, fn_rate: float, seed: int = 0) -> Matri
     reach (more false negatives than positives) raises. ``fn_rate = 0`` is
     ``known_proportion``. This is the regime behind
     PU-MLC's premise (annotated negatives are noisy; a positives-only learner never reads them).
+
+    ``missed="unknown"`` is its control: the same entries are missed, but marked unknown instead
+    of negative — the positives are lost as in the noisy regime, and no wrong negative is
+    reported (``obs_unknown == where(obs_noisy is a false negative, UNK, obs_noisy)``).
     """
     seed = check_seed(seed)
+    if missed not in MISSED:
+        raise ValueError(f"missed must be one of {MISSED} (how a missed positive is reported), got {missed!r}")
     p = _check_prob("p", p, low_open=True, high_open=False)
     fn_rate = _check_prob("fn_rate", fn_rate, low_open=False, high_open=True)
     arr = _as_binary(Y)
@@ -601,7 +610,7 @@ def noisy_negatives(Y: Matrix, p: float, fn_rate: float, seed: int = 0) -> Matri
                          f"{pos_idx.size} positives; lower fn_rate or p")
     flip = np.random.default_rng([seed, 7919]).permutation(pos_idx)[:want]
     flat = out.reshape(-1)
-    flat[flip] = NEG
+    flat[flip] = NEG if missed == "negative" else UNK
     return _like(flat.reshape(arr.shape), Y)
 
 
@@ -641,6 +650,8 @@ def _check_regime(name: str, params: Dict[str, Any]) -> Callable[..., Matrix]:
         _check_prob("p", params["p"], low_open=True, high_open=False)
     if "fn_rate" in params:
         _check_prob("fn_rate", params["fn_rate"], low_open=False, high_open=True)
+    if "missed" in params and params["missed"] not in MISSED:
+        raise ValueError(f"missed must be one of {MISSED}, got {params['missed']!r}")
     if "protocol" in params and params["protocol"] not in DROP_PROTOCOLS:
         raise ValueError(f"protocol must be one of {DROP_PROTOCOLS}, got {params['protocol']!r}")
     if "bias" in params and params["bias"] not in (None, "size", "location"):
@@ -683,7 +694,8 @@ def describe_regime(name: str, **params: Any) -> str:
     if name == "known_proportion":
         return f"known proportion {_pct(params['p'])}"
     if name == "noisy_negatives":
-        return f"known {_pct(params['p'])}, {_pct(params['fn_rate'])} of negatives false"
+        hidden = " (missed positives unknown)" if params.get("missed") == "unknown" else ""
+        return f"known {_pct(params['p'])}, {_pct(params['fn_rate'])} of negatives false{hidden}"
     return f"positives only, {_pct(params['p'])} known"
 
 

@@ -137,3 +137,125 @@ def test_partial_bce_ignores_unknowns_and_bad_hparams_fail():
         build_method("pu_mlc", gamma=-1)
     with pytest.raises(ValueError, match="trainable"):
         build_method("pu_mlc", trainable="some")
+
+
+class _Identity(torch.nn.Module):
+    """logits = the image's pixels (B, C, 1, 1) -> (B, C): the mixed batch's logits are the mixed
+    images, so every number below is a hand computation."""
+
+    def forward(self, x):
+        return x.flatten(1)
+
+
+@pytest.mark.parametrize("batch", [4, 5])
+def test_training_step_assembles_mixup_as_the_code(batch):
+    """λ weighs the *permuted first half* of both the images and the targets, 1 − λ the second
+    half (the code's ``mixup``: x̃ = λ·x1[perm] + (1−λ)·x2, t̃ = λ·t1[perm] + (1−λ)·t2; an odd batch
+    leaves out its middle row). Hand-derived case, C = 1, λ = 0.3, perm = (1, 0): catches λ and
+    1 − λ swapped on the targets (or the images), targets not permuted with their images, the
+    halves taken from the wrong rows, or the regulariser's weight left out of the loss."""
+    from mlpl_lab.methods.pu_mlc import PUMLCMethod
+
+    s = [0.4, -1.2, 2.0, 0.5, -0.3][:batch]            # image = logit of the first pass
+    pos = [1, 0, 0, 1, 0][:batch]                     # observed positives
+    m = PUMLCMethod(alpha=None, gamma=0.0, mix_weight=2.0)
+    m.net = _Identity()
+    m.labels = torch.tensor([[1 if p else -1] for p in pos])
+    m._t_sum, m._t_n = None, 0
+    m.draw_mix = lambda half, device: (0.3, torch.tensor([1, 0]))
+    batch_ = {"image": torch.tensor(s).view(-1, 1, 1, 1), "index": torch.arange(batch)}
+    loss, logs = m.training_step(batch_, epoch=0)
+
+    sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
+    t = [1.0 if p else sig(v) for v, p in zip(s, pos)]  # 1 on positives, σ(s) elsewhere
+    x1, t1 = [s[1], s[0]], [t[1], t[0]]                 # first half, permuted by (1, 0)
+    x2, t2 = s[-2:], t[-2:]                             # last two rows
+    x_mix = [0.3 * a + 0.7 * b for a, b in zip(x1, x2)]
+    t_mix = [0.3 * a + 0.7 * b for a, b in zip(t1, t2)]
+    want = sum((math.log(tm + 1e-10) - math.log(sig(xm))) ** 2 for xm, tm in zip(x_mix, t_mix)) / 2
+    assert float(logs["loss_mix"]) == pytest.approx(want, rel=1e-6)
+    assert float(loss) == pytest.approx(float(logs["loss_vpu"]) + 2.0 * want, rel=1e-6)
+    # the swap this test exists for gives another number
+    swapped = [0.7 * a + 0.3 * b for a, b in zip(t1, t2)]
+    other = sum((math.log(tm) - math.log(sig(xm))) ** 2 for xm, tm in zip(x_mix, swapped)) / 2
+    assert abs(other - want) > 1e-2
+
+
+# -- the chapter's wiring (no training) ------------------------------------------------------------
+from types import SimpleNamespace
+
+import numpy as np
+
+from mlpl_lab import labels as L
+from mlpl_lab.chapters import pu_mlc as chapter
+
+
+def test_control_hides_exactly_the_false_negatives():
+    """``missed="unknown"`` is the noisy matrix with every false negative set to unknown: catches a
+    control that draws other entries, or leaves some missed positives negative."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((500, 12)) < 0.12).astype(np.int64)
+    noisy = L.noisy_negatives(Y, 0.5, 0.1, seed=3)
+    control = L.noisy_negatives(Y, 0.5, 0.1, seed=3, missed="unknown")
+    want = np.where((noisy == L.NEG) & (Y == 1), L.UNK, noisy)
+    assert np.array_equal(control, want)
+    assert ((noisy == L.NEG) & (Y == 1)).sum() > 100 and not ((control == L.NEG) & (Y == 1)).any()
+    with pytest.raises(ValueError, match="missed"):
+        L.regime("noisy_negatives", p=0.5, fn_rate=0.1, missed="maybe")
+
+
+def test_noise_counts_match_the_training_splits():
+    """The noise table's counts equal counts over the labels the runs train on (the splits),
+    so the chapter's own application of the regime cannot drift from the data's."""
+    from mlpl_lab.chapters.common import splits_for
+
+    d = chapter.chapter_design("smoke")
+    noise = chapter.noise_by_seed("smoke", d)
+    from mlpl_lab.profiles import get_profile
+
+    tr = splits_for(get_profile("smoke"), "noisy_negatives", {"p": 0.5, "fn_rate": 0.1}, seed=1).train
+    Y, obs = tr.labels.numpy(), tr.observed.numpy()
+    fn = int(((Y == 1) & (obs == L.NEG)).sum())
+    got = noise[0.1][1]
+    assert got["false negatives"] == fn and got["observed positives"] == int((obs == L.POS).sum())
+    assert got["share of true positives reported negative"] == pytest.approx(fn / int((Y == 1).sum()))
+    assert 0.35 < got["share of true positives reported negative"] < 0.6  # the audit's ~46 %
+
+
+def test_crossing_by_hand():
+    """y = (2, 1, −1) at x = (0, 0.05, 0.1): the sign changes between 0.05 and 0.1, at
+    0.05 + 0.05 · 1/2 = 0.075; no sign change gives NaN and which side."""
+    assert chapter._cross([0, 0.05, 0.1], [2, 1, -1]) == (pytest.approx(0.075), "")
+    x, why = chapter._cross([0, 0.1], [1.0, 0.5])
+    assert math.isnan(x) and "above" in why
+    x, why = chapter._cross([0, 0.1], [-1.0, -0.5])
+    assert math.isnan(x) and "below" in why
+
+
+def _runs(values, metric="test_mAP", val=None):
+    return [SimpleNamespace(best={metric: v, "val_mAP": (val or values)[i]}, spec=SimpleNamespace(seed=i))
+            for i, v in enumerate(values)]
+
+
+def test_gamma_is_selected_on_validation_per_noise_level():
+    """γ = 0.55 wins on validation at fn 0 and loses on test: the selection follows validation.
+    Ties go to the smaller γ. Catches selecting on test mAP or once for all noise levels."""
+    g = {(0.0, 0.0): _runs([80, 80], val=[50, 50]), (0.0, 0.55): _runs([70, 70], val=[60, 60]),
+         (0.1, 0.0): _runs([60, 60], val=[40, 40]), (0.1, 0.55): _runs([65, 65], val=[40, 40])}
+    assert chapter.select_gammas(g) == {0.0: 0.55, 0.1: 0.0}
+
+
+def test_no_pair_of_runs_makes_two_claims():
+    """With a sweep that stops at fn 0, the "noisy negatives" claim would compare the same runs
+    as the p = 0.5 claim: the chapter refuses (the audit's double-counted pair)."""
+    ladder = {label: _runs([50 + i, 51 + i, 52 + i]) for i, label in enumerate(chapter.LADDER)}
+    clean = {chapter.PU: _runs([60, 61, 62]), chapter.PBCE: _runs([55, 56, 57])}
+    clean[chapter.CONTROL] = clean[chapter.PBCE]
+    ladders = {"p=0.1": ladder, "p=0.5": {"PU-MLC (+mixup)": clean[chapter.PU],
+                                         "partial BCE (+negatives)": clean[chapter.PBCE]}}
+    with pytest.raises(ValueError, match="same pair"):
+        chapter.claims(ladders, {0.0: clean})
+    noisy = {chapter.PU: _runs([58, 59, 60]), chapter.PBCE: _runs([50, 50, 51]), chapter.CONTROL: _runs([53, 54, 54])}
+    table = chapter.claims(ladders, {0.0: clean, 0.1: noisy})
+    assert len(table) == 8
+    assert "+γ" in table.index[0] and "vPU" in table.index[0]  # re-balancing: the rows that differ only in γ

@@ -1,4 +1,5 @@
-"""The variational PU loss of PU-MLC (Yuan, Zhang & Huang, ICME 2024), per class.
+"""The variational PU loss of PU-MLC (Zhixiang Yuan, Kaixin Zhang, Tao Huang, *Positive Label
+Is All You Need for Multi-Label Classification*, ICME 2024), per class.
 
 PU-MLC trains on the observed **positives only**: for class c, P_c = the images whose label
 is an observed positive, and the unlabeled set U = **every** image of the batch (the
@@ -6,14 +7,16 @@ positives included, as the paper and the code say). Anything that is not an obse
 positive — unknowns and observed negatives alike — is only part of U; the loss never reads a
 negative.
 
-Per class c, with logits s_·c of the batch (paper Eq. 8–10; notes §3.5)::
+Per class c, with logits s_·c of the batch (notes §3.5)::
 
-    T_c = min(α · std_i(s_ic), 1)          adaptive temperature (population std, detached)
+    T_c = min(α · std_i(s_ic), 1)          adaptive temperature, Eq. 10 (population std, detached)
     q_ic = σ(s_ic / T_c)
-    w_c = (mean_i p_ic)^γ                   re-balance factor (detached)
-    L_c = w_c · log mean_i q_ic − mean_{i ∈ P_c} log q_ic
+    w_c = (mean_i p_ic)^γ                   re-balance factor, Eq. 9 (detached)
+    L_c = w_c · log mean_i q_ic − mean_{i ∈ P_c} log q_ic        Eq. 11
 
-and L = Σ_c L_c (the code's scale: summed over classes, so it grows with C). A class with no
+Eq. 7 is the plain per-class vPU loss (w_c = 1, T_c = 1), Eq. 9 adds w_c, Eq. 11 the
+temperature. L = Σ_c L_c, the first term of Eq. 8 (the code's scale: summed over classes, so
+it grows with C). A class with no
 positive in the batch contributes its unlabeled term only. Prediction uses the untempered
 σ(s).
 
@@ -50,7 +53,7 @@ def pu_temperature(logits: torch.Tensor, alpha: float | None, min_temperature: f
 @register_loss("vpu")
 def vpu_loss(logits, labels, *, alpha: float | None = 1.0, gamma: float = 0.55,
              rebalance: str = "paper", min_temperature: float = 1e-3, reduction: str = "sum"):
-    """PU-MLC's variational PU loss (module docstring; Eq. 8–10). ``reduction``: ``"sum"``
+    """PU-MLC's variational PU loss (module docstring; paper Eq. 7, 9–11). ``reduction``: ``"sum"``
     over classes (default, the paper's and code's scale), ``"mean"`` over classes, or
     ``"none"`` for the (C,) per-class losses."""
     check_inputs(logits, labels)

@@ -1,16 +1,18 @@
-"""PU-MLC — positive-unlabeled multi-label classification (Yuan, Zhang & Huang, ICME 2024;
+"""PU-MLC — positive-unlabeled multi-label classification (Zhixiang Yuan, Kaixin Zhang, Tao Huang, ICME 2024;
 ``shared/papers/004_*.txt``; official code ``TAKELAMAG/PU-MLC``, notes §2.5 and §3.5/3.5b).
 
 The method reads **only the observed positives** (``labels == 1``): per class, P_c = those
 images and the unlabeled set U = the whole batch. Observed negatives and unknowns are the same
 to it — it never reads a negative (tests poison them). Loss per batch::
 
-    L = L_vPU(s; α, γ)  +  λ_mix · R_mix                                   (paper Eq. 8–11)
+    L = Σ_c L_var^(c)(s; α, γ)  +  λ_mix · R_mix                          (paper Eq. 8)
 
-* L_vPU — :func:`mlpl_lab.losses.pu.vpu_loss` (adaptive temperature α, re-balance γ; paper
+* L_var — :func:`mlpl_lab.losses.pu.vpu_loss` (Eq. 7, re-balance γ Eq. 9, adaptive temperature
+  α Eq. 10, together Eq. 11; paper
   form of the re-balance factor by default, ``rebalance="code"`` for the code's);
 * R_mix — vPU's MixUp regulariser (Chen et al., NeurIPS 2020; the code's form, §3.5): the
-  batch is split into halves x1, x2; λ ~ Beta(0.3, 0.3), one per batch; x̃ = λ·x1[perm] + (1−λ)·x2,
+  batch is split into halves x1 (first ⌊B/2⌋ rows), x2 (last ⌊B/2⌋); λ ~ Beta(0.3, 0.3), one per
+  batch (:meth:`PUMLCMethod.draw_mix`); x̃ = λ·x1[perm] + (1−λ)·x2,
   t̃ = λ·t1[perm] + (1−λ)·t2 with t = 1 on observed positives and σ(s) of the first pass
   elsewhere; R = Σ_c mean_i (log t̃ − log σ(f(x̃)))². The official code does **not** detach t
   (gradient flows into the first pass through the target, §3.5b-2): ``detach_target=False``
@@ -135,16 +137,23 @@ class PUMLCMethod(Method):
         if self.mixup and self.mix_weight > 0 and len(x) >= 2:
             half = len(x) // 2
             target = mixup_target(logits, pos, self.detach_target)
-            lam = float(torch.distributions.Beta(self.mix_alpha, self.mix_alpha).sample())
-            perm = torch.randperm(half, device=x.device)
-            x1, x2 = x[:half], x[half:2 * half]
-            t1, t2 = target[:half], target[half:2 * half]
+            lam, perm = self.draw_mix(half, x.device)
+            # the code's halves: x1 = the first ⌊B/2⌋ rows, x2 = the last ⌊B/2⌋ (an odd batch
+            # leaves out its middle row)
+            x1, x2 = x[:half], x[len(x) - half:]
+            t1, t2 = target[:half], target[len(x) - half:]
             x_mix = lam * x1[perm] + (1 - lam) * x2
             t_mix = lam * t1[perm] + (1 - lam) * t2
             reg = mixup_regulariser(self.net(x_mix), t_mix)
             loss = loss + self.mix_weight * reg
             logs["loss_mix"] = reg.detach()
         return loss, logs
+
+    def draw_mix(self, half: int, device):
+        """One mixup draw per batch: λ ~ Beta(mix_alpha, mix_alpha) and a permutation of the
+        first half (the code's ``mixup``)."""
+        lam = float(torch.distributions.Beta(self.mix_alpha, self.mix_alpha).sample())
+        return lam, torch.randperm(half, device=device)
 
     def on_epoch_start(self, epoch: int) -> None:
         self._t_sum, self._t_n = None, 0

@@ -1,4 +1,4 @@
-"""LgConv — the local-global convolution of PU-MLC (Yuan, Zhang & Huang, ICME 2024, Sec. 3.3;
+"""LgConv — the local-global convolution of PU-MLC (Zhixiang Yuan, Kaixin Zhang, Tao Huang, ICME 2024, Sec. III-D;
 official code ``src/model/Global_Branch.py``; notes §3.5 and §3.5b-4).
 
 Every 3x3 convolution of the backbone gets a parallel **global branch**::
@@ -11,7 +11,12 @@ Every 3x3 convolution of the backbone gets a parallel **global branch**::
     b   = σ(W_b h)                         broadcast gates, one map per head
     v   = W_v x                            1x1, C → C, split into 8 heads of C/8 channels
     g   = Σ_HW v · a                       one pooled vector per head
-    proj: 1x1 convolution C → C_out with the original convolution's stride
+    proj: 1x1 convolution C → C_out (with bias) with the original convolution's stride
+
+This is the official ``GlobalBranch`` (``tests/test_lgconv.py`` ports its forward pass and
+checks ours against it with the same weights). Differences: the code wraps *every* 3x3
+convolution (its ResNet's first convolution is 7x7); ours skips those whose input channels the
+8 heads do not divide (the small CNN's first, RGB, convolution).
 
 The branch's BatchNorm weight γ starts near zero (N(0, 1e-4), as the code; ``gamma_init=0``
 makes the wrapped network compute exactly the base network's function at initialisation), so
@@ -50,7 +55,7 @@ class LocalGlobalConv(nn.Module):
         self.agg = nn.Conv2d(2 * reduced, heads, 1)
         self.brd = nn.Conv2d(2 * reduced, heads, 1)
         self.value = nn.Conv2d(c_in, c_in, 1)
-        self.proj = nn.Conv2d(c_in, c_out, 1, stride=conv.stride, bias=False)
+        self.proj = nn.Conv2d(c_in, c_out, 1, stride=conv.stride)  # with a bias, as the code
         self.bn = nn.BatchNorm2d(c_out)
         with torch.no_grad():
             if gamma_init is None or gamma_init == 0:

@@ -6,21 +6,25 @@ import numpy as np
 
 
 def plot_noisy_negative_sweep(table, cross=None, ax=None):
-    """Test mAP of PU-MLC and partial BCE against the false-negative rate among the observed
-    negatives (:func:`mlpl_lab.chapters.pu_mlc.sweep_table`); the crossing, when there is one,
-    as a dotted line."""
+    """Test mAP (mean ± sd over seeds) of PU-MLC, partial BCE and the control (missed positives
+    reported unknown) against the share of the true positives reported negative
+    (:func:`mlpl_lab.chapters.pu_mlc.sweep_table`; each tick also gives the fn_rate among the
+    observed negatives). ``cross``: the crossing of the mean curves on the same axis (share),
+    drawn as a dotted line when it is a number. The title names the axes, not an outcome."""
     if ax is None:
-        _, ax = plt.subplots(figsize=(5.2, 3.4))
-    x = np.asarray(table.index, dtype=float)
-    for col, style in (("partial BCE", "s-"), ("PU-MLC", "o-")):
-        ax.plot(x, table[col], style, label=col)
-    if cross is not None:
-        ax.axvline(cross, ls=":", c="k", lw=1)
-        ax.annotate(f"cross ≈ {cross:.2f}", (cross, ax.get_ylim()[0]), textcoords="offset points",
-                    xytext=(4, 6), fontsize=8)
-    ax.set_xlabel("false negatives among the observed negatives")
-    ax.set_ylabel("test mAP")
-    ax.set_title("noisy negatives: who reads them pays", fontsize=10)
+        _, ax = plt.subplots(figsize=(5.6, 3.6))
+    x = 100 * table["positives reported negative"].to_numpy(dtype=float)
+    for col, style in (("partial BCE", "s-"), ("partial BCE, missed → unknown", "s--"), ("PU-MLC", "o-")):
+        ax.errorbar(x, table[col], yerr=table[f"{col} sd"].fillna(0), fmt=style, capsize=3, label=col)
+    if cross is not None and np.isfinite(cross):
+        ax.axvline(100 * cross, ls=":", c="k", lw=1)
+        ax.annotate(f"mean curves cross at {100 * cross:.0f} %", (100 * cross, ax.get_ylim()[0]),
+                    textcoords="offset points", xytext=(4, 6), fontsize=8)
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{v:.0f} %\n(fn {fn:g})" for v, fn in zip(x, table.index)], fontsize=8)
+    ax.set_xlabel("true positives reported negative (fn_rate among observed negatives)")
+    ax.set_ylabel("test mAP (mean ± sd over seeds)")
+    ax.set_title("test mAP against the share of positives reported negative", fontsize=10)
     ax.legend(fontsize=8)
     return ax
 
