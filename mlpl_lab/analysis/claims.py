@@ -166,13 +166,16 @@ class Claim:
     b_runs: Sequence[Any] = field(repr=False)
     metric: str = "test_mAP"
     values: Optional[tuple] = field(default=None, repr=False)  # (a, b) {seed: value}, see of_values
+    groups: Optional[Dict[str, Sequence[Any]]] = field(default=None, repr=False)  # label -> runs
 
     @classmethod
     def of_values(cls, claim: str, paper: str, a_label: str, b_label: str,
-                  a: Mapping[int, float], b: Mapping[int, float], runs: Sequence[Any] = ()) -> "Claim":
+                  a: Mapping[int, float], b: Mapping[int, float],
+                  runs: Mapping[str, Sequence[Any]] | None = None) -> "Claim":
         """A claim on per-seed values computed elsewhere (e.g. a difference of two margins);
-        ``runs``: the runs they come from (their convergence is reported)."""
-        return cls(claim, paper, a_label, b_label, list(runs), [], values=(dict(a), dict(b)))
+        ``runs``: ``{label: runs}`` they come from (their convergence is reported)."""
+        return cls(claim, paper, a_label, b_label, [], [], values=(dict(a), dict(b)),
+                   groups=dict(runs or {}))
 
     def sides(self) -> tuple[Dict[int, float], Dict[int, float]]:
         if self.values is not None:
@@ -188,7 +191,9 @@ class Claim:
             ma, mb = (float(np.mean([x[s] for s in seeds])) for x in (a, b))
         else:  # nothing paired: each side's own mean, for the reader only
             ma, mb = (float(np.mean(list(x.values()))) if x else math.nan for x in (a, b))
-        conv, flag = convergence([(self.a_label, self.a_runs), (self.b_label, self.b_runs)])
+        groups = self.groups if self.groups is not None else {self.a_label: self.a_runs,
+                                                               self.b_label: self.b_runs}
+        conv, flag = convergence(list(groups.items()))
         return {"claim": self.claim, "paper": self.paper,
                 "ours": f"{self.a_label} {ma:.1f} vs {self.b_label} {mb:.1f}",
                 "margin [95 % CI]": f"{_num(c['margin'])} [{_num(c['lo'])}, {_num(c['hi'])}]",
