@@ -176,3 +176,23 @@ def test_values_claim_and_explain():
     assert row["verdict"] == scipy_verdict([2.0, 2.5, 4.0])[0]
     text = explain()
     assert "Holm" in text and "inconclusive (n seeds)" in text
+
+
+def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
+    """tests/claims_oracle.py (used by the notebook tests) on a table with findings, an
+    observation and a Holm-adjusted row; a flipped verdict or a wrong diff must fail it."""
+    from claims_oracle import check_claims_record
+
+    t = claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70])),
+                      Claim("y", "", "A", "B", runs([71, 69, 72, 70.5]), runs([70, 70, 70, 70])),
+                      Claim("z", "", "A", "B", [R(1, 80.0)], runs([70, 71]))])
+    rec = json.loads(json.dumps(claims_record(t)))
+    check_claims_record(rec)
+    bad = json.loads(json.dumps(rec))
+    bad["x"]["verdict"] = "inconclusive" if rec["x"]["verdict"] == "holds" else "holds"
+    with pytest.raises(AssertionError):
+        check_claims_record(bad)
+    bad = json.loads(json.dumps(rec))
+    bad["y"]["diffs"][0] += 1.0
+    with pytest.raises(AssertionError):
+        check_claims_record(bad)
