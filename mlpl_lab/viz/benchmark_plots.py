@@ -62,7 +62,8 @@ def plot_ranks(rank, ax=None):
             ax.plot([ranks[order[i]] - 0.05, ranks[order[j]] + 0.05], [y, y], c="C3", lw=3, alpha=0.7)
     ax.set_yticks([])
     ax.set_xlabel("mean rank over the compared regimes (1 = best)")
-    test = (f"Friedman χ² = {fr['statistic']:.2f}, p = {fr['p']:.3f}" if math.isfinite(fr["p"])
+    p = "< 0.001" if fr["p"] < 0.001 else f"= {fr['p']:.3f}"
+    test = (f"Friedman χ² = {fr['statistic']:.2f}, p {p}" if math.isfinite(fr["p"])
             else "no Friedman test")
     ax.set_title(f"ranks: {k} methods × {fr['N']} regimes · {test}", fontsize=9)
     for side in ("left", "right", "top"):
