@@ -14,8 +14,9 @@ A_s and B_s saw the same data): only the seeds both sides ran count, d_s = A_s �
 
 **Verdict** ("A beats B"):
 
-* fewer than 3 paired seeds → ``"inconclusive (n seeds)"``, kind *observation* (a single-seed
-  or two-seed reading is shown, never judged; no spread is borrowed from another comparison);
+* fewer than 3 paired seeds → ``"inconclusive (n seeds)"``, kind *observation*: its margin (and
+  with two seeds its interval and p) is shown, never judged, and it is not in the Holm family;
+  no spread is borrowed from another comparison;
 * *holds* — the interval's lower bound > 0 **and** p (Holm) < 0.05;
 * *does not hold* — the interval's upper bound < 0 **and** p (Holm) < 0.05;
 * *inconclusive* — otherwise: the interval contains 0, or the difference does not survive
@@ -117,7 +118,7 @@ def decide(c: Mapping[str, Any], p_holm: float) -> tuple[str, str, str]:
     n = c["n"]
     kind = FINDING if n >= MIN_SEEDS else OBSERVATION
     if n < MIN_SEEDS:
-        why = c["reason"] or "an interval needs at least 3 paired seeds"
+        why = c["reason"] or "shown, not judged"
         return inconclusive(n), kind, f"fewer than {MIN_SEEDS} paired seeds: {why}"
     if c["reason"]:
         return INCONCLUSIVE, kind, c["reason"]
