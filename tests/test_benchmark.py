@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from mlpl_lab.analysis import benchmark as bm
@@ -14,8 +15,10 @@ from mlpl_lab.chapters import benchmark as chapter
 
 
 class Fake:
-    def __init__(self, mAP, seed=0, ap=None, seconds=10.0, mem=100.0):
+    def __init__(self, mAP, seed=0, ap=None, seconds=10.0, mem=100.0, converged=None):
         self.spec = type("Spec", (), {"seed": seed, "key": None})()
+        if converged is not None:
+            self.converged = converged
         self.best = {"test_mAP": mAP, "test_CF1": mAP / 2, "test_OF1": mAP / 3,
                      "test_AP": list(ap if ap is not None else [mAP, mAP])}
         self.history = [{"seconds": seconds / 2, "peak_memory_mib": mem / 2},
@@ -29,7 +32,7 @@ def test_t_interval_by_hand():
     assert math.isnan(bm.t_interval([5.0])[1]) and bm.t_interval([])[2] == 0
 
 
-def test_cells_ranks_gap_and_cost_by_hand():
+def test_cells_ranks_and_cost_by_hand():
     res = {"sp": {"full labels": [Fake(90, 0), Fake(92, 1)], "AN": [Fake(50, 0), Fake(52, 1)],
                   "X": [Fake(70, 0, seconds=20, mem=300), Fake(72, 1, seconds=20, mem=300)],
                   "Y": [Fake(60, 0)]},
@@ -40,14 +43,93 @@ def test_cells_ranks_gap_and_cost_by_hand():
     r = bm.regime_ranks(cells, exclude=["full labels"])
     assert r.loc["X", "sp"] == 1 and r.loc["Y", "sp"] == 2 and r.loc["AN", "sp"] == 3
     assert r.loc["Y", "d50"] == 1 and r.loc["X", "d50"] == 3
-    m = bm.mean_ranks(cells, exclude=["full labels"])
-    assert m.loc["X", "mean_rank"] == 2.0 and m.loc["Y", "mean_rank"] == 1.5 and m.loc["X", "regimes"] == 2
-    g = bm.gap_closed(res)
-    assert g.loc["X", "sp"] == pytest.approx(0.5)          # (70-50)/(90-50), (72-52)/(92-52)
-    assert g.loc["Y", "sp"] == pytest.approx(0.25)         # seed 0 only
-    assert g.loc["Y", "d50"] == pytest.approx(0.5) and g.loc["X", "d50"] == pytest.approx(-0.5)
     c = bm.cost_table(res)
     assert c.loc["X", "seconds_vs_AN"] == pytest.approx(2.0) and c.loc["X", "memory_vs_AN"] == pytest.approx(3.0)
+
+
+def test_unconverged_cells_are_marked():
+    res = {"sp": {"AN": [Fake(50, 0, converged=True), Fake(52, 1, converged=False)],
+                  "X": [Fake(70, 0, converged=True), Fake(72, 1, converged=True)],
+                  "Y": [Fake(60, 0)]}}
+    cells = bm.cell_frame(res)
+    t = bm.formatted(cells, ["AN", "X", "Y"], ["sp"])
+    assert t.loc["AN", "sp"].endswith(" †") and not t.loc["X", "sp"].endswith("†")
+    assert not t.loc["Y", "sp"].endswith("†")  # unknown is not marked
+    assert bm.convergence_record(cells) == {"AN · sp": False, "X · sp": True, "Y · sp": None}
+
+
+def test_gap_closed_is_a_ratio_of_means():
+    """Audit §2: gaps 0.1 and 10 with gains 0.5 and 5 averaged per-seed ratios (2.75); over two
+    seeds that gap's t-interval contains 0, so there is no estimate, only the reason."""
+    g = bm.gap_share({0: 50.5, 1: 55.0}, {0: 50.0, 1: 50.0}, {0: 50.1, 1: 60.0})
+    assert math.isnan(g["estimate"]) and "contains 0" in g["reason"] and g["seeds"] == [0, 1]
+    # gaps 9, 10, 11 (clearly positive), gains 1, 5, 9; seed 7 ran for the method only
+    x, an, o = {0: 51.0, 1: 55.0, 2: 59.0, 7: 99.0}, {0: 50.0, 1: 50.0, 2: 50.0}, {0: 59.0, 1: 60.0, 2: 61.0}
+    g = bm.gap_share(x, an, o)
+    assert g["estimate"] == pytest.approx(15 / 30) and g["seeds"] == [0, 1, 2] and g["n"] == 3
+    assert np.mean([1 / 9, 5 / 10, 9 / 11]) == pytest.approx(0.4764, abs=1e-4)  # not this
+    assert g["lo"] <= g["estimate"] <= g["hi"]
+    assert bm.gap_share(x, an, o) == g  # deterministic (fixed RNG seed)
+    # the bootstrap by hand: resample seed indices jointly, ratio of the resampled means
+    rng = np.random.default_rng(bm.BOOTSTRAP_SEED)
+    idx = rng.integers(0, 3, size=(bm.BOOTSTRAP_RESAMPLES, 3))
+    gain, gap = np.array([1.0, 5.0, 9.0]), np.array([9.0, 10.0, 11.0])
+    ratios = gain[idx].mean(1) / gap[idx].mean(1)
+    assert [g["lo"], g["hi"]] == pytest.approx(list(np.percentile(ratios, [2.5, 97.5])))
+    one = bm.gap_share({0: 60.0}, {0: 50.0}, {0: 70.0})
+    assert math.isnan(one["estimate"]) and "1 seed(s) shared" in one["reason"]
+
+
+def test_gap_closed_table_shows_seeds_and_reasons():
+    res = {"sp": {"full labels": [Fake(v, s) for s, v in enumerate((90, 91, 93))],
+                  "AN": [Fake(v, s) for s, v in enumerate((50, 52, 51))],
+                  "X": [Fake(v, s) for s, v in enumerate((70, 73, 71))], "Y": [Fake(60, 0)]}}
+    gaps = bm.gap_closed(res)
+    x = gaps.set_index("method").loc["X"]
+    assert x["estimate"] == pytest.approx(np.mean([20, 21, 20]) / np.mean([40, 39, 42]))
+    assert list(x["seeds"]) == [0, 1, 2]
+    assert math.isnan(gaps.set_index("method").loc["Y", "estimate"])
+    t = bm.gap_formatted(gaps, ["X", "Y"], ["sp"])
+    assert t.loc["X", "sp"].endswith("(seeds 0, 1, 2)") and t.loc["Y", "sp"].startswith("— (1 seed(s)")
+
+
+def test_friedman_and_critical_difference_by_hand():
+    """Demšar (2006), §3.2.2: q_0.05 = 2.569 for k = 4; with N = 14, CD = 2.569·√(4·5/(6·14)) = 1.25."""
+    assert bm.critical_difference(4, 14) == pytest.approx(2.569 * math.sqrt(20 / 84), abs=1e-3)
+    assert bm.critical_difference(4, 14) == pytest.approx(1.25, abs=0.005)
+    assert bm.critical_difference(3, 10) == pytest.approx(2.343 * math.sqrt(12 / 60), abs=1e-3)  # Demšar Table 5a
+    import pandas as pd
+
+    # 3 methods × 4 regimes, no ties: rank sums by hand A: 1+1+2+1 = 5, B: 2+3+1+2 = 8, C: 3+2+3+3 = 11
+    means = {"A": [80, 70, 60, 75], "B": [70, 50, 65, 74], "C": [60, 55, 50, 73]}
+    cells = pd.DataFrame([{"method": m, "regime": f"r{j}", "mean": v, "ci95": 1.0, "seeds": 3, "converged": None}
+                          for m, vs in means.items() for j, v in enumerate(vs)]
+                         + [{"method": "D", "regime": "r0", "mean": 99.0, "ci95": 1.0, "seeds": 3, "converged": None}])
+    s = bm.rank_summary(cells)
+    assert s["methods"] == ["A", "B", "C"] and s["regimes"] == ["r0", "r1", "r2", "r3"]
+    assert "r1" in s["left_out"]["D"]  # D ran in one regime only
+    assert dict(s["table"]["mean_rank"]) == {"A": 1.25, "B": 2.0, "C": 2.75}
+    k, n, R = 3, 4, np.array([5, 8, 11]) / 4
+    chi2 = 12 * n / (k * (k + 1)) * (np.sum(R ** 2) - k * (k + 1) ** 2 / 4)  # = 4.5
+    assert s["friedman"]["statistic"] == pytest.approx(chi2) == pytest.approx(4.5)
+    assert s["friedman"]["p"] == pytest.approx(math.exp(-4.5 / 2))  # χ² with 2 df: p = e^{-x/2}
+    assert s["cd"] == pytest.approx(bm.critical_difference(3, 4))
+    two = bm.rank_summary(cells[cells.method.isin(["A", "B"])])
+    assert math.isnan(two["friedman"]["p"]) and "at least 3 methods" in two["friedman"]["reason"]
+
+
+def test_complete_block_prefers_most_cells():
+    import pandas as pd
+
+    nan = math.nan
+    # regimes a, b, c: M1..M3 everywhere, M4 and M5 in a and b only -> block {a, b} × 5 (10 cells)
+    mean = pd.DataFrame({"a": [1, 2, 3, 4, 5], "b": [1, 2, 3, 4, 5], "c": [1, 2, 3, nan, nan]},
+                        index=["M1", "M2", "M3", "M4", "M5"])
+    assert bm.complete_block(mean) == (["M1", "M2", "M3", "M4", "M5"], ["a", "b"])
+    # one more regime for M1..M3 makes 3 × 4 = 12 cells > 5 × 2
+    mean["d"] = [1, 2, 3, nan, nan]
+    mean["e"] = [1, 2, 3, nan, nan]
+    assert bm.complete_block(mean) == (["M1", "M2", "M3"], ["a", "b", "c", "d", "e"])
 
 
 def test_per_class_gain_pairs_seeds():
@@ -112,6 +194,21 @@ def test_designs_and_names():
         chapter.chapter_design("smoke", None, ["drop10"])
 
 
+def test_tuned_designs_report_fresh_seeds_only():
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("smoke", seeds=[0, 1, 2])
+    d = chapter.chapter_design(P, ["GR"], ["single"], tuning=True)
+    assert d.selection_seed == 0
+    assert all(seeds == (1, 2) for seeds in d.seeds.values())  # every row, tuned or not
+    specs = chapter.grid_specs(d, {("single positive", "GR"): {"q2": 0.05}})
+    assert {s.seed for ss in specs.values() for s in ss} == {1, 2}
+    assert all(s.method_params["q2"] == 0.05 for s in specs[("single positive", "GR")])
+    assert chapter.chapter_design(P, ["GR"], ["single"]).seeds[("single positive", "GR")] == (0, 1, 2)
+    with pytest.raises(ValueError, match="tuning needs at least two seeds"):
+        chapter.chapter_design(get_profile("smoke", seeds=[0]), ["GR"], ["single"], tuning=True)
+
+
 def test_tuning_trials_share_one_budget():
     from mlpl_lab.profiles import get_profile
 
@@ -169,11 +266,14 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     assert calls == []
     tabs = chapter.tables(results)
     assert list(tabs["mAP_mean"].columns) == ["single positive", "drop 50 %"]
-    assert set(tabs["ranks"].index) == {"AN", "GR"}
+    assert set(tabs["ranks"].index) == {"AN", "GR"}  # two methods: no Friedman test
+    assert math.isnan(tabs["_rank"]["friedman"]["p"]) and "at least 3 methods" in tabs["friedman"].loc["ranks", "note"]
     top, gain = chapter.per_class(results, tabs["_cells"], "smoke", "single positive", k=1)
     assert top == ["GR"] and list(gain.columns) == ["train_frequency", "GR"] and len(gain) == 20
-    for fig_ax in (plots.plot_grid(tabs["mAP_mean"], tabs["seeds"]), plots.plot_ranks(tabs["ranks"]),
-                   plots.plot_gap(tabs["gap_closed"]), plots.plot_per_class(gain, "single positive"),
+    for fig_ax in (plots.plot_grid(tabs["mAP_mean"], tabs["seeds"], tabs["converged"]),
+                   plots.plot_ranks(tabs["_rank"]),
+                   plots.plot_gap(tabs["gap_closed_estimate"], tabs["gap_closed_lo"], tabs["gap_closed_hi"]),
+                   plots.plot_per_class(gain, "single positive"),
                    plots.plot_cost(tabs["cost"])):
         assert fig_ax.get_title()
     paths = chapter.write_csv(tabs, store / "out")
@@ -181,23 +281,31 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
                                        "07_benchmark_OF1.csv", "07_benchmark_ranks.csv",
                                        "07_benchmark_gap_closed.csv", "07_benchmark_cost.csv"}
     claims = chapter.claims(results)
-    assert len(claims) == 2
+    assert len(claims) == 2 and set(claims["verdict"]) == {"inconclusive (2 seeds)"}
+    rec = chapter.records(design, tabs, chosen)
+    assert set(rec["benchmark_convergence"]) == {f"{m} · {r}" for r in results for m in results[r]}
+    assert rec["gap_closed_detail"]["GR · single positive"]["seeds"] == [0, 1]
 
 
-def test_tuning_selects_on_validation(store, monkeypatch):
+def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch):
+    from mlpl_lab import runner
     from mlpl_lab.profiles import get_profile
 
     monkeypatch.setitem(chapter.TUNING_GRIDS, "GR", {"q2": [0.01, 0.05, 0.001]})
-    P = get_profile("smoke", epochs=1, seeds=[0])
+    P = get_profile("smoke", epochs=1, seeds=[0, 1])
     design = chapter.chapter_design(P, ["GR"], ["single"], tuning=True)
     chosen = chapter.tune(P, design)
-    from mlpl_lab.runner import ensure
-
-    trials = ensure([chapter.spec_for(P, "GR", "single positive", 0, hp)
-                     for hp in chapter.tuning_trials(P, "GR", "single positive")])
+    trials = runner.ensure([chapter.spec_for(P, "GR", "single positive", 0, hp)
+                            for hp in chapter.tuning_trials(P, "GR", "single positive")])
     best = max(range(3), key=lambda i: (trials[i].best["val_mAP"], -i))
     assert chosen[("single positive", "GR")] == trials[best].spec.method_params
     assert ("single positive", "AN") in chosen and chosen[("single positive", "AN")] == {}
+    _, results, chosen2 = chapter.run(P, ["GR"], ["single"], tuning=True)
+    assert chosen2 == chosen
+    reported = results["single positive"]["GR"]
+    assert [r.spec.seed for r in reported] == [1]  # the selection seed is never reported
+    assert reported[0].spec.method_params == trials[best].spec.method_params
+    assert {r.spec.key for r in reported}.isdisjoint({t.spec.key for t in trials})
 
 
 def test_cli_refuses_bad_names_before_any_work(tmp_path):

@@ -1,60 +1,198 @@
-"""Claims: margin, spread over seeds and verdict, against hand-computed cases."""
+"""Claims: paired verdicts against scipy.stats as the oracle, Holm against a hand-computed case,
+the audit's unpaired one-seed case, and the record a reader recomputes from."""
 from __future__ import annotations
 
+import json
 import math
 
+import numpy as np
 import pytest
+from scipy import stats
 
-from mlpl_lab.analysis.claims import Claim, claims_record, claims_table, margin, verdict
+from mlpl_lab.analysis.claims import Claim, claims_record, claims_table, display_table, explain, holm
 
 
 class R:
-    def __init__(self, seed, v):
+    def __init__(self, seed, v, converged=None):
         self.spec = type("S", (), {"seed": seed})()
         self.best = {"test_mAP": v}
+        if converged is not None:
+            self.converged = converged
 
 
-def test_paired_spread_over_common_seeds():
-    a = [R(0, 80.0), R(1, 82.0), R(2, 84.0)]
-    b = [R(0, 79.0), R(1, 80.0), R(2, 81.0)]
-    m = margin(a, b)
-    # differences 1, 2, 3: mean 2, sample std 1
-    assert m["margin"] == pytest.approx(2.0) and m["spread"] == pytest.approx(1.0)
-    assert verdict(m["margin"], m["spread"]) == "holds"
+def runs(values, **kw):
+    return [R(s, v, **kw) for s, v in enumerate(values)]
 
 
-def test_verdicts():
-    assert verdict(0.5, 1.0) == "inconclusive"
-    assert verdict(-2.0, 1.0) == "does not hold"
-    assert verdict(3.0, math.nan) == "inconclusive"
-    assert verdict(-1.0, 1.0) == "inconclusive"  # a margin equal to the spread is not enough
+def one(a, b, **kw):
+    """The single row of a one-claim table."""
+    return claims_table([Claim("A beats B", "paper", "A", "B", a, b, **kw)]).iloc[0]
 
 
-def test_one_sided_seeds_use_that_sides_spread():
-    a = [R(0, 70.0)]
-    b = [R(0, 60.0), R(1, 62.0), R(2, 64.0)]
-    m = margin(a, b)
-    assert m["margin"] == pytest.approx(70 - 62) and m["spread"] == pytest.approx(2.0)
-    assert m["seeds"] == "1 vs 3"
-    one = margin([R(0, 1.0)], [R(0, 2.0)])
-    assert math.isnan(one["spread"])
+def scipy_verdict(diffs):
+    """The rule written from the issue with scipy: t-interval bounds, then the sign."""
+    res = stats.ttest_1samp(diffs, 0.0)
+    lo, hi = res.confidence_interval(0.95)
+    if lo > 0:
+        return "holds", res.pvalue
+    if hi < 0:
+        return "does not hold", res.pvalue
+    return "inconclusive", res.pvalue
 
 
-def test_table_and_record():
-    t = claims_table([Claim("A beats B", "paper: +1", "A", "B", [R(0, 2.0), R(1, 4.0)], [R(0, 1.0), R(1, 1.0)])])
-    row = t.loc["A beats B"]
-    assert row["verdict"] == "holds" and row["seeds"] == "2"
-    rec = claims_record(t)
-    assert rec["A beats B"]["margin"] == pytest.approx(2.0) and rec["A beats B"]["verdict"] == "holds"
+@pytest.mark.parametrize("n", [3, 10])
+@pytest.mark.parametrize("shift", [2.0, 0.3, -2.0])
+def test_paired_interval_and_p_match_scipy(n, shift):
+    rng = np.random.default_rng(n)
+    b = rng.normal(70, 3, n)
+    a = b + shift + rng.normal(0, 1, n)
+    row = one(runs(a), runs(b))
+    res = stats.ttest_rel(a, b)
+    lo, hi = res.confidence_interval(0.95)
+    assert row["_margin"] == pytest.approx(np.mean(a - b))
+    assert (row["_lo"], row["_hi"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert row["_p"] == pytest.approx(res.pvalue)
+    assert row["_p_holm"] == pytest.approx(res.pvalue)  # one finding: Holm changes nothing
+    assert row["verdict"] == scipy_verdict(a - b)[0] and row["kind"] == "finding"
 
 
-def test_one_seed_claims_borrow_the_key_comparisons_spread():
-    key = Claim("key", "", "A", "B", [R(0, 80.0), R(1, 82.0), R(2, 84.0)], [R(0, 79.0), R(1, 80.0), R(2, 81.0)])
-    big = Claim("big", "", "A", "B", [R(0, 90.0)], [R(0, 80.0)])
-    small = Claim("small", "", "A", "B", [R(0, 80.5)], [R(0, 80.0)])
-    t = claims_table([key, big, small])
-    assert t.loc["big", "verdict"] == "holds" and t.loc["big", "spread from"] == "borrowed: key"
-    assert t.loc["small", "verdict"] == "inconclusive"
-    assert t.loc["key", "spread from"] == "these runs"
-    alone = claims_table([big])
-    assert alone.loc["big", "verdict"] == "inconclusive" and alone.loc["big", "spread from"] == "—"
+def test_each_verdict_is_reached():
+    assert one(runs([72, 73, 74]), runs([70, 70, 70]))["verdict"] == "holds"         # d = 2, 3, 4
+    assert one(runs([67, 68, 66]), runs([70, 70, 70]))["verdict"] == "does not hold"  # d = -3, -2, -4
+    row = one(runs([71, 69, 72]), runs([70, 70, 70]))                                 # d = 1, -1, 2
+    assert row["verdict"] == "inconclusive" and row["reason"] == "the 95 % interval contains 0"
+
+
+def test_two_seeds_are_an_observation_whatever_the_margin():
+    # d = 10, 10.5: scipy gives t ≈ 41, p ≈ 0.015 — the old rule said "holds"
+    row = one(runs([80, 80.5]), runs([70, 70]))
+    assert stats.ttest_1samp([10, 10.5], 0).pvalue < 0.05
+    assert row["verdict"] == "inconclusive (2 seeds)" and row["kind"] == "observation"
+    assert row["_margin"] == pytest.approx(10.25)
+    assert math.isnan(row["_p_holm"])
+    assert one(runs([80]), runs([70]))["verdict"] == "inconclusive (1 seeds)"
+
+
+def test_unpaired_one_seed_side_pairs_on_its_seed():
+    """Audit §2: A = 70 on seed 0 vs B = 69, 60, 60 was +7 "holds"; paired it is +1 on seed 0."""
+    row = one([R(0, 70.0)], runs([69.0, 60.0, 60.0]))
+    assert row["_margin"] == pytest.approx(1.0) and row["_seeds"] == [0] and row["_diffs"] == [1.0]
+    assert row["verdict"] == "inconclusive (1 seeds)" and row["kind"] == "observation"
+    assert row["ours"] == "A 70.0 vs B 69.0" and row["seeds"] == "1: 0"
+
+
+def test_zero_spread_is_inconclusive_where_scipy_degenerates():
+    d = [1.5, 1.5, 1.5]
+    res = stats.ttest_1samp(d, 0.0)
+    lo, hi = res.confidence_interval(0.95)
+    assert lo == hi == 1.5 and res.pvalue == 0.0  # scipy: zero-width interval, t = inf
+    row = one(runs([71.5, 72.5, 73.5]), runs([70, 71, 72]))
+    assert row["verdict"] == "inconclusive" and row["reason"].startswith("zero spread")
+    assert math.isnan(row["_p"]) and math.isnan(row["_lo"]) and row["_margin"] == pytest.approx(1.5)
+    same = one(runs([70, 71, 72]), runs([70, 71, 72]))  # scipy: NaN
+    assert math.isnan(stats.ttest_1samp([0.0, 0.0, 0.0], 0.0).pvalue)
+    assert same["verdict"] == "inconclusive" and same["reason"].startswith("zero spread")
+
+
+def test_nan_and_empty_pairing_are_inconclusive_with_a_reason():
+    row = one(runs([72, math.nan, 74]), runs([70, 70, 70]))
+    assert math.isnan(stats.ttest_1samp([2, math.nan, 4], 0).pvalue)
+    assert row["verdict"] == "inconclusive" and "seed 1" in row["reason"] and "not a number" in row["reason"]
+    empty = one([R(0, 70.0), R(1, 71.0)], [R(2, 60.0), R(3, 61.0), R(4, 62.0)])
+    assert empty["verdict"] == "inconclusive (0 seeds)" and empty["_n"] == 0
+    assert "A on 0, 1" in empty["reason"] and "B on 2, 3, 4" in empty["reason"]
+
+
+def test_holm_by_hand():
+    # sorted p: 0.01, 0.02, 0.04 (m = 3) -> 0.03, max(0.03, 0.04) = 0.04, max(0.04, 0.04) = 0.04
+    assert holm([0.04, 0.01, 0.02]) == [pytest.approx(0.04), pytest.approx(0.03), pytest.approx(0.04)]
+    # monotone step-down: 0.001·4 = 0.004, 0.02·3 = 0.06, 0.021·2 = 0.042 -> 0.06, 0.5·1
+    assert holm([0.5, 0.021, 0.001, 0.02]) == [pytest.approx(0.5), pytest.approx(0.06),
+                                               pytest.approx(0.004), pytest.approx(0.06)]
+    assert holm([0.3, math.nan])[0] == pytest.approx(0.3) and math.isnan(holm([0.3, math.nan])[1])
+    assert holm([0.6, 0.7]) == [1.0, 1.0]
+
+
+def test_holm_matches_statsmodels_when_installed():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    p = [0.01, 0.04, 0.03, 0.005, 0.2]
+    assert holm(p) == pytest.approx(list(multitest.multipletests(p, method="holm")[1]))
+
+
+def test_holm_turns_a_marginal_finding_inconclusive():
+    weak_d, noise_d, strong_d = [1.0, 2.0, 1.6], [1.0, -1.0, 2.0], [10.0, 11.0, 12.2]
+    p_weak, p_noise, p_strong = (stats.ttest_1samp(d, 0).pvalue for d in (weak_d, noise_d, strong_d))
+    assert p_strong < p_weak < 0.05 < p_noise
+    mk = lambda name, d: Claim(name, "", "A", "B", runs([70 + x for x in d]), runs([70, 70, 70]))
+    # Holm by hand, m = 3: sorted strong, weak, noise -> 3·p_strong, max(that, 2·p_weak), max(.., p_noise)
+    t = claims_table([mk("noise", noise_d), mk("weak", weak_d), mk("strong", strong_d),
+                      Claim("obs", "", "A", "B", runs([90]), runs([70]))])
+    assert t.loc["strong", "_p_holm"] == pytest.approx(3 * p_strong)
+    assert t.loc["weak", "_p_holm"] == pytest.approx(max(3 * p_strong, 2 * p_weak))
+    assert t.loc["weak", "_p_holm"] > 0.05
+    assert t.loc["noise", "_p_holm"] == pytest.approx(max(2 * p_weak, p_noise))
+    assert t.loc["weak", "verdict"] == "inconclusive"
+    assert t.loc["weak", "reason"].startswith("not after Holm adjustment")
+    assert t.loc["strong", "verdict"] == "holds"
+    assert math.isnan(t.loc["obs", "_p_holm"])  # observations are not in the family
+    assert claims_table([mk("weak", weak_d)]).loc["weak", "verdict"] == "holds"  # alone it holds
+
+
+def test_converged_column():
+    assert one(runs([72, 73, 74], converged=True), runs([70, 70, 70], converged=True))["converged"] == "yes"
+    assert one(runs([72, 73, 74]), runs([70, 70, 70]))["converged"] == "unknown"
+    mixed = [R(0, 72, True), R(1, 73, False), R(2, 74, False)]
+    row = one(mixed, runs([70, 70, 70], converged=True))
+    assert row["converged"] == "no: A seeds 1, 2" and not row["_converged"]
+    assert claims_record(claims_table([Claim("c", "", "A", "B", mixed, runs([70, 70, 70]))]))["c"]["converged"] is False
+
+
+def test_record_recomputes_and_is_json():
+    a, b = [72.0, 73.5, 71.0, 74.0], [70.0, 71.0, 70.5, 70.0]
+    t = claims_table([Claim("A beats B", "p", "A", "B", runs(a), runs(b)),
+                      Claim("one seed", "p", "A", "B", [R(3, 70.0)], runs([69.0, 60.0, 60.0, 50.0]))])
+    rec = json.loads(json.dumps(claims_record(t), allow_nan=False))
+    r = rec["A beats B"]
+    diffs = [r["a"][str(s)] - r["b"][str(s)] for s in r["seeds"]]
+    assert r["diffs"] == pytest.approx(diffs) and r["n"] == len(r["seeds"]) == 4
+    res = stats.ttest_1samp(diffs, 0.0)
+    assert r["ci95"] == pytest.approx(list(res.confidence_interval(0.95)))
+    assert r["p"] == pytest.approx(res.pvalue) and r["verdict"] == scipy_verdict(diffs)[0]
+    assert r["kind"] == "finding" and r["sd"] == pytest.approx(np.std(diffs, ddof=1))
+    o = rec["one seed"]
+    assert o["seeds"] == [3] and o["diffs"] == [20.0] and o["kind"] == "observation"
+    assert o["ci95"] == [None, None] and o["p"] is None and o["verdict"] == "inconclusive (1 seeds)"
+    shown = display_table(t)
+    assert not [c for c in shown.columns if c.startswith("_")]
+    assert {"paper", "ours", "margin [95 % CI]", "seeds", "p", "p (Holm)", "verdict", "kind",
+            "reason", "converged"} <= set(shown.columns)
+    assert t.loc["A beats B", "ours"] == f"A {np.mean(a):.1f} vs B {np.mean(b):.1f}"
+
+
+def test_values_claim_and_explain():
+    c = Claim.of_values("grows", "", "at 75", "at 25", {0: 3.0, 1: 4.0, 2: 5.0}, {0: 1.0, 1: 1.5, 2: 1.0})
+    row = claims_table([c]).iloc[0]
+    assert row["_diffs"] == [2.0, 2.5, 4.0] and row["kind"] == "finding"
+    assert row["verdict"] == scipy_verdict([2.0, 2.5, 4.0])[0]
+    text = explain()
+    assert "Holm" in text and "inconclusive (n seeds)" in text
+
+
+def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
+    """tests/claims_oracle.py (used by the notebook tests) on a table with findings, an
+    observation and a Holm-adjusted row; a flipped verdict or a wrong diff must fail it."""
+    from claims_oracle import check_claims_record
+
+    t = claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70])),
+                      Claim("y", "", "A", "B", runs([71, 69, 72, 70.5]), runs([70, 70, 70, 70])),
+                      Claim("z", "", "A", "B", [R(1, 80.0)], runs([70, 71]))])
+    rec = json.loads(json.dumps(claims_record(t)))
+    check_claims_record(rec)
+    bad = json.loads(json.dumps(rec))
+    bad["x"]["verdict"] = "inconclusive" if rec["x"]["verdict"] == "holds" else "holds"
+    with pytest.raises(AssertionError):
+        check_claims_record(bad)
+    bad = json.loads(json.dumps(rec))
+    bad["y"]["diffs"][0] += 1.0
+    with pytest.raises(AssertionError):
+        check_claims_record(bad)

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from claims_oracle import check_claims_record
 from mlpl_lab.report import all_finite
 
 
@@ -26,10 +27,10 @@ def test_notebook_02(executed_notebooks):
         assert len(curve) >= 2 and all_finite(curve) and all(0.0 <= v <= 1.0 for v in curve)
 
 
+@pytest.mark.notebook
 def test_notebook_02_claims_table(executed_notebooks):
     claims = executed_notebooks("02_gr_loss.ipynb")["claims"]
     assert "GR beats AN (single positive)" in claims
-    for c in claims.values():
-        assert c["verdict"] in ("holds", "does not hold", "inconclusive")
-        if c["verdict"] != "inconclusive":
-            assert c["spread"] is not None and abs(c["margin"]) > c["spread"]
+    check_claims_record(claims)
+    # smoke runs two seeds: nothing may be called "holds" or "does not hold"
+    assert all(c["n"] <= 2 and c["verdict"].startswith("inconclusive") for c in claims.values())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from claims_oracle import check_claims_record
 from mlpl_lab.report import all_finite
 
 
@@ -26,10 +27,10 @@ def test_notebook_03(executed_notebooks):
         assert row["n"] > 0 and 0 <= row["mean"] <= 1
 
 
+@pytest.mark.notebook
 def test_notebook_03_claims_table(executed_notebooks):
     claims = executed_notebooks("03_opml.ipynb")["claims"]
     assert "OPML-SP beats AN (single positive)" in claims
-    for c in claims.values():
-        assert c["verdict"] in ("holds", "does not hold", "inconclusive")
-        if c["verdict"] != "inconclusive":
-            assert c["spread"] is not None and abs(c["margin"]) > c["spread"]
+    check_claims_record(claims)
+    # smoke runs two seeds: nothing may be called "holds" or "does not hold"
+    assert all(c["n"] <= 2 and c["verdict"].startswith("inconclusive") for c in claims.values())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from claims_oracle import check_claims_record
 from mlpl_lab.report import all_finite
 
 pytestmark = pytest.mark.notebook
@@ -32,5 +33,6 @@ def test_notebook_01_claims_table(executed_notebooks):
     rec = executed_notebooks("01_assume_negative.ipynb")
     claims = rec["claims"]
     assert set(claims) == {f"full labels beat AN under {r}" for r in rec["mAP"]}
-    for c in claims.values():
-        assert c["verdict"] in ("holds", "does not hold", "inconclusive")
+    check_claims_record(claims)
+    # smoke runs two seeds: nothing may be called "holds" or "does not hold"
+    assert all(c["n"] <= 2 and c["verdict"].startswith("inconclusive") for c in claims.values())

@@ -4,27 +4,40 @@ Every number is read at each run's best-val epoch (clean validation selects the 
 
 * **Cell**: mean over seeds and the 95 % Student-t interval half-width,
   t(0.975, n − 1) · s / √n with s the sample standard deviation (ddof = 1); one seed has no
-  interval.
-* **Rank**: within a regime, methods ordered by their cell mean (1 = best; ties share the mean
-  rank); across regimes, the mean rank with a 95 % t-interval over the regimes a method ran in.
-  Reference rows (the full-label oracle) are not ranked.
-* **Gap closed**: (method − AN) / (oracle − AN) per regime, seed by seed where the three share
-  a seed (then averaged), from the means otherwise. 0 = no better than AN, 1 = as good as full
-  labels, < 0 = worse than AN.
+  interval. A cell is marked unconverged (†) when any of its runs has ``converged is False``.
+* **Ranks** (Demšar 2006, §3.2.2): within a regime, methods ordered by their cell mean (1 = best;
+  ties share the mean rank). Across regimes only over a *complete block* — the methods that ran
+  in every compared regime (the others are listed as left out) — with the **Friedman test**
+  (``scipy.stats.friedmanchisquare``: χ²_F = 12N/(k(k+1)) [Σ_j R_j² − k(k+1)²/4], k − 1 degrees
+  of freedom, k ≥ 3 methods, N ≥ 2 regimes) and the **Nemenyi critical difference**
+  CD = q_α √(k(k+1)/(6N)), q_α the studentized range quantile for k groups and infinite df
+  over √2 (q_0.05 = 2.569 for k = 4): two mean ranks further apart than CD differ at level α.
+  No interval over the regimes (they are fixed, not sampled). Reference rows (the full-label
+  oracle) are not ranked.
+* **Gap closed** (per method and regime): the ratio of means over the seeds the method, AN and
+  the oracle share, mean_s(method_s − AN_s) / mean_s(full_s − AN_s) — never the mean of per-seed
+  ratios (a seed with a tiny gap would dominate it). Its 95 % interval is a percentile bootstrap
+  over those seeds (seeds resampled jointly, :data:`BOOTSTRAP_RESAMPLES` resamples, a fixed RNG
+  seed). NaN with a reason when fewer than 2 seeds are shared or the gap's own 95 % t-interval
+  contains 0 (no gap to close). 0 = no better than AN, 1 = as good as full labels.
 * **Per-class gain**: per-class test AP of a method minus AN's, mean over the seeds both ran.
 * **Cost**: training + evaluation seconds and peak memory of a run (mean over seeds), and both
   relative to AN's.
 """
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any, Dict, Iterable, List, Mapping, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .claims import by_seed  # {seed: metric at the best-val epoch}
 
 Results = Mapping[str, Mapping[str, Sequence[Any]]]
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+UNCONVERGED = " †"  # after a cell any of whose runs did not converge
 
 
 def t_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, float, int]:
@@ -45,21 +58,31 @@ def _seed(run, i: int) -> int:
     return int(getattr(getattr(run, "spec", None), "seed", i))
 
 
+def converged(runs) -> Optional[bool]:
+    """False when any run has ``converged is False``, True when every run has True, else None."""
+    flags = [getattr(r, "converged", None) for r in runs]
+    if any(f is False for f in flags):
+        return False
+    return True if flags and all(f is True for f in flags) else None
+
+
+def is_false(flag) -> bool:
+    """A convergence flag that says "did not converge" (Python or NumPy bool False)."""
+    return isinstance(flag, (bool, np.bool_)) and not flag
+
+
 def cell_frame(results: Results, metric: str = "test_mAP"):
-    """Long table: one row per (method, regime) with mean, half-width and seeds."""
+    """Long table: one row per (method, regime) with mean, half-width, seeds and whether its
+    runs converged (:func:`converged`)."""
     import pandas as pd
 
     rows = []
     for regime, methods in results.items():
         for method, runs in methods.items():
             mean, half, n = t_interval(by_seed(runs, metric).values())
-            rows.append({"method": method, "regime": regime, "mean": mean, "ci95": half, "seeds": n})
-    return pd.DataFrame(rows, columns=["method", "regime", "mean", "ci95", "seeds"])
-
-
-def _methods(results: Results) -> List[str]:
-    """Every method of ``results``, in first-seen order."""
-    return list(dict.fromkeys(m for methods in results.values() for m in methods))
+            rows.append({"method": method, "regime": regime, "mean": mean, "ci95": half, "seeds": n,
+                         "converged": converged(runs)})
+    return pd.DataFrame(rows, columns=["method", "regime", "mean", "ci95", "seeds", "converged"])
 
 
 def wide(cells, value: str = "mean", methods: Sequence[str] | None = None,
@@ -74,24 +97,34 @@ def wide(cells, value: str = "mean", methods: Sequence[str] | None = None,
 
 
 def formatted(cells, methods=None, regimes=None, digits: int = 1):
-    """The table a reader sees: "mean ± half-width" ("mean (1 seed)" without an interval; "—"
-    where the method did not run in that regime)."""
+    """The table a reader sees: "mean ± half-width (seeds)" ("mean (1 seed)" without an
+    interval; "—" where the method did not run in that regime; a † when a run of the cell did
+    not converge)."""
     mean = wide(cells, "mean", methods, regimes)
     half = wide(cells, "ci95", methods, regimes)
     n = wide(cells, "seeds", methods, regimes)
+    conv = wide(cells, "converged", methods, regimes)
 
-    def fmt(m, h, k):
+    def fmt(m, h, k, flag):
         if m is None or not math.isfinite(m):
             return "—"
         if h is None or not math.isfinite(h):
-            return f"{m:.{digits}f} (1 seed)"
-        return f"{m:.{digits}f} ± {h:.{digits}f} ({int(k)})"
+            text = f"{m:.{digits}f} (1 seed)"
+        else:
+            text = f"{m:.{digits}f} ± {h:.{digits}f} ({int(k)})"
+        return text + (UNCONVERGED if is_false(flag) else "")
 
     out = mean.copy().astype(object)
     for r in mean.index:
         for c in mean.columns:
-            out.loc[r, c] = fmt(mean.loc[r, c], half.loc[r, c], n.loc[r, c])
+            out.loc[r, c] = fmt(mean.loc[r, c], half.loc[r, c], n.loc[r, c], conv.loc[r, c])
     return out
+
+
+def convergence_record(cells) -> Dict[str, Optional[bool]]:
+    """``{"<method> · <regime>": converged}`` for every cell (None: the runs do not say)."""
+    return {f"{m} · {r}": (bool(c) if isinstance(c, (bool, np.bool_)) else None)
+            for m, r, c in zip(cells["method"], cells["regime"], cells["converged"])}
 
 
 def regime_ranks(cells, exclude: Sequence[str] = ()):
@@ -101,45 +134,141 @@ def regime_ranks(cells, exclude: Sequence[str] = ()):
     return mean.rank(axis=0, ascending=False, method="average")
 
 
-def mean_ranks(cells, exclude: Sequence[str] = ()):
-    """Per method: mean rank over the regimes it ran in, 95 % t-interval, number of regimes and
-    of methods it was ranked against (sorted, best first)."""
-    import pandas as pd
+def complete_block(mean, min_methods: int = 3, min_regimes: int = 2) -> tuple[List[str], List[str]]:
+    """``(methods, regimes)``: the largest set of methods × regimes in which every method ran in
+    every regime (most cells, then most regimes, then the table's order), among blocks of at
+    least ``min_methods`` × ``min_regimes``; without one, every regime and the methods that ran
+    in all of them. ``mean``: rows = methods, columns = regimes (NaN where not run)."""
+    regimes = list(mean.columns)
+    ran = mean.notna()
+    best, best_key = None, None
+    for size in range(len(regimes), 0, -1):
+        for subset in itertools.combinations(regimes, size):
+            methods = [m for m in mean.index if ran.loc[m, list(subset)].all()]
+            if len(methods) < min_methods or size < min_regimes:
+                continue
+            key = (len(methods) * size, size)
+            if best_key is None or key > best_key:
+                best, best_key = (methods, list(subset)), key
+    if best is None:
+        best = ([m for m in mean.index if ran.loc[m].all()], regimes)
+    return best
 
-    ranks = regime_ranks(cells, exclude)
-    rows = []
-    for m in ranks.index:
-        vals = ranks.loc[m].dropna()
-        mean, half, n = t_interval(vals.values)
-        rows.append({"method": m, "mean_rank": mean, "ci95": half, "regimes": n,
-                     "field": float(ranks[vals.index].notna().sum().mean()) if n else math.nan})
-    return pd.DataFrame(rows).set_index("method").sort_values("mean_rank")
+
+def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference of mean ranks, q_α √(k(k+1)/(6N)) (Demšar 2006, Eq. in
+    §3.2.2), q_α = studentized range quantile (k groups, infinite df) / √2."""
+    from scipy import stats
+
+    if k < 2 or n < 1:
+        return math.nan
+    q = float(stats.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
+    return q * math.sqrt(k * (k + 1) / (6 * n))
+
+
+def rank_summary(cells, exclude: Sequence[str] = (), alpha: float = 0.05) -> Dict[str, Any]:
+    """Ranks over the :func:`complete_block` of the mAP table (``exclude``: reference rows):
+    ``{"ranks"`` (methods × compared regimes), ``"table"`` (mean rank and its regimes, best
+    first), ``"methods"``, ``"regimes"``, ``"left_out"`` ({method: why}), ``"friedman"``
+    ({"statistic", "p", "k", "N", "reason"}), ``"cd"``, ``"alpha"}`` (module docstring)."""
+    import pandas as pd
+    from scipy import stats
+
+    mean = wide(cells, "mean")
+    mean = mean.drop(index=[m for m in exclude if m in mean.index])
+    methods, regimes = complete_block(mean)
+    left_out = {}
+    for m in mean.index:
+        if m not in methods:
+            missing = [r for r in regimes if not math.isfinite(mean.loc[m, r])]
+            left_out[m] = ("did not run under " + ", ".join(missing)) if missing else \
+                "ran in other regimes than the compared block"
+    block = mean.loc[methods, regimes]
+    ranks = block.rank(axis=0, ascending=False, method="average")
+    k, n = len(methods), len(regimes)
+    table = pd.DataFrame({"mean_rank": ranks.mean(axis=1), "regimes": n}).sort_values("mean_rank")
+    fr = {"statistic": math.nan, "p": math.nan, "k": k, "N": n, "reason": ""}
+    if k < 3 or n < 2:
+        fr["reason"] = (f"the Friedman test needs at least 3 methods in at least 2 regimes "
+                        f"(here {k} methods × {n} regimes)")
+    elif (block.nunique(axis=0) == 1).all():
+        fr["reason"] = "every method ties in every regime"
+    else:
+        res = stats.friedmanchisquare(*[block.loc[m].to_numpy(dtype=float) for m in methods])
+        fr.update(statistic=float(res.statistic), p=float(res.pvalue))
+        if n <= 10 or k <= 5:
+            fr["reason"] = "χ² approximation: rough with N ≤ 10 regimes or k ≤ 5 methods (Demšar 2006)"
+    return {"ranks": ranks, "table": table, "methods": methods, "regimes": regimes,
+            "left_out": left_out, "friedman": fr, "alpha": alpha,
+            "cd": critical_difference(k, n, alpha) if k >= 3 and n >= 2 else math.nan}
+
+
+def gap_share(x: Mapping[int, float], an: Mapping[int, float], oracle: Mapping[int, float],
+              resamples: int = BOOTSTRAP_RESAMPLES, rng_seed: int = BOOTSTRAP_SEED,
+              level: float = 0.95) -> Dict[str, Any]:
+    """The share of the AN → oracle gap a method closes on the seeds all three share (module
+    docstring): ``{"estimate", "lo", "hi", "seeds", "n", "gain", "gap", "reason"}``."""
+    seeds = sorted(set(x) & set(an) & set(oracle))
+    gain = np.array([x[s] - an[s] for s in seeds], dtype=float)
+    gap = np.array([oracle[s] - an[s] for s in seeds], dtype=float)
+    out = {"estimate": math.nan, "lo": math.nan, "hi": math.nan, "seeds": seeds, "n": len(seeds),
+           "gain": float(gain.mean()) if len(seeds) else math.nan,
+           "gap": float(gap.mean()) if len(seeds) else math.nan, "reason": ""}
+    if len(seeds) < 2:
+        out["reason"] = f"{len(seeds)} seed(s) shared by the method, AN and the oracle (2 needed)"
+        return out
+    if not (np.isfinite(gain).all() and np.isfinite(gap).all()):
+        out["reason"] = "a value is not a number"
+        return out
+    g_mean, g_half, _ = t_interval(gap, level)
+    if not (g_mean - g_half > 0):
+        out["reason"] = (f"the gap's 95 % t-interval contains 0 or lies below it "
+                         f"({g_mean:.2f} ± {g_half:.2f}): no gap to close")
+        return out
+    out["estimate"] = float(gain.mean() / gap.mean())
+    rng = np.random.default_rng(rng_seed)
+    idx = rng.integers(0, len(seeds), size=(resamples, len(seeds)))
+    gaps = gap[idx].mean(axis=1)
+    ok = gaps > 0
+    ratios = gain[idx].mean(axis=1)[ok] / gaps[ok]
+    out["lo"], out["hi"] = (float(v) for v in np.percentile(ratios, [50 * (1 - level), 50 * (1 + level)]))
+    if not ok.all():
+        out["reason"] = f"{int((~ok).sum())} of {resamples} resamples had no positive gap (left out)"
+    return out
 
 
 def gap_closed(results: Results, an: str = "AN", oracle: str = "full labels", metric: str = "test_mAP"):
-    """Rows = methods (AN and the oracle excluded), columns = regimes: the share of the AN →
-    full-label gap each method closes (module docstring). NaN where a regime lacks AN or the
-    oracle, or the gap is not positive."""
+    """Long table, one row per (method, regime) with AN and the oracle (both excluded as
+    rows): ``estimate``, ``lo``, ``hi`` (bootstrap), ``n``, ``seeds``, ``reason`` (:func:`gap_share`)."""
     import pandas as pd
 
-    table: Dict[str, Dict[str, float]] = {}
+    rows = []  # seeds: the list of seeds used
     for regime, methods in results.items():
         if an not in methods or oracle not in methods:
             continue
         a, o = by_seed(methods[an], metric), by_seed(methods[oracle], metric)
         for m, runs in methods.items():
-            if m in (an, oracle):
-                continue
-            x = by_seed(runs, metric)
-            common = sorted(set(x) & set(a) & set(o))
-            shares = [(x[s] - a[s]) / (o[s] - a[s]) for s in common if o[s] - a[s] > 0]
-            if not shares:
-                gap = np.mean(list(o.values())) - np.mean(list(a.values()))
-                shares = [(np.mean(list(x.values())) - np.mean(list(a.values()))) / gap] if gap > 0 else []
-            table.setdefault(m, {})[regime] = float(np.mean(shares)) if shares else math.nan
-    order = [m for m in _methods(results) if m in table]
-    return pd.DataFrame(table).T.reindex(index=order, columns=[r for r in results if any(
-        r in v for v in table.values())])
+            if m not in (an, oracle):
+                g = gap_share(by_seed(runs, metric), a, o)
+                rows.append({"method": m, "regime": regime, **{k: g[k] for k in (
+                    "estimate", "lo", "hi", "n", "seeds", "reason")}})
+    return pd.DataFrame(rows, columns=["method", "regime", "estimate", "lo", "hi", "n", "seeds", "reason"])
+
+
+def gap_formatted(gaps, methods=None, regimes=None):
+    """Rows = methods, columns = regimes: "0.54 [0.31, 0.80] (seeds 0, 1, 2)" or "— (reason)"."""
+    import pandas as pd
+
+    text = {(r.method, r.regime): (f"{r.estimate:.2f} [{r.lo:.2f}, {r.hi:.2f}] (seeds "
+                                   f"{', '.join(map(str, r.seeds))})"
+                                   if math.isfinite(r.estimate) else f"— ({r.reason})")
+            for r in gaps.itertuples()}
+    t = pd.Series(text, dtype=object).unstack() if text else pd.DataFrame()
+    if methods is not None:
+        t = t.reindex(index=[m for m in methods if m in t.index])
+    if regimes is not None:
+        t = t.reindex(columns=[r for r in regimes if r in t.columns])
+    return t
 
 
 def per_class_gain(results: Results, regime: str, methods: Sequence[str], an: str = "AN",

@@ -12,9 +12,13 @@ column).
 
 **Equal-budget tuning** (``tuning=True``; off in the cpu profile): each method with a declared
 grid (:data:`TUNING_GRIDS`) gets the same number of trials (:data:`TUNING_TRIALS`, the first
-points of its grid, paper default first) under each regime on the first seed; the trial with
-the best clean-validation mAP is then run on every seed. Methods without hyperparameters to
-tune (AN, WAN, ...) run their one configuration.
+points of its grid, paper default first) under each regime on the profile's first seed (the
+*selection seed*); the trial with the best clean-validation mAP is then re-run on **fresh
+seeds** — the profile's seeds after the first, as many as the untuned design gives the cell —
+and only those are reported (the selection trials never are: their test mAP is optimistically
+biased by the choice). Every row, tuned or not, reports the same fresh seeds, so the pairing
+by seed holds. Methods without hyperparameters to tune (AN, WAN, ...) run their one
+configuration.
 
 **Profiles** (literals below):
 
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import benchmark as bm
+from ..analysis.claims import Claim, claims_table
 from ..profiles import Profile
 from ..runner import ensure_grid
 from ..store import RunSpec
@@ -162,8 +167,13 @@ CPU_KEY_SEEDS |= {("single positive", "LAC"): 1}
 class BenchmarkDesign:
     profile: Profile                     # the profile itself (it may read a real dataset)
     grid: Dict[str, Tuple[str, ...]]     # regime -> row labels
-    seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> seeds
+    seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> reported seeds
     tuning: bool = False
+
+    @property
+    def selection_seed(self) -> Optional[int]:
+        """The seed tuning selects on (never reported); None without tuning."""
+        return self.profile.seeds[0] if self.tuning else None
 
     def cells(self) -> List[Tuple[str, str]]:
         return [(reg, row) for reg, rows in self.grid.items() for row in rows]
@@ -227,14 +237,17 @@ def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
                                                 or r.label in (ORACLE, AN)))
                 for reg in regimes}
     grid = {reg: tuple(r for r in rows if ROW_BY_LABEL[r].applies(reg)) for reg, rows in grid.items()}
+    if tuning and len(P.seeds) < 2:
+        raise ValueError(f"tuning needs at least two seeds (the first selects the setting, the others "
+                         f"report it); profile {P.name!r} has seeds {list(P.seeds)}: give it more seeds "
+                         f"or set tuning=False")
+    # with tuning the first seed only selects: every cell reports seeds after it
+    pool = tuple(P.seeds[1:]) if tuning else tuple(P.seeds)
     seeds = {}
     for reg, rows in grid.items():
         for row in rows:
-            if P.name == "cpu":
-                n = CPU_KEY_SEEDS.get((reg, row), 1)
-            else:
-                n = len(P.seeds)
-            seeds[(reg, row)] = tuple(P.seeds[:n])
+            n = CPU_KEY_SEEDS.get((reg, row), 1) if P.name == "cpu" else len(pool)
+            seeds[(reg, row)] = pool[:max(1, n)]
     return BenchmarkDesign(P, grid, seeds, tuning=bool(tuning))
 
 
@@ -263,8 +276,9 @@ def tuning_trials(P: Profile, row_label: str, regime: str) -> List[Dict[str, Any
 
 
 def tune(P: Profile, design: BenchmarkDesign, label: str = "07 tuning") -> Dict[Tuple[str, str], Dict[str, Any]]:
-    """``{(regime, row): chosen hyperparameters}``: every trial on the first seed, the best
-    clean-validation mAP wins (ties: the earlier trial, i.e. the paper default)."""
+    """``{(regime, row): chosen hyperparameters}``: every trial on the selection seed (the
+    profile's first), the best clean-validation mAP wins (ties: the earlier trial, i.e. the paper
+    default). The trials are never reported: :func:`run` re-runs the choice on fresh seeds."""
     specs = {}
     for reg, row in design.cells():
         if row == ORACLE or row == "LAC":
@@ -293,7 +307,10 @@ def run(profile="cpu", methods=None, regimes=None, tuning: bool = False):
     training what is missing (an interrupted grid resumes: finished runs are stored one by one)."""
     design = chapter_design(profile, methods, regimes, tuning)
     chosen = tune(design.profile, design) if design.tuning else {}
-    flat = ensure_grid(grid_specs(design, chosen), label="07 benchmark")
+    specs = grid_specs(design, chosen)
+    assert design.selection_seed is None or all(
+        s.seed != design.selection_seed for ss in specs.values() for s in ss), "a selection seed is reported"
+    flat = ensure_grid(specs, label="07 benchmark")
     results: Dict[str, Dict[str, list]] = {}
     for (reg, row), runs in flat.items():
         results.setdefault(reg, {})[row] = runs
@@ -312,7 +329,8 @@ def left_out(design: BenchmarkDesign) -> List[str]:
             out.append(f"{reg}: {', '.join(missing)}")
     few = sorted({row for (reg, row), s in design.seeds.items() if len(s) < 3})
     if few:
-        out.append(f"fewer than 3 seeds: {', '.join(few)} (cells with one seed show no interval)")
+        out.append(f"fewer than 3 seeds: {', '.join(few)} (cells with one seed show no interval; "
+                   f"their claims are observations)")
     return out
 
 
@@ -333,8 +351,15 @@ def protocol(profile) -> Dict[str, Any]:
             "seeds": f"{list(P.seeds)}"}
 
 
+FRIEDMAN_NOTE = ("ranks over the methods that ran in every compared regime; Friedman's χ² with "
+                 "k − 1 df; CD = Nemenyi critical difference at α = 0.05 (Demšar 2006)")
+
+
 def tables(results) -> Dict[str, Any]:
-    """Every table of the chapter, as DataFrames keyed by their CSV name."""
+    """Every table of the chapter, as DataFrames keyed by their CSV name (``_``-prefixed
+    entries are for the notebook only)."""
+    import pandas as pd
+
     regimes = [r for r in REGIMES if r in results]
     rows = [r.label for r in ROWS if any(r.label in results[reg] for reg in regimes)]
     out: Dict[str, Any] = {}
@@ -345,12 +370,25 @@ def tables(results) -> Dict[str, Any]:
         out[name + "_mean"] = bm.wide(cells[name], "mean", rows, regimes)
         out[name + "_ci95"] = bm.wide(cells[name], "ci95", rows, regimes)
     out["seeds"] = bm.wide(cells["mAP"], "seeds", rows, regimes)
-    out["ranks"] = bm.mean_ranks(cells["mAP"], exclude=REFERENCE_ROWS)
-    out["regime_ranks"] = bm.regime_ranks(cells["mAP"], exclude=REFERENCE_ROWS).reindex(
-        index=[r for r in rows if r not in REFERENCE_ROWS], columns=regimes)
-    out["gap_closed"] = bm.gap_closed(results, AN, ORACLE).reindex(columns=regimes)
+    out["converged"] = bm.wide(cells["mAP"], "converged", rows, regimes)
+    rank = bm.rank_summary(cells["mAP"], exclude=REFERENCE_ROWS)
+    out["ranks"] = rank["table"]
+    out["regime_ranks"] = rank["ranks"].reindex(columns=[r for r in regimes if r in rank["regimes"]])
+    out["ranks_left_out"] = pd.DataFrame({"left out of the ranks": rank["left_out"]}, dtype=object)
+    fr = rank["friedman"]
+    out["friedman"] = pd.DataFrame([{
+        "methods (k)": fr["k"], "regimes (N)": fr["N"], "regimes": ", ".join(rank["regimes"]),
+        "Friedman χ²": fr["statistic"], "p": fr["p"], "CD (α = 0.05)": rank["cd"],
+        "note": fr["reason"] or FRIEDMAN_NOTE}], index=["ranks"])
+    gaps = bm.gap_closed(results, AN, ORACLE)
+    out["gap_closed"] = bm.gap_formatted(gaps, rows, regimes)
+    for col in ("estimate", "lo", "hi"):
+        out["gap_closed_" + col] = gaps.pivot(index="method", columns="regime", values=col).reindex(
+            index=[r for r in rows if r in set(gaps.method)], columns=[r for r in regimes if r in set(gaps.regime)])
     out["cost"] = bm.cost_table(results, AN).reindex(index=rows)
     out["_cells"] = cells["mAP"]
+    out["_rank"] = rank
+    out["_gaps"] = gaps
     return out
 
 
@@ -409,22 +447,40 @@ def write_csv(tabs: Mapping[str, Any], out_dir, prefix: str = "07_benchmark") ->
     return paths
 
 
+def _num(v):
+    """A number for a record: rounded, NaN becomes None."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return None if not math.isfinite(v) else round(float(v), 4)
+    return v
+
+
+def _clean(d) -> Dict[str, Any]:
+    return {str(k): _num(v) for k, v in d.items()}
+
+
 def records(design: BenchmarkDesign, tabs, chosen) -> Dict[str, Any]:
     """What the notebook records (numbers stay numbers; NaN becomes None)."""
-    def clean(d):
-        return {str(k): (None if isinstance(v, float) and not math.isfinite(v) else
-                         (round(float(v), 4) if isinstance(v, (int, float)) else v)) for k, v in d.items()}
+    def by_row(t):
+        return {m: _clean(t.loc[m].to_dict()) for m in t.index}
 
+    rank, fr, cost = tabs["_rank"], tabs["_rank"]["friedman"], tabs["cost"]
     return {"design": design.describe(),
-            "mAP": {m: clean(tabs["mAP_mean"].loc[m].to_dict()) for m in tabs["mAP_mean"].index},
-            "ci95": {m: clean(tabs["mAP_ci95"].loc[m].to_dict()) for m in tabs["mAP_ci95"].index},
-            "CF1": {m: clean(tabs["CF1_mean"].loc[m].to_dict()) for m in tabs["CF1_mean"].index},
-            "OF1": {m: clean(tabs["OF1_mean"].loc[m].to_dict()) for m in tabs["OF1_mean"].index},
-            "mean_rank": clean(tabs["ranks"]["mean_rank"].to_dict()),
-            "gap_closed": {m: clean(tabs["gap_closed"].loc[m].to_dict()) for m in tabs["gap_closed"].index},
-            "seconds_vs_AN": clean(tabs["cost"]["seconds_vs_AN"].to_dict()) if "seconds_vs_AN" in tabs["cost"] else {},
-            "memory_vs_AN": clean(tabs["cost"]["memory_vs_AN"].to_dict()) if "memory_vs_AN" in tabs["cost"] else {},
+            "mAP": by_row(tabs["mAP_mean"]), "ci95": by_row(tabs["mAP_ci95"]),
+            "CF1": by_row(tabs["CF1_mean"]), "OF1": by_row(tabs["OF1_mean"]),
+            "mean_rank": _clean(tabs["ranks"]["mean_rank"].to_dict()),
+            "ranks": {"methods": list(rank["methods"]), "regimes": list(rank["regimes"]),
+                      "left_out": dict(rank["left_out"]), "friedman_chi2": _num(fr["statistic"]),
+                      "friedman_p": _num(fr["p"]), "cd": _num(rank["cd"]), "reason": fr["reason"]},
+            "gap_closed": by_row(tabs["gap_closed_estimate"]),
+            "gap_closed_detail": {f"{g.method} · {g.regime}": {
+                "estimate": _num(g.estimate), "ci95": [_num(g.lo), _num(g.hi)],
+                "seeds": [int(x) for x in g.seeds], "reason": g.reason}
+                for g in tabs["_gaps"].itertuples()},
+            "benchmark_convergence": bm.convergence_record(tabs["_cells"]),
+            "seconds_vs_AN": _clean(cost["seconds_vs_AN"].to_dict()) if "seconds_vs_AN" in cost else {},
+            "memory_vs_AN": _clean(cost["memory_vs_AN"].to_dict()) if "memory_vs_AN" in cost else {},
             "tuned": {f"{reg} · {row}": hp for (reg, row), hp in chosen.items()},
+            "selection_seed": design.selection_seed,
             "left_out": left_out(design)}
 
 
@@ -443,9 +499,7 @@ PAPER_CLAIMS: Dict[str, str] = {
 
 def claims(results):
     """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
-    (verdicts from the runs: :mod:`mlpl_lab.analysis.claims`)."""
-    from ..analysis.claims import Claim, claims_table
-
+    (paired verdicts from the runs, Holm over this table: :mod:`mlpl_lab.analysis.claims`)."""
     rows = []
     for regime, methods in results.items():
         if AN not in methods:
@@ -454,5 +508,4 @@ def claims(results):
             if label in methods:
                 rows.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
                                   methods[label], methods[AN]))
-    rows.sort(key=lambda c: -min(len(c.a_runs), len(c.b_runs)))  # a several-seed row first
     return claims_table(rows)

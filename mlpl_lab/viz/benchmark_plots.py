@@ -1,5 +1,6 @@
-"""The benchmark's views: the mAP grid as a heatmap, mean ranks, the share of the AN → full
-gap closed, per-class gains of the top methods, and the cost relative to AN."""
+"""The benchmark's views: the mAP grid as a heatmap, a critical-difference diagram of the mean
+ranks, the share of the AN → full gap closed with its intervals, per-class gains of the top
+methods, and the cost relative to AN."""
 from __future__ import annotations
 
 import math
@@ -8,53 +9,92 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from ..analysis.benchmark import is_false
 
-def plot_grid(mean, seeds=None, ax=None, title: str = "test mAP (mean over seeds)"):
-    """Rows = methods, columns = regimes; grey where a method did not run."""
+
+def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP (mean over seeds)"):
+    """Rows = methods, columns = regimes; grey where a method did not run; a † where a run of
+    the cell did not converge (``converged``: same shape, False there)."""
     ax = ax or plt.subplots(figsize=(1.3 * mean.shape[1] + 3, 0.32 * mean.shape[0] + 1.5))[1]
     annot = mean.map(lambda v: "" if not math.isfinite(v) else f"{v:.1f}")
     if seeds is not None:
         annot = annot + seeds.map(lambda n: "" if not (isinstance(n, float) and math.isfinite(n)) or n < 2
                                   else f" ({int(n)})")
+    if converged is not None:
+        annot = annot + converged.reindex_like(mean).map(lambda c: " †" if is_false(c) else "")
     sns.heatmap(mean.astype(float), annot=annot, fmt="", cmap="viridis", ax=ax,
                 cbar_kws={"label": "mAP"}, linewidths=0.5, linecolor="white")
     ax.set_facecolor("#dddddd")
     ax.set_xlabel("")
     ax.set_ylabel("")
-    ax.set_title(title + " · (n) = seeds when more than one")
+    ax.set_title(title + " · (n) = seeds when more than one · † = a run did not converge")
     return ax
 
 
-def plot_ranks(ranks, ax=None):
-    """Mean rank across regimes (1 = best) with 95 % intervals; methods ranked in one regime
-    only have no interval (marked hollow)."""
-    ax = ax or plt.subplots(figsize=(6, 0.32 * len(ranks) + 1.2))[1]
-    y = np.arange(len(ranks))[::-1]
-    err = ranks["ci95"].to_numpy(dtype=float)
-    several = np.isfinite(err)
-    ax.errorbar(ranks["mean_rank"][several], y[several], xerr=err[several], fmt="o", c="C0",
-                capsize=3, label="≥ 2 regimes: 95 % interval over regimes")
-    ax.plot(ranks["mean_rank"][~several], y[~several], "o", mfc="none", c="C0",
-            label="one regime: no interval")
-    ax.set_yticks(y, [f"{m} ({int(n)})" for m, n in zip(ranks.index, ranks["regimes"])])
-    ax.set_xlabel("mean rank across regimes (1 = best) · (n) = regimes")
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_title("mean rank across regimes (the oracle is not ranked)")
+def plot_ranks(rank, ax=None):
+    """Critical-difference diagram (Demšar 2006, Fig. 1): each method at its mean rank over the
+    compared regimes (1 = best, left), the Nemenyi CD as a bar, and a thick line under every
+    maximal group of methods whose mean ranks lie within CD of each other (not told apart).
+    ``rank``: :func:`mlpl_lab.analysis.benchmark.rank_summary`'s dict."""
+    table, cd, fr = rank["table"], rank["cd"], rank["friedman"]
+    k = len(table)
+    ax = ax or plt.subplots(figsize=(7, 0.28 * k + 2.0))[1]
+    ranks = table["mean_rank"].to_numpy(dtype=float)
+    ax.set_xlim(0.5, max(k, 2) + 0.5)
+    ax.set_ylim(-(k + 1), 2.2)
+    ax.axhline(0, c="k", lw=1)
+    for i, (m, r) in enumerate(zip(table.index, ranks)):
+        y = -(i + 1)
+        ax.plot([r, r], [0, y], c="C0", lw=0.8)
+        ax.plot(r, 0, "o", c="C0")
+        ax.text(r + 0.05, y, f"{m} ({r:.2f})", va="center", fontsize=8)
+    if math.isfinite(cd):
+        ax.plot([1, 1 + cd], [1.4, 1.4], c="k", lw=2)
+        ax.text(1 + cd / 2, 1.65, f"CD = {cd:.2f}", ha="center", fontsize=8)
+        order = np.argsort(ranks)
+        groups = []
+        for i in range(k):  # maximal runs of sorted ranks within CD of their first
+            j = max(j for j in range(i, k) if ranks[order[j]] - ranks[order[i]] <= cd)
+            if j > i and not any(g[0] <= i and j <= g[1] for g in groups):
+                groups.append((i, j))
+        for n, (i, j) in enumerate(groups):
+            y = 0.35 + 0.25 * (n % 3)
+            ax.plot([ranks[order[i]] - 0.05, ranks[order[j]] + 0.05], [y, y], c="C3", lw=3, alpha=0.7)
+    ax.set_yticks([])
+    ax.set_xlabel("mean rank over the compared regimes (1 = best)")
+    p = "< 0.001" if fr["p"] < 0.001 else f"= {fr['p']:.3f}"
+    test = (f"Friedman χ² = {fr['statistic']:.2f}, p {p}" if math.isfinite(fr["p"])
+            else "no Friedman test")
+    ax.set_title(f"ranks: {k} methods × {fr['N']} regimes · {test}", fontsize=9)
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
     return ax
 
 
-def plot_gap(gap, ax=None):
-    """Share of the AN → full-label gap closed (0 = AN, 1 = full labels)."""
-    ax = ax or plt.subplots(figsize=(1.3 * gap.shape[1] + 3, 0.32 * gap.shape[0] + 1.5))[1]
-    annot = gap.map(lambda v: "" if not math.isfinite(v) else f"{v:.2f}")
+def plot_gap(gap, lo=None, hi=None, ax=None):
+    """Share of the AN → full-label gap closed (0 = AN, 1 = full labels); with ``lo``/``hi``
+    (same shape) each cell shows its 95 % bootstrap interval; grey: no estimate (see the table)."""
+    ax = ax or plt.subplots(figsize=(1.6 * gap.shape[1] + 3, 0.4 * gap.shape[0] + 1.5))[1]
+
+    def cell(m, c):
+        v = gap.loc[m, c]
+        if not math.isfinite(v):
+            return ""
+        if lo is None or hi is None:
+            return f"{v:.2f}"
+        return f"{v:.2f}\n[{lo.loc[m, c]:.2f}, {hi.loc[m, c]:.2f}]"
+
+    annot = gap.copy().astype(object)
+    for m in gap.index:
+        for c in gap.columns:
+            annot.loc[m, c] = cell(m, c)
     sns.heatmap(gap.astype(float), annot=annot, fmt="", cmap="RdBu", center=0.0, vmin=-1, vmax=1,
-                ax=ax, cbar_kws={"label": "(method − AN) / (full − AN)"}, linewidths=0.5,
-                linecolor="white")
+                ax=ax, cbar_kws={"label": "mean gain / mean gap"}, linewidths=0.5,
+                linecolor="white", annot_kws={"fontsize": 7})
     ax.set_facecolor("#dddddd")
     ax.set_xlabel("")
     ax.set_ylabel("")
-    ax.set_title("share of the AN → full-label gap closed")
+    ax.set_title("share of the AN → full-label gap closed [95 % bootstrap over seeds]")
     return ax
 
 
