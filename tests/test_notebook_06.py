@@ -61,5 +61,8 @@ def test_notebook_06(executed_notebooks):
     # claims: one per pair of runs (4 ladder steps, PU-MLC vs partial BCE at 0.1 and 0.5, noisy, control)
     claims = rec["claims"]
     assert len(claims) == 8
+    from claims_oracle import check_claims_record
+
+    check_claims_record(claims)
     assert sum("re-balancing" in c and "+γ beats plain vPU" in c for c in claims) == 1
     assert rec["train_seconds"] > 0
