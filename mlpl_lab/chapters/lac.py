@@ -50,6 +50,7 @@ import numpy as np
 
 from ..analysis.claims import Claim, claims_table
 from ..labels import REGIMES
+from ..methods import build_method
 from .common import as_profile, splits_for
 from ..runner import ensure_grid
 
@@ -236,9 +237,8 @@ def pseudo_positive_counts(results, rows=STAGE2 + ("+PLC",)) -> Dict[str, Dict[s
     for label in rows:
         runs = results.get(label, [])
         per_seed = [float(sum(row.get("plc_pseudo_positives", 0.0) for row in r.history)) for r in runs]
-        delta = runs[0].spec.method_params.get("delta") if runs and getattr(runs[0], "spec", None) else None
-        if delta is None and runs:
-            delta = getattr(getattr(runs[0], "method", None), "delta", None)
+        spec = getattr(runs[0], "spec", None) if runs else None
+        delta = build_method(spec.method, **spec.method_params).delta if spec is not None else None
         out[label] = {"delta": delta, "per seed": per_seed, "total": float(sum(per_seed))}
     return out
 
