@@ -28,10 +28,20 @@ def test_plc_breakdown_against_a_naive_loop():
             kind = "pseudo_pos" if p[i, j] >= 0.7 else "pseudo_neg" if p[i, j] <= 0.3 + 1e-12 else "ignored"
             key = f"{kind}_{'present' if y[i, j] == 1 else 'absent'}"
             counts[key] = counts.get(key, 0) + 1
-    for k, v in counts.items():
-        assert b[k] == v, k
+    # every one of the six groups, zeros included (a group the loop never met must be 0 there too)
+    groups = [f"{g}_{t}" for g in ("pseudo_pos", "pseudo_neg", "ignored") for t in ("present", "absent")]
+    assert all(counts.get(k, 0) > 0 for k in groups), "the draw must fill every group"
+    for k in groups:
+        assert b[k] == counts.get(k, 0), k
     hidden = sum(1 for i in range(30) for j in range(7) if obs[i, j] == -1 and y[i, j] == 1)
-    assert b["pos_recall"] == pytest.approx(counts.get("pseudo_pos_present", 0) / hidden)
+    unknown = sum(1 for i in range(30) for j in range(7) if obs[i, j] == -1)
+    n_pos = counts["pseudo_pos_present"] + counts["pseudo_pos_absent"]
+    n_neg = counts["pseudo_neg_present"] + counts["pseudo_neg_absent"]
+    assert b["pos_recall"] == pytest.approx(counts["pseudo_pos_present"] / hidden)
+    assert b["pos_precision"] == pytest.approx(counts["pseudo_pos_present"] / n_pos)
+    assert b["neg_precision"] == pytest.approx(counts["pseudo_neg_absent"] / n_neg)
+    assert b["coverage"] == pytest.approx((n_pos + n_neg) / unknown)
+    assert (b["unknown"], b["hidden"]) == (unknown, hidden)
     with pytest.raises(ValueError, match="delta"):
         plc_breakdown(p, obs, y, 0.3)
 

@@ -3,7 +3,10 @@
 * :func:`plc_breakdown` — for one δ, what PLC does with the **unknown** labels of a set:
   which become pseudo-positives / pseudo-negatives / are ignored, split by their true status,
   with the pseudo-positives' precision and recall (pure; the δ widget calls it);
-* :func:`plc_curves` — the per-epoch PLC diagnostics the method logged during training;
+* :func:`plc_curves` / :func:`epoch_log` — the per-epoch diagnostics the method logged during
+  training (PLC's pseudo-labels, ``lac_an_ratio``, ...);
+* :func:`loss_vs_queue` — both forms of the contrastive loss on one set of random embeddings
+  as the memory queue grows (why the code's form is the default);
 * :func:`label_embeddings` and :func:`embedding_geometry` — within-class vs between-class
   cosine similarity of the label-wise embeddings of present classes (what the contrastive
   loss is meant to change).
@@ -55,9 +58,9 @@ def plc_breakdown(probs, observed, truth, delta: float) -> Dict[str, float]:
     return out
 
 
-def plc_curves(results: Mapping[str, Sequence], keys: Sequence[str] = PLC_KEYS):
-    """Long DataFrame (run label, seed, epoch, quantity, value) of the PLC diagnostics in the
-    runs' histories (runs without them are skipped)."""
+def epoch_log(results: Mapping[str, Sequence], keys: Sequence[str]):
+    """Long DataFrame (run label, seed, epoch, quantity, value) of the per-epoch ``keys`` in the
+    runs' histories (runs and epochs without them are skipped)."""
     import pandas as pd
 
     rows = []
@@ -70,7 +73,35 @@ def plc_curves(results: Mapping[str, Sequence], keys: Sequence[str] = PLC_KEYS):
                         rows.append({"run": label, "seed": seed, "epoch": int(row["epoch"]),
                                      "quantity": k, "value": float(row[k])})
     if not rows:
-        raise ValueError("no PLC diagnostics in these runs (train a lac_plc / lac method)")
+        raise ValueError(f"none of {list(keys)} in these runs' histories (train a lac_plc / lac method)")
+    return pd.DataFrame(rows)
+
+
+def plc_curves(results: Mapping[str, Sequence], keys: Sequence[str] = PLC_KEYS):
+    """:func:`epoch_log` of the PLC diagnostics."""
+    return epoch_log(results, keys)
+
+
+def loss_vs_queue(queue_sizes: Sequence[int] = (0, 128, 256, 512), n: int = 64, dim: int = 16,
+                  num_classes: int = 10, noise: float = 0.3, tau: float = 0.5, seed: int = 0):
+    """DataFrame (queue pairs K, form, loss): :func:`mlpl_lab.losses.lac.lac_loss` in both forms
+    on ``n`` random current pairs (unit vectors; the strong view = the weak one + ``noise``,
+    renormalised) of ``num_classes`` classes, against queues of K random pairs."""
+    import pandas as pd
+
+    from ..losses.lac import FORMS, lac_loss
+
+    g = torch.Generator().manual_seed(seed)
+    unit = lambda *shape: torch.nn.functional.normalize(torch.randn(*shape, generator=g), dim=-1)  # noqa: E731
+    z_w = unit(n, dim)
+    z_s = torch.nn.functional.normalize(z_w + noise * torch.randn(n, dim, generator=g), dim=-1)
+    cls = torch.randint(0, num_classes, (n,), generator=g)
+    rows = []
+    for k in queue_sizes:
+        q_z, q_c = unit(int(k), 2, dim), torch.randint(0, num_classes, (int(k),), generator=g)
+        for form in FORMS:
+            rows.append({"queue pairs K": int(k), "form": form,
+                         "loss": float(lac_loss(z_w, z_s, cls, q_z, q_c, tau=tau, form=form))})
     return pd.DataFrame(rows)
 
 

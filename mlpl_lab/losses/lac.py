@@ -8,8 +8,14 @@ Learning with Single Positive Labels", NeurIPS 2022; ``shared/papers/002_*.txt``
   projections of label-wise embeddings, with an optional memory queue. It takes embeddings,
   not logits, so it is not in the logit-loss registry.
 
-Both have a ``form``: ``"paper"`` (default, the equations as printed) and ``"code"`` (what the
-official ``xiemk/SPML-LAC`` computes; notes §3.3 and §3.3b, checked line by line).
+Both have a ``form``: ``"paper"`` (the equations as printed) and ``"code"`` (what the official
+``xiemk/SPML-LAC`` computes; notes §3.3 and §3.3b, checked line by line). PLC defaults to the
+paper's form; the contrastive loss defaults to the code's, because the paper's literal Eq. 7
+grows with the memory queue (:func:`lac_loss`).
+
+**Known negatives** (regimes that observe negatives; the paper has none): they never become
+positives. Both forms of PLC leave observed negatives to L_AN (a pseudo-label never overrides
+an observation), and :func:`lac_valid` never selects them for the contrastive loss.
 """
 from __future__ import annotations
 
@@ -42,7 +48,9 @@ def plc_targets(weak_probs: torch.Tensor, labels: torch.Tensor, delta: float = 0
     single positive) with p^w ≥ δ (target 1) or p^w ≤ 1 − δ (target 0); observed entries are
     left to L_AN.
     ``code``: pl = p^w + 1[observed positive], mask = (pl ≥ δ) | (pl < 1 − δ), target = (pl ≥ δ),
-    over **every** entry: observed positives always count, as target 1.
+    over every entry but the observed negatives: observed positives always count, as target 1.
+    (The code has no observed negatives; here they are left to L_AN in both forms, so a known
+    negative never becomes a pseudo-positive.)
     """
     _check_form(form)
     _check_delta(delta)
@@ -53,8 +61,21 @@ def plc_targets(weak_probs: torch.Tensor, labels: torch.Tensor, delta: float = 0
         neg = unknown & (p <= 1.0 - delta)
         return pos.to(p.dtype), pos | neg
     pl = p + (labels == 1).to(p.dtype)
-    hard = pl >= delta
-    return hard.to(p.dtype), hard | (pl < 1.0 - delta)
+    hard = (pl >= delta) & (labels != 0)
+    return hard.to(p.dtype), (hard | (pl < 1.0 - delta)) & (labels != 0)
+
+
+def lac_valid(weak_probs: torch.Tensor, labels: torch.Tensor, delta: float = 0.9) -> torch.Tensor:
+    """The (image, class) entries the contrastive loss uses (paper Sec. 3.2; ``second_stage.py``:
+    ``pseudo_label_hard | targets``): observed positives, and **unknown** entries whose weak-view
+    probability is ≥ δ (pseudo-positives). Observed negatives never count, whatever p^w says —
+    the lab's valid-entry rule for regimes that observe negatives (the paper's single positive
+    has none, so there it is the code's rule)."""
+    _check_delta(delta)
+    if weak_probs.shape != labels.shape:
+        raise ValueError(f"weak_probs {tuple(weak_probs.shape)} and labels {tuple(labels.shape)} "
+                         "must have one shape")
+    return (labels == 1) | ((labels == -1) & (weak_probs.detach() >= delta))
 
 
 @register_loss("plc")
@@ -96,18 +117,34 @@ def plc_loss(logits, labels, *, weak_probs: Optional[torch.Tensor] = None, delta
 
 def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor,
              queue_z: Optional[torch.Tensor] = None, queue_classes: Optional[torch.Tensor] = None,
-             tau: float = 0.5, form: str = "paper", num_embeddings: Optional[int] = None) -> torch.Tensor:
+             tau: float = 0.5, form: str = "code", num_embeddings: Optional[int] = None) -> torch.Tensor:
     """Label-aware global consistency (LAC paper Eq. 5–7, memory queue of Sec. 3.2).
 
     Inputs are the **valid** entries only — (image, class) pairs whose weak-view pseudo-label
     is ≥ δ or that are observed positives (their pseudo-label is taken as 1, as the paper says):
     ``z_weak``, ``z_strong`` (n, d) L2-normalised projections of the two views of the same
-    entries, ``classes`` (n,) their class ids; ``queue_z`` (m, d), ``queue_classes`` (m,) past
-    entries (detached). Similarity s(a, b) = a·b / τ (τ = 0.5, the code's default).
+    entries, ``classes`` (n,) their class ids. The memory queue holds **pairs**:
+    ``queue_z`` (m, 2, d) — the weak and the strong projection of m past entries (detached) —
+    and ``queue_classes`` (m,). Similarity s(a, b) = a·b / τ (τ = 0.5, the code's default).
 
-    ``form="paper"`` (Eq. 7, default). Anchors: the current batch's weak views z_k. Contrast
-    set: the current strong views z'_k' (so k' = k is the anchor's other view, as the paper
-    prescribes to avoid the trivial pair) and the queue (the B × (B+K) extension)::
+    ``form="code"`` (**default**; SupCon, Khosla et al. 2020, as the official
+    ``lib/utils/lacloss.py`` computes it, which produced the paper's numbers; notes §3.3b-1).
+    The entry set E is [weak views; strong views] of the current pairs and of the queue's
+    pairs (2(n + m) embeddings); **every entry of E is an anchor** a (queue entries too: they
+    carry no gradient themselves, but their similarities to the current entries do), its
+    positives P(a) are the other entries of its class (its own other view included), and::
+
+        L = -1/|E| Σ_a 1/|P(a)| Σ_{p∈P(a)} [ s(z_a, z_p) − log Σ_{e∈E, e≠a} exp s(z_a, z_e) ]
+
+    Because it averages over positives and over anchors, its scale barely depends on the
+    queue: it is a log-ratio of ~log(|E|) whatever K is. Every anchor has a positive (its
+    other view), so no anchor is skipped in practice; one without would be skipped (the code
+    would give NaN).
+
+    ``form="paper"`` (Eq. 7 as printed). Anchors: the current batch's weak views z_k.
+    Candidates: the current strong views z'_k' (k' = k is the anchor's other view, as the paper
+    prescribes to avoid the trivial pair) and the queue's **strong** views (the B × (B+K)
+    extension, K pairs)::
 
         L = -1/B Σ_k Σ_{k'} I_kk' [ s(z_k, z'_k') − log Σ_t Ī_kt exp s(z_k, z'_t) ]
 
@@ -115,13 +152,9 @@ def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor
     denominator holds **inter-class entries only**, and the sum over positives is not
     averaged. B = b·C, every embedding of the batch (``num_embeddings``; the n valid ones when
     not given). An anchor with no inter-class entry has an empty denominator and contributes 0.
-
-    ``form="code"`` (SupCon, Khosla et al., as ``lacloss.py`` computes it; notes §3.3b-1):
-    the entries are [weak views; strong views; queue]; **every entry is an anchor** (queue
-    entries too — they carry no gradient themselves, but their similarities to the current
-    entries do); positives = same class, self excluded; the denominator is every entry but
-    self (same-class ones included); each anchor's loss is averaged over its positives, then
-    over the anchors (anchors without a positive are skipped; the code would give NaN).
+    Not the default: the literal sum over positives **grows with the queue** — every queued
+    same-class entry adds a term (fidelity audit §3.1: 64 anchors, 31.9 without a queue, 373
+    with 512 queued embeddings), so a queue ablation would measure a loss weight.
     """
     _check_form(form)
     if not (isinstance(tau, (int, float)) and tau > 0):
@@ -131,15 +164,20 @@ def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor
                          f"and classes {tuple(classes.shape)} (n,)")
     if (queue_z is None) != (queue_classes is None):
         raise ValueError("pass both queue_z and queue_classes, or neither")
+    d = z_weak.shape[1]
     if queue_z is None:
-        queue_z = z_weak.new_zeros((0, z_weak.shape[1]))
+        queue_z = z_weak.new_zeros((0, 2, d))
         queue_classes = classes.new_zeros((0,))
+    if queue_z.ndim != 3 or queue_z.shape[1:] != (2, d) or queue_classes.shape != queue_z.shape[:1]:
+        raise ValueError(f"the queue holds pairs: queue_z must be (m, 2, {d}) (weak, strong) and "
+                         f"queue_classes (m,); got {tuple(queue_z.shape)} and {tuple(queue_classes.shape)}")
     queue_z = queue_z.detach().to(z_weak.dtype)
+    queue_classes = queue_classes.to(classes.device)
     n = z_weak.shape[0]
     if n == 0:
         return z_weak.sum() * 0.0
     if form == "paper":
-        cand = torch.cat([z_strong, queue_z])
+        cand = torch.cat([z_strong, queue_z[:, 1]])
         cand_cls = torch.cat([classes, queue_classes])
         sim = z_weak @ cand.T / tau                                    # (n, n + m)
         same = classes[:, None] == cand_cls[None, :]
@@ -150,8 +188,8 @@ def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor
         if total < n:
             raise ValueError(f"num_embeddings ({total}) is smaller than the {n} valid entries")
         return -terms.sum() / total
-    feats = torch.cat([z_weak, z_strong, queue_z])
-    cls = torch.cat([classes, classes, queue_classes])
+    feats = torch.cat([z_weak, queue_z[:, 0], z_strong, queue_z[:, 1]])
+    cls = torch.cat([classes, queue_classes, classes, queue_classes])
     sim = feats @ feats.T / tau
     eye = torch.eye(len(feats), dtype=torch.bool, device=feats.device)
     log_prob = sim - torch.logsumexp(sim.masked_fill(eye, float("-inf")), dim=1, keepdim=True)

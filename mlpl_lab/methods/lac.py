@@ -19,9 +19,13 @@ Registered names (defaults from the paper and code: δ 0.6 in stage 1 and 0.9 in
 * ``lac`` — stage 2 with the memory queue (the paper's method, Table 3's last row).
 
 Stage-2 methods (``stage=2``) must start from a trained stage 1 (``fit(..., init_from=...)``,
-``RunSpec(init_from=...)``): they refuse to run from scratch. Their EMA starts as a copy of
-the loaded weights and the projector from its random initialisation (the code's behaviour,
-§3.3b-5); the queue starts empty.
+``RunSpec(init_from=...)``): they refuse to run from scratch. They load stage 1's **raw**
+best-val weights; their EMA starts as a copy of them and the projector from its random
+initialisation (the code's behaviour, §3.3b-5); the queue starts empty. (The code's stage-1
+checkpoint holds whichever of the raw and the EMA weights had the better val mAP; the loop's
+``init_from`` copies a method's networks, not its EMA, so the lab cannot pick the EMA without
+a hook in ``train.fit``. With the lab's EMA — a half-life of one epoch — the raw weights are
+the ones selected by val mAP; the notebook prints both.)
 
 **EMA** for evaluation (``val_mAP[ema]``), never for pseudo-labels (§3.3b-6). The code's
 decay is 0.9997 per step (``ema_decay="code"``): over its 40 epochs of 143 steps it keeps
@@ -33,7 +37,12 @@ a half-life of one epoch; a number in [0, 1) sets it, ``None`` switches it off.
 
 **Diagnostics** (per epoch, into the run's history): PLC's pseudo-labels on the unknown
 entries against the truth (``plc_pos_precision``, ``plc_pos_recall``, ``plc_neg_precision``,
-``plc_coverage``), the valid entries per batch (``lac_entries``) and the queue's fill.
+``plc_coverage``) and their count (``plc_pseudo_positives``: unknown entries with p^w ≥ δ,
+summed over the epoch's steps — at δ = 0.9 it can be 0, and LAC then contrasts observed
+positives only), the valid entries per batch (``lac_entries``), the pairs each step contrasts
+(``lac_contrast_pairs``: the batch's and the queue's), the queue's fill, and
+``lac_an_ratio`` = the epoch's mean L_LAC / mean L_AN (the contrastive term's weight in the
+total loss).
 """
 from __future__ import annotations
 
@@ -42,7 +51,7 @@ from typing import Any, Dict, Optional, Union
 import torch
 
 from ..losses.basic import an_loss
-from ..losses.lac import FORMS, lac_loss, plc_loss
+from ..losses.lac import FORMS, lac_loss, lac_valid, plc_loss
 from .base import Method
 from .registry import register_method
 
@@ -50,47 +59,59 @@ from .registry import register_method
 CODE_EMA_PER_STEP = 0.9997
 #: the lab's default EMA decay per epoch (module docstring)
 DEFAULT_EMA_PER_EPOCH = 0.5
+#: how the two views go through the network (:class:`LACMethod`)
+FORWARDS = ("joint", "separate")
 
 
 class MemoryQueue:
-    """A FIFO of the last ``size`` projections and their class ids (the paper's memory queue).
+    """The memory queue of the official code: **K pairs**, each the (weak, strong) projections of
+    one valid (image, class) entry and its class id, the current batch **included**
+    (``second_stage.py`` writes the batch into ``queue_feats`` (K, 2, d) and computes the loss
+    over the filled queue).
 
-    ``push`` appends the detached entries, overwriting the oldest once full. A push of more
-    than ``size`` entries keeps its newest ``size`` (the official code crashes there, notes
-    §3.3b-2). ``contents()`` is every filled slot (m ≤ size).
+    The lab keeps a FIFO ring of the last ``size`` pairs: a step contrasts its n current pairs
+    with the newest ``size − n`` stored ones (:meth:`contents` with ``limit``), then
+    :meth:`push` stores its own, detached. So every step sees min(K, n + stored) pairs, as in
+    the code. (The code's pointer goes back to the front when ``ptr + n ≥ K``; the entries past
+    it stay and are still used, so its contrast set is the prefix up to its largest fill, a
+    little below K, with a few stale pairs at the tail — a detail not reproduced. A batch of
+    n > K pairs crashes the code; here the step contrasts its own n pairs only and the queue
+    keeps the newest K.)
     """
 
     def __init__(self, size: int, dim: int, device=None, dtype=torch.float32):
         if not isinstance(size, int) or size < 1:
             raise ValueError(f"queue size must be an integer >= 1, got {size!r}")
         self.size, self.dim = size, dim
-        self.z = torch.zeros(size, dim, device=device, dtype=dtype)
+        self.z = torch.zeros(size, 2, dim, device=device, dtype=dtype)
         self.classes = torch.full((size,), -1, dtype=torch.long, device=device)
         self.ptr = 0
         self.fill = 0
 
     @torch.no_grad()
-    def push(self, z: torch.Tensor, classes: torch.Tensor) -> None:
-        if z.ndim != 2 or z.shape[1] != self.dim or classes.shape != z.shape[:1]:
-            raise ValueError(f"push expects z (n, {self.dim}) and classes (n,), got {tuple(z.shape)} "
-                             f"and {tuple(classes.shape)}")
-        z, classes = z.detach(), classes.detach()
-        if len(z) > self.size:  # guard: keep the newest `size` entries
+    def push(self, z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor) -> None:
+        """Store n pairs (weak (n, d), strong (n, d), classes (n,)), overwriting the oldest."""
+        if (z_weak.ndim != 2 or z_weak.shape[1] != self.dim or z_strong.shape != z_weak.shape
+                or classes.shape != z_weak.shape[:1]):
+            raise ValueError(f"push expects z_weak and z_strong (n, {self.dim}) and classes (n,), got "
+                             f"{tuple(z_weak.shape)}, {tuple(z_strong.shape)} and {tuple(classes.shape)}")
+        z = torch.stack([z_weak.detach(), z_strong.detach()], dim=1)
+        classes = classes.detach()
+        if len(z) > self.size:  # keep the newest `size` pairs
             z, classes = z[-self.size:], classes[-self.size:]
         n = len(z)
         if n == 0:
             return
         idx = (self.ptr + torch.arange(n, device=self.z.device)) % self.size
-        self.z[idx] = z.to(self.z.dtype)
+        self.z[idx] = z.to(self.z.device, self.z.dtype)
         self.classes[idx] = classes.to(self.classes.device)
         self.ptr = int((self.ptr + n) % self.size)
         self.fill = min(self.size, self.fill + n)
 
-    def contents(self):
-        """(z (m, d), classes (m,)) of the filled slots, oldest first."""
-        if self.fill < self.size:
-            return self.z[:self.fill], self.classes[:self.fill]
-        order = (self.ptr + torch.arange(self.size, device=self.z.device)) % self.size
+    def contents(self, limit: Optional[int] = None):
+        """(z (m, 2, d), classes (m,)) of the newest m = min(fill, limit) stored pairs, oldest first."""
+        m = self.fill if limit is None else max(0, min(self.fill, int(limit)))
+        order = (self.ptr - m + torch.arange(m, device=self.z.device)) % self.size
         return self.z[order], self.classes[order]
 
     def state_dict(self) -> Dict[str, Any]:
@@ -106,10 +127,20 @@ class LACMethod(Method):
     """L_AN on the weak view, optionally + PLC and + LAC (module docstring).
 
     Hyperparameters: ``plc``, ``lac`` (switch the terms), ``delta`` (δ), ``tau`` (τ),
-    ``queue_size`` (K; 0 = no queue), ``lambda_plc``, ``lambda_lac``, ``plc_form`` and
-    ``lac_form`` (``"paper"`` default, ``"code"``: see :mod:`mlpl_lab.losses.lac`),
-    ``stage`` (2: must start from a trained stage 1), ``ema_decay`` (per epoch, ``"code"``
-    for 0.9997 per step, or None).
+    ``queue_size`` (K pairs, the current batch included; 0 = no queue), ``lambda_plc``,
+    ``lambda_lac``, ``plc_form`` (``"paper"`` default) and ``lac_form`` (``"code"`` default: the
+    paper's literal Eq. 7 grows with the queue; see :mod:`mlpl_lab.losses.lac`), ``stage`` (2:
+    must start from a trained stage 1), ``ema_decay`` (per epoch, ``"code"`` for 0.9997 per
+    step, or None), ``forward``:
+
+    * ``"joint"`` (default, the code's): **one** forward pass over ``cat([weak, strong])`` in
+      every row, AN's included (AN reads the weak half only). BatchNorm then normalises each
+      training batch with the statistics of both views and its running statistics — what
+      evaluation uses — come from the same mixture in every row, so the rows of Table 3 differ
+      only in their losses. (The code freezes BatchNorm, which a network trained from scratch
+      cannot do; with frozen BN the joint and separate passes give the same logits.)
+    * ``"separate"``: the lab's former behaviour, kept to measure the difference — two passes
+      (weak, then strong) with live BatchNorm, and AN on the weak view only.
     """
 
     required_head = "label_query"
@@ -119,11 +150,11 @@ class LACMethod(Method):
 
     def __init__(self, plc: bool = True, lac: bool = False, delta: float = 0.6, tau: float = 0.5,
                  queue_size: int = 0, lambda_plc: float = 1.0, lambda_lac: float = 1.0,
-                 plc_form: str = "paper", lac_form: str = "paper", stage: int = 1,
-                 ema_decay: Union[float, str, None] = DEFAULT_EMA_PER_EPOCH):
+                 plc_form: str = "paper", lac_form: str = "code", stage: int = 1,
+                 ema_decay: Union[float, str, None] = DEFAULT_EMA_PER_EPOCH, forward: str = "joint"):
         super().__init__(plc=plc, lac=lac, delta=delta, tau=tau, queue_size=queue_size,
                          lambda_plc=lambda_plc, lambda_lac=lambda_lac, plc_form=plc_form,
-                         lac_form=lac_form, stage=stage, ema_decay=ema_decay)
+                         lac_form=lac_form, stage=stage, ema_decay=ema_decay, forward=forward)
         problems = []
         if not (isinstance(delta, (int, float)) and 0.5 <= delta < 1):
             problems.append(f"delta must be in [0.5, 1), got {delta!r}")
@@ -144,6 +175,8 @@ class LACMethod(Method):
         if not (ema_decay is None or ema_decay == "code"
                 or (isinstance(ema_decay, (int, float)) and 0 <= ema_decay < 1)):
             problems.append(f"ema_decay must be a number in [0, 1) per epoch, 'code' or None, got {ema_decay!r}")
+        if forward not in FORWARDS:
+            problems.append(f"forward must be one of {FORWARDS}, got {forward!r}")
         if problems:
             raise ValueError("LAC: " + "; ".join(problems))
         self.use_plc, self.use_lac = bool(plc), bool(lac)
@@ -152,9 +185,11 @@ class LACMethod(Method):
         self.lambda_plc, self.lambda_lac = float(lambda_plc), float(lambda_lac)
         self.plc_form, self.lac_form = plc_form, lac_form
         self.stage = stage
+        self.forward = forward
         self.requires_init_from = stage == 2
         self._ema_setting = ema_decay
-        self.views = ("weak", "strong") if (self.use_plc or self.use_lac) else ("weak",)
+        two_views = self.use_plc or self.use_lac or forward == "joint"
+        self.views = ("weak", "strong") if two_views else ("weak",)
         self.queue: Optional[MemoryQueue] = None
 
     def setup(self, ctx) -> None:
@@ -177,6 +212,15 @@ class LACMethod(Method):
         h, _ = self.net.head.label_embeddings(self.net.feature_map(x))
         return h, self.net.head.fc(h)
 
+    def embed_views(self, weak: torch.Tensor, strong: torch.Tensor):
+        """(h_w, logits_w, h_s, logits_s): one pass over ``cat([weak, strong])`` (``forward="joint"``)
+        or one pass per view (``"separate"``)."""
+        if self.forward == "joint":
+            h, logits = self._embed(torch.cat([weak, strong]))
+            b = len(weak)
+            return h[:b], logits[:b], h[b:], logits[b:]
+        return (*self._embed(weak), *self._embed(strong))
+
     def _count(self, **values) -> None:
         for k, v in values.items():
             v = v.detach().sum().float()
@@ -185,34 +229,41 @@ class LACMethod(Method):
     def training_step(self, batch, epoch):
         obs = self.batch_labels(batch)
         if not (self.use_plc or self.use_lac):
-            logits = self.net(batch["image"])
-            return an_loss(logits, obs), {}
-        h_w, logits_w = self._embed(batch["image"])
-        h_s, logits_s = self._embed(batch["image_strong"])
+            if self.forward == "joint":
+                logits = self.embed_views(batch["image"], batch["image_strong"])[1]
+            else:
+                logits = self.net(batch["image"])
+            l_an = an_loss(logits, obs)
+            return l_an, {"loss_an": l_an.detach()}
+        h_w, logits_w, h_s, logits_s = self.embed_views(batch["image"], batch["image_strong"])
         l_an = an_loss(logits_w, obs)
         loss, logs = l_an, {"loss_an": l_an.detach()}
         p_w = torch.sigmoid(logits_w.detach()).float()
+        unknown = obs == -1
+        self._count(pseudo_positives=unknown & (p_w >= self.delta))
         if self.use_plc:
             l_plc = plc_loss(logits_s, obs, weak_probs=p_w, delta=self.delta, form=self.plc_form)
             loss = loss + self.lambda_plc * l_plc
             logs["loss_plc"] = l_plc.detach()
         if self.use_lac:
-            valid = (p_w >= self.delta) | (obs == 1)   # observed positives count as p^w = 1
+            valid = lac_valid(p_w, obs, self.delta)  # observed positives and unknowns with p ≥ δ
             cls = torch.nonzero(valid, as_tuple=True)[1]
-            z_w = self.net.head.project(h_w[valid])
-            z_s = self.net.head.project(h_s[valid])
-            q_z, q_c = self.queue.contents() if self.queue is not None else (None, None)
-            l_lac = lac_loss(z_w.float(), z_s.float(), cls, q_z, q_c, tau=self.tau, form=self.lac_form,
+            z_w = self.net.head.project(h_w[valid]).float()
+            z_s = self.net.head.project(h_s[valid]).float()
+            q_z, q_c = (self.queue.contents(limit=self.queue_size - len(cls))
+                        if self.queue is not None else (None, None))
+            l_lac = lac_loss(z_w, z_s, cls, q_z, q_c, tau=self.tau, form=self.lac_form,
                              num_embeddings=valid.numel())
             loss = loss + self.lambda_lac * l_lac
             logs["loss_lac"] = l_lac.detach()
             if self.queue is not None:
-                self.queue.push(torch.cat([z_w, z_s]).detach().float(), torch.cat([cls, cls]))
-            self._count(lac_entries=valid.sum(), lac_batches=torch.ones(()))
+                self.queue.push(z_w, z_s, cls)
+            self._count(lac_entries=valid.sum(), lac_batches=torch.ones(()),
+                        lac_contrast_pairs=torch.tensor(float(len(cls) + (0 if q_c is None else len(q_c)))),
+                        sum_loss_lac=l_lac, sum_loss_an=l_an)
         truth = batch.get("labels")  # diagnostics only: never in the loss
         if truth is None:
             return loss, logs
-        unknown = obs == -1
         pos_sel = unknown & (p_w >= self.delta)
         neg_sel = unknown & (p_w <= 1.0 - self.delta)
         self._count(unknown=unknown, hidden=unknown & (truth == 1), pos_sel=pos_sel,
@@ -224,16 +275,21 @@ class LACMethod(Method):
 
     def on_epoch_end(self, epoch: int) -> None:
         c = {k: float(v) for k, v in self._counts.items()}
+        nan = float("nan")
+        if "pseudo_positives" in c:
+            # unknown entries with p^w ≥ δ, summed over the epoch's steps (δ = 0.9 may give none)
+            self.log_epoch(plc_pseudo_positives=c["pseudo_positives"])
         if "unknown" in c:
-            nan = float("nan")
             self.log_epoch(
                 plc_pos_precision=c["pos_true"] / c["pos_sel"] if c["pos_sel"] else nan,
                 plc_pos_recall=c["pos_true"] / c["hidden"] if c["hidden"] else nan,
                 plc_neg_precision=c["neg_true"] / c["neg_sel"] if c["neg_sel"] else nan,
-                plc_coverage=(c["pos_sel"] + c["neg_sel"]) / c["unknown"] if c["unknown"] else nan,
-                plc_pseudo_positives=c["pos_sel"])
+                plc_coverage=(c["pos_sel"] + c["neg_sel"]) / c["unknown"] if c["unknown"] else nan)
         if "lac_batches" in c:
-            self.log_epoch(lac_entries=c["lac_entries"] / c["lac_batches"])
+            self.log_epoch(lac_entries=c["lac_entries"] / c["lac_batches"],
+                           lac_contrast_pairs=c["lac_contrast_pairs"] / c["lac_batches"],
+                           # the epoch's mean L_LAC over its mean L_AN: the contrastive term's weight
+                           lac_an_ratio=c["sum_loss_lac"] / c["sum_loss_an"] if c["sum_loss_an"] else nan)
         if self.queue is not None:
             self.log_epoch(queue_fill=self.queue.fill)
 
