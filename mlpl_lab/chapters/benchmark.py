@@ -123,7 +123,10 @@ ROWS: Tuple[Row, ...] = (
     Row(cls_chapter.JOCOR, "jocor", "04",
         params=lambda P, r, s: _family(P, {"co_lambda": cls_chapter.JOCOR_LAMBDA})),
     Row("LAC", "lac", "05",
-        note="own head (label query) and two stages with its paper's optimiser: chapter 05's design"),
+        regimes=tuple(label for label, (name, params) in REGIMES.items()
+                      if lac_chapter.regime_defined(name, params)),
+        note="own head (label query) and two stages with its paper's optimiser: chapter 05's design; "
+             "known negatives are masked out of PLC and the contrastive loss (never pseudo-positives)"),
     Row("PU-MLC", "pu_mlc", "06", note="reads observed positives only (observed negatives count as unlabelled)"),
 )
 ROW_BY_LABEL = {r.label: r for r in ROWS}
@@ -492,7 +495,7 @@ PAPER_CLAIMS: Dict[str, str] = {
     "GR": "GR Loss (IJCAI 2023), Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
     "OPML-SP": "OPML (TMM 2024): beats AN on VOC, COCO, NUS, CUB (single positive)",
     "CLS": "CLS (2023), Table 2: beats AN on COCO in every regime of its table",
-    "LAC": "LAC (2024), Table 1: beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "LAC": "LAC (NeurIPS 2022), Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
     "PU-MLC": "PU-MLC (ICME 2024): beats BCE with partial labels at low known proportions",
     "EM+APL": "Zhou et al. (2022): beats AN on four datasets (single positive)",
     "ROLE": "Cole et al. (CVPR 2021), Table 2: beats AN (single positive)",

@@ -101,7 +101,7 @@ def rand_augment(x: torch.Tensor, group: int = RANDAUG_GROUP) -> torch.Tensor:
 
 
 def weak_view(x: torch.Tensor) -> torch.Tensor:
-    """Flip + small translation (the papers' "weak" augmentation)."""
+    """Flip + ±2 px shift: the lab's weak view (LAC's code uses flip + resize)."""
     return random_translate(random_flip(x))
 
 
