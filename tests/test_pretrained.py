@@ -127,3 +127,21 @@ def test_profile_init_is_checked():
     with pytest.raises(ValueError, match="weights"):
         get_profile("smoke", init="imagenet")
     assert get_profile("smoke", init="scratch", pretrain={}).spec("an").backbone_from is None
+
+
+def test_a_real_dataset_starts_from_imagenet_on_gpu_and_from_scratch_elsewhere(tmp_path, monkeypatch):
+    from mlpl_lab.chapters.common import describe_start, with_dataset
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))  # an empty weights cache
+    gpu = with_dataset("gpu", "voc2012", root=str(tmp_path))
+    assert gpu.init == "imagenet" and gpu.model_kwargs["weights"] == "IMAGENET1K_V1"
+    assert gpu.spec("an").backbone_from is None
+    note = describe_start(gpu)
+    assert "NOT in the local cache" in note and str(tmp_path / "torch") in note
+    cached = tmp_path / "torch" / "hub" / "checkpoints"
+    cached.mkdir(parents=True)
+    (cached / "resnet50-0676ba61.pth").write_bytes(b"")
+    assert "cached at" in describe_start(gpu)
+    cpu = with_dataset("cpu", "voc2012", root=str(tmp_path))
+    assert cpu.init == "scratch" and cpu.spec("an").backbone_from is None
+    assert describe_start("cpu").startswith("the lab's pretrained backbone")
