@@ -24,7 +24,7 @@ def data_root(tmp_path, monkeypatch):
 @pytest.fixture
 def P():
     return get_profile("smoke", n_train=96, n_val=48, n_test=48, epochs=2, batch_size=32,
-                       model_kwargs={"width": 4}, seeds=[0, 1])
+                       model_kwargs={"width": 4}, seeds=[0, 1], init="scratch")
 
 
 def count_fits(monkeypatch):
