@@ -357,10 +357,13 @@ class StoredRun:
         if self.path is None:
             raise RuntimeError("this run has no folder in the store")
         path = self.path / "weights.pt"
-        data = path.read_bytes()  # hashed and loaded from the same bytes
+        try:
+            data = path.read_bytes()  # hashed and loaded from the same bytes
+        except FileNotFoundError:
+            data = b""
         if hashlib.sha256(data).hexdigest() != self.summary.get("weights_sha256"):
-            raise DamagedRunError(f"{path} does not match the sha256 recorded with the run (altered, "
-                                  "truncated, or replaced by another process since it was read); "
+            raise DamagedRunError(f"{path} does not match the sha256 recorded with the run (missing, "
+                                  "altered, truncated, or replaced by another process since it was read); "
                                   "read the run again, or delete the folder and it is trained again")
         return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
 
