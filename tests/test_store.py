@@ -17,6 +17,7 @@ from mlpl_lab.train import predict_dataset
 def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
+    monkeypatch.delenv(store.FOREIGN_ENV, raising=False)
     runner._SPLITS_CACHE.clear()
     return tmp_path
 

@@ -27,19 +27,7 @@ from mlpl_lab.profiles import get_profile
 PACKAGE = Path(store.__file__).resolve().parent
 
 
-@pytest.fixture
-def data_root(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
-    monkeypatch.delenv(store.FRESH_ENV, raising=False)
-    monkeypatch.delenv(store.FOREIGN_ENV, raising=False)
-    runner._SPLITS_CACHE.clear()
-    return tmp_path
-
-
-@pytest.fixture
-def P():
-    return get_profile("smoke", n_train=96, n_val=48, n_test=48, epochs=1, batch_size=32,
-                       model_kwargs={"width": 4}, seeds=[0, 1], init="scratch")
+from test_store import P, data_root  # noqa: F401  (fixtures: a temporary store, a tiny profile)
 
 
 def fake_run(st, spec, value=1.0, extra=None):
@@ -208,7 +196,7 @@ def test_a_real_dataset_whose_label_files_changed_is_retrained(data_root, P, tmp
 def test_a_damaged_run_is_reported_and_retrained(data_root, P, monkeypatch, damage):
     """Bugs caught: a corrupt JSON raising a bare JSONDecodeError on every read; a truncated or
     altered weights file loaded (or crashing the notebook) instead of being retrained."""
-    spec = P.spec("an")
+    spec = P.spec("an", epochs=1)
     first = runner.ensure([spec])[0]
     folder = first.path
     if damage == "summary truncated":
@@ -274,7 +262,7 @@ def test_every_method_state_loads_with_weights_only(data_root, P, name):
 
     assert type(build_method(name)).extra_state is not Method.extra_state
     kw = {"model_kwargs": {"width": 4, "head": "label_query"}} if name.startswith("lac") else {}
-    run = runner.ensure([P.spec(name, **kw)])[0]
+    run = runner.ensure([P.spec(name, epochs=1, **kw)])[0]
     blob = torch.load(run.path / "weights.pt", weights_only=True)
     assert set(blob) == {"weights", "extra"} and blob["extra"]
     run.method  # rebuilt from the stored state
@@ -301,10 +289,10 @@ WRITER = textwrap.dedent("""
 def test_two_writers_of_one_key_both_succeed_and_readers_see_whole_runs(data_root, P, tmp_path):
     """Bugs caught: the second writer's rename failing (ENOTEMPTY) and aborting its grid, or
     deleting the first's folder under a reader; a reader seeing a folder mixed from two writes.
-    Two processes write one key 25 times each, each write replacing the other's (as under
+    Two processes write one key 15 times each, each write replacing the other's (as under
     --fresh), while this process reads it: every read is absent or one whole write."""
     spec = P.spec("an")
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(w), "25", spec.canonical_json()],
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(w), "15", spec.canonical_json()],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=os.environ | {"PYTHONPATH": str(PACKAGE.parent)})
              for w in (1, 2)]
@@ -314,6 +302,7 @@ def test_two_writers_of_one_key_both_succeed_and_readers_see_whole_runs(data_roo
         while any(p.poll() is None for p in procs) or reads < 5:
             run = st.get(spec)
             reads += 1
+            time.sleep(0.002)  # leave the writers some of the two cores
             if run is not None:
                 whole += 1
                 value = run.history[0]["test_mAP"]
@@ -327,7 +316,7 @@ def test_two_writers_of_one_key_both_succeed_and_readers_see_whole_runs(data_roo
     assert [p.returncode for p in procs] == [0, 0], outs
     assert whole > 0
     final = st.get(spec)
-    assert final is not None and final.history[0]["test_mAP"] in (1024, 2024)
+    assert final is not None and final.history[0]["test_mAP"] in (1014, 2014)
     assert not [p.name for p in st.root.iterdir() if p.name.startswith(".")]
 
 
