@@ -13,6 +13,11 @@ CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the sa
 
 ``mlpl-lab store [--clear]`` lists (or deletes) the stored runs.
 
+``--fresh`` retrains every run made before this invocation started, and records that time in
+``<out>/.mlpl-lab-fresh``; ``--fresh-after last`` resumes an interrupted fresh report (runs the
+first invocation already made are served, nothing is retrained twice); ``--fresh-after UNIX_TIME``
+names the time.
+
 Arguments are checked before any work: a bad one is answered at once (``report``'s before torch
 is imported; ``benchmark``'s method and regime names need the chapter's tables, a second or two).
 """
@@ -33,11 +38,16 @@ class UsageError(Exception):
     """A bad command-line argument (exit code 2, message names the fix)."""
 
 
+class CommandError(Exception):
+    """A command that cannot finish correctly (exit code 1, message says why and what to do)."""
+
+
 def check_benchmark_args(args) -> None:
     """Method and regime names (the chapter's tables), before any training or notebook starts."""
     from .chapters import benchmark as bm
     from .chapters.common import with_dataset
 
+    check_data_args(args)
     try:
         bm.resolve_methods(args.methods)
         bm.resolve_regimes(args.regimes)
@@ -45,6 +55,27 @@ def check_benchmark_args(args) -> None:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     check_out_dir(args.out)
+
+
+def check_data_args(args) -> None:
+    """``--dataset/--root/--layout`` before any work: the scenes take neither a root nor a layout;
+    a real dataset needs a root that exists, resolved here against the caller's directory (the
+    notebook kernel runs in ``notebooks/``, so a relative path would point elsewhere there)."""
+    if args.dataset in (None, "scenes"):
+        given = [f for f, v in (("--root", args.root), ("--layout", args.layout)) if v is not None]
+        if given:
+            raise UsageError(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for a real "
+                             "dataset, not the embedded scenes; "
+                             "add --dataset voc2012|coco2014|nuswide|cub, or drop them")
+        return
+    if args.root is None:
+        raise UsageError(f"--dataset {args.dataset} needs --root /path/to/it (nothing is downloaded)")
+    root = Path(args.root).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root!r} is not a folder ({root}); give the folder that holds "
+                         f"the {args.dataset} files")
+    args.root = str(root)
+    args.layout = args.layout or "cole"
 
 
 def notebook_paths(names=None):
@@ -95,7 +126,8 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # progress bars would clutter reports
     params = {"profile": profile} | dict(parameters or {})
     pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
-                        cwd=str(path.parent), progress_bar=False, execution_timeout=timeout)
+                        cwd=str(path.parent), progress_bar=False, execution_timeout=timeout,
+                        config=kernel_config())
     if html:
         import nbconvert
         import nbformat
@@ -107,6 +139,26 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
         body, _ = exporter.from_notebook_node(nb)
         (out_dir / (path.stem + ".html")).write_text(body, encoding="utf-8")
     return executed
+
+
+def kernel_config():
+    """How papermill talks to the kernel: CurveZMQ-encrypted TCP when pyzmq has it and the
+    kernelspec declares it (``metadata.supported_encryption``), local IPC sockets otherwise, so
+    the kernel never runs over plain TCP (it said "Kernel is running over TCP without
+    encryption" for every notebook)."""
+    import zmq
+    from jupyter_client.kernelspec import KernelSpecManager
+    from traitlets.config import Config
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec("python3")
+        declared = spec.metadata.get("supported_encryption") or ()
+    except Exception:  # no such kernelspec: papermill reports it
+        declared = ()
+    declared = [declared] if isinstance(declared, str) else list(declared)
+    if zmq.has("curve") and "curve" in [str(d).lower() for d in declared]:
+        return Config({"KernelManager": {"transport_encryption": "auto"}})
+    return Config({"KernelManager": {"transport": "ipc"}})
 
 
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -136,7 +188,9 @@ class _Tail(threading.Thread):
 
     def __init__(self, path: Path):
         super().__init__(daemon=True)
-        self.path, self.stop, self.pos = path, threading.Event(), 0
+        # from the file's end: an earlier notebook's lines were printed while it ran
+        self.path, self.stop = path, threading.Event()
+        self.pos = path.stat().st_size if path.exists() else 0
 
     def poll(self):
         if self.path.exists():
@@ -159,10 +213,8 @@ def cmd_report(args) -> int:
         print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
         return 1
     from .runner import PROGRESS_FILE_ENV
-    from .store import FRESH_ENV
 
-    if args.fresh:
-        os.environ[FRESH_ENV] = str(time.time())  # runs made from now on are served again
+    set_fresh(args, out)
     progress_file = out / ".progress.log"
     progress_file.write_text("")
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
@@ -175,6 +227,44 @@ def cmd_report(args) -> int:
     return 0
 
 
+FRESH_STAMP = ".mlpl-lab-fresh"
+
+
+def parse_fresh_after(value: str | None, out: str) -> float | None:
+    """``--fresh-after``: a UNIX time, or ``last`` (the time the last ``--fresh`` into ``out``
+    recorded)."""
+    if value is None:
+        return None
+    if value == "last":
+        stamp = Path(out) / FRESH_STAMP
+        try:
+            return float(stamp.read_text().strip())
+        except (OSError, ValueError):
+            raise UsageError(f"--fresh-after last: no --fresh run has recorded its time in {stamp}; "
+                             "start with --fresh") from None
+    try:
+        return float(value)
+    except ValueError:
+        raise UsageError(f"--fresh-after takes a UNIX time (as --fresh prints it) or 'last', "
+                         f"got {value!r}") from None
+
+
+def set_fresh(args, out: Path) -> None:
+    """``--fresh``: runs made before now are retrained; the time is recorded in ``out`` and
+    printed, so an interrupted report resumes with ``--fresh-after last`` without retraining
+    what it already made. ``--fresh-after``: that time instead of now."""
+    from .store import FRESH_ENV
+
+    after = args.fresh_after
+    if args.fresh:
+        after = time.time()
+        (out / FRESH_STAMP).write_text(repr(after))
+        print(f"[mlpl-lab] --fresh: runs made before {time.ctime(after)} are retrained; to resume "
+              f"after an interruption: --fresh-after last (or --fresh-after {after!r})", flush=True)
+    if after is not None:
+        os.environ[FRESH_ENV] = repr(float(after))
+
+
 BENCHMARK_NOTEBOOK = "07_benchmark"
 
 
@@ -184,9 +274,12 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     from .chapters import benchmark
     from .chapters.common import with_dataset
 
+    from .runner import read_only
+
     p = dict(parameters or {})
     P = with_dataset(profile, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
-    _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning", False))
+    with read_only("the CSV tables are read from the runs notebook 07 stored"):
+        _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning", False))
     return benchmark.write_csv(benchmark.tables(results), out)
 
 
@@ -195,10 +288,13 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
     from .report import read_records
     from .runner import CHAPTER_ENV
 
+    from .store import _FINGERPRINT, source_fingerprint
+
     done = []
     progress_file = Path(os.environ["MLPL_LAB_PROGRESS_FILE"])
     for path in paths:
         t0 = time.perf_counter()
+        source_before = source_fingerprint(recompute=True)
         print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
         os.environ[CHAPTER_ENV] = path.stem
         tail = _Tail(progress_file)
@@ -213,6 +309,14 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
         print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
               f"HTML: {out / (path.stem + '.html')}", flush=True)
         if path.stem == BENCHMARK_NOTEBOOK:
+            source_after = source_fingerprint(recompute=True)
+            if source_after != source_before:
+                raise CommandError(
+                    f"the training path's source changed while {path.name} ran (fingerprint "
+                    f"{source_before} -> {source_after}): its runs and the CSV tables would come from "
+                    "different code, so no CSV was written. Run the command again (stored runs of "
+                    "the current code are reused).")
+            _FINGERPRINT["value"] = source_after  # the keys of the code the notebook ran
             csvs = write_benchmark_csv(out, profile, parameters)
             print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: {out}/{BENCHMARK_NOTEBOOK}_*.csv",
                   flush=True)
@@ -226,7 +330,6 @@ def cmd_benchmark(args) -> int:
     out = check_out_dir(args.out)
     from .chapters import benchmark
     from .runner import PROGRESS_FILE_ENV
-    from .store import FRESH_ENV
 
     from .chapters.common import with_dataset
 
@@ -234,8 +337,7 @@ def cmd_benchmark(args) -> int:
     design = benchmark.chapter_design(P, args.methods, args.regimes, args.tuning)
     print(f"[mlpl-lab] benchmark, profile {args.profile}, data {args.dataset}: {design.describe()}",
           flush=True)
-    if args.fresh:
-        os.environ[FRESH_ENV] = str(time.time())
+    set_fresh(args, out)
     progress_file = out / ".progress.log"
     progress_file.write_text("")
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
@@ -244,7 +346,8 @@ def cmd_benchmark(args) -> int:
     try:
         _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
                                                    "tuning": bool(args.tuning), "dataset": args.dataset,
-                                                   "data_root": args.root, "data_layout": args.layout})
+                                                   "data_root": args.root,
+                                                   "data_layout": args.layout or "cole"})
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
@@ -264,10 +367,24 @@ def cmd_store(args) -> int:
     keys = list(store.keys())
     print(f"{len(keys)} runs in {store.root}")
     for k in keys:
-        s = json.loads((store.root / k / "summary.json").read_text())
-        print(f"  {k}  {s.get('describe', '?')}  test mAP {s.get('test_mAP', float('nan')):.2f}  "
-              f"{s.get('seconds', 0):.0f} s")
+        try:
+            s = json.loads((store.root / k / "summary.json").read_text())
+            env = s.get("environment") or {}
+            print(f"  {k}  {s.get('describe', '?')}  test mAP {s.get('test_mAP', float('nan')):.2f}  "
+                  f"{s.get('seconds', 0):.0f} s  [torch {env.get('torch', '?')}, {env.get('device', '?')}, "
+                  f"AMP {env.get('amp_dtype', '?')}, {env.get('world_size', '?')} process(es)]")
+        except (OSError, ValueError, TypeError) as exc:
+            print(f"  {k}  damaged ({type(exc).__name__}: {exc}); it is retrained when next needed")
     return 0
+
+
+def add_fresh_args(parser) -> None:
+    fresh = parser.add_mutually_exclusive_group()
+    fresh.add_argument("--fresh", action="store_true",
+                       help="retrain every run made before now (the time is recorded in --out)")
+    fresh.add_argument("--fresh-after", default=None, metavar="TIME",
+                       help="retrain runs made before TIME (UNIX time, or 'last': the last --fresh "
+                            "into --out); resumes an interrupted --fresh")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -278,8 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--notebooks", nargs="*", default=None,
                      help="names or unique prefixes, e.g. 00 02_gr_loss")
     rep.add_argument("--out", default="reports")
-    rep.add_argument("--fresh", action="store_true",
-                     help="retrain every run instead of reading the run store")
+    add_fresh_args(rep)
     rep.set_defaults(func=cmd_report)
     bench = sub.add_parser("benchmark", help="run or complete the benchmark grid; report + CSV tables")
     bench.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
@@ -292,10 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dataset", default="scenes",
                        help="scenes (embedded) or voc2012, coco2014, nuswide, cub (with --root)")
     bench.add_argument("--root", default=None, help="the real dataset's folder (nothing is downloaded)")
-    bench.add_argument("--layout", default="cole", choices=("cole", "voc_raw", "coco_json"))
+    bench.add_argument("--layout", default=None, choices=("cole", "voc_raw", "coco_json"),
+                       help="how the files under --root are laid out (default cole)")
     bench.add_argument("--out", default="reports")
-    bench.add_argument("--fresh", action="store_true",
-                       help="retrain every run instead of reading the run store")
+    add_fresh_args(bench)
     bench.set_defaults(func=cmd_benchmark)
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")
@@ -312,9 +428,13 @@ def main(argv=None) -> int:
             check_out_dir(args.out)
         if args.command == "benchmark":
             check_benchmark_args(args)
+        if args.command in ("report", "benchmark"):
+            args.fresh_after = parse_fresh_after(args.fresh_after, args.out)
         return args.func(args)
     except UsageError as exc:
         parser.exit(2, f"mlpl-lab: error: {exc}\n")
+    except CommandError as exc:
+        parser.exit(1, f"mlpl-lab: error: {exc}\n")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ notebook, which run, which epoch, and an estimate of the time left.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -29,6 +30,18 @@ PROGRESS_FILE_ENV = "MLPL_LAB_PROGRESS_FILE"
 CHAPTER_ENV = "MLPL_LAB_CHAPTER"
 
 _SPLITS_CACHE: Dict[str, Any] = {}
+_READ_ONLY: List[str] = []
+
+
+@contextlib.contextmanager
+def read_only(reason: str):
+    """Within this block :func:`ensure` trains nothing: a spec missing from the store raises,
+    with ``reason`` (e.g. the CLI's CSV step, which reads what a notebook just stored)."""
+    _READ_ONLY.append(reason)
+    try:
+        yield
+    finally:
+        _READ_ONLY.pop()
 
 
 def build_splits(spec_or_data, regime: str | None = None, regime_params=None, seed: int | None = None,
@@ -212,6 +225,9 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
     # under torchrun every rank trains the same list: rank 0's reading of the store decides
     missing = distributed.broadcast_object([k for k, run in found.items() if run is None])
     todo = [unique[k] for k in missing]
+    if todo and _READ_ONLY:
+        raise RuntimeError(f"{len(todo)} runs are not in the store ({todo[0].describe()}, ...) and "
+                           f"this step only reads: {_READ_ONLY[-1]}")
     progress = Progress(len(todo), label) if (todo and distributed.is_main()) else None
     if progress is not None and not quiet:
         progress.note(f"{len(unique) - len(todo)} of {len(unique)} runs stored; training {len(todo)}")

@@ -3,9 +3,24 @@
 A :class:`RunSpec` fully describes a run: the method and its hyperparameters, the label
 regime and its parameters, the seed, the data settings and the training settings. Its
 **key** is a hash of the spec, the package version and a fingerprint of the source of every
-module that decides what a run computes (labels, metrics, data, losses, models, methods,
-train, the runner and this file), so a code change never serves a stale result while edits
-to plots, chapters or notebooks keep the store valid.
+module the training path imports (:data:`FINGERPRINT_PARTS`; ``tests/test_store_faults.py``
+walks the imports of ``train``, ``runner`` and ``store`` and fails on a module left out), so a
+code change never serves a stale result while edits to plots, chapters or notebooks keep the
+store valid.
+
+What the key does not hold is **recorded with the run and checked when it is read**:
+
+* the *numeric environment* (torch version, device type, AMP dtype, world size;
+  :func:`numeric_environment`). A stored run whose torch version, device type or AMP dtype
+  differs from what this process would train it with is refused with a message naming the
+  difference (:class:`ForeignRunError`), before any training; ``MLPL_LAB_FOREIGN_RUNS=serve``
+  serves it anyway (e.g. a GPU-made store read on a laptop), ``=retrain`` trains it here
+  instead. The environment is not in the key so that a reading elsewhere never silently
+  retrains (or overwrites) a store. The world size is recorded but never refused: training a
+  spec under torchrun (``mlpl_lab.run``) is how a store is filled for the notebooks.
+* the *identity of a real dataset* (:func:`data_identity`: size and sha256 of its label files):
+  the key holds the root's path only, so a run whose label files changed is treated as missing
+  (retrained), with a warning naming the file.
 
 **Seeds** mean one thing everywhere: seed ``s`` draws the data split (train/val/test scenes),
 the observed labels and the network initialisation. A profile's ``seeds`` are that many
@@ -15,34 +30,61 @@ The store lives under ``data/runs/`` (``$MLPL_LAB_DATA/runs`` when set), one fol
 
     <key>/spec.json      the spec (readable, and re-checked on load)
     <key>/history.json   every epoch's metrics and diagnostics, the probes before training
-    <key>/summary.json   best-val epoch, its test metrics, wall time, when it was made
+    <key>/summary.json   best-val epoch, its test metrics, wall time, when it was made, the
+                         environment, the weights' sha256
     <key>/weights.pt     the best-val epoch's weights and the method's final label state
+                         (tensors, dicts, lists, numbers: loaded with ``weights_only=True``)
 
-Writing is atomic: a run is written to a temporary folder and renamed into place, so an
-interrupt never leaves a half-written run. ``mlpl-lab store --clear`` (or deleting the
-folder) clears it; ``mlpl-lab report --fresh`` ignores every run made before it started.
+**Damage and sharing.** A run is written to a temporary folder (``.tmp-<key>.<pid>.<ns>.<host>``)
+and renamed into place, so a reader sees a whole run or none. Two processes writing one key
+both succeed: the second finds the first's run and keeps it (the same spec and code give the
+same run), unless that run is damaged or older than ``--fresh``, which it moves aside and
+replaces. A damaged folder (unreadable JSON, a truncated or altered weights file: the sha256
+in ``summary.json`` is checked) is reported with its path and treated as missing, so it is
+retrained. ``mlpl-lab store --clear`` deletes the finished runs and only those temporary folders
+whose process is gone (or that are older than :data:`STALE_TMP_HOURS` hours); another
+process's write in progress is left alone. ``mlpl-lab report --fresh`` ignores every run made
+before it started.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import json
 import os
 import shutil
+import socket
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import __version__
 from .convergence import run_convergence
 from .paths import runs_dir
 
-#: the modules (relative to the package) whose source decides what a run computes
-FINGERPRINT_PARTS = ("labels.py", "metrics.py", "paths.py", "convergence.py", "data", "losses", "models",
+#: the modules (relative to the package) whose source decides what a run computes: every module
+#: the training path imports (``tests/test_store_faults.py`` walks the imports and checks this)
+FINGERPRINT_PARTS = ("__init__.py", "_discover.py", "labels.py", "metrics.py", "paths.py",
+                     "convergence.py", "distributed.py", "memory.py", "data", "losses", "models",
                      "methods", "train.py", "runner.py", "store.py")
 
 #: environment variable: ignore stored runs created before this UNIX time (``--fresh``)
 FRESH_ENV = "MLPL_LAB_FRESH_AFTER"
+#: environment variable: what to do with a run made in another numeric environment
+#: (:data:`FOREIGN_POLICIES`; default ``"refuse"``)
+FOREIGN_ENV = "MLPL_LAB_FOREIGN_RUNS"
+FOREIGN_POLICIES = ("refuse", "serve", "retrain")
+#: the fields of :func:`numeric_environment` a stored run must share with this process
+CHECKED_ENVIRONMENT = ("torch", "device", "amp_dtype")
+#: a temporary folder older than this is an abandoned write, whatever its process
+STALE_TMP_HOURS = 6.0
+
+
+class ForeignRunError(RuntimeError):
+    """A stored run was made in another numeric environment (torch version, device, AMP dtype)."""
 
 
 def _canonical(value: Any) -> Any:
@@ -129,9 +171,10 @@ class RunSpec:
 _FINGERPRINT: Dict[str, str] = {}
 
 
-def source_fingerprint() -> str:
-    """sha256 of the source of :data:`FINGERPRINT_PARTS` (computed once per process)."""
-    if "value" not in _FINGERPRINT:
+def source_fingerprint(recompute: bool = False) -> str:
+    """sha256 of the source of :data:`FINGERPRINT_PARTS` (computed once per process, so every key
+    a process computes uses one version of the code; ``recompute=True`` reads the files again)."""
+    if recompute or "value" not in _FINGERPRINT:
         root = Path(__file__).resolve().parent
         h = hashlib.sha256()
         for part in FINGERPRINT_PARTS:
@@ -140,8 +183,115 @@ def source_fingerprint() -> str:
             for f in files:
                 h.update(str(f.relative_to(root)).encode())
                 h.update(f.read_bytes())
+        if recompute:
+            return h.hexdigest()[:16]
         _FINGERPRINT["value"] = h.hexdigest()[:16]
     return _FINGERPRINT["value"]
+
+
+# ----------------------------------------------------------------- what the key does not hold
+def _amp_dtype_name(device_type: str, amp: bool) -> str:
+    """The autocast dtype :func:`mlpl_lab.train.fit` uses: float16 on CUDA, bfloat16 on CPU."""
+    if not amp:
+        return "off"
+    return "float16" if device_type == "cuda" else "bfloat16"
+
+
+def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
+    """What decides a run's numbers besides its spec and the source: the torch version (without
+    its build tag), the device type the spec trains on here, the AMP dtype and the world size."""
+    import torch
+
+    from . import distributed
+    from .train import pick_device
+
+    device = pick_device(spec.train.get("device", "auto")).type
+    return {"torch": torch.__version__.split("+")[0], "device": device,
+            "amp_dtype": _amp_dtype_name(device, bool(spec.train.get("amp", False))),
+            "world_size": int(distributed.world_size())}
+
+
+def _foreign_policy() -> str:
+    policy = os.environ.get(FOREIGN_ENV, "refuse").strip().lower() or "refuse"
+    if policy not in FOREIGN_POLICIES:
+        raise ValueError(f"{FOREIGN_ENV}={policy!r} is not one of {FOREIGN_POLICIES}; unset it to "
+                         "refuse runs made in another environment, 'serve' to read them anyway, "
+                         "'retrain' to train them here")
+    return policy
+
+
+#: the files that identify a real dataset's labels, per layout (relative to its root)
+_LABEL_FILES = {
+    "cole": ("formatted_train_labels.npy", "formatted_train_images.npy",
+             "formatted_val_labels.npy", "formatted_val_images.npy"),
+    "coco_json": ("annotations/instances_train2014.json", "annotations/instances_val2014.json"),
+    "voc_raw": ("ImageSets/Main/train.txt", "ImageSets/Main/val.txt", "Annotations/"),
+}
+_HASHES: Dict[Tuple, str] = {}
+
+
+def _file_sha256(path: Path) -> str:
+    """sha256 of a file, memoised per process by (path, size, mtime, inode)."""
+    st = path.stat()
+    memo = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if memo not in _HASHES:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _HASHES[memo] = h.hexdigest()
+    return _HASHES[memo]
+
+
+def data_identity(data: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """What identifies a spec's data beyond its key: None for the scenes (the key holds every
+    generation parameter and the generator's source); for a real dataset, the size and sha256
+    of each label file under its root (a folder: the names and sizes of its files), or
+    ``"missing"``."""
+    if data.get("dataset", "scenes") == "scenes" or data.get("root") is None:
+        return None
+    root = Path(os.fspath(data["root"])).expanduser()
+    layout = data.get("layout", "cole")
+    if layout == "voc_raw":  # the devkit may sit under root, root/VOCdevkit/VOC2012
+        root = next((c for c in (root / "VOCdevkit" / "VOC2012", root / "VOC2012", root)
+                     if (c / "ImageSets" / "Main").is_dir()), root)
+    out: Dict[str, Any] = {}
+    for rel in _LABEL_FILES.get(layout, ()):
+        path = root / rel
+        if rel.endswith("/") and path.is_dir():
+            listing = sorted((f.name, f.stat().st_size) for f in path.iterdir() if f.is_file())
+            out[rel] = {"files": len(listing),
+                        "sha256": hashlib.sha256(json.dumps(listing).encode()).hexdigest()}
+        elif path.is_file():
+            out[rel] = {"size": path.stat().st_size, "sha256": _file_sha256(path)}
+        else:
+            out[rel] = "missing"
+    return out
+
+
+def _loadable(value: Any, where: str) -> Any:
+    """``value`` in the types ``torch.load(weights_only=True)`` reads back: tensors, dicts, lists,
+    tuples, numbers, strings, None. NumPy arrays become tensors and NumPy scalars numbers;
+    anything else is refused, naming where it sits (a method's ``extra_state``)."""
+    import torch
+
+    if value is None or isinstance(value, (bool, int, float, str, torch.Tensor, torch.Size,
+                                           torch.dtype)):
+        return value
+    if isinstance(value, dict):
+        return type(value)((k, _loadable(v, f"{where}[{k!r}]")) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_loadable(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if type(value).__module__ == "numpy":
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(np.array(value))
+        if isinstance(value, np.generic):
+            return value.item()
+    raise TypeError(f"the run store keeps tensors, dicts, lists, numbers and strings (so it loads with "
+                    f"weights_only=True); {where} is a {type(value).__module__}.{type(value).__name__}: "
+                    "convert it in the method's extra_state()/weights_state()")
 
 
 @dataclass
@@ -177,6 +327,11 @@ class StoredRun:
         """Did the clean-validation curve flatten (:data:`mlpl_lab.convergence.CRITERION`)?"""
         return bool(self.convergence["converged"])
 
+    @property
+    def environment(self) -> Dict[str, Any]:
+        """The numeric environment the run was trained in (:func:`numeric_environment`)."""
+        return dict(self.summary.get("environment") or {})
+
     def curve(self, key: str = "val_mAP") -> List[float]:
         return [row[key] for row in self.history]
 
@@ -195,15 +350,85 @@ class StoredRun:
         self._method = None
 
     def weights(self) -> Dict[str, Any]:
+        """The stored weights and label state, checked against the sha256 recorded with the run
+        and loaded with ``weights_only=True`` (a shared store never runs pickled code)."""
         import torch
 
         if self.path is None:
             raise RuntimeError("this run has no folder in the store")
-        return torch.load(self.path / "weights.pt", map_location="cpu", weights_only=False)
+        path = self.path / "weights.pt"
+        try:
+            data = path.read_bytes()  # hashed and loaded from the same bytes
+        except FileNotFoundError:
+            data = b""
+        if hashlib.sha256(data).hexdigest() != self.summary.get("weights_sha256"):
+            raise DamagedRunError(f"{path} does not match the sha256 recorded with the run (missing, "
+                                  "altered, truncated, or replaced by another process since it was read); "
+                                  "read the run again, or delete the folder and it is trained again")
+        return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
 
     def __repr__(self) -> str:
         return (f"StoredRun({self.spec.describe()}, best epoch {self.best_epoch + 1}, "
                 f"test mAP {self.best.get('test_mAP', float('nan')):.2f})")
+
+
+_RUN_FILES = ("summary.json", "spec.json", "history.json", "weights.pt")
+
+
+def _read_folder(path: Path) -> Dict[str, bytes]:
+    """The bytes of a run's files, opened through one descriptor of its folder: a folder another
+    process moves aside meanwhile is read whole or raises FileNotFoundError, never mixed with its
+    replacement. A missing file is empty (the caller finds it damaged)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        out = {}
+        for name in _RUN_FILES:
+            try:
+                f = os.open(name, os.O_RDONLY, dir_fd=fd)
+            except FileNotFoundError:
+                if not os.path.exists(path):  # moved away: read again
+                    raise
+                out[name] = b""
+                continue
+            with os.fdopen(f, "rb") as fh:
+                out[name] = fh.read()
+        return out
+    finally:
+        os.close(fd)
+
+
+class DamagedRunError(RuntimeError):
+    """A run folder that cannot be read whole (the message names the folder and the problem)."""
+
+
+def _tmp_name(key: str) -> str:
+    return f".tmp-{key}.{os.getpid()}.{time.time_ns()}.{socket.gethostname()}"
+
+
+def _abandoned(path: Path, now: float | None = None) -> bool:
+    """Is this temporary folder a write whose process is gone (same host), or older than
+    :data:`STALE_TMP_HOURS`? A folder another live process is writing is not."""
+    now = time.time() if now is None else now
+    try:
+        age_h = (now - path.stat().st_mtime) / 3600.0
+    except FileNotFoundError:
+        return False  # already renamed into place or removed by its writer
+    if age_h > STALE_TMP_HOURS:
+        return True
+    parts = path.name[len(".tmp-"):].split(".", 3)  # key, pid, time, host (_tmp_name)
+    try:
+        pid, host = int(parts[1]), parts[3]
+    except (IndexError, ValueError):
+        return False  # not named by this module: judged by its age only
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 class RunStore:
@@ -221,35 +446,107 @@ class RunStore:
         except ValueError:
             return 0.0
 
+    @staticmethod
+    def _read(path: Path) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
+        """summary, spec and history of a run folder; :class:`DamagedRunError` names what is
+        wrong; FileNotFoundError when the folder is absent (or moved away while reading)."""
+        texts = _read_folder(path)  # every file from one folder, even if it is replaced meanwhile
+        try:
+            summary, stored, hist = (json.loads(texts[n]) for n in ("summary.json", "spec.json",
+                                                                    "history.json"))
+            hist["history"][int(summary["best_epoch"])]
+            expected = summary["weights_sha256"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:  # JSONDecodeError is a ValueError
+            raise DamagedRunError(f"{path}: unreadable run files ({type(exc).__name__}: {exc})") from None
+        if hashlib.sha256(texts["weights.pt"]).hexdigest() != expected:
+            raise DamagedRunError(f"{path}: weights.pt is missing, truncated or altered (its sha256 "
+                                  "differs from the one in summary.json)")
+        return summary, stored, hist
+
     def get(self, spec: RunSpec, loader=None) -> Optional[StoredRun]:
-        """The stored run of ``spec``, or None (absent, or older than ``--fresh``)."""
+        """The stored run of ``spec``, or None: absent, damaged (reported with its folder),
+        older than ``--fresh``, made on other data, or made in another numeric environment under
+        ``MLPL_LAB_FOREIGN_RUNS=retrain``. Under the default policy a run made in another
+        environment raises :class:`ForeignRunError`."""
         path = self.path(spec)
-        if not (path / "summary.json").exists():
+        for attempt in range(3):
+            if not (path / "summary.json").exists():
+                return None
+            try:
+                summary, stored, hist = self._read(path)
+                break
+            except FileNotFoundError:  # another writer is replacing this folder: read it again
+                time.sleep(0.05 * (attempt + 1))
+            except DamagedRunError as exc:
+                warnings.warn(f"run store: {exc}; treating the run as missing (it is trained "
+                              "again)", RuntimeWarning, stacklevel=2)
+                return None
+        else:
             return None
-        summary = json.loads((path / "summary.json").read_text())
         if summary.get("created", 0.0) < self._fresh_after():
             return None
-        stored = json.loads((path / "spec.json").read_text())
         if stored != spec.as_dict():  # a hash collision or a hand-edited folder
             return None
-        hist = json.loads((path / "history.json").read_text())
+        if not self._same_data(spec, summary, path) or not self._same_environment(spec, summary, path):
+            return None
         return StoredRun(spec=spec, history=hist["history"], best_epoch=int(summary["best_epoch"]),
                          initial=hist.get("initial", {}), summary=summary, path=path, loader=loader)
 
+    @staticmethod
+    def _same_data(spec: RunSpec, summary: Dict[str, Any], path: Path) -> bool:
+        now = data_identity(spec.data)
+        then = summary.get("data_identity")
+        if now == then:
+            return True
+        changed = sorted(k for k in set(now or {}) | set(then or {})
+                         if (now or {}).get(k) != (then or {}).get(k))
+        warnings.warn(f"run store: the data under {spec.data.get('root')!r} changed since {path} was "
+                      f"made ({', '.join(changed) or 'its identity'}); the run is trained again",
+                      RuntimeWarning, stacklevel=3)
+        return False
+
+    @staticmethod
+    def _same_environment(spec: RunSpec, summary: Dict[str, Any], path: Path) -> bool:
+        then = summary.get("environment") or {}
+        now = numeric_environment(spec)
+        diff = {k: (then.get(k), now[k]) for k in CHECKED_ENVIRONMENT if then.get(k) != now[k]}
+        if not diff:
+            return True
+        policy = _foreign_policy()
+        said = "; ".join(f"{k} {a} there, {b} here" for k, (a, b) in diff.items())
+        if policy == "serve":
+            warnings.warn(f"run store: serving {path}, made in another environment ({said})",
+                          RuntimeWarning, stacklevel=3)
+            return True
+        if policy == "retrain":
+            return False
+        raise ForeignRunError(
+            f"the stored run {path} ({spec.describe()}) was made in another numeric environment: "
+            f"{said}. Set {FOREIGN_ENV}=serve to read such runs anyway, or {FOREIGN_ENV}=retrain "
+            "to train them again here (that replaces them in the store).")
+
     def put(self, spec: RunSpec, history, best_epoch: int, initial, weights: Dict[str, Any],
             extra: Dict[str, Any] | None = None) -> Path:
-        """Write a finished run atomically (temporary folder, then one rename)."""
+        """Write a finished run atomically (temporary folder, then one rename). When another
+        process wrote the same key meanwhile, its run is kept unless it is damaged or older
+        than ``--fresh`` (then it is moved aside and replaced)."""
         import torch
 
+        blob = {"weights": _loadable(weights, "weights_state()"),
+                "extra": _loadable(extra or {}, "extra_state()")}
         self.root.mkdir(parents=True, exist_ok=True)
         final = self.path(spec)
-        tmp = self.root / f".tmp-{spec.key}-{os.getpid()}-{time.time_ns()}"
+        tmp = self.root / _tmp_name(spec.key)
         tmp.mkdir()
         try:
             best = history[best_epoch]
+            torch.save(blob, tmp / "weights.pt")
             summary = {"key": spec.key, "describe": spec.describe(), "best_epoch": int(best_epoch),
                        "epochs": len(history), "created": time.time(), "version": __version__,
                        "source": source_fingerprint(),
+                       "environment": numeric_environment(spec),
+                       "data_identity": data_identity(spec.data),
+                       "weights_sha256": _file_sha256(tmp / "weights.pt"),
                        "seconds": float(sum(r.get("seconds", 0.0) for r in history)),
                        "train_seconds": float(sum(r.get("train_seconds", 0.0) for r in history)),
                        "convergence": run_convergence(history),
@@ -257,15 +554,38 @@ class RunStore:
             (tmp / "spec.json").write_text(json.dumps(spec.as_dict(), indent=1, sort_keys=True))
             (tmp / "history.json").write_text(json.dumps({"history": history, "initial": initial},
                                                          allow_nan=True))
-            torch.save({"weights": weights, "extra": extra or {}}, tmp / "weights.pt")
             (tmp / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=True))
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(tmp, final)
+            self._publish(tmp, final)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return final
+
+    def _keeps(self, final: Path) -> bool:
+        """Is the run already at ``final`` whole and recent enough for this process?"""
+        try:
+            summary, _, _ = self._read(final)
+        except (FileNotFoundError, DamagedRunError):
+            return False
+        return summary.get("created", 0.0) >= self._fresh_after()
+
+    def _publish(self, tmp: Path, final: Path) -> None:
+        for _ in range(20):
+            try:
+                os.rename(tmp, final)  # atomic; fails when another writer's run is in place
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+            if self._keeps(final):
+                return  # the same spec and code: the other writer's run is this run
+            aside = self.root / _tmp_name(final.name).replace(".tmp-", ".old-", 1)
+            try:
+                os.rename(final, aside)  # damaged or stale: move it aside, then put ours in place
+            except FileNotFoundError:
+                continue  # another writer moved it first
+            shutil.rmtree(aside, ignore_errors=True)
+        raise RuntimeError(f"could not store {final}: other processes kept replacing it")
 
     def keys(self) -> Iterator[str]:
         if not self.root.exists():
@@ -274,8 +594,17 @@ class RunStore:
                 if p.is_dir() and not p.name.startswith(".") and (p / "summary.json").exists())
 
     def clear(self) -> int:
-        """Delete every stored run (and leftovers of interrupted writes); returns how many runs."""
-        n = len(list(self.keys()))
-        if self.root.exists():
-            shutil.rmtree(self.root)
+        """Delete every stored run and the leftovers of interrupted writes, leaving alone the
+        temporary folders of writes still in progress (:func:`_abandoned`); returns how many runs."""
+        if not self.root.exists():
+            return 0
+        n = 0
+        for p in sorted(self.root.iterdir()):
+            if not p.is_dir():
+                continue
+            if not p.name.startswith("."):
+                n += (p / "summary.json").exists()
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.name.startswith((".tmp-", ".old-")) and _abandoned(p):
+                shutil.rmtree(p, ignore_errors=True)
         return n

@@ -1,6 +1,9 @@
 """``mlpl-lab`` argument errors: each is answered before any work, naming the fix."""
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from mlpl_lab import cli
@@ -42,3 +45,96 @@ def test_store_command_lists_and_clears(tmp_path, monkeypatch, capsys):
     assert cli.main(["store"]) == 0
     assert "0 runs" in capsys.readouterr().out
     assert cli.main(["store", "--clear"]) == 0
+
+
+# --------------------------------------------------------------- data arguments (audit §5)
+def test_data_arguments_are_checked_and_a_relative_root_resolved(tmp_path, monkeypatch):
+    """Bugs caught: a relative --root resolved against notebooks/ in the kernel but the caller's
+    directory in the CSV step; a missing root failing inside the kernel; --root/--layout
+    silently ignored with the scenes."""
+    import argparse
+
+    (tmp_path / "pascal").mkdir()
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(dataset="voc2012", root="pascal", layout=None)
+    cli.check_data_args(args)
+    assert args.root == str(tmp_path / "pascal") and args.layout == "cole"
+    with pytest.raises(cli.UsageError, match="is not a folder"):
+        cli.check_data_args(argparse.Namespace(dataset="voc2012", root="nowhere", layout=None))
+    with pytest.raises(cli.UsageError, match="needs --root"):
+        cli.check_data_args(argparse.Namespace(dataset="voc2012", root=None, layout=None))
+    for root, layout in (("pascal", None), (None, "voc_raw")):
+        with pytest.raises(cli.UsageError, match="not the embedded scenes"):
+            cli.check_data_args(argparse.Namespace(dataset="scenes", root=root, layout=layout))
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["benchmark", "--dataset", "voc2012", "--root", "no/such/folder"], "is not a folder"),
+    (["benchmark", "--root", "."], "not the embedded scenes"),
+    (["report", "--fresh", "--fresh-after", "1"], "not allowed with"),
+    (["report", "--fresh-after", "yesterday"], "UNIX time"),
+])
+def test_bad_data_and_fresh_arguments_fail_before_any_work(argv, match, capsys, monkeypatch, tmp_path):
+    """Bug caught: these arguments reaching papermill (or training) before failing."""
+    monkeypatch.setattr(cli, "_run_notebooks", lambda *a, **k: pytest.fail("work started"))
+    code, err = run(argv + ["--out", str(tmp_path)], capsys)
+    assert code == 2 and match in err
+
+
+def test_fresh_records_its_time_and_a_resumed_report_reuses_it(tmp_path, monkeypatch):
+    """Bug caught: an interrupted `--fresh` report could only be resumed with a new --fresh,
+    retraining the runs the first invocation had already made."""
+    import argparse
+
+    from mlpl_lab.store import FRESH_ENV
+
+    monkeypatch.delenv(FRESH_ENV, raising=False)
+    first = argparse.Namespace(fresh=True, fresh_after=None)
+    before = time.time()
+    cli.set_fresh(first, tmp_path)
+    stamp = float(os.environ[FRESH_ENV])
+    assert before <= stamp <= time.time()
+    monkeypatch.setenv(FRESH_ENV, "0")
+    resumed = argparse.Namespace(fresh=False, fresh_after=cli.parse_fresh_after("last", str(tmp_path)))
+    cli.set_fresh(resumed, tmp_path)
+    assert float(os.environ[FRESH_ENV]) == stamp  # the first invocation's time, not now
+    with pytest.raises(cli.UsageError, match="start with --fresh"):
+        cli.parse_fresh_after("last", str(tmp_path / "elsewhere"))
+
+
+def test_the_csv_step_never_trains(tmp_path, monkeypatch):
+    """Bug caught: the CSV step silently retraining the whole grid when the sources changed while
+    the report ran (its keys then differ from the notebook's): it reads only, and a change of
+    the training path's source during notebook 07 stops it with the reason."""
+    from mlpl_lab import runner, store
+    from mlpl_lab.profiles import get_profile
+
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    P = get_profile("smoke", init="scratch")
+    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("trained"))
+    with runner.read_only("the CSV step"):
+        with pytest.raises(RuntimeError, match="not in the store.*the CSV step"):
+            runner.ensure([P.spec("an")])
+
+    prints = iter(["aaaa", "bbbb"])  # the source before and after the notebook
+    monkeypatch.setattr(store, "source_fingerprint", lambda recompute=False: next(prints))
+    monkeypatch.setattr(cli, "execute_notebook", lambda path, out, *a, **k: path)
+    monkeypatch.setattr(cli, "write_benchmark_csv", lambda *a, **k: pytest.fail("CSV written"))
+    monkeypatch.setattr("mlpl_lab.report.read_records", lambda path: {})
+    monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
+    bench = [p for p in cli.notebook_paths() if p.stem == cli.BENCHMARK_NOTEBOOK]
+    with pytest.raises(cli.CommandError, match="source changed while 07_benchmark"):
+        cli._run_notebooks(bench, tmp_path, "smoke")
+
+
+def test_progress_of_a_later_notebook_shows_only_its_own_lines(tmp_path, capsys):
+    """Bug caught: each notebook's progress tail started at the file's beginning, re-printing
+    every earlier notebook's lines."""
+    log = tmp_path / "progress.log"
+    log.write_text("[00] an earlier notebook's line\n")
+    tail = cli._Tail(log)
+    with open(log, "a") as f:
+        f.write("[01] this notebook's line\n")
+    tail.poll()
+    out = capsys.readouterr().out
+    assert "this notebook's line" in out and "earlier" not in out

@@ -14,7 +14,9 @@ from mlpl_lab.report import RECORD_MIME, _plain, all_finite, read_records
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-def test_record_roundtrip_through_papermill(tmp_path):
+def test_record_roundtrip_through_papermill(tmp_path, capfd):
+    """Bugs caught: a record lost between kernel and notebook; the kernel talking over plain
+    TCP (it printed "Kernel is running over TCP without encryption" for every notebook)."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     params = nbformat.v4.new_code_cell("profile = 'cpu'\nx = 1")
@@ -27,6 +29,8 @@ def test_record_roundtrip_through_papermill(tmp_path):
     executed = execute_notebook(src, tmp_path / "out", profile="smoke", parameters={"x": 7})
     assert read_records(executed) == {"x": 7, "profile": "smoke", "t": [1.5, 2.0]}
     assert (tmp_path / "out" / "nb.html").exists()
+    captured = capfd.readouterr()
+    assert "without encryption" not in captured.err + captured.out
 
 
 def test_plain_and_finite():
@@ -54,7 +58,6 @@ def test_committed_notebook_hygiene(path):
     tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1, "exactly one parameters cell"
     src = "".join(tagged[0]["source"])
-    tree = compile(src, path.name, "exec", flags=0x400, dont_inherit=True)  # ast only
     import ast
 
     for node in ast.parse(src).body:
@@ -62,7 +65,6 @@ def test_committed_notebook_hygiene(path):
             f"parameters cell must hold literals only: {ast.unparse(node)}"
         ast.literal_eval(node.value)
     assert "profile" in src
-    assert tree is not None
     assert RECORD_MIME not in path.read_text()
 
 

@@ -17,6 +17,7 @@ from mlpl_lab.train import predict_dataset
 def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
+    monkeypatch.delenv(store.FOREIGN_ENV, raising=False)
     runner._SPLITS_CACHE.clear()
     return tmp_path
 
@@ -24,7 +25,7 @@ def data_root(tmp_path, monkeypatch):
 @pytest.fixture
 def P():
     return get_profile("smoke", n_train=96, n_val=48, n_test=48, epochs=2, batch_size=32,
-                       model_kwargs={"width": 4}, seeds=[0, 1])
+                       model_kwargs={"width": 4}, seeds=[0, 1], init="scratch")
 
 
 def count_fits(monkeypatch):
@@ -74,16 +75,36 @@ def test_seed_draws_split_labels_and_initialisation(data_root, P):
     assert not torch.equal(s0.train.observed, s1.train.observed)
 
 
-def test_stored_weights_are_the_best_epoch(data_root, P):
+def test_stored_weights_are_the_best_epoch_when_it_is_not_the_last(data_root, P, monkeypatch):
+    """Bug caught: the store keeping the last epoch's weights (or row) instead of the best-val
+    epoch's. The validation score is forced to fall after epoch 1, so the best epoch is the first
+    of three; the oracle is a copy of the weights taken when epoch 1 was evaluated."""
+    from mlpl_lab import train
+
+    real, seen = train._evaluate, []
+
+    def falling_val(method, dataset, device, batch_size, prefix):
+        row = real(method, dataset, device, batch_size, prefix)
+        if prefix == "val":
+            seen.append({k: v.detach().clone() for k, v in method.net.state_dict().items()})
+            row["val_mAP"] = 90.0 - len(seen)  # epoch 1 scores best
+        return row
+
+    monkeypatch.setattr(train, "_evaluate", falling_val)
     run = runner.ensure([P.spec("an", lr=3e-2, epochs=3)])[0]
+    assert len(seen) == 3 and run.best_epoch == 0 and run.best is run.history[0]
     assert run._method is None  # nothing loaded until asked
+    stored = run.method.net.state_dict()
+    assert all(torch.equal(stored[k], seen[0][k]) for k in seen[0])
+    assert any(not torch.equal(stored[k], seen[2][k]) for k in seen[2] if seen[2][k].is_floating_point())
+    summary = json.loads((run.path / "summary.json").read_text())
+    assert summary["best_epoch"] == 0 and summary["val_mAP"] == 89.0
+    # the test set is scored on the restored weights (test_every_epoch False), into the best row
     splits = runner.build_splits(run.spec)
-    probs = predict_dataset(run.method, splits.val, torch.device("cpu"))
-    assert metrics.mean_average_precision(probs, splits.val.labels) == pytest.approx(run.best["val_mAP"], abs=1e-4)
+    probs = predict_dataset(run.method, splits.test, torch.device("cpu"))
+    assert summary["test_mAP"] == pytest.approx(metrics.mean_average_precision(probs, splits.test.labels), abs=1e-4)
     run.release()
     assert run._method is None
-    summary = json.loads((run.path / "summary.json").read_text())
-    assert summary["best_epoch"] == run.best_epoch and summary["test_mAP"] == run.best["test_mAP"]
 
 
 def test_an_interrupted_write_leaves_nothing(data_root, P, monkeypatch):

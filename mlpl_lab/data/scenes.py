@@ -50,8 +50,24 @@ from ..labels import check_seed
 
 from . import glyphs as _g
 
-#: Bump when the generator changes in a way that alters its output (invalidates caches).
-FORMAT_VERSION = 2  # 2: the cache file stores a checksum of its images and labels
+#: the files whose source is the generator (this module and its glyphs)
+GENERATOR_SOURCES = ("scenes.py", "glyphs.py")
+
+
+def generator_version() -> str:
+    """A sha256 prefix of the generator's source (:data:`GENERATOR_SOURCES`): any edit to it gives
+    new cache file names, so a cached scene set always comes from the code that reads it."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in GENERATOR_SOURCES:
+        h.update(name.encode())
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+#: the version cached scene sets are keyed by: the generator's source hash (it was a number bumped
+#: by hand, which an edit could forget, serving new run keys stale images)
+FORMAT_VERSION = generator_version()
 
 GLYPH_SOURCES = _g.GLYPH_SOURCES
 DEFAULT_SIZE_RANGE = {"shapes": (0.3, 0.5), "digits": (0.4, 0.6)}
@@ -246,8 +262,8 @@ def make_scenes(n: int, seed: int = 0, image_size: int = 32, glyphs: str = "shap
     Same arguments -> bit-identical tensors.  ``digit_pool`` ("all"|"train"|"val"|
     "test") selects a fixed, disjoint subset of the handwritten digit instances
     (digits only).  ``cache_dir``: if given, the result is stored there under a file
-    name keyed by a hash of all generation parameters and ``FORMAT_VERSION`` and
-    loaded on the next identical call.
+    name keyed by a hash of all generation parameters and ``FORMAT_VERSION`` (the
+    generator's source hash) and loaded on the next identical call.
     """
     params = scene_params(
         n, seed, image_size, glyphs, min_objects, max_objects, num_contexts,
