@@ -87,6 +87,9 @@ def test_two_rank_smoke_run_stores_one_result(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "on 2 process(es)" in proc.stdout
     runs = [p for p in (tmp_path / "runs").iterdir() if not p.name.startswith(".")]
+    # the run and the pretraining run its backbone starts from (trained once, by rank 0)
+    assert len(runs) == 2
+    runs = [p for p in runs if json.loads((p / "spec.json").read_text())["method"] == "gr"]
     assert len(runs) == 1
     hist = json.loads((runs[0] / "history.json").read_text())["history"]
     assert len(hist) == 1 and hist[0]["world_size"] == 2
