@@ -23,8 +23,8 @@ LAYERS = [
     {"profiles", "store", "runner"},
     {"analysis"},
     {"viz"},
-    {"chapters"},
-    {"report", "cli", "run"},
+    {"chapters", "exercises"},
+    {"report", "cli", "run", "course"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 
