@@ -294,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")
     st.set_defaults(func=cmd_store)
+    from .course import add_course_parser  # course material: sync, export, timings, book (issue 22)
+
+    add_course_parser(sub)
     return parser
 
 

@@ -135,6 +135,7 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
     from .train import pick_device
 
     info = {
+        "edition": f"mlpl_lab {mlpl_lab.__version__} (CHANGELOG.md)",
         "mlpl_lab": mlpl_lab.__version__, "torch": torch.__version__,
         "torchvision": torchvision.__version__, "python": platform.python_version(),
         "device": str(pick_device("auto")), "threads": torch.get_num_threads(),
