@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from .profiles import PROFILE_NAMES
-from .report import NOTEBOOK_DIR
+from .report import MATHJAX_CONFIG, NOTEBOOK_DIR, install_mathjax  # noqa: F401 (moved to report)
 
 
 class UsageError(Exception):
@@ -107,28 +107,6 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
         body, _ = exporter.from_notebook_node(nb)
         (out_dir / (path.stem + ".html")).write_text(body, encoding="utf-8")
     return executed
-
-
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
-
-
-def install_mathjax(out_dir: Path) -> str:
-    """Copy MathJax (2.7, from the ``jupyter_server_mathjax`` package) next to the reports, once,
-    and return the relative URL the HTML loads it from: the equations then render without
-    internet (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
-    import shutil
-
-    import jupyter_server_mathjax
-
-    source = Path(jupyter_server_mathjax.__file__).parent / "static"
-    target = out_dir / "mathjax"
-    if not (target / "MathJax.js").exists():
-        tmp = out_dir / ".mathjax.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(source, tmp)
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-    return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
 
 
 class _Tail(threading.Thread):

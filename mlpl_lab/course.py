@@ -262,7 +262,7 @@ def sync(write: bool = True) -> Dict[str, List[str]]:
             for ch in course["chapters"]}
 
 
-def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None) -> str:
+def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, linked=None) -> str:
     """The syllabus page (MyST): one section per chapter with its objectives, and the measured
     minutes per profile (course.yml, then the timings file, else "not yet measured")."""
     timings = load_timings() if timings is None else timings
@@ -272,7 +272,9 @@ def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None) ->
            "| chapter | difficulty | " + " | ".join(f"minutes ({p})" for p in PROFILES) + " |",
            "|---|---|" + "---|" * len(PROFILES)]
     for ch in course["chapters"]:
-        out.append(f"| [{ch['title']}]({ch['notebook']}.ipynb) | {ch['difficulty']} | "
+        title = ch["title"] if linked is not None and ch["notebook"] not in linked else \
+            f"[{ch['title']}]({ch['notebook']}.ipynb)"
+        out.append(f"| {title} | {ch['difficulty']} | "
                    + " | ".join(minutes(ch, p, timings) for p in PROFILES) + " |")
     out.append("")
     for ch in course["chapters"]:
@@ -295,6 +297,7 @@ def timings_from_executed(executed_dir: Path) -> Dict[str, Dict[str, float]]:
 # ---------------------------------------------------------------------------------------
 # quizzes
 # ---------------------------------------------------------------------------------------
+MATHJAX_CDN_LOAD = "script.src = 'https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-svg.js';"
 LATEX = re.compile(r"\$|\\\(|\\\[|\\[a-zA-Z]+\{")
 
 
@@ -372,7 +375,10 @@ def quiz_html(stem: str, directory: Path = QUIZ_DIR) -> str:
               "--jq-numeric-input-shadow": "#999999", "--jq-string-bg": "#861657",
               "--jq-incorrect-color": "#c80202", "--jq-correct-color": "#009113",
               "--jq-text-color": "#fafafa", "--jq-link-color": "#9abafa"}
-    script = build_script(prefix, static, url, div_id, True)
+    # jupyterquiz loads MathJax 3 from a CDN when it finds a MathJax without `typeset` (JupyterLab 4);
+    # the banks hold no LaTeX (validate_quiz), so that load is cut: a quiz never touches the network
+    script = build_script(prefix, static, url, div_id, True).replace(
+        MATHJAX_CDN_LOAD, "return;  // mlpl_lab: no network (quiz text has no LaTeX)")
     return div + build_styles(div_id, colors) + f'<script type="text/javascript">\n{script}\n</script>'
 
 
@@ -585,6 +591,7 @@ def book_notebook(nb: Dict[str, Any], stem: str, variant: str) -> Dict[str, Any]
 
     nb = json.loads(json.dumps(nb))
     static_widgets(nb)
+    _exercise_directives(nb, stem, variant)   # reads the solutions before they are stripped
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
@@ -597,7 +604,6 @@ def book_notebook(nb: Dict[str, Any], stem: str, variant: str) -> Dict[str, Any]
             out.get("data", {}).pop(RECORD_MIME, None)
         cell["outputs"] = [o for o in cell.get("outputs", []) if o.get("output_type") != "display_data"
                            or o.get("data")]
-    _exercise_directives(nb, stem, variant)
     return nb
 
 
@@ -628,7 +634,7 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
     timings = load_timings()
     for profile, found in profile_runs.items():
         timings.setdefault(profile, {}).update(found)
-    (src / "syllabus.md").write_text(_page("syllabus.md").replace("{syllabus}", syllabus_markdown(course, timings)
+    (src / "syllabus.md").write_text(_page("syllabus.md").replace("{syllabus}", syllabus_markdown(course, timings, stems)
                                                                    .split("\n", 2)[2]), encoding="utf-8")
     if variant == "instructor":
         ranges = ranges_markdown(expected_ranges({p: Path(executed) for p in profiles}), profiles)
@@ -643,14 +649,13 @@ def build_book(executed: Path, out: Path, variant: str = "student", strict: bool
     import subprocess
     import sys
 
-    from .cli import install_mathjax
+    from .report import install_mathjax
 
     out = Path(out)
     src = out.parent / f"_src_{variant}"
     stage_book(Path(executed), src, variant)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", str(src), str(out)]
-    if strict:
-        cmd[4:4] = ["-W", "--keep-going"]
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E"] + \
+        (["-W", "--keep-going"] if strict else []) + [str(src), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CourseError(f"sphinx-build failed for the {variant} book:\n{proc.stderr[-4000:]}")

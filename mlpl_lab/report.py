@@ -169,3 +169,25 @@ def setup_notebook(profile: str, seeds) -> Dict[str, Any]:
 
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+
+def install_mathjax(out_dir: Path) -> str:
+    """Copy MathJax (2.7, from the ``jupyter_server_mathjax`` package) next to the reports, once,
+    and return the relative URL the HTML loads it from: the equations then render without
+    internet (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
+    import shutil
+
+    import jupyter_server_mathjax
+
+    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    target = out_dir / "mathjax"
+    if not (target / "MathJax.js").exists():
+        tmp = out_dir / ".mathjax.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(source, tmp)
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+    return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
