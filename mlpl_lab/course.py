@@ -367,7 +367,7 @@ def quiz_html(stem: str, directory: Path = QUIZ_DIR) -> str:
     questions = load_quiz(stem, directory)
     div_id = "quiz" + re.sub(r"[^A-Za-z0-9]", "", stem)
     prefix, static, url = load_questions_script(questions, div_id)
-    div = render_div(div_id, False, True, "false", 1_000_000, 600, 10, "left") + "</div>"
+    div = render_div(div_id, False, True, False, 1_000_000, 600, 10, "left") + "</div>"
     colors = {"--jq-multiple-choice-bg": "#345995", "--jq-mc-button-bg": "#fafafa",
               "--jq-mc-button-border": "#e0e0e0e0", "--jq-mc-button-inset-shadow": "#555555",
               "--jq-many-choice-bg": "#e26d5a", "--jq-numeric-bg": "#345995",
@@ -645,7 +645,7 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
 
 def build_book(executed: Path, out: Path, variant: str = "student", strict: bool = False) -> Path:
     """Stage the sources and run ``sphinx-build`` (html; ``-W --keep-going`` when ``strict``)
-    into ``out``, then copy MathJax next to the pages. Returns ``out/index.html``."""
+    into ``out``, then copy MathJax into its ``_static`` folder. Returns ``out/index.html``."""
     import subprocess
     import sys
 
@@ -659,5 +659,5 @@ def build_book(executed: Path, out: Path, variant: str = "student", strict: bool
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CourseError(f"sphinx-build failed for the {variant} book:\n{proc.stderr[-4000:]}")
-    install_mathjax(out)
+    install_mathjax(out / "_static")  # Sphinx puts a relative mathjax_path under _static/
     return out / "index.html"

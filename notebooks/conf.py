@@ -20,6 +20,9 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 html_theme = "sphinx_book_theme"
 html_theme_options = {"show_navbar_depth": 1, "home_page_in_toc": True,
                       "extra_footer": f"<p>Edition {version} ({variant}) · see CHANGELOG.md</p>"}
-# MathJax 2.7 copied next to the pages (from jupyter_server_mathjax), as for the HTML reports
+# MathJax 2.7 copied into _static/mathjax (from jupyter_server_mathjax), as for the HTML reports;
+# a MathJax 2 configuration (Sphinx writes math as \( \) and \[ \] inside class="math")
 mathjax_path = f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
+mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
+                               "processEscapes": True}}
 html_static_path = []
