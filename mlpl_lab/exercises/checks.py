@@ -14,8 +14,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
-from .core import (UNANSWERED, close_number, compare_functions, never_raises, rng, same_set,
-                   unanswered, verdict)
+from .core import UNANSWERED, implement, never_raises, predict, rng, same_set, unanswered, verdict
 
 
 # ---------------------------------------------------------------------------------------
@@ -103,14 +102,12 @@ def _an_reference(observed):
     return assume_negative(observed)
 
 
-@never_raises("Exercise — AN targets", "AN keeps what was observed as positive and calls every other "
-              "entry a negative — unknowns included")
 def check_an_targets(student: Callable) -> bool:
     """*Implement*: ``student(observed) -> targets`` (1 / 0 / -1 in, float 0/1 out) against
     :func:`mlpl_lab.labels.assume_negative`."""
     g = rng(100)
     cases = [(random_observed(g, *_sizes(g)),) for _ in range(20)]
-    return compare_functions("Exercise — AN targets", student, _an_reference, cases,
+    return implement("Exercise — AN targets", student, _an_reference, cases,
                              "AN keeps what was observed as positive and calls every other entry a "
                              "negative — unknowns included", atol=0.0, rtol=0.0)
 
@@ -120,9 +117,8 @@ def check_hidden_share(answer, overview_row: Mapping[str, float]) -> bool:
     predicted from the positives per image, against the measured ``hidden positive share``."""
     hint = ("single positive keeps exactly one positive per image: how many of an image's true "
             "positives are left, on average?")
-    return never_raises("Exercise — hidden positives under single positive", hint)(close_number)(
-        "Exercise — hidden positives under single positive", answer,
-        float(overview_row["hidden positive share"]), 0.02, hint, source="the data says")
+    return predict("Exercise — hidden positives under single positive", answer,
+                   lambda: float(overview_row["hidden positive share"]), 0.02, hint, source="the data says")
 
 
 # ---------------------------------------------------------------------------------------
@@ -134,8 +130,6 @@ def _an_loss_reference(logits, observed):
     return an_loss(logits, observed)
 
 
-@never_raises("Exercise — the AN loss", "binary cross-entropy with the AN targets, averaged over every "
-              "entry (N x C), not only over the observed ones")
 def check_an_loss(student: Callable) -> bool:
     """*Implement*: ``student(logits, observed) -> scalar`` against the registered ``an`` loss."""
     g = rng(101)
@@ -143,7 +137,7 @@ def check_an_loss(student: Callable) -> bool:
     for _ in range(20):
         n, c = _sizes(g)
         cases.append((random_logits(g, n, c), random_observed(g, n, c)))
-    return compare_functions("Exercise — the AN loss", student, _an_loss_reference, cases,
+    return implement("Exercise — the AN loss", student, _an_loss_reference, cases,
                              "binary cross-entropy with the AN targets, averaged over every entry "
                              "(N x C), not only over the observed ones")
 
@@ -160,7 +154,7 @@ def check_an_penalty(answer, p: float) -> bool:
     """*Predict, then check*: what AN charges a hidden positive the model already scores ``p``."""
     title = f"Exercise — AN's loss on a hidden positive scored p = {p:g}"
     hint = "an unknown entry is a negative for AN: which BCE term applies, and what is its value at this p?"
-    return never_raises(title, hint)(close_number)(title, answer, an_penalty(p), 1e-3, hint)
+    return predict(title, answer, lambda: an_penalty(p), 1e-3, hint)
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,8 +170,6 @@ def _gr_cases(seed: int, n: int = 20):
     return out
 
 
-@never_raises("Exercise — GR's k̂ and v", "k̂ is a sigmoid of a line in p (Eq. 7); v is a Gaussian bump "
-              "centred at μ with width σ, not normalised (Eq. 11)")
 def check_gr_pieces(k_hat: Callable, v: Callable) -> bool:
     """*Implement*: ``k_hat(p, w, b)`` (Eq. 7) and ``v(p, mu, sigma)`` (Eq. 11) against
     :func:`mlpl_lab.losses.gr.k_hat` and :func:`~mlpl_lab.losses.gr.v_weight`."""
@@ -186,9 +178,9 @@ def check_gr_pieces(k_hat: Callable, v: Callable) -> bool:
     hint = ("k̂ is a sigmoid of a line in p (Eq. 7); v is a Gaussian bump centred at μ with width σ, "
             "not normalised (Eq. 11)")
     cases = _gr_cases(102)
-    ok_k = compare_functions("Exercise — GR's k̂", _adapt(k_hat, "k") if callable(k_hat) else k_hat,
+    ok_k = implement("Exercise — GR's k̂", _adapt(k_hat, "k") if callable(k_hat) else k_hat,
                              lambda p, w, b, mu, s: gr.k_hat(p, w, b), cases, hint)
-    ok_v = compare_functions("Exercise — GR's v", _adapt(v, "v") if callable(v) else v,
+    ok_v = implement("Exercise — GR's v", _adapt(v, "v") if callable(v) else v,
                              lambda p, w, b, mu, s: gr.v_weight(p, mu, s), cases, hint)
     return ok_k and ok_v
 
@@ -231,7 +223,7 @@ def check_k_crossing(answer, w: float, b: float) -> bool:
             ok = isinstance(answer, str) and answer.strip().lower() in ("never", "none")
             return verdict(ok, title, "k̂ stays on one side of 0.5 on [0, 1]" if ok else
                            "answer 'never' when k̂ does not cross 0.5 inside [0, 1]", hint)
-        return close_number(title, answer, expected, 0.01, hint)
+        return predict(title, answer, lambda: expected, 0.01, hint)
 
     return run()
 
@@ -246,9 +238,6 @@ def _unknown_gradient_reference(z, w, b, q2, q3):
     return z.grad
 
 
-@never_raises("Exercise — the gradient on an unknown label (Eq. 18)",
-              "differentiate k̂·L2 + (1 − k̂)·L3 with respect to the logit z, holding k̂ fixed "
-              "(its p is detached), and use dp/dz = p(1 − p)")
 def check_unknown_gradient(student: Callable) -> bool:
     """*Implement*: ``student(p, k, q2, q3) -> g`` (Eq. 18, v = 1) against autograd of the
     library's ``gr`` loss on unknown labels."""
@@ -266,7 +255,7 @@ def check_unknown_gradient(student: Callable) -> bool:
         p = torch.sigmoid(z)
         return student(p, k_hat(p, w, b), q2, q3)
 
-    return compare_functions("Exercise — the gradient on an unknown label (Eq. 18)", student_on,
+    return implement("Exercise — the gradient on an unknown label (Eq. 18)", student_on,
                              _unknown_gradient_reference, cases,
                              "differentiate k̂·L2 + (1 − k̂)·L3 with respect to the logit z, holding k̂ "
                              "fixed (its p is detached), and use dp/dz = p(1 − p)")
@@ -281,10 +270,6 @@ def _opml_reference(logits, observed, alpha, beta):
     return opml_loss(logits, observed, alpha=alpha, beta=beta, reduction="none")
 
 
-@never_raises("Exercise — OPML's pair term (Eq. 3/6)",
-              "one log-sum-exp over the assumed negatives' scores and one over the positives' "
-              "negated scores, each with its constant inside the log; a row without positives "
-              "keeps only its negative term")
 def check_opml_pair_term(student: Callable) -> bool:
     """*Implement*: ``student(logits, observed, alpha, beta) -> (N,)`` per-sample losses against
     :func:`mlpl_lab.losses.opml.opml_loss` (``reduction="none"``)."""
@@ -294,7 +279,7 @@ def check_opml_pair_term(student: Callable) -> bool:
         n, c = _sizes(g)
         cases.append((random_logits(g, n, c), random_observed(g, n, c, p_pos=0.3),
                       float(g.uniform(0.2, 3)), float(g.uniform(0.2, 3))))
-    return compare_functions("Exercise — OPML's pair term (Eq. 3/6)", student, _opml_reference, cases,
+    return implement("Exercise — OPML's pair term (Eq. 3/6)", student, _opml_reference, cases,
                              "one log-sum-exp over the assumed negatives' scores and one over the "
                              "positives' negated scores, each with its constant inside the log; a row "
                              "without positives keeps only its negative term")
@@ -316,7 +301,7 @@ def check_positive_gradient(answer, s_p: float) -> bool:
     """*Predict, then check*: the gradient of ZLPR on a single positive scored ``s_p``."""
     title = f"Exercise — the gradient on a single positive at s_p = {s_p:g}"
     hint = "with one positive the positive term is log(1 + e^(−s_p)); differentiate it, then compare with BCE's"
-    return never_raises(title, hint)(close_number)(title, answer, zlpr_positive_gradient(s_p), 1e-3, hint)
+    return predict(title, answer, lambda: zlpr_positive_gradient(s_p), 1e-3, hint)
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,9 +314,6 @@ def _cross_selection_reference(peer_loss, observed, R_h):
     return (sel.kept | sel.removed_low).to(torch.float64)
 
 
-@never_raises("Exercise — CLS's cross selection (Eq. 1)",
-              "only unknown entries are candidates; rank them by the peer's loss all together (not "
-              "per row) and keep the floor(R_h·n) smallest")
 def check_cross_selection(student: Callable) -> bool:
     """*Implement*: ``student(peer_loss, observed, R_h) -> bool mask`` of the unknown entries
     kept for training (Eq. 1) against :func:`mlpl_lab.methods.selection.co_label_selection`."""
@@ -346,7 +328,7 @@ def check_cross_selection(student: Callable) -> bool:
         got = student(peer_loss, observed, R_h)
         return None if got is None else torch.as_tensor(got).to(torch.float64)
 
-    return compare_functions("Exercise — CLS's cross selection (Eq. 1)", as_float,
+    return implement("Exercise — CLS's cross selection (Eq. 1)", as_float,
                              _cross_selection_reference, cases,
                              "only unknown entries are candidates; rank them by the peer's loss all "
                              "together (not per row) and keep the floor(R_h·n) smallest", atol=0.0, rtol=0.0)
@@ -389,9 +371,6 @@ def _plc_reference(weak_probs, observed, delta):
     return target.to(torch.float64), mask.to(torch.float64)
 
 
-@never_raises("Exercise — PLC's selection (Eq. 4)",
-              "only unknown entries take pseudo-labels; a confident weak view (p ≥ δ or p ≤ 1 − δ) "
-              "selects the entry, and its target says which side")
 def check_plc_selection(student: Callable) -> bool:
     """*Implement*: ``student(weak_probs, observed, delta) -> (targets, mask)`` against
     :func:`mlpl_lab.losses.lac.plc_targets` (the paper's form)."""
@@ -409,7 +388,7 @@ def check_plc_selection(student: Callable) -> bool:
         t, m = got
         return torch.as_tensor(t).to(torch.float64), torch.as_tensor(m).to(torch.float64)
 
-    return compare_functions("Exercise — PLC's selection (Eq. 4)", as_float, _plc_reference, cases,
+    return implement("Exercise — PLC's selection (Eq. 4)", as_float, _plc_reference, cases,
                              "only unknown entries take pseudo-labels; a confident weak view (p ≥ δ or "
                              "p ≤ 1 − δ) selects the entry, and its target says which side",
                              atol=0.0, rtol=0.0)
@@ -429,8 +408,7 @@ def check_ignored_share(answer, weak_probs, observed, delta: float) -> bool:
     predictions (the panel's images)."""
     title = f"Exercise — unknown labels PLC ignores at δ = {delta:g}"
     hint = "an unknown entry is ignored when 1 − δ < p < δ: how wide is that band at this δ?"
-    return never_raises(title, hint)(close_number)(
-        title, answer, ignored_share(weak_probs, observed, delta), 0.05, hint)
+    return predict(title, answer, lambda: ignored_share(weak_probs, observed, delta), 0.05, hint)
 
 
 # ---------------------------------------------------------------------------------------
@@ -442,10 +420,6 @@ def _vpu_class_reference(logits, observed, c, alpha, gamma):
     return vpu_loss(logits, observed, alpha=alpha, gamma=gamma, reduction="none")[c]
 
 
-@never_raises("Exercise — the vPU risk of one class (Eq. 8–10)",
-              "temper the logits by T_c = min(α·std, 1) (population std), weight the log of the "
-              "batch-mean tempered probability by (mean untempered p)^γ, and subtract the mean log "
-              "tempered probability of the observed positives")
 def check_vpu_class(student: Callable) -> bool:
     """*Implement*: ``student(logits, observed, c, alpha, gamma) -> L_c`` against
     :func:`mlpl_lab.losses.pu.vpu_loss` (``reduction="none"``)."""
@@ -457,7 +431,7 @@ def check_vpu_class(student: Callable) -> bool:
         obs[0, :] = 1  # every class has a positive in the batch
         cases.append((random_logits(g, n, c, 2.0), obs, int(g.integers(0, c)),
                       float(g.uniform(0.3, 2)), float(g.uniform(0, 1))))
-    return compare_functions("Exercise — the vPU risk of one class (Eq. 8–10)", student,
+    return implement("Exercise — the vPU risk of one class (Eq. 8–10)", student,
                              _vpu_class_reference, cases,
                              "temper the logits by T_c = min(α·std, 1) (population std), weight the log of "
                              "the batch-mean tempered probability by (mean untempered p)^γ, and subtract the "
@@ -508,14 +482,15 @@ def paired_t_reference(a, b, confidence: float = 0.95):
     return float(low), float(high), v
 
 
-@never_raises("Exercise — a paired t-interval verdict",
-              "pair the seeds, take the differences, use their sample standard deviation over √n "
-              "and the t quantile with n − 1 degrees of freedom; the verdict reads the interval's sign")
+_PAIRED = ("Exercise — a paired t-interval verdict",
+           "pair the seeds, take the differences, use their sample standard deviation over √n and the "
+           "t quantile with n − 1 degrees of freedom; the verdict reads the interval's sign")
+
+
+@never_raises(*_PAIRED)
 def check_paired_t(student: Callable) -> bool:
     """*Implement*: ``student(a, b, confidence) -> (low, high, verdict)`` against scipy."""
-    title = "Exercise — a paired t-interval verdict"
-    hint = ("pair the seeds, take the differences, use their sample standard deviation over √n and the "
-            "t quantile with n − 1 degrees of freedom; the verdict reads the interval's sign")
+    title, hint = _PAIRED
     if not callable(student):
         return verdict(False, title, UNANSWERED, hint)
     g = rng(108)

@@ -124,3 +124,15 @@ def close_number(title: str, answer: Any, expected: float, tol: float, hint: str
 
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+def implement(title: str, student: Callable, reference: Callable, cases: Iterable[tuple], hint: str,
+              **tol) -> bool:
+    """*Implement a piece*: :func:`compare_functions`, guarded (never raises)."""
+    return never_raises(title, hint)(compare_functions)(title, student, reference, cases, hint, **tol)
+
+
+def predict(title: str, answer: Any, expected: Callable[[], float], tol: float, hint: str, **kw) -> bool:
+    """*Predict, then check*: :func:`close_number` against ``expected()`` (computed inside the
+    guard, so a malformed record is a ✗ too)."""
+    return never_raises(title, hint)(lambda: close_number(title, answer, expected(), tol, hint, **kw))()
