@@ -350,15 +350,7 @@ def check_kept_count(answer, n_unknown: int, R_h: float, R_l: float) -> bool:
     title = f"Exercise — unknown labels kept of {n_unknown} at R_h = {R_h:g}, R_l = {R_l:g}"
     hint = "the two steps apply one after the other, each keeping a rounded-down share of what it is given"
 
-    @never_raises(title, hint)
-    def run():
-        if unanswered(answer):
-            return verdict(False, title, UNANSWERED, hint)
-        expected = kept_count(n_unknown, R_h, R_l)
-        ok = float(answer) == expected
-        return verdict(ok, title, f"the selection keeps {expected}" if ok else f"not {answer}", hint)
-
-    return run()
+    return predict(title, answer, lambda: kept_count(n_unknown, R_h, R_l), 0, hint)
 
 
 # ---------------------------------------------------------------------------------------
