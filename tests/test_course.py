@@ -230,7 +230,7 @@ def test_book_builds_strictly_from_executed_notebooks(executed_notebooks, tmp_pa
         index = course.build_book(folder, out / variant, variant, strict=True)
         site = index.parent
         assert all((site / f"{stem}.html").exists() for stem in STEMS)
-        assert (site / "mathjax" / "MathJax.js").exists() and (site / "syllabus.html").exists()
+        assert (site / "_static" / "mathjax" / "MathJax.js").exists() and (site / "syllabus.html").exists()
         pages = " ".join((site / f"{stem}.html").read_text() for stem in STEMS)
         assert "BEGIN SOLUTION" not in pages and "cdn.jsdelivr" not in pages and "unpkg.com" not in pages
         assert ((site / "guide.html").exists()) == (variant == "instructor")
