@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu report setup clean clean-runs benchmark
+.PHONY: test test-browser test-gpu report setup clean clean-runs benchmark student book
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,17 @@ test-gpu: $(STAMP)
 report: $(STAMP)
 	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
 
+# course material (issue 22): student and instructor copies of the notebooks in dist/
+student: $(STAMP)
+	$(BIN)/mlpl-lab course sync --check
+	$(BIN)/mlpl-lab course export --out dist
+
+# the book (student and instructor variants) under $(REPORT_DIR)/book, from the notebooks the report
+# executed (runs the report first when they are missing; they are never executed a second time)
+book: $(STAMP)
+	@test -f $(REPORT_DIR)/07_benchmark.ipynb || $(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
+	$(BIN)/mlpl-lab course book --executed $(REPORT_DIR) --out $(REPORT_DIR)/book $(BOOK_ARGS)
+
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scenes.py
 	$(BIN)/python benchmarks/bench_training.py
@@ -49,4 +60,4 @@ clean-runs: $(STAMP)
 	$(BIN)/mlpl-lab store --clear
 
 clean:
-	rm -rf $(VENV) $(REPORT_DIR) data/cache data/runs
+	rm -rf $(VENV) $(REPORT_DIR) dist data/cache data/runs

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from .profiles import PROFILE_NAMES
-from .report import NOTEBOOK_DIR
+from .report import MATHJAX_CONFIG, NOTEBOOK_DIR, install_mathjax  # noqa: F401 (moved to report)
 
 
 class UsageError(Exception):
@@ -159,28 +159,6 @@ def kernel_config():
     if zmq.has("curve") and "curve" in [str(d).lower() for d in declared]:
         return Config({"KernelManager": {"transport_encryption": "auto"}})
     return Config({"KernelManager": {"transport": "ipc"}})
-
-
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
-
-
-def install_mathjax(out_dir: Path) -> str:
-    """Copy MathJax (2.7, from the ``jupyter_server_mathjax`` package) next to the reports, once,
-    and return the relative URL the HTML loads it from: the equations then render without
-    internet (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
-    import shutil
-
-    import jupyter_server_mathjax
-
-    source = Path(jupyter_server_mathjax.__file__).parent / "static"
-    target = out_dir / "mathjax"
-    if not (target / "MathJax.js").exists():
-        tmp = out_dir / ".mathjax.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(source, tmp)
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-    return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
 
 
 class _Tail(threading.Thread):
@@ -416,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")
     st.set_defaults(func=cmd_store)
+    from .course import add_course_parser  # course material: sync, export, timings, book (issue 22)
+
+    add_course_parser(sub)
     return parser
 
 

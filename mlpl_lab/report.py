@@ -135,6 +135,7 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
     from .train import pick_device
 
     info = {
+        "edition": f"mlpl_lab {mlpl_lab.__version__} (CHANGELOG.md)",
         "mlpl_lab": mlpl_lab.__version__, "torch": torch.__version__,
         "torchvision": torchvision.__version__, "python": platform.python_version(),
         "device": str(pick_device("auto")), "threads": torch.get_num_threads(),
@@ -176,3 +177,25 @@ def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
 
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+
+def install_mathjax(out_dir: Path) -> str:
+    """Copy MathJax (2.7, from the ``jupyter_server_mathjax`` package) next to the reports, once,
+    and return the relative URL the HTML loads it from: the equations then render without
+    internet (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
+    import shutil
+
+    import jupyter_server_mathjax
+
+    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    target = out_dir / "mathjax"
+    if not (target / "MathJax.js").exists():
+        tmp = out_dir / ".mathjax.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(source, tmp)
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+    return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"

@@ -1,8 +1,8 @@
 """The package's imports point down the layer list, never up, and form no cycle.
 
 Layers (README, issue "One house"): (1) labels, metrics, paths; (2) data, losses, models;
-(3) methods; (4) train; (5) profiles, store, runner; (6) analysis; (7) viz; (8) chapters;
-(9) report, cli. Every import statement counts, including those inside functions.
+(3) methods; (4) train; (5) profiles, store, runner; (6) analysis; (7) viz; (8) chapters,
+exercises; (9) report, cli, run, course. Every import statement counts, including those inside functions.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ LAYERS = [
     {"profiles", "store", "runner"},
     {"analysis"},
     {"viz"},
-    {"chapters"},
-    {"report", "cli", "run", "audit"},
+    {"chapters", "exercises"},
+    {"report", "cli", "run", "audit", "course"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

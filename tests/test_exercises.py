@@ -1,0 +1,178 @@
+"""The exercises' checks are real: a right implementation (written here from the papers'
+formulas, not with the library) gets ✓, a plausible wrong one gets ✗, an unfinished one (the
+student stub) gets ✗ — and no check ever raises."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+from mlpl_lab import exercises as ex
+
+
+def run(capsys, check, *args):
+    ok = check(*args)
+    out = capsys.readouterr().out
+    marks = [line[0] for line in out.splitlines() if line[:1] in (ex.PASS, ex.FAIL)]
+    assert marks and (all(m == ex.PASS for m in marks) if ok else ex.FAIL in marks), out
+    return ok, out
+
+
+# ---------- oracles written from the papers (loops and closed forms) ----------
+def an_targets_loop(observed):
+    out = torch.zeros(observed.shape)
+    for i in range(observed.shape[0]):
+        for j in range(observed.shape[1]):
+            out[i, j] = 1.0 if int(observed[i, j]) == 1 else 0.0
+    return out
+
+
+def an_loss_loop(logits, observed):
+    total = 0.0
+    for z, y in zip(logits.flatten().tolist(), observed.flatten().tolist()):
+        p = 1 / (1 + math.exp(-z))
+        total += -math.log(p) if y == 1 else -math.log(1 - p)
+    return torch.tensor(total / logits.numel())
+
+
+def opml_loop(logits, observed, alpha, beta):
+    rows = []
+    for z, y in zip(logits.tolist(), observed.tolist()):
+        neg = [math.exp(s) for s, l in zip(z, y) if l != 1]
+        pos = [math.exp(-s) for s, l in zip(z, y) if l == 1]
+        rows.append((math.log(alpha + sum(neg)) if neg else 0.0) + (math.log(beta + sum(pos)) if pos else 0.0))
+    return torch.tensor(rows)
+
+
+def plc_loop(p, observed, delta):
+    t, m = torch.zeros(p.shape), torch.zeros(p.shape, dtype=torch.bool)
+    for i in range(p.shape[0]):
+        for j in range(p.shape[1]):
+            if int(observed[i, j]) == -1 and float(p[i, j]) >= delta:
+                t[i, j], m[i, j] = 1.0, True
+            elif int(observed[i, j]) == -1 and float(p[i, j]) <= 1 - delta:
+                m[i, j] = True
+    return t, m
+
+
+def cross_selection_sort(peer_loss, observed, R_h):
+    cells = sorted((float(peer_loss[i, j]), i, j) for i in range(peer_loss.shape[0])
+                   for j in range(peer_loss.shape[1]) if int(observed[i, j]) == -1)
+    keep = torch.zeros(peer_loss.shape, dtype=torch.bool)
+    for _, i, j in cells[: math.floor(R_h * len(cells))]:
+        keep[i, j] = True
+    return keep
+
+
+def vpu_class_formula(logits, observed, c, alpha, gamma):
+    s = logits[:, c].double()
+    T = min(alpha * float(np.std(s.numpy())), 1.0)          # population std
+    q = 1 / (1 + np.exp(-s.numpy() / T))
+    w = float(np.mean(1 / (1 + np.exp(-s.numpy())))) ** gamma
+    pos = observed[:, c].numpy() == 1
+    return torch.tensor(w * math.log(q.mean()) - np.log(q[pos]).mean())
+
+
+def paired_t_by_hand(a, b, confidence):
+    d = np.asarray(a) - np.asarray(b)
+    n = len(d)
+    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * np.std(d, ddof=1) / math.sqrt(n)
+    low, high = d.mean() - half, d.mean() + half
+    return low, high, "holds" if low > 0 else "does not hold" if high < 0 else "inconclusive"
+
+
+def stub(*args):
+    return None
+
+
+def raises(*args):
+    raise NotImplementedError
+
+
+CASES = [
+    (ex.check_an_targets, (an_targets_loop,), (lambda o: (o != 0).float(),)),
+    (ex.check_an_loss, (an_loss_loop,),
+     (lambda z, o: F.binary_cross_entropy_with_logits(z[o != -1], (o[o != -1] == 1).float()),)),
+    (ex.check_gr_pieces, (lambda p, w, b: 1 / (1 + torch.exp(-(w * p + b))),
+                          lambda p, mu, s: torch.exp(-(p - mu) ** 2 / (2 * s * s))),
+     (lambda p, w, b: 1 / (1 + torch.exp(-(w * p + b))),
+      lambda p, mu, s: torch.exp(-(p - mu) ** 2 / (2 * s * s)) / (s * math.sqrt(2 * math.pi)))),
+    (ex.check_unknown_gradient, (lambda p, k, q2, q3: (1 - k) * (1 - p) ** q3 * p - k * p ** q2 * (1 - p),),
+     (lambda p, k, q2, q3: (1 - k) * (1 - p) ** q3 - k * p ** q2,)),
+    (ex.check_opml_pair_term, (opml_loop,),
+     (lambda z, o, a, b: opml_loop(z, torch.where(o == 0, torch.ones_like(o), o), a, b),)),
+    (ex.check_cross_selection, (cross_selection_sort,),
+     (lambda l, o, R: torch.stack([cross_selection_sort(l[i:i + 1], o[i:i + 1], R)[0] for i in range(len(l))]),)),
+    (ex.check_plc_selection, (plc_loop,), (lambda p, o, d: plc_loop(p, torch.full_like(o, -1), d),)),
+    (ex.check_vpu_class, (vpu_class_formula,),
+     (lambda z, o, c, a, g: vpu_class_formula(z, o, c, a, 0.0),)),
+    (ex.check_paired_t, (paired_t_by_hand,),
+     (lambda a, b, c: paired_t_by_hand(a, b, c)[:2] + ("holds" if np.mean(np.subtract(a, b)) > 0 else "inconclusive",),)),
+]
+
+
+@pytest.mark.parametrize("check, right, wrong", CASES, ids=[c[0].__name__ for c in CASES])
+def test_implement_checks_tell_right_from_wrong(capsys, check, right, wrong):
+    assert run(capsys, check, *right)[0] is True
+    ok, out = run(capsys, check, *wrong)
+    assert ok is False and "hint:" in out
+    for unfinished in (stub, raises):
+        ok, out = run(capsys, check, *[unfinished] * len(right))
+        assert ok is False and "no answer yet" in out
+    ok, _ = run(capsys, check, *[None] * len(right))
+    assert ok is False
+
+
+def test_wrong_shape_and_garbage_never_raise(capsys):
+    assert run(capsys, ex.check_an_targets, lambda o: o.flatten())[0] is False
+    assert run(capsys, ex.check_an_loss, lambda z, o: "nonsense")[0] is False
+    assert run(capsys, ex.check_paired_t, lambda a, b, c: (1, 2))[0] is False
+
+
+def test_predict_checks(capsys):
+    assert run(capsys, ex.check_an_penalty, -math.log(1 - 0.9), 0.9)[0]
+    assert not run(capsys, ex.check_an_penalty, -math.log(0.9), 0.9)[0]      # the positive term instead
+    assert run(capsys, ex.check_k_crossing, 0.8, 10.0, -8.0)[0]               # 10 p - 8 = 0
+    assert not run(capsys, ex.check_k_crossing, 0.5, 10.0, -8.0)[0]
+    assert run(capsys, ex.check_k_crossing, "never", 2.0, -3.0)[0]            # 2 p - 3 < 0 on [0, 1]
+    assert run(capsys, ex.check_positive_gradient, 1 / (1 + math.exp(-1.5)) - 1, 1.5)[0]
+    assert not run(capsys, ex.check_positive_gradient, -0.5, 1.5)[0]
+    # 45 unknown, R_h = 0.7 -> 31 kept by the peer, R_l = 0.9 -> 27
+    assert run(capsys, ex.check_kept_count, 27, 45, 0.7, 0.9)[0]
+    assert not run(capsys, ex.check_kept_count, round(0.7 * 0.9 * 45), 45, 0.7, 0.9)[0]  # 28: one rounding
+    p = torch.tensor([[0.05, 0.3, 0.5, 0.7, 0.95]])
+    obs = torch.tensor([[-1, -1, -1, -1, 1]])
+    assert run(capsys, ex.check_ignored_share, 0.0, p, obs, 0.5)[0]
+    assert run(capsys, ex.check_ignored_share, 3 / 4, p, obs, 0.9)[0]         # 0.3, 0.5, 0.7 of 4 unknown
+    assert not run(capsys, ex.check_ignored_share, 0.0, p, obs, 0.9)[0]
+    logits = torch.randn(32, 6)
+    assert run(capsys, ex.check_rebalance_direction, "down", logits, 0.55, 1.0)[0]
+    assert run(capsys, ex.check_rebalance_direction, "up", logits, 1.0, 0.55)[0]
+    assert not run(capsys, ex.check_rebalance_direction, "up", logits, 0.55, 1.0)[0]
+    assert run(capsys, ex.check_hidden_share, 0.55, {"hidden positive share": 0.551})[0]
+    assert not run(capsys, ex.check_hidden_share, 0.45, {"hidden positive share": 0.551})[0]
+
+
+def test_read_the_evidence_checks(capsys):
+    record = {"A beats AN": {"verdict": "holds"}, "B beats AN": {"verdict": "inconclusive (2 seeds)"},
+              "C beats AN": {"verdict": "does not hold"}, "D beats A": {"verdict": "holds (Holm)"}}
+    assert run(capsys, ex.check_claims_that_hold, ["A beats AN", "D beats A"], record)[0]
+    assert not run(capsys, ex.check_claims_that_hold, ["A beats AN"], record)[0]
+    assert not run(capsys, ex.check_claims_that_hold, list(record), record)[0]
+    assert run(capsys, ex.check_claims_that_hold, [], {"x": {"verdict": "inconclusive"}})[0]
+    values = {"AN": 50.0, "GR": 61.0, "full labels": 70.0}
+    assert run(capsys, ex.check_pick, "t", "GR", values, "h", True, ("full labels",))[0]
+    assert not run(capsys, ex.check_pick, "t", "full labels", values, "h", True, ("full labels",))[0]
+    assert run(capsys, ex.check_pick, "t", "AN", values, "h", False)[0]
+
+
+def test_paired_t_reference_is_scipy():
+    a, b = [71.0, 69.5, 72.2, 70.1], [68.0, 69.0, 70.5, 67.9]
+    d = np.subtract(a, b)
+    low, high = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
+    got = ex.paired_t_reference(a, b, 0.95)
+    assert got[:2] == pytest.approx((low, high)) and got[2] == ("holds" if low > 0 else "inconclusive")
