@@ -29,7 +29,7 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
-    assert cpu.E_k == 8 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 16, 2, 20 epochs
+    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 20, 2, 20 epochs
     assert cpu.table_regimes == tuple(REGIMES) and cpu.family_regimes == ("single positive",)
     # cpu: 4 AN + 4 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
     # reused points), plus AN and CLS under single positive on four more seeds
@@ -38,15 +38,15 @@ def test_designs_per_profile():
     assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
     assert "Co-teaching family under drop 25 %" in left_out(cpu) and left_out(gpu) == []
     assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 5
-    assert "E_k = T_k = 8" in cpu.describe()
+    assert "E_k = T_k = 10" in cpu.describe()
 
 
 def test_method_specs_use_the_papers_coco_taus_per_regime():
     d = chapter_design("cpu")
     single = method_specs(d, "single positive")
     assert list(single) == ["AN", "Co-teaching", "Co-teaching+", "JoCoR (λ=0.1)", "CLS"]
-    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 8})
-    assert single["JoCoR (λ=0.1)"][1]["T_k"] == 8
+    assert single["CLS"] == ("cls", {"tau_h": 0.012, "tau_l": 0.06, "E_k": 10})
+    assert single["JoCoR (λ=0.1)"][1]["T_k"] == 10
     drop25 = method_specs(d, "drop 25 %")
     assert list(drop25) == ["AN", "CLS"] and drop25["CLS"][1]["tau_h"] == 0.005
     with pytest.raises(ValueError, match="regime label"):
@@ -101,7 +101,7 @@ def test_tables_margins_and_claims_from_results():
 
 
 def test_schedules_of_the_chapter():
-    curves = chapter_schedules(chapter_design("cpu"), 16)
+    curves = chapter_schedules(chapter_design("cpu"), 20)
     R_h = next(v for k, v in curves.items() if k.startswith("CLS R_h"))
-    assert R_h[0] == 1.0 and R_h[8] == pytest.approx(1 - 0.012) and R_h[4] == pytest.approx(1 - 0.012 * 4 / 8)
-    assert len(R_h) == 16  # the cpu run: 16 epochs, ramp over E_k = 8
+    assert R_h[0] == 1.0 and R_h[10] == pytest.approx(1 - 0.012) and R_h[5] == pytest.approx(1 - 0.012 * 5 / 10)
+    assert len(R_h) == 20  # the cpu run: 20 epochs, ramp over E_k = 10

@@ -28,8 +28,8 @@ configuration.
   on the seeds the chapters ran; the rows no chapter trains run on one seed), plus AN and GR
   under every other regime and PU-MLC under positives only 10 % (its setting), on one seed
   (CLS and AN under the drop regimes come from chapter 04) — sized with the rest of the series
-  to the cpu profile's half-hour budget (15 new runs; 3.5 min measured). :func:`left_out` lists the rest.
-* ``gpu``: every row × every regime it applies to × 3 seeds.
+  to the cpu profile's budget (the rows the chapters do not train, on the first seed). :func:`left_out` lists the rest.
+* ``gpu``: every row × every regime it applies to × the profile's five seeds.
 """
 from __future__ import annotations
 
@@ -324,7 +324,7 @@ def run(profile="cpu", methods=None, regimes=None, tuning: bool = False):
 
 
 def left_out(design: BenchmarkDesign) -> List[str]:
-    """Cells of the full grid (every row where it applies × every regime, 3 seeds) not run."""
+    """Cells of the full grid (every row where it applies × every regime, 3 or more seeds) not run."""
     out = []
     for reg in REGIMES:
         if reg not in design.grid:

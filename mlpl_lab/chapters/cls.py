@@ -4,9 +4,9 @@ The full grid of the issue (five methods x four regimes, an ablation and two sen
 sweeps) is about 60 single-network trainings — over an hour on 2 CPU cores. So the design is
 a function of the profile (:func:`chapter_design`):
 
-* ``cpu`` (to fit the series' half-hour budget): AN and CLS under all four regimes (Table 2
+* ``cpu`` (sized with the rest of the series): AN and CLS under all four regimes (Table 2
   shape; the drop rates are distinct regimes, see ``labels.drop_positives``), AN and CLS
-  under single positive on three seeds (the claims' key comparison); Co-teaching,
+  under single positive on the profile's five seeds (the claims' key comparison); Co-teaching,
   Co-teaching+ and JoCoR under **single positive** only; the ablation (CLS-H, CLS-L) under
   single positive. The sensitivity sweeps keep only their reused points: the value 0 of a
   sweep *is* the ablation run (CLS with tau_h = 0 computes exactly CLS-H) and the paper's
@@ -15,10 +15,10 @@ a function of the profile (:func:`chapter_design`):
 * ``smoke``: the same structure, shorter.
 * ``gpu``: the family under all four regimes and wider sweeps.
 
-E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are a few epochs (the
-profile's), and our networks still improve at the last epoch, so the chapter scales the ramp
-to half the run, capped at the paper's value: ``E_k = min(10, max(1, epochs // 2))`` — 4 on
-cpu (6 epochs), 1 on smoke, 10 (the paper's) on gpu. The Co-teaching family gets the same ramp (T_k = E_k).
+E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are the profile's epochs (20
+on cpu, 2 on smoke), so the chapter scales the ramp
+to half the run, capped at the paper's value: ``E_k = min(10, max(1, epochs // 2))`` — 10 on
+cpu (20 epochs: the paper's value), 1 on smoke, 10 (the paper's) on gpu. The Co-teaching family gets the same ramp (T_k = E_k).
 tau_h and tau_l are the paper's MS-COCO values for each regime (COCO is the dataset of the
 paper's Figs. 4-8); the library's defaults stay the paper's own.
 """

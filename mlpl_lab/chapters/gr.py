@@ -3,7 +3,8 @@
 ``smoke``: AN, ROLE, EM+APL, LL-R and GR (every kind of state, seconds each) and two
 ablation rows. ``cpu``: the oracle, AN and a reduced zoo (one method per family: label
 smoothing, a learnt label matrix, entropy, pseudo-labelling, loss rejection, a robust loss)
-and three ablation rows — chosen to fit the series' half-hour budget; ``gpu``: the whole
+and three ablation rows on the first seed (single-seed observations; GR vs AN, the key comparison,
+on the profile's five seeds); ``gpu``: the whole
 Table 2 baseline set and the full Table 3 ablation.
 """
 from __future__ import annotations

@@ -25,8 +25,9 @@ Two parts:
   both (``tests/test_pu_mlc.py`` shows that PU-MLC's training does not depend on anything else).
   :func:`crossings` gives the noise level where PU-MLC and partial BCE cross, per seed.
 
-Seeds: every cell runs on ``P.seeds[:3]`` (smoke: its two seeds), so a claim pairs at least
-three seeds (the claims module calls fewer an observation). Runs per profile:
+Seeds: every cell runs on ``P.seeds[:3]``, the key comparison (PU-MLC vs partial BCE at p = 0.1,
+:data:`KEY_ROWS`) on five (:data:`KEY_SEEDS`), so a claim pairs at least three seeds (the claims
+module calls fewer an observation). Runs per profile:
 :func:`run_count`; the cpu design is 57 runs (21 for the ladder, 3 oracle runs shared with
 chapter 01, 18 for the γ selection over 3 noise levels, 9 + 6 partial BCE runs for the sweep and
 its control).
