@@ -182,7 +182,7 @@ def dask_engine(args):
             os.environ.pop(cluster.SCHEDULER_ENV, None)
         else:
             os.environ[cluster.SCHEDULER_ENV] = before
-        cluster.close_all()
+        cluster.close(args.workers, args.scheduler)
 
 
 def cmd_report(args) -> int:

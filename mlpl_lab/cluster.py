@@ -53,6 +53,8 @@ FORWARDED_ENV = ("MLPL_LAB_DATA", FRESH_ENV)
 RETRIES = 1
 #: seconds between progress lines while nothing finishes
 HEARTBEAT_S = 60.0
+#: how long joining an existing scheduler may take before it counts as unreachable
+CONNECT_TIMEOUT = "30s"
 
 _CLIENTS: Dict[Tuple[Any, Any], Any] = {}
 
@@ -142,7 +144,7 @@ def client(workers: Optional[int] = None, scheduler: Optional[str] = None):
         from distributed import Client
 
         try:
-            c = Client(scheduler, timeout="30s")
+            c = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except OSError as exc:
             raise RuntimeError(f"no Dask scheduler answers at {scheduler!r} ({exc}); start one "
                                "(`dask scheduler`, then `dask worker ADDRESS --nthreads 1`) or use "
@@ -153,17 +155,24 @@ def client(workers: Optional[int] = None, scheduler: Optional[str] = None):
     return c
 
 
+def close(workers: Optional[int] = None, scheduler: Optional[str] = None) -> None:
+    """Close the client of ``workers`` / ``scheduler`` (and the local cluster it started)."""
+    c = _CLIENTS.pop((workers, scheduler), None)
+    if c is None:
+        return
+    local = getattr(c, "cluster", None)
+    try:
+        c.close()
+        if local is not None:
+            local.close()
+    except Exception:  # closing at interpreter exit: never mask the real outcome
+        pass
+
+
 def close_all() -> None:
     """Close every client (and the local clusters this process started)."""
-    while _CLIENTS:
-        _, c = _CLIENTS.popitem()
-        cluster = getattr(c, "cluster", None)
-        try:
-            c.close()
-            if cluster is not None:
-                cluster.close()
-        except Exception:  # closing at interpreter exit: never mask the real outcome
-            pass
+    for key in list(_CLIENTS):
+        close(*key)
 
 
 atexit.register(close_all)
@@ -244,11 +253,12 @@ def _fmt(s: float) -> str:
 
 def train(todo: Sequence[RunSpec], store: RunStore, execute: Callable, progress=None,
           workers: Optional[int] = None, scheduler: Optional[str] = None,
-          retries: int = RETRIES, task: Callable = train_task) -> Dict[str, Any]:
+          retries: int = RETRIES, task: Optional[Callable] = None) -> Dict[str, Any]:
     """Train ``todo`` (specs missing from ``store``) on the cluster; return
     ``{key: task result}``. ``progress``: the runner's :class:`~mlpl_lab.runner.Progress`
     (its ``note`` gets the progress lines). Raises :class:`GridFailed` naming the runs that
-    failed after the other runs completed. ``task`` is :func:`train_task` or a wrapper of it."""
+    failed after the other runs completed. ``task``: :func:`train_task` (default) or a wrapper."""
+    task = task or train_task
     c = client(workers, scheduler)
     specs = plan(todo, lambda s: store.get(s) is not None)
     env = {name: os.environ.get(name) for name in FORWARDED_ENV}
