@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu report setup clean clean-runs benchmark student book
+.PHONY: test test-browser test-gpu report setup clean clean-runs benchmark bench-workers student book
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_heads.py
 	$(BIN)/python benchmarks/bench_gpu.py  # the GPU targets; says so and skips without CUDA
 	$(BIN)/python -m pytest -q -s -m browser tests/browser/test_panels.py  # prints the panels' update latency
+
+# 2 single-thread Dask workers vs 1 two-thread process on the smoke grid and 4 cpu runs (README)
+bench-workers: $(STAMP)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MLPL_LAB_PROGRESS=0 $(BIN)/python benchmarks/bench_workers.py
 
 clean-runs: $(STAMP)
 	$(BIN)/mlpl-lab store --clear

@@ -11,6 +11,11 @@ runs or completes the benchmark grid (resumable: finished runs are stored one by
 interrupted grid continues where it stopped), writes notebook 07 as HTML and its tables as
 CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the same CSVs.
 
+``--workers N`` (``report`` and ``benchmark``) starts a local Dask cluster of N single-threaded
+workers that train the missing runs side by side (one GPU each where GPUs exist); ``--scheduler
+ADDRESS`` sends them to an existing Dask cluster instead (:mod:`mlpl_lab.cluster`). The
+notebooks' kernels find the cluster through ``MLPL_LAB_SCHEDULER``. The default stays one process.
+
 ``mlpl-lab store [--clear]`` lists (or deletes) the stored runs.
 
 ``--fresh`` retrains every run made before this invocation started, and records that time in
@@ -24,6 +29,7 @@ is imported; ``benchmark``'s method and regime names need the chapter's tables, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -184,6 +190,33 @@ class _Tail(threading.Thread):
         self.poll()
 
 
+@contextlib.contextmanager
+def dask_engine(args):
+    """``--workers N``: a local Dask cluster for the whole command; ``--scheduler ADDRESS``: an
+    existing one (checked now). The notebooks' kernels join it through ``MLPL_LAB_SCHEDULER``."""
+    if not (args.workers or args.scheduler):
+        yield
+        return
+    from . import cluster
+
+    try:
+        c = cluster.client(args.workers, args.scheduler)
+    except RuntimeError as exc:
+        raise UsageError(str(exc)) from None
+    address = c.scheduler.address
+    print(f"[mlpl-lab] Dask: {len(c.nthreads())} workers at {address}", flush=True)
+    before = os.environ.get(cluster.SCHEDULER_ENV)
+    os.environ[cluster.SCHEDULER_ENV] = address
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(cluster.SCHEDULER_ENV, None)
+        else:
+            os.environ[cluster.SCHEDULER_ENV] = before
+        cluster.close(args.workers, args.scheduler)
+
+
 def cmd_report(args) -> int:
     paths = notebook_paths(args.notebooks)
     out = check_out_dir(args.out)
@@ -198,7 +231,8 @@ def cmd_report(args) -> int:
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
     total = time.perf_counter()
     try:
-        _run_notebooks(paths, out, args.profile)
+        with dask_engine(args):
+            _run_notebooks(paths, out, args.profile)
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
@@ -322,10 +356,11 @@ def cmd_benchmark(args) -> int:
     path = [p for p in notebook_paths() if p.stem == BENCHMARK_NOTEBOOK][0]
     total = time.perf_counter()
     try:
-        _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
-                                                   "tuning": bool(args.tuning), "dataset": args.dataset,
-                                                   "data_root": args.root,
-                                                   "data_layout": args.layout or "cole"})
+        with dask_engine(args):
+            _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
+                                                       "tuning": bool(args.tuning), "dataset": args.dataset,
+                                                       "data_root": args.root,
+                                                       "data_layout": args.layout or "cole"})
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
@@ -365,6 +400,21 @@ def add_fresh_args(parser) -> None:
                             "into --out); resumes an interrupted --fresh")
 
 
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1; leave --workers out "
+                                         "to train in this process")
+    return int(text)
+
+
+def add_engine_args(parser) -> None:
+    engine = parser.add_mutually_exclusive_group()
+    engine.add_argument("--workers", type=positive_int, default=None,
+                        help="train missing runs on a local Dask cluster of N single-threaded workers")
+    engine.add_argument("--scheduler", default=None,
+                        help="train missing runs on an existing Dask cluster (its scheduler address)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlpl-lab", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -374,6 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="names or unique prefixes, e.g. 00 02_gr_loss")
     rep.add_argument("--out", default="reports")
     add_fresh_args(rep)
+    add_engine_args(rep)
     rep.set_defaults(func=cmd_report)
     bench = sub.add_parser("benchmark", help="run or complete the benchmark grid; report + CSV tables")
     bench.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
@@ -390,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="how the files under --root are laid out (default cole)")
     bench.add_argument("--out", default="reports")
     add_fresh_args(bench)
+    add_engine_args(bench)
     bench.set_defaults(func=cmd_benchmark)
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")

@@ -206,11 +206,13 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
 
 
 def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str | None = None,
-           quiet: bool = False) -> List[StoredRun]:
+           quiet: bool = False, workers: int | None = None, scheduler: str | None = None) -> List[StoredRun]:
     """Stored runs of ``specs`` (same order): read from the store, or trained and stored.
 
     Every spec is validated first, so a typo fails before any training. Duplicate specs are
-    trained once.
+    trained once. ``workers=N`` / ``scheduler=ADDRESS`` (or ``MLPL_LAB_WORKERS`` /
+    ``MLPL_LAB_SCHEDULER``) train the missing runs on Dask workers (:mod:`mlpl_lab.cluster`);
+    the default trains them here, one after another.
     """
     store = store or RunStore()
     specs = list(specs)
@@ -231,6 +233,14 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
     progress = Progress(len(todo), label) if (todo and distributed.is_main()) else None
     if progress is not None and not quiet:
         progress.note(f"{len(unique) - len(todo)} of {len(unique)} runs stored; training {len(todo)}")
+    if todo and not distributed.is_distributed():
+        from . import cluster
+
+        engine = cluster.requested(workers, scheduler)
+        if engine is not None:  # the missing runs on Dask workers, then read back
+            cluster.train(todo, store, execute, progress, *engine)
+            found.update({s.key: store.get(s, loader=load_method) for s in todo})
+            todo = []
     for i, spec in enumerate(todo, start=1):
         t0 = time.perf_counter()
         found[spec.key] = execute(spec, store, progress, index=i, runs_left=len(todo) - i)
@@ -243,11 +253,11 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
 
 
 def ensure_grid(specs: Dict[Any, Iterable[RunSpec]], store: RunStore | None = None,
-                label: str | None = None) -> Dict[Any, List[StoredRun]]:
+                label: str | None = None, **engine) -> Dict[Any, List[StoredRun]]:
     """``{label: [specs per seed]}`` -> ``{label: [stored runs per seed]}``, trained in one pass
-    (one progress estimate for the whole grid)."""
+    (one progress estimate for the whole grid; ``workers=`` / ``scheduler=``: see :func:`ensure`)."""
     flat = [(k, s) for k, ss in specs.items() for s in ss]
-    runs = ensure([s for _, s in flat], store=store, label=label)
+    runs = ensure([s for _, s in flat], store=store, label=label, **engine)
     out: Dict[Any, List[StoredRun]] = {k: [] for k in specs}
     for (k, _), run in zip(flat, runs):
         out[k].append(run)

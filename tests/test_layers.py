@@ -1,8 +1,8 @@
 """The package's imports point down the layer list, never up, and form no cycle.
 
 Layers (README, issue "One house"): (1) labels, metrics, paths; (2) data, losses, models;
-(3) methods; (4) train; (5) profiles, store, runner; (6) analysis; (7) viz; (8) chapters,
-exercises; (9) report, cli, run, course. Every import statement counts, including those inside functions.
+(3) methods; (4) train; (5) profiles, store, runner, cluster; (6) analysis; (7) viz; (8) chapters,
+exercises; (9) report, cli, run, course, audit. Every import statement counts, including those inside functions.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ LAYERS = [
     {"data", "losses", "models"},
     {"methods"},
     {"train", "distributed", "memory"},
-    {"profiles", "store", "runner"},
+    {"profiles", "store", "runner", "cluster"},
     {"analysis"},
     {"viz"},
     {"chapters", "exercises"},
