@@ -228,6 +228,8 @@ def train_task(spec: RunSpec, store_root: str, execute: Callable, env: Dict[str,
             os.environ[name] = value
     for name in (WORKERS_ENV, SCHEDULER_ENV):  # a stage one inside this run trains here
         os.environ.pop(name, None)
+    # no progress bars from the workers: the client's progress line speaks for the grid
+    os.environ["MLPL_LAB_PROGRESS"] = "0"
     store = RunStore(store_root)
     t0 = time.perf_counter()
     if store.get(spec) is not None:  # stored meanwhile (another client, an earlier attempt)
