@@ -23,8 +23,11 @@ TIMING_KEYS = ("seconds", "train_seconds", "peak_memory_mib")
 _TRAIN_TASK = cluster.train_task  # the real task, for the wrappers (also on the workers)
 
 
-def tiny():
-    return get_profile("smoke", n_train=128, n_val=64, n_test=64, epochs=1)
+def tiny(init="scratch"):
+    """A tiny smoke profile; ``init="pretrained"`` adds the pretraining run every spec depends on."""
+    pre = {"glyphs": "digits", "max_objects": 1, "n_train": 64, "n_val": 32, "n_test": 32, "epochs": 1,
+           "seed": 1000}
+    return get_profile("smoke", n_train=128, n_val=64, n_test=64, epochs=1, init=init, pretrain=pre)
 
 
 def log_path(store_root) -> Path:
@@ -86,12 +89,12 @@ def no_worker_env(monkeypatch):
     monkeypatch.delenv(cluster.SCHEDULER_ENV, raising=False)
 
 
-def grid():
+def grid(init="scratch"):
     """A smoke grid: two methods, two seeds, the oracle, a duplicate, and LAC's stage two (its
     stage one is not in the list: the engine must find and train it first)."""
     from mlpl_lab.chapters import lac
 
-    P = tiny()
+    P = tiny(init)
     stage2 = lac.row_spec(P, sorted(lac.STAGE2)[0], 0)
     assert stage2.init_from is not None
     return [P.spec("an", seed=0), P.spec("gr", seed=0), P.spec("an", seed=1), P.spec("full", seed=0),
@@ -100,7 +103,7 @@ def grid():
 
 def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_workers, monkeypatch,
                                                              no_worker_env):
-    specs = grid()
+    specs = grid("pretrained")  # every run also depends on the pretraining run
     one = RunStore(tmp_path / "one" / "runs")
     many = RunStore(tmp_path / "many" / "runs")
     reference = runner.ensure(specs, store=one)
@@ -113,13 +116,16 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
         assert b.best_epoch == a.best_epoch
     # one folder per distinct run, the stage one included, and the same keys as one process
     assert stored_keys(many.root) == stored_keys(one.root)
-    assert len(stored_keys(many.root)) == 6
+    assert len(stored_keys(many.root)) == 6 + 1  # and the pretraining run, once
     log = task_log(many.root)
-    assert len(log) == 6 and len({e["key"] for e in log}) == 6  # each distinct run once
+    assert len(log) == 7 and len({e["key"] for e in log}) == 7  # each distinct run once
     assert len({e["pid"] for e in log}) == 2  # both workers trained
     stage2 = specs[4]
     by_key = {e["key"]: e for e in log}
     assert by_key[stage2.key]["start"] >= by_key[stage2.init_from.key]["end"]  # waited for stage one
+    pre = specs[0].backbone_from
+    for spec in specs[:4]:  # every first-stage run waited for the pretraining run
+        assert by_key[spec.key]["start"] >= by_key[pre.key]["end"], spec.describe()
     assert not list(many.root.glob(".tmp-*"))
 
     # a second call trains nothing: the engine is not even asked
@@ -294,9 +300,13 @@ def test_cli_benchmark_with_two_workers_then_nothing_to_train(tmp_path, monkeypa
     first = capsys.readouterr().out
     runs = tmp_path / "data" / "runs"
     design = benchmark.chapter_design("smoke", regimes=["single"])
-    distinct = {s.key for ss in benchmark.grid_specs(design).values() for s in ss}
+    specs = [s for ss in benchmark.grid_specs(design).values() for s in ss]
+    grid_keys = {s.key for s in specs}
+    pretraining = {s.backbone_from.key for s in specs if s.backbone_from is not None}
+    assert len(pretraining) == 1
+    distinct = grid_keys | pretraining  # the grid and the pretraining run it starts from
     assert set(stored_keys(runs)) == distinct
-    assert f"training {len(distinct)}" in first and "Dask workers" in first
+    assert f"training {len(grid_keys)}" in first and "Dask workers" in first
     assert f"runs: {len(distinct)} done, 0 running, 0 left" in first
     assert (tmp_path / "out" / "07_benchmark_mAP.csv").exists()
     made = {k: (runs / k / "summary.json").stat().st_mtime_ns for k in distinct}
