@@ -164,7 +164,9 @@ PROFILES: Dict[str, Profile] = {
     # until their validation curve flattens: cosine decay over 30 epochs at lr 2e-3. AN is the
     # slowest to flatten; its last-quarter gain (seed 0) was 1.1 mAP at 10 epochs, 0.6 at 16,
     # 0.3 at 24 (lr 2e-3); at 20 epochs and lr 3e-3 it was 0.08-0.71 over three seeds, which left
-    # one of them unconverged (measured 2026-11-23). Five seeds, so the key comparisons are
+    # one of them unconverged; at 30 epochs (lr 2e-3) AN's gains over five seeds were -0.05,
+    # 0.27, 0.33, 0.34 and 0.59: still one unconverged (measured 2026-11-23, the README's
+    # protocol section). Five seeds, so the key comparisons are
     # decided by paired t-intervals; the test set is scored once, on the best-val weights
     "cpu": Profile(name="cpu", n_train=4000, n_val=1000, n_test=1000, image_size=32, glyphs="shapes",
                    epochs=30, batch_size=64, lr=2e-3, model="small_cnn", model_kwargs={"width": 16},
