@@ -69,7 +69,7 @@ from .paths import runs_dir
 #: the training path imports (``tests/test_store_faults.py`` walks the imports and checks this)
 FINGERPRINT_PARTS = ("__init__.py", "_discover.py", "labels.py", "metrics.py", "paths.py",
                      "convergence.py", "distributed.py", "memory.py", "data", "losses", "models",
-                     "methods", "train.py", "runner.py", "store.py")
+                     "methods", "train.py", "runner.py", "store.py", "cluster.py")
 
 #: environment variable: ignore stored runs created before this UNIX time (``--fresh``)
 FRESH_ENV = "MLPL_LAB_FRESH_AFTER"

@@ -106,7 +106,16 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
     specs = grid("pretrained")  # every run also depends on the pretraining run
     one = RunStore(tmp_path / "one" / "runs")
     many = RunStore(tmp_path / "many" / "runs")
-    reference = runner.ensure(specs, store=one)
+    # the workers train with one thread; so does the reference (a thread count can change the
+    # order of a float reduction, not what a run computes)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        reference = runner.ensure(specs, store=one)
+    finally:
+        torch.set_num_threads(threads)
     monkeypatch.setattr(cluster, "train_task", recording_task)
     got = runner.ensure(specs, store=many, workers=2)
 
