@@ -103,7 +103,7 @@ def grid(init="scratch"):
 
 def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_workers, monkeypatch,
                                                              no_worker_env):
-    specs = grid("pretrained")  # every run also depends on the pretraining run
+    specs = grid()
     one = RunStore(tmp_path / "one" / "runs")
     many = RunStore(tmp_path / "many" / "runs")
     # the workers train with one thread; so does the reference (a thread count can change the
@@ -125,16 +125,13 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
         assert b.best_epoch == a.best_epoch
     # one folder per distinct run, the stage one included, and the same keys as one process
     assert stored_keys(many.root) == stored_keys(one.root)
-    assert len(stored_keys(many.root)) == 6 + 1  # and the pretraining run, once
+    assert len(stored_keys(many.root)) == 6
     log = task_log(many.root)
-    assert len(log) == 7 and len({e["key"] for e in log}) == 7  # each distinct run once
+    assert len(log) == 6 and len({e["key"] for e in log}) == 6  # each distinct run once
     assert len({e["pid"] for e in log}) == 2  # both workers trained
     stage2 = specs[4]
     by_key = {e["key"]: e for e in log}
     assert by_key[stage2.key]["start"] >= by_key[stage2.init_from.key]["end"]  # waited for stage one
-    pre = specs[0].backbone_from
-    for spec in specs[:4]:  # every first-stage run waited for the pretraining run
-        assert by_key[spec.key]["start"] >= by_key[pre.key]["end"], spec.describe()
     assert not list(many.root.glob(".tmp-*"))
 
     # a second call trains nothing: the engine is not even asked
@@ -144,6 +141,23 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
     monkeypatch.setattr(cluster, "train", no_engine)
     again = runner.ensure(specs, store=many, workers=2)
     assert [numbers(r) for r in again] == [numbers(r) for r in got]
+
+
+def test_the_pretraining_run_is_trained_once_before_every_run_that_starts_from_it(
+        tmp_path, two_workers, monkeypatch, no_worker_env):
+    specs = grid("pretrained")  # every first-stage run starts from the pretraining run
+    many = RunStore(tmp_path / "many" / "runs")
+    monkeypatch.setattr(cluster, "train_task", recording_task)
+    got = runner.ensure(specs, store=many, workers=2)
+    assert [r.spec for r in got] == specs
+    pre = specs[0].backbone_from
+    assert pre is not None and all(s.backbone_from == pre for s in specs if s.init_from is None)
+    assert len(stored_keys(many.root)) == 6 + 1  # and the pretraining run, once
+    log = task_log(many.root)
+    assert len(log) == 7 and len({e["key"] for e in log}) == 7
+    by_key = {e["key"]: e for e in log}
+    for spec in specs[:4]:  # every first-stage run waited for the pretraining run
+        assert by_key[spec.key]["start"] >= by_key[pre.key]["end"], spec.describe()
 
 
 def test_a_killed_worker_loses_only_its_run(tmp_path, two_workers, monkeypatch, no_worker_env):
