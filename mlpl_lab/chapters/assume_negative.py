@@ -90,6 +90,12 @@ def candidate_runs(profile) -> Dict[str, Dict[str, Any]]:
                    "AN": runs[(cand, "AN")], "spec": pre[cand]} for cand in PRETRAIN_CANDIDATES}
 
 
+def _gap(c) -> float:
+    """Oracle − AN test mAP of a candidate, each side's mean over its seeds."""
+    return float(np.mean([r.best["test_mAP"] for r in c["full labels"]])
+                 - np.mean([r.best["test_mAP"] for r in c["AN"]]))
+
+
 def candidates_table(cands):
     """One row per candidate: pretraining val mAP, AN and the oracle (mean over seeds), the gap,
     how many of their runs converged, and whether the profile uses it."""
@@ -102,7 +108,7 @@ def candidates_table(cands):
         runs = list(c["AN"]) + list(c["full labels"])
         rows[cand] = {"pretraining val mAP": c["pretraining"].best["val_mAP"],
                       "AN": float(np.mean(an)), "full labels": float(np.mean(full)),
-                      "gap": float(np.mean(full) - np.mean(an)), "seeds": len(an),
+                      "gap": _gap(c), "seeds": len(an),
                       "converged": f"{sum(r.converged for r in runs)} of {len(runs)}"}
     return pd.DataFrame(rows).T
 
@@ -115,8 +121,7 @@ def choose_pretraining(cands, min_gap: float = MIN_GAP) -> Dict[str, Any]:
     eligible, why = {}, {}
     for cand, c in cands.items():
         runs = list(c["AN"]) + list(c["full labels"])
-        gap = float(np.mean([r.best["test_mAP"] for r in c["full labels"]])
-                    - np.mean([r.best["test_mAP"] for r in c["AN"]]))
+        gap = _gap(c)
         if not all(r.converged for r in runs):
             why[cand] = "not every AN / oracle run converged"
         elif not gap >= min_gap:
@@ -200,6 +205,5 @@ def confidence_table(summary):
 
 
 def gap_record(cands) -> Dict[str, float]:
-    return {cand: float(np.mean([r.best["test_mAP"] for r in c["full labels"]])
-                        - np.mean([r.best["test_mAP"] for r in c["AN"]])) for cand, c in cands.items()}
+    return {cand: _gap(c) for cand, c in cands.items()}
 
