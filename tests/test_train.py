@@ -54,6 +54,30 @@ def test_checkpoint_resume_reproduces_history(tiny, tmp_path):
     assert strip(resumed.history) == strip(full.history)
 
 
+@pytest.mark.parametrize("schedule", ["cosine", "onecycle"])
+def test_interrupted_run_resumes_from_a_weights_only_checkpoint(tiny, tmp_path, schedule):
+    """An interrupted scheduled run resumes to the uninterrupted history. Bugs caught: a
+    checkpoint holding something ``torch.load(weights_only=True)`` refuses (a scheduler's
+    function, a dataclass), or a resume that restarts the LR schedule."""
+    import torch
+
+    full = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=3, seed=5, lr_schedule=schedule))
+    ckpt = tmp_path / "run.pt"
+
+    def stop(row):
+        if row["epoch"] == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=3, seed=5, lr_schedule=schedule,
+                                                     checkpoint=str(ckpt)), on_epoch=stop)
+    torch.load(ckpt, weights_only=True)  # plain data only
+    resumed = fit("an", tiny.train, tiny.val, tiny.test,
+                  cfg(epochs=3, seed=5, lr_schedule=schedule, checkpoint=str(ckpt), resume=True))
+    strip = lambda h: [{k: v for k, v in r.items() if k not in ("seconds", "train_seconds", "peak_memory_mib")} for r in h]  # noqa: E731
+    assert strip(resumed.history) == strip(full.history)
+
+
 def test_an_baseline_never_reads_true_labels(tiny):
     """Poison the true labels in the batches: AN's training must not change."""
 

@@ -74,13 +74,13 @@ ROWS: Dict[str, Tuple[str, Tuple[bool, bool, bool, bool]]] = {
 }
 STAGE2 = ("two-stage", "two-stage + queue (LAC)")
 #: epochs of stage 1 (and of the AN / end-to-end rows) per profile: raise until stage 1 converges
-STAGE1_EPOCHS = {"smoke": 2, "cpu": 8, "gpu": 14}
+STAGE1_EPOCHS = {"smoke": 2, "cpu": 12, "gpu": 14}
 #: epochs of stage 2 per profile (the control trains STAGE1 + STAGE2)
 STAGE2_EPOCHS = {"smoke": 1, "cpu": 4, "gpu": 6}
 #: every row runs on the profile's first N_SEEDS seeds (paired claims need >= 3); the key
 #: comparison (LAC vs PLC trained as long, and PLC, LAC's first stage) on KEY_SEEDS
 N_SEEDS = 3
-KEY_SEEDS = {"smoke": 3, "cpu": 5, "gpu": 5}
+KEY_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
 
 
 @dataclass(frozen=True)
