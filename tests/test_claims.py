@@ -196,3 +196,28 @@ def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
     bad["y"]["diffs"][0] += 1.0
     with pytest.raises(AssertionError):
         check_claims_record(bad)
+
+
+def test_takeaways_group_every_claim_under_its_verdict():
+    """Hand-built rows: a clear win on 5 seeds, its mirror, and a 2-seed row. Bugs caught: a
+    claim dropped or listed under the wrong verdict, an inconclusive row without its reason, an
+    unconverged row without its mark."""
+    from types import SimpleNamespace
+
+    from mlpl_lab.analysis.claims import Claim, claims_table, takeaways
+
+    def runs(values, converged=True):
+        return [SimpleNamespace(spec=SimpleNamespace(seed=s), best={"test_mAP": v}, converged=converged)
+                for s, v in enumerate(values)]
+
+    a, b = runs([81, 82.1, 83, 84.2, 85]), runs([80, 81, 82, 83, 84])
+    table = claims_table([Claim("A beats B", "", "A", "B", a, b), Claim("B beats A", "", "B", "A", b, a),
+                          Claim("C beats D", "", "C", "D", runs([70, 71]), runs([70.5, 70.2], converged=False))])
+    text = takeaways(table)
+    holds, fails, inconclusive = (text.split(f"**{h} at this scale**")[1] for h in
+                                  ("Holds", "Does not hold", "Inconclusive"))
+    assert "(1):" in holds and "*A beats B*" in holds.split("**Does not hold")[0]
+    assert "*B beats A*" in fails.split("**Inconclusive")[0]
+    assert "*C beats D*" in inconclusive and "fewer than 3 paired seeds" in inconclusive
+    assert "did not converge" in inconclusive and "did not converge" not in holds.split("**Does not hold")[0]
+    assert "5 paired seed(s)" in holds and "2 paired seed(s)" in inconclusive

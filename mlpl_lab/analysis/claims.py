@@ -273,3 +273,27 @@ def explain() -> str:
         "`converged` says whether every run of the row met the run store's convergence criterion. "
         "Each claim's record holds both sides per seed and the differences, so every verdict can be "
         "recomputed from it.")
+
+
+def takeaways(table) -> str:
+    """The chapter's claims grouped by verdict, as Markdown computed from ``table``
+    (:func:`claims_table`): what *holds*, what *does not hold*, what is *inconclusive* and why
+    (the interval contains 0, Holm, too few seeds, a missing value), and which rows rest on runs
+    that did not converge. The notebooks' take-aways display this instead of stating outcomes."""
+    groups = {HOLDS: [], FAILS: [], INCONCLUSIVE: []}
+    for claim, row in table.iterrows():
+        verdict = str(row["verdict"])
+        key = HOLDS if verdict == HOLDS else FAILS if verdict == FAILS else INCONCLUSIVE
+        text = f"*{claim}* — margin {row['margin [95 % CI]']}, {row['seeds'].split(':')[0]} paired seed(s)"
+        if key == INCONCLUSIVE:
+            text += f": {row['reason'] or verdict}"
+        if row.get("_converged") is False:
+            text += " (†: a run of this row did not converge)"
+        groups[key].append(text)
+    heads = {HOLDS: "Holds at this scale", FAILS: "Does not hold at this scale",
+             INCONCLUSIVE: "Inconclusive at this scale"}
+    lines = [f"**These runs' verdicts** ({len(table)} claim(s), computed from the claims table above):", ""]
+    for key, items in groups.items():
+        lines.append(f"* **{heads[key]}** ({len(items)}):" + ("" if items else " none"))
+        lines += [f"    * {t}" for t in items]
+    return "\n".join(lines)
