@@ -35,6 +35,9 @@ BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 COURSE_FILE = NOTEBOOK_DIR / "course.yml"
 QUIZ_DIR = NOTEBOOK_DIR / "quizzes"
 TIMINGS_FILE = NOTEBOOK_DIR / "timings.json"
+#: the guide's expected result ranges of profiles measured elsewhere (``mlpl-lab course timings``
+#: writes both files from executed notebooks; the book merges them with what it is built from)
+RANGES_FILE = NOTEBOOK_DIR / "expected_ranges.json"
 OBJECTIVES_ID = "course-objectives"
 QUIZ_ID = "course-quiz"
 DIFFICULTIES = ("introductory", "intermediate", "advanced")
@@ -428,6 +431,21 @@ def expected_ranges(executed_dirs: Dict[str, Path]) -> Dict[str, Dict[str, Dict[
     return out
 
 
+def load_ranges(path: Path = RANGES_FILE) -> Dict[str, Dict[str, Dict[str, str]]]:
+    """The stored expected ranges (``{notebook: {"record / key": {profile: value}}}``), or {}."""
+    return json.loads(Path(path).read_text()) if Path(path).exists() else {}
+
+
+def merge_ranges(*parts: Dict[str, Dict[str, Dict[str, str]]]) -> Dict[str, Dict[str, Dict[str, str]]]:
+    """Later parts win per notebook, record and profile."""
+    out: Dict[str, Dict[str, Dict[str, str]]] = {}
+    for part in parts:
+        for stem, rows in part.items():
+            for key, values in rows.items():
+                out.setdefault(stem, {}).setdefault(key, {}).update(values)
+    return out
+
+
 def ranges_markdown(ranges: Dict[str, Dict[str, Dict[str, str]]], profiles: List[str]) -> str:
     if not ranges:
         return "_No executed notebooks were found when this page was built: run `make report` first._"
@@ -467,6 +485,9 @@ def cmd_course(args) -> int:
         data = load_timings() | {p: load_timings().get(p, {}) | t for p, t in found.items()}
         TIMINGS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         print(f"timings of {sum(len(t) for t in found.values())} notebooks written to {TIMINGS_FILE}")
+        ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(args.executed) for p in found}))
+        RANGES_FILE.write_text(json.dumps(ranges, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        print(f"expected ranges of {', '.join(sorted(found))} written to {RANGES_FILE}")
         return 0
     for variant in (("student", "instructor") if args.variant == "both" else (args.variant,)):
         path = build_book(Path(args.executed), Path(args.out) / variant, variant, strict=args.strict)
@@ -637,7 +658,9 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
     (src / "syllabus.md").write_text(_page("syllabus.md").replace("{syllabus}", syllabus_markdown(course, timings, stems)
                                                                    .split("\n", 2)[2]), encoding="utf-8")
     if variant == "instructor":
-        ranges = ranges_markdown(expected_ranges({p: Path(executed) for p in profiles}), profiles)
+        ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(executed) for p in profiles}))
+        shown = [p for p in PROFILES if any(p in v for rows in ranges.values() for v in rows.values())]
+        ranges = ranges_markdown(ranges, shown or profiles)
         (src / "guide.md").write_text(_page("guide.md").replace("{expected_ranges}", ranges), encoding="utf-8")
     (src / "_variant.txt").write_text(variant)
     return stems

@@ -237,3 +237,23 @@ def test_book_builds_strictly_from_executed_notebooks(executed_notebooks, tmp_pa
         assert ('class="solution' in pages) == (variant == "instructor")
     guide = (out / "instructor" / "guide.html").read_text()
     assert "smoke" in guide and "{expected_ranges}" not in guide
+
+
+def test_stored_ranges_merge_with_the_built_profile(tmp_path):
+    """The guide shows the cpu ranges measured once (``course timings``) next to the profile the
+    book is built from. Bugs caught: a later profile erasing an earlier one's value, or a stored
+    value overriding the freshly executed one."""
+    import json
+
+    from mlpl_lab.course import load_ranges, merge_ranges
+
+    stored = {"01_assume_negative": {"gap / single positive": {"cpu": "8.1"}}}
+    path = tmp_path / "ranges.json"
+    path.write_text(json.dumps(stored))
+    assert load_ranges(path) == stored and load_ranges(tmp_path / "missing.json") == {}
+    built = {"01_assume_negative": {"gap / single positive": {"smoke": "2.0", "cpu": "7.9"}},
+             "02_gr_loss": {"mAP / GR": {"smoke": "40"}}}
+    merged = merge_ranges(load_ranges(path), built)
+    assert merged["01_assume_negative"]["gap / single positive"] == {"cpu": "7.9", "smoke": "2.0"}
+    assert merged["02_gr_loss"] == {"mAP / GR": {"smoke": "40"}}
+    assert merge_ranges(built, stored)["01_assume_negative"]["gap / single positive"]["cpu"] == "8.1"

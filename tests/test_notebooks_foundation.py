@@ -34,5 +34,6 @@ def test_notebook_01_claims_table(executed_notebooks):
     claims = rec["claims"]
     assert set(claims) == {f"full labels beat AN under {r}" for r in rec["mAP"]}
     check_claims_record(claims)
-    # smoke: three paired seeds in every regime (chapter 01's design), so every row is a finding
-    assert all(c["n"] == 3 and c["kind"] == "finding" for c in claims.values())
+    # smoke: two paired seeds in every regime, so every row is an observation: nothing decided
+    assert all(c["n"] == 2 and c["kind"] == "observation" and c["verdict"] == "inconclusive (2 seeds)"
+               for c in claims.values())
