@@ -145,3 +145,18 @@ def test_the_audit_counts_runs_and_claims_from_records():
     assert s["not converged"] == ["convergence: a · seed 1", "convergence_scratch: b · seed 0"]
     assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (2, 1, 1, 1)
     assert s["claims on unconverged runs"] == ["c2"]
+
+
+def test_leaves_out_is_computed_from_both_designs():
+    """Each chapter lists what its cpu design leaves out against gpu's. Bugs caught: a difference
+    not listed (a design field or the run scale), a gpu profile that claims to leave something out."""
+    from mlpl_lab.chapters import lac, pu_mlc
+    from mlpl_lab.chapters.common import leaves_out
+
+    pu = leaves_out("cpu", pu_mlc.chapter_design)
+    assert "fn_rates: (0.0, 0.1) here, (0.0, 0.05, 0.1, 0.15) under gpu" in pu
+    assert "proportions: (0.1,) here, (0.1, 0.5) under gpu" in pu
+    assert any(line.startswith("stage1_epochs: 12 here, 14 under gpu") for line in leaves_out("cpu", lac.chapter_design))
+    scale = leaves_out("cpu")
+    assert len(scale) == 1 and "n_train 4000 (gpu 20000)" in scale[0] and "image_size 32 (gpu 64)" in scale[0]
+    assert leaves_out("gpu", pu_mlc.chapter_design) == [] and leaves_out("gpu") == []

@@ -8,6 +8,9 @@ from ..runner import build_splits, ensure_grid
 from ..store import StoredRun
 
 MethodSpec = Union[str, Tuple[str, Dict[str, Any]]]
+#: the profile fields that set a run's scale (what a cpu run trades for time against gpu)
+SCALE_FIELDS = ("n_train", "n_val", "n_test", "image_size", "model", "model_kwargs", "epochs",
+                "batch_size", "amp")
 
 
 def as_profile(profile) -> Profile:
@@ -91,3 +94,27 @@ def with_dataset(profile, dataset: str = "scenes", root: str | None = None, layo
     # weights, and the lab's backbone is pretrained on 32-px scenes: it starts from scratch
     overrides = dict(PAPER_STANDARD) if P.name == "gpu" else {"init": "scratch"}
     return get_profile(P, dataset=dataset, data_root=str(root), data_layout=layout, **overrides)
+
+
+def leaves_out(profile, design_of=None) -> List[str]:
+    """What ``profile``'s design of a chapter leaves out against the gpu profile's, one line per
+    difference: the design's fields that differ (``design_of(profile)`` returns a dataclass,
+    e.g. a chapter's ``chapter_design``) and the run scale (:data:`SCALE_FIELDS`). Computed from
+    the two designs, so it cannot drift from what runs. Empty under gpu."""
+    import dataclasses
+
+    P, G = as_profile(profile), get_profile("gpu")
+    if P.name == "gpu":
+        return []
+    out = []
+    if design_of is not None:
+        here, there = design_of(P), design_of(G)
+        for f in dataclasses.fields(here):
+            a, b = getattr(here, f.name), getattr(there, f.name)
+            if f.name != "profile" and a != b:
+                out.append(f"{f.name}: {a!r} here, {b!r} under gpu")
+    scale = [f"{k} {getattr(P, k)!r} (gpu {getattr(G, k)!r})" for k in SCALE_FIELDS
+             if getattr(P, k) != getattr(G, k)]
+    if scale:
+        out.append("run scale: " + "; ".join(scale))
+    return out
