@@ -20,10 +20,13 @@ from mlpl_lab.models import build_model  # noqa: E402
 from mlpl_lab.train import pick_device  # noqa: E402
 
 
-def bench(name, size, batch, steps, device, **kw):
+def bench(name, size, batch, steps, device, channels_last=False, **kw):
     model = build_model(name, 20, **kw).to(device)
     opt = torch.optim.Adam(model.parameters(), 1e-3)
     x = torch.rand(batch, 3, size, size, device=device)
+    if channels_last:  # NHWC network and batch (Profile.channels_last; the cpu profile's layout)
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
     y = (torch.rand(batch, 20, device=device) < 0.1).long()
 
     def step():
@@ -44,7 +47,8 @@ def bench(name, size, batch, steps, device, **kw):
     dt = time.perf_counter() - t0
     params = sum(p.numel() for p in model.parameters())
     print(f"{name:<10} {size:>3} px  batch {batch:>3}  {params / 1e6:5.2f} M params  "
-          f"{steps * batch / dt:8.0f} images/s")
+          f"{'NHWC' if channels_last else 'NCHW'}  {steps * batch / dt:8.0f} images/s  "
+          f"{1000 * dt / steps:6.1f} ms/step")
 
 
 def main():
@@ -53,6 +57,8 @@ def main():
     args = ap.parse_args()
     device = pick_device("auto")
     print(f"device {device}, torch {torch.__version__}, threads {torch.get_num_threads()}")
+    bench("small_cnn", 32, 64, args.steps, device, width=16)  # the cpu profile's network
+    bench("small_cnn", 32, 64, args.steps, device, channels_last=True, width=16)  # ... and its layout
     bench("small_cnn", 32, 64, args.steps, device, width=32)
     bench("small_cnn", 32, 128, args.steps, device, width=32)
     bench("small_cnn", 64, 64, max(5, args.steps // 2), device, width=32)
