@@ -284,7 +284,7 @@ def takeaways(table) -> str:
     for claim, row in table.iterrows():
         verdict = str(row["verdict"])
         key = HOLDS if verdict == HOLDS else FAILS if verdict == FAILS else INCONCLUSIVE
-        text = f"*{claim}* — margin {row['margin [95 % CI]']}, {row['seeds'].split(':')[0]} paired seed(s)"
+        text = f"*{claim}* — margin {row['margin [95 % CI]']}, {int(row['_n'])} paired seed(s)"
         if key == INCONCLUSIVE:
             text += f": {row['reason'] or verdict}"
         if row.get("_converged") is False:
