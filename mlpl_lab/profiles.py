@@ -67,7 +67,7 @@ class Profile:
     #: the pretraining run: object-centric scenes (one object each) of a glyph set, their sizes,
     #: epochs and seed (its own seed: disjoint from every split of the chapters)
     pretrain: Dict[str, Any] = field(default_factory=dict)
-    #: NHWC networks and batches (TrainConfig.channels_last): the same numbers, faster convolutions
+    #: NHWC networks and batches (TrainConfig.channels_last): the same numbers up to float rounding, faster convolutions
     #: (1.5x for the small CNN on the 2-core CPU, measured)
     channels_last: bool = False
 
