@@ -148,9 +148,11 @@ def test_rare_vs_frequent_by_hand():
     assert t.loc["X", "rarer half"] == 6.0 and t.loc["X", "more frequent half"] == 2.0
 
 
-def test_cpu_cells_are_the_chapters_runs():
-    """Same spec, same store key: the benchmark reads the chapters' runs instead of retraining."""
-    from mlpl_lab.chapters import cls, gr, lac, opml
+def test_cpu_cells_are_the_chapters_runs(monkeypatch):
+    """Same spec, same store key: the benchmark reads the chapters' runs instead of retraining.
+    Bug caught: a chapter trains a row with its own overrides (OPML's longer cpu schedule) that the
+    benchmark's spec does not carry, so notebook 07 retrains the row under another key."""
+    from mlpl_lab.chapters import cls, common, gr, lac, opml
     from mlpl_lab.chapters.common import splits_for
     from mlpl_lab.profiles import get_profile
 
@@ -161,8 +163,15 @@ def test_cpu_cells_are_the_chapters_runs():
     for label in ("AN", "ROLE", "EM+APL", "GR", "LL-R"):
         name, hp = (zoo[label], {}) if isinstance(zoo[label], str) else zoo[label]
         assert chapter.spec_for(P, label, sp, 0) == P.spec(name, hp, seed=0), label
-    ospecs = opml.method_specs(P)["single_positive"]
-    assert chapter.spec_for(P, "OPML-SP", sp, 1) == P.spec(*ospecs["OPML-SP"], seed=1)
+    # what chapter 03 asks the store for (ensure_grid replaced: specs only, nothing trains)
+    monkeypatch.setattr(common, "ensure_grid", lambda specs, label=None: dict(specs))
+    _, sp_specs, full_specs = opml.run(P)
+    # the longer schedule reaches the OPML family only (AN and the oracle are shared with 01)
+    assert {k: v[0].train["epochs"] for k, v in sp_specs.items()} == {
+        k: (48 if k.startswith("OPML") else 36) for k in sp_specs}
+    assert full_specs["BCE (full)"][0].train["epochs"] == 36 and full_specs["OPML (full)"][0].train["epochs"] == 48
+    assert chapter.spec_for(P, "OPML-SP", sp, 1) == sp_specs["OPML-SP"][1]
+    assert chapter.spec_for(P, "AN", sp, 3) == sp_specs["AN"][3]
     d = cls.chapter_design(P)
     for reg in cls.REGIMES:
         name, params = cls.REGIMES[reg]

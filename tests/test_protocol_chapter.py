@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from scipy import stats
 
 from mlpl_lab.analysis.tables import convergence_record, convergence_summary, mark_unconverged
 from mlpl_lab.chapters import assume_negative as ch
@@ -36,15 +37,32 @@ def cand(an, full, converged=True):
 
 
 def test_the_rule_takes_the_largest_converged_gap_of_at_least_min_gap():
-    cands = {"small gap": cand([80, 82], [84, 85]),          # gap 3.5 < 5
-             "not converged": cand([70, 70], [90, 90], False),  # gap 20 but AN did not converge
-             "medium": cand([80, 80], [86, 87]),            # gap 6.5
-             "large": cand([80, 81], [88, 89])}             # gap 8.0
+    cands = {"small gap": cand([80, 82, 81], [84, 85, 84]),          # gap 3.3 < 5
+             "not converged": cand([70, 70, 70], [90, 90, 90], False),  # gap 20 but AN did not converge
+             "medium": cand([80, 80, 80], [86, 87, 86.5]),          # gaps 6, 7, 6.5
+             "large": cand([80, 81, 80], [88, 89, 88.2])}           # gaps 8, 8, 8.2
+    # oracle: the paired interval of large − medium per-seed gaps excludes 0 (scipy), so no tie
+    ci = stats.ttest_rel([8, 8, 8.2], [6, 7, 6.5]).confidence_interval(0.95)
+    assert ci.low > 0
     c = ch.choose_pretraining(cands, min_gap=5.0)
-    assert c["chosen"] == "large"
+    assert c["chosen"] == "large" and c["tied"] == ["large"]
     assert sorted(c["eligible"]) == ["large", "medium"]
     assert set(c["excluded"]) == {"small gap", "not converged"}
-    assert "8.0" in c["reason"]
+    assert "8.1" in c["reason"]
+
+
+def test_a_gap_within_seed_noise_is_a_tie_broken_by_the_candidates_order():
+    """Bug caught: the largest mean gap wins by 0.2 mAP although the seeds disagree about which
+    candidate's gap is larger (the first cpu measurement: 7.72 vs 7.56)."""
+    first = cand([80, 80, 80], [87, 88, 86])      # gaps 7, 8, 6   (mean 7.0)
+    second = cand([80, 80, 80], [88, 86, 87.6])   # gaps 8, 6, 7.6 (mean 7.2)
+    ci = stats.ttest_rel([8, 6, 7.6], [7, 8, 6]).confidence_interval(0.95)
+    assert ci.low < 0 < ci.high  # the oracle: no difference beyond noise
+    c = ch.choose_pretraining({"first": first, "second": second}, min_gap=5.0)
+    assert c["chosen"] == "first" and sorted(c["tied"]) == ["first", "second"]
+    assert "tie" in c["reason"]
+    # the order decides only among tied candidates
+    assert ch.choose_pretraining({"second": second, "first": first}, min_gap=5.0)["chosen"] == "second"
 
 
 def test_the_rule_says_when_nothing_qualifies():

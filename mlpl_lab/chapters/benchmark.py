@@ -45,6 +45,7 @@ from ..runner import ensure_grid
 from ..store import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
+from . import opml as opml_chapter
 from .common import as_profile, splits_for
 from .gr import expected_positives
 
@@ -258,7 +259,7 @@ def spec_for(P: Profile, row_label: str, regime: str, seed: int,
     hp = row.params(P, regime, seed) if params is None else dict(params)
     if row.method == "lac":  # chapter 05's two-stage row, stage 1 included
         return lac_chapter.row_spec(P, LAC_ROW, seed, name, rp, method_params=hp)
-    return P.spec(row.method, hp, name, rp, seed=seed)
+    return P.spec(row.method, hp, name, rp, seed=seed, **opml_chapter.train_overrides(P, row.method))
 
 
 def tuning_trials(P: Profile, row_label: str, regime: str) -> List[Dict[str, Any]]:
@@ -343,8 +344,11 @@ def protocol(profile) -> Dict[str, Any]:
     return {"data": data,
             "splits and label draws": "seed s draws the split, the observed labels and the initialisation",
             "backbone": f"{P.model} {P.model_kwargs or ''}".strip(),
-            "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, constant LR"
-                        + (", AMP" if P.amp else ""),
+            "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, {P.lr_schedule} LR"
+                        + (", AMP" if P.amp else "")
+                        + (f"; the OPML rows {opml_chapter.OPML_EPOCHS[P.name]} epochs (chapter 03: "
+                           f"OPML-SP was still climbing at {P.epochs})" if P.name in opml_chapter.OPML_EPOCHS
+                           else ""),
             "hyperparameters": "each method's paper defaults (the chapters' choices)",
             "selection": "test mAP at the epoch with the best clean-validation mAP",
             "seeds": f"{list(P.seeds)}"}
