@@ -332,3 +332,26 @@ def test_cli_refuses_bad_names_before_any_work(tmp_path):
                               timeout=120)
         assert proc.returncode == 2 and what in proc.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_lac_is_also_compared_with_an_on_its_own_network():
+    """Bug caught: the benchmark credits LAC's label-query head to the method — LAC is compared
+    only with AN on the shared linear-head network (07's first cpu run: LAC closed 75 % of the gap
+    while AN on LAC's own network was within a point of LAC). The same-head row pairs LAC with
+    that baseline on the seeds both ran; without the baseline the row is absent."""
+    lac = [Fake(v, seed=s, converged=True) for s, v in enumerate([95.0, 95.4, 95.1, 95.6, 95.2])]
+    an = [Fake(v, seed=s, converged=True) for s, v in enumerate([89.0, 89.5, 88.9, 89.9, 89.2])]
+    head = [Fake(v, seed=s, converged=True) for s, v in enumerate([94.4, 94.5, 94.7])]
+    results = {"single positive": {"AN": an, "LAC": lac}}
+    plain = chapter.claims(results)
+    assert list(plain.index if plain.index.name == "claim" else plain["claim"]) == [
+        "LAC beats AN under single positive"]
+    both = chapter.claims(results, {"single positive": head})
+    names = list(both.index if both.index.name == "claim" else both["claim"])
+    assert names == ["LAC beats AN under single positive",
+                     "LAC beats AN with LAC's own head under single positive"]
+    row = both.iloc[1]
+    diffs = [95.0 - 94.4, 95.4 - 94.5, 95.1 - 94.7]  # by hand: seeds 0-2 only
+    assert row["_n"] == 3 and row["_diffs"] == pytest.approx(diffs)
+    assert row["_margin"] == pytest.approx(sum(diffs) / 3)
+    assert both.iloc[0]["_n"] == 5 and both.iloc[0]["_margin"] == pytest.approx((6.0 + 5.9 + 6.2 + 5.7 + 6.0) / 5)
