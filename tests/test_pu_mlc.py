@@ -259,3 +259,25 @@ def test_no_pair_of_runs_makes_two_claims():
     table = chapter.claims(ladders, {0.0: clean, 0.1: noisy})
     assert len(table) == 8
     assert "+γ" in table.index[0] and "vPU" in table.index[0]  # re-balancing: the rows that differ only in γ
+
+
+def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
+    """Bugs caught: the PU rows' longer schedule leaks onto AN, partial BCE or the oracle (the
+    oracle would no longer be chapter 01's run and would be retrained), or misses the γ grid (the
+    γ selection would then compare schedules, not γ)."""
+    from mlpl_lab.chapters import pu_mlc as ch
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("cpu")
+    d = ch.chapter_design(P)
+    ladder = ch.ladder_specs(P, d, gamma_at_sweep_p=d.paper_gamma)["p=0.1"]
+    epochs = {label: {s.train["epochs"] for s in specs} for label, specs in ladder.items()}
+    longer = {"vPU", "+γ", "+γ+α", "PU-MLC (+mixup)", "PU-MLC + LgConv"}
+    assert all(epochs[label] == {96} for label in longer), epochs
+    assert all(epochs[label] == {P.epochs} for label in set(ladder) - longer), epochs
+    assert {s.train["epochs"] for specs in ch.gamma_specs(P, d).values() for s in specs} == {96}
+    assert {s.train["epochs"] for specs in ch.baseline_specs(P, d).values() for s in specs} == {P.epochs}
+    # the oracle is chapter 01's run (same key), the smoke design is unchanged
+    assert ladder[ch.ORACLE][0].key == P.spec("full", {}, seed=P.seeds[0]).key
+    smoke = ch.chapter_design("smoke")
+    assert smoke.epochs_of("pu_mlc") == smoke.epochs

@@ -85,11 +85,28 @@ class PUDesign:
     paper_gamma: float = 0.55
     #: the key comparison (PU-MLC vs partial BCE on the ladder, :data:`KEY_ROWS`) runs on these
     key_seeds: Tuple[int, ...] = ()
+    #: epochs of the vPU / PU-MLC rows (:data:`PU_METHODS`; None: :attr:`epochs`). They learn
+    #: slowly: see :data:`PU_EPOCHS`
+    pu_epochs: int | None = None
+
+    def epochs_of(self, method: str) -> int:
+        """The epochs a run of ``method`` trains in this design."""
+        return self.pu_epochs if (method in PU_METHODS and self.pu_epochs) else self.epochs
 
     def seeds_of(self, label: str) -> Tuple[int, ...]:
         """A ladder row's seeds: the key rows on the key seeds (which start with :attr:`seeds`)."""
         return self.key_seeds if label in KEY_ROWS and len(self.key_seeds) > len(self.seeds) else self.seeds
 
+
+#: the methods of the vPU family (the ladder's PU rows and the γ grid), which train
+#: :attr:`PUDesign.pu_epochs`
+PU_METHODS = ("vpu_plain", "pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc")
+#: their epochs per profile where they differ from the profile's. Under cpu at the profile's 36
+#: epochs every PU-MLC-family run at γ = 0.55 still gained 0.67-1.24 mAP over its last quarter
+#: (measured 2026-11-23, notebook 06); a probe of PU-MLC at p = 0.1, seed 0, gave test mAP 80.5
+#: at 36 epochs (not converged), 84.1 at 48 (gain 0.82), 86.5 at 60 (0.99) and 89.1 at 96
+#: (converged, gain -0.08). AN, partial BCE and the oracle had flattened at 36 and keep it.
+PU_EPOCHS = {"cpu": 96}
 
 #: the key comparison's ladder rows and its seeds per profile
 KEY_ROWS = ("PU-MLC (+mixup)", "partial BCE (+negatives)", ORACLE)
@@ -101,14 +118,14 @@ def chapter_design(profile="cpu") -> PUDesign:
     key = tuple(P.seeds[:KEY_SEEDS.get(P.name, 3)])
     if P.name == "smoke":
         return PUDesign("smoke", P.epochs, tuple(P.seeds[:3]), (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
-                        key_seeds=key)
+                        key_seeds=key, pu_epochs=P.epochs)
     if P.name == "gpu":
         return PUDesign("gpu", P.epochs, tuple(P.seeds[:3]), (0.1, 0.5), 0.5, (0.0, 0.05, 0.1, 0.15),
-                        (0.0, 0.25, 0.55), key_seeds=key)
+                        (0.0, 0.25, 0.55), key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
     # cpu: two noise levels (clean and fn = 0.1, which flips ~46 % of the positives at p = 0.5)
     # keep the sweep's cost within the series' budget; gpu adds 0.05 and 0.15
     return PUDesign(P.name, P.epochs, tuple(P.seeds[:3]), (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
-                    key_seeds=key)
+                    key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
 
 
 def regime_of(family: str, p: float):
@@ -125,7 +142,7 @@ def _row_spec(P, d: PUDesign, label: str, p: float, seed: int, gamma: float | No
     regime, params = regime_of(family, p)
     hp = {"gamma": float(gamma)} if label in GAMMA_ROWS and gamma is not None else {}
     extra = {"model_kwargs": dict(P.model_kwargs) | model} if model else {}
-    return P.spec(method, hp, regime, params, seed=seed, epochs=d.epochs, **extra)
+    return P.spec(method, hp, regime, params, seed=seed, epochs=d.epochs_of(method), **extra)
 
 
 def ladder_specs(profile="cpu", design: PUDesign | None = None, gamma_at_sweep_p: float | None = None,
@@ -156,7 +173,7 @@ def gamma_specs(profile="cpu", design: PUDesign | None = None) -> Dict[Tuple[flo
         regime, params = _noisy(d, fn)
         for g in d.gamma_grid:
             out[(float(fn), float(g))] = [P.spec("pu_mlc", {"gamma": float(g)}, regime, params, seed=s,
-                                                 epochs=d.epochs) for s in d.seeds]
+                                                 epochs=d.epochs_of("pu_mlc")) for s in d.seeds]
     return out
 
 
@@ -438,6 +455,10 @@ def training_differences(profile="cpu"):
          "one optimiser for every chapter, so rows differ only in the method"),
         ("LR schedule", "OneCycle over 80 epochs, stopped at 41 (COCO) / 56 (VOC)", t.lr_schedule,
          "the profile's schedule for every method"),
+        ("epochs", "80 planned (OneCycle), stopped at 41 / 56",
+         f"{chapter_design(P).epochs_of('pu_mlc')} for the vPU / PU-MLC rows, "
+         f"{chapter_design(P).epochs} for AN, partial BCE and the oracle",
+         "each row until its validation curve flattens: the PU rows learn slowly (PU_EPOCHS)"),
         ("EMA", "0.9997 (COCO); reports max(raw, EMA)", "none (option ema_decay)",
          "the best of two models on the test set is an oracle choice"),
         ("model selection", "best test mAP over epochs", "test mAP at the best clean-validation epoch",
