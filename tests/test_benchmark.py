@@ -344,11 +344,9 @@ def test_lac_is_also_compared_with_an_on_its_own_network():
     head = [Fake(v, seed=s, converged=True) for s, v in enumerate([94.4, 94.5, 94.7])]
     results = {"single positive": {"AN": an, "LAC": lac}}
     plain = chapter.claims(results)
-    assert list(plain.index if plain.index.name == "claim" else plain["claim"]) == [
-        "LAC beats AN under single positive"]
+    assert list(plain.index) == ["LAC beats AN under single positive"]
     both = chapter.claims(results, {"single positive": head})
-    names = list(both.index if both.index.name == "claim" else both["claim"])
-    assert names == ["LAC beats AN under single positive",
+    assert list(both.index) == ["LAC beats AN under single positive",
                      "LAC beats AN with LAC's own head under single positive"]
     row = both.iloc[1]
     diffs = [95.0 - 94.4, 95.4 - 94.5, 95.1 - 94.7]  # by hand: seeds 0-2 only

@@ -159,7 +159,7 @@ def choose_pretraining(cands, min_gap: float = MIN_GAP) -> Dict[str, Any]:
     else:
         reason = (f"largest converged gap {eligible[best]:.1f} mAP ({best}) not beyond seed noise of "
                   + ", ".join(f"{eligible[c]:.1f} ({c})" for c in tied if c != best)
-                  + f": tie broken by the candidates' order")
+                  + ": tie broken by the candidates' order")
     return {"chosen": chosen, "eligible": sorted(eligible), "excluded": why, "tied": tied,
             "reason": reason}
 

@@ -346,9 +346,8 @@ def protocol(profile) -> Dict[str, Any]:
             "backbone": f"{P.model} {P.model_kwargs or ''}".strip(),
             "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, {P.lr_schedule} LR"
                         + (", AMP" if P.amp else "")
-                        + (f"; the OPML rows {opml_chapter.OPML_EPOCHS[P.name]} epochs (chapter 03: "
-                           f"OPML-SP was still climbing at {P.epochs})" if P.name in opml_chapter.OPML_EPOCHS
-                           else ""),
+                        + (f"; the OPML rows {opml_chapter.OPML_EPOCHS[P.name]} epochs (chapter 03's "
+                           f"schedule, see OPML_EPOCHS)" if P.name in opml_chapter.OPML_EPOCHS else ""),
             "hyperparameters": "each method's paper defaults (the chapters' choices)",
             "selection": "test mAP at the epoch with the best clean-validation mAP",
             "seeds": f"{list(P.seeds)}"}

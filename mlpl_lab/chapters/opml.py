@@ -74,8 +74,8 @@ def epochs_note(profile) -> str:
     if e is None:
         return f"every row trains {P.epochs} epochs"
     return (f"the OPML rows (OPML, OPML+HR, OPML-SP and its ablations) train {e} epochs, the others "
-            f"(AN, the BCE oracle) the profile's {P.epochs}: at {P.epochs} epochs OPML-SP was still "
-            f"climbing on two of five seeds (see OPML_EPOCHS)")
+            f"(AN, the BCE oracle) the profile's {P.epochs}; chosen so that every curve flattens "
+            f"(chapters/opml.py: OPML_EPOCHS records the measurement behind it)")
 
 
 def _runs(P, methods, regime, seeds, label):

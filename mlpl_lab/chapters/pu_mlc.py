@@ -458,7 +458,7 @@ def training_differences(profile="cpu"):
         ("epochs", "80 planned (OneCycle), stopped at 41 / 56",
          f"{chapter_design(P).epochs_of('pu_mlc')} for the vPU / PU-MLC rows, "
          f"{chapter_design(P).epochs} for AN, partial BCE and the oracle",
-         "each row until its validation curve flattens: the PU rows learn slowly (PU_EPOCHS)"),
+         "each row until its validation curve flattens (PU_EPOCHS records the measurement behind it)"),
         ("EMA", "0.9997 (COCO); reports max(raw, EMA)", "none (option ema_decay)",
          "the best of two models on the test set is an oracle choice"),
         ("model selection", "best test mAP over epochs", "test mAP at the best clean-validation epoch",
