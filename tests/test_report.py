@@ -68,6 +68,26 @@ def test_committed_notebook_hygiene(path):
     assert RECORD_MIME not in path.read_text()
 
 
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda p: p.name)
+def test_papermill_reads_every_parameter_without_a_warning(path, caplog):
+    """papermill's own inspector is the oracle: it must name every assignment of the parameters
+    cell. The bug this catches: a comment holding '=' (``# every run uses alpha = 1.0``) makes
+    papermill print "Unable to parse line …" in every report and drop that parameter from
+    ``papermill --help-notebook``."""
+    import ast
+    import logging
+
+    import papermill
+
+    nb = json.loads(path.read_text())
+    src = "".join(next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))["source"])
+    names = [t.id for node in ast.parse(src).body for t in node.targets]
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        found = papermill.inspect_notebook(str(path))
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert list(found) == names
+
+
 
 def test_records_read_as_lines_and_tables():
     from mlpl_lab.report import readable
