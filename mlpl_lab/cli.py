@@ -157,7 +157,9 @@ def kernel_config():
     from traitlets.config import Config
 
     folder = Path(tempfile.mkdtemp(prefix="mlpl-lab-kernel-"))
-    return Config({"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")}})
+    # waits without a deadline re-poll (mlpl_lab.kernel_client: a report once hung on a lost wake-up)
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")},
+                   "AsyncKernelManager": {"client_class": "mlpl_lab.kernel_client.RepollingKernelClient"}})
 
 
 class _Tail(threading.Thread):
