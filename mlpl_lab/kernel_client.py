@@ -2,7 +2,7 @@
 
 nbclient waits for a cell's ``execute_reply`` with ``shell_channel.get_msg(timeout=None)``: one
 ``await socket.poll()`` with no deadline. On the 2-core machine, with two training processes
-busy, notebook 06 under cpu stopped twice at its widget cell (2026-11-23): the kernel had sent
+busy, notebook 06 under cpu stopped three times at its widget cell (2026-11-23): the kernel had sent
 ``idle`` and sat in its event loop, papermill sat in its own, and no timeout could fire. Both
 kernels (ipykernel 7.4 and 6.31) and both transports (IPC and TCP) did it. A poll with a
 deadline re-reads the socket's pending events each time it is called, so :class:`RepollingChannel`
