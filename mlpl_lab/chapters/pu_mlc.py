@@ -118,7 +118,7 @@ def chapter_design(profile="cpu") -> PUDesign:
     key = tuple(P.seeds[:KEY_SEEDS.get(P.name, 3)])
     if P.name == "smoke":
         return PUDesign("smoke", P.epochs, tuple(P.seeds[:3]), (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
-                        key_seeds=key, pu_epochs=P.epochs)
+                        key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
     if P.name == "gpu":
         return PUDesign("gpu", P.epochs, tuple(P.seeds[:3]), (0.1, 0.5), 0.5, (0.0, 0.05, 0.1, 0.15),
                         (0.0, 0.25, 0.55), key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
@@ -444,6 +444,7 @@ def training_differences(profile="cpu"):
 
     P = as_profile(profile)
     t = TrainConfig(**{k: v for k, v in P.train_settings().items() if k in TrainConfig.__dataclass_fields__})
+    d = chapter_design(P)
     rows = [
         ("backbone and head", "ResNet-101 (ImageNet, 448 px) + SSGRL semantic decoupling (GloVe) + gated GNN",
          f"{P.model} + linear head",
@@ -456,9 +457,8 @@ def training_differences(profile="cpu"):
         ("LR schedule", "OneCycle over 80 epochs, stopped at 41 (COCO) / 56 (VOC)", t.lr_schedule,
          "the profile's schedule for every method"),
         ("epochs", "80 planned (OneCycle), stopped at 41 / 56",
-         f"{chapter_design(P).epochs_of('pu_mlc')} for the vPU / PU-MLC rows, "
-         f"{chapter_design(P).epochs} for AN, partial BCE and the oracle",
-         "each row until its validation curve flattens (PU_EPOCHS records the measurement behind it)"),
+         f"{d.epochs_of('pu_mlc')} for the vPU / PU-MLC rows, {d.epochs} for AN, partial BCE and the oracle",
+         "set so each row's validation curve can flatten (PU_EPOCHS records the measurement behind it)"),
         ("EMA", "0.9997 (COCO); reports max(raw, EMA)", "none (option ema_decay)",
          "the best of two models on the test set is an oracle choice"),
         ("model selection", "best test mAP over epochs", "test mAP at the best clean-validation epoch",
