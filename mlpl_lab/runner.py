@@ -97,6 +97,11 @@ def validate(spec: RunSpec) -> None:
     config_of(spec).validate()
     if spec.init_from is not None:
         validate(spec.init_from)
+        first = build_method(spec.init_from.method, **spec.init_from.method_params)
+        if getattr(method, "init_weights", "raw") != "raw" and not first.keeps_ema():
+            raise ValueError(f"method {spec.method!r} starts from the better of its first stage's raw "
+                             f"and EMA weights, but {spec.init_from.method!r} keeps no EMA: give the "
+                             "first stage an ema_decay, or start from its raw weights")
     if spec.backbone_from is not None:
         validate(spec.backbone_from)
 

@@ -161,9 +161,15 @@ class RunSpec:
         return RunSpec(**d)
 
     def describe(self) -> str:
+        """One line for progress and errors: method, regime, seed, model (with its settings) and
+        epochs — enough to tell apart two runs of one chapter (a control trained longer, an
+        LgConv row) — and the start (stage 2, pretrained backbone)."""
         hp = ", ".join(f"{k}={v}" for k, v in sorted(self.method_params.items()))
         rp = ", ".join(f"{k}={v}" for k, v in sorted(self.regime_params.items()))
-        return (f"{self.method}({hp}) · {self.regime}({rp}) · seed {self.seed}"
+        mk = ", ".join(f"{k}={v}" for k, v in sorted(self.train.get("model_kwargs", {}).items()))
+        model = f" · {self.train['model']}({mk})" if "model" in self.train else ""
+        epochs = f" · {self.train['epochs']} epochs" if "epochs" in self.train else ""
+        return (f"{self.method}({hp}) · {self.regime}({rp}) · seed {self.seed}{model}{epochs}"
                 + (" · stage 2" if self.init_from is not None else "")
                 + (" · pretrained backbone" if self.backbone_from is not None else ""))
 

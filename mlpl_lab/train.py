@@ -317,11 +317,43 @@ def _make_schedulers(method: Method, config: TrainConfig, steps_per_epoch: int):
     return out
 
 
-def _init_networks(method: Method, init_from: Method) -> None:
-    """Copy ``init_from``'s networks into ``method``'s, matched by name; every name and every
+INIT_WEIGHTS = ("raw", "raw_or_ema")
+
+
+def _init_sources(method: Method, init_from: Method, val) -> Tuple[Dict[str, torch.nn.Module], Dict[str, float]]:
+    """The networks a second stage copies (``method.init_weights``) and what decided it.
+
+    ``"raw"``: ``init_from``'s networks — its best-validation weights. ``"raw_or_ema"``: its main
+    network replaced by its EMA copy when the EMA scores the higher validation mAP (both
+    evaluated here, on ``init_from``'s device), as LAC's official checkpoint holds whichever of
+    the two validated better. Returns ``({name: network}, record)``; the record
+    (``init_val_mAP``, ``init_val_mAP[ema]``, ``init_from_ema`` 1/0) lands in the run's
+    ``initial``."""
+    choice = getattr(method, "init_weights", "raw")
+    if choice not in INIT_WEIGHTS:
+        raise ValueError(f"{method.name}: init_weights must be one of {INIT_WEIGHTS}, got {choice!r}")
+    sources = dict(init_from.networks())
+    if choice == "raw":
+        return sources, {}
+    if init_from.ema_model is None:
+        raise ValueError(f"{method.name} starts from the better of {init_from.name!r}'s raw and EMA "
+                         "weights, but that run kept no EMA: train the first stage with ema_decay set, "
+                         "or start from its raw weights (init_weights='raw')")
+    main = next(iter(sources))
+    device = next(sources[main].parameters()).device
+    row = _evaluate(init_from, val, device, 512, "val")
+    raw, ema = float(row["val_mAP"]), float(row["val_mAP[ema]"])
+    if ema > raw:
+        sources[main] = init_from.ema_model.module
+    return sources, {"init_val_mAP": raw, "init_val_mAP[ema]": ema, "init_from_ema": float(ema > raw)}
+
+
+def _init_networks(method: Method, init_from: Method, sources: Dict[str, torch.nn.Module] | None = None) -> None:
+    """Copy ``init_from``'s networks (or ``sources``: the same names, e.g. with the EMA copy as the
+    main network, :func:`_init_sources`) into ``method``'s, matched by name; every name and every
     tensor shape must match (a stage-two network may add modules of its own: those keep
     their fresh initialisation and are listed in the error if nothing matches)."""
-    sources = init_from.networks()
+    sources = init_from.networks() if sources is None else sources
     targets = method.networks()
     missing = [k for k in targets if k not in sources]
     if missing:
@@ -545,8 +577,10 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     method.setup(ctx)
     if backbone_from is not None:
         init_backbones(method, backbone_from)
+    init_record: Dict[str, float] = {}
     if init_from is not None:
-        _init_networks(method, init_from)
+        sources, init_record = _init_sources(method, init_from, val)
+        _init_networks(method, init_from, sources)
     # after init_from: a second stage's EMA starts as a copy of the loaded weights (LAC's code)
     method.setup_ema()
     method.train(True)
@@ -590,6 +624,8 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
 
     if config.probes and start_epoch == 0 and main:
         initial = probe()
+    if start_epoch == 0:
+        initial = {**initial, **init_record}
     memory = PeakMemory(device)
 
     use_amp = bool(config.amp)

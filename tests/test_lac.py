@@ -345,6 +345,86 @@ def test_stage_two_starts_from_stage_one_best_weights_and_counts_ema_steps(tiny)
         assert row["lac_an_ratio"] == pytest.approx(row["loss_lac"] / row["loss_an"], rel=1e-5)
 
 
+def _naive_map(net, dataset) -> float:
+    """Oracle: mean over classes of (mean precision at each positive's rank), in %, a class
+    without positives counting 0 (Cole et al.'s convention), from the network's eval-mode scores
+    (no helper of the lab's metrics)."""
+    net.eval()
+    with torch.no_grad():
+        scores = net(dataset.get_batch(torch.arange(len(dataset)))["image"])
+    truth = dataset.labels
+    aps = []
+    for j in range(truth.shape[1]):
+        order = torch.argsort(scores[:, j], descending=True)
+        y = truth[order, j].tolist()
+        if sum(y) == 0:
+            aps.append(0.0)
+            continue
+        hits, precisions = 0, []
+        for rank, yi in enumerate(y, start=1):
+            if yi:
+                hits += 1
+                precisions.append(hits / rank)
+        aps.append(sum(precisions) / len(precisions))
+    return 100.0 * sum(aps) / len(aps)
+
+
+@pytest.mark.parametrize("spoil", ["raw", "ema"])
+def test_code_stage_two_start_takes_whichever_of_raw_and_ema_validates_better(tiny, spoil):
+    """stage2_start='raw_or_ema' (the official checkpoint, notes §3.3b-5). Bugs caught: the option
+    ignored (always raw) or inverted (always the EMA), the comparison made on the wrong split or
+    the wrong head, the record not matching what was loaded. One of the two is spoiled by negating
+    its classifier (its ranking reverses), so the two cases must choose differently."""
+    s1 = fit("lac_plc", tiny.train, tiny.val, tiny.test, cfg(epochs=3, lr=2e-2, seed=1))
+    first = copy.deepcopy(s1.method)
+    target = first.net if spoil == "raw" else first.ema_model.module
+    with torch.no_grad():
+        target.head.fc.weight.neg_()
+        target.head.fc.bias.neg_()
+    raw_map, ema_map = _naive_map(first.net, tiny.val), _naive_map(first.ema_model.module, tiny.val)
+    assert raw_map != pytest.approx(ema_map)
+    chosen = first.ema_model.module if ema_map > raw_map else first.net
+    expected = copy.deepcopy(chosen.state_dict())
+    m = StartRecorder(stage2_start="raw_or_ema")
+    r = fit(m, tiny.train, tiny.val, tiny.test, cfg(epochs=1), init_from=first)
+    net0, ema0 = m.start
+    for k, v in expected.items():
+        assert torch.equal(net0[k], v), k
+        assert torch.equal(ema0[k], v), k
+    assert r.initial["init_from_ema"] == float(ema_map > raw_map)
+    assert r.initial["init_val_mAP"] == pytest.approx(raw_map, abs=1e-3)
+    assert r.initial["init_val_mAP[ema]"] == pytest.approx(ema_map, abs=1e-3)
+    # the default (the paper) loads the raw weights whatever the EMA scores, and records nothing
+    m2 = StartRecorder()
+    r2 = fit(m2, tiny.train, tiny.val, tiny.test, cfg(epochs=1), init_from=first)
+    for k, v in first.net.state_dict().items():
+        assert torch.equal(m2.start[0][k], v), k
+    assert "init_from_ema" not in r2.initial
+
+
+def test_code_stage_two_start_needs_an_ema_and_a_second_stage(tiny):
+    """Bugs caught: the option accepted on a first stage, or a first stage without an EMA
+    discovered only after it trained."""
+    from mlpl_lab.profiles import get_profile
+    from mlpl_lab.runner import validate
+
+    with pytest.raises(ValueError, match="stage2_start"):
+        build_method("lac_plc", stage2_start="raw_or_ema")
+    with pytest.raises(ValueError, match="stage2_start must be one of"):
+        build_method("lac", stage2_start="ema")
+    P = get_profile("smoke")
+    mk = {"width": 8, "head": "label_query"}
+    code = {"stage2_start": "raw_or_ema"}
+    validate(P.spec("lac", code, model_kwargs=mk, init_from=P.spec("lac_plc", model_kwargs=mk)))
+    no_ema = P.spec("lac_plc", {"ema_decay": None}, model_kwargs=mk)
+    with pytest.raises(ValueError, match="keeps no EMA"):
+        validate(P.spec("lac", code, model_kwargs=mk, init_from=no_ema))
+    s1 = fit("lac_plc", tiny.train, tiny.val, tiny.test, cfg(epochs=1), ema_decay=None)
+    with pytest.raises(ValueError, match="kept no EMA"):
+        fit(build_method("lac", stage2_start="raw_or_ema"), tiny.train, tiny.val, tiny.test, cfg(epochs=1),
+            init_from=s1.method)
+
+
 def test_stage_two_refuses_to_start_from_scratch_and_the_head_is_checked(tiny):
     with pytest.raises(ValueError, match="second stage"):
         fit("lac", tiny.train, tiny.val, tiny.test, cfg())

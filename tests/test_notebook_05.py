@@ -12,7 +12,7 @@ from mlpl_lab.profiles import get_profile
 @pytest.mark.notebook
 def test_notebook_05(executed_notebooks):
     rec = executed_notebooks("05_lac.ipynb")
-    for key in ("mAP", "ema_vs_raw", "lac_an_ratio", "loss_scale", "pseudo_positives", "train_seconds",
+    for key in ("mAP", "ema_vs_raw", "stage2_start", "lac_an_ratio", "loss_scale", "pseudo_positives", "train_seconds",
                 "plc_diagnostics", "localisation", "embedding_gap", "claims"):
         assert key in rec, key
     assert set(rec["mAP"]) == set(ROWS)
@@ -22,6 +22,10 @@ def test_notebook_05(executed_notebooks):
         assert len(c["per seed"]) == len(design.seeds_of(row)), row
         assert c["total"] == pytest.approx(sum(c["per seed"])), row
     assert {rec["pseudo_positives"][r]["delta"] for r in STAGE2} == {0.9}
+    # where the code's stage 2 would start: one row per seed of the stage-1 (+PLC) row
+    assert [r["seed"] for r in rec["stage2_start"]] == list(design.seeds_of("+PLC"))
+    for r in rec["stage2_start"]:
+        assert r["the code starts from"] in ("raw", "EMA"), r
     # the loss-scale table: the paper's sum grows with the queue, the code's form moves by a log
     paper, code = rec["loss_scale"]["paper"], rec["loss_scale"]["code"]
     assert paper["512"] / paper["0"] > 5

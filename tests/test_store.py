@@ -161,3 +161,16 @@ def test_data_location_follows_the_environment(data_root):
     from mlpl_lab.paths import cache_dir, runs_dir
 
     assert runs_dir() == data_root / "runs" and cache_dir() == data_root / "cache"
+
+
+def test_the_progress_line_tells_apart_runs_that_differ_in_model_or_epochs(P):
+    """Bug caught: a chapter's control (the same method and seed, trained longer) and an LgConv
+    row (the same method, another model setting) printed the same progress line as the rows they
+    are compared with, so a reader could not tell which run was training."""
+    base = P.spec("an")
+    longer = P.spec("an", epochs=base.train["epochs"] + 4)
+    other_model = P.spec("an", model_kwargs={**base.train.get("model_kwargs", {}), "lgconv": True})
+    lines = {base.describe(), longer.describe(), other_model.describe()}
+    assert len(lines) == 3, lines
+    assert f"{base.train['epochs'] + 4} epochs" in longer.describe()
+    assert "lgconv=True" in other_model.describe()

@@ -451,7 +451,9 @@ def training_differences(profile="cpu"):
          "the lab's shared model; the paper credits PU-MLC to the loss and LgConv, not to the head"),
         ("trained parameters", "LgConv branches + layer4 + head; every BatchNorm frozen (fix_bn)",
          "every parameter, BatchNorm in training mode",
-         "partial fine-tuning needs a pretrained backbone (option trainable='paper')"),
+         "every chapter fine-tunes all of the lab's pretrained backbone, so the rows of every chapter "
+         "differ only in the method; the paper's partial fine-tuning is the option trainable='paper' "
+         "(not run in any profile)"),
         ("optimiser", "Adam, weight decay 1e-4", f"{t.optimizer}, weight decay {t.weight_decay:g}",
          "one optimiser for every chapter, so rows differ only in the method"),
         ("LR schedule", "OneCycle over 80 epochs, stopped at 41 (COCO) / 56 (VOC)", t.lr_schedule,

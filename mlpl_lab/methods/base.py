@@ -75,6 +75,11 @@ class Method:
     #: EMA decay per epoch (None: no EMA); see :mod:`mlpl_lab.methods.ema`
     ema_decay: Optional[float] = None
 
+    #: a second stage (``init_from``) starts from the first stage's ``"raw"`` best-validation
+    #: weights, or (``"raw_or_ema"``) from whichever of those and their EMA copy scores the
+    #: higher validation mAP — the loop evaluates both and records the choice
+    init_weights: str = "raw"
+
     #: under torchrun, wrap the networks in DistributedDataParallel (True: the training step
     #: calls each network's forward once). False: gradients are averaged after backward
     #: instead — same numbers, for steps that call a network twice or through ``outputs``.
@@ -92,6 +97,10 @@ class Method:
         self.net = ctx.make_model().to(ctx.device)
         self.optimizer = ctx.make_optimizer(self.net.parameters())
         self.labels = ctx.train_observed.clone()
+
+    def keeps_ema(self) -> bool:
+        """Whether training will keep an EMA copy (known before :meth:`setup`)."""
+        return self.ema_decay is not None
 
     def setup_ema(self) -> None:
         """Called by the loop after :meth:`setup`: build ``self.ema_model`` of the main network when

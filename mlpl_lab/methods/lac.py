@@ -19,13 +19,17 @@ Registered names (defaults from the paper and code: δ 0.6 in stage 1 and 0.9 in
 * ``lac`` — stage 2 with the memory queue (the paper's method, Table 3's last row).
 
 Stage-2 methods (``stage=2``) must start from a trained stage 1 (``fit(..., init_from=...)``,
-``RunSpec(init_from=...)``): they refuse to run from scratch. They load stage 1's **raw**
-best-val weights; their EMA starts as a copy of them and the projector from its random
-initialisation (the code's behaviour, §3.3b-5); the queue starts empty. (The code's stage-1
-checkpoint holds whichever of the raw and the EMA weights had the better val mAP; the loop's
-``init_from`` copies a method's networks, not its EMA, so the lab cannot pick the EMA without
-a hook in ``train.fit``. With the lab's EMA — a half-life of one epoch — the raw weights are
-the ones selected by val mAP; the notebook prints both.)
+``RunSpec(init_from=...)``): they refuse to run from scratch. By default
+(``stage2_start="raw"``, the paper: stage 2 continues stage 1's model) they load stage 1's
+**raw** best-val weights. ``stage2_start="raw_or_ema"`` is the official code's start: its
+stage-1 checkpoint holds whichever of the raw and the EMA weights had the better val mAP
+(§3.3b-5); the loop evaluates both at stage 1's best raw-validation epoch on the validation
+split and starts from the better (``Method.init_weights``; the choice and both scores land in
+the run's ``initial``). The code picks its checkpoint epoch by the better of the two, the lab
+by the raw weights. Either way the EMA starts as a copy of the loaded weights and the projector
+from its random initialisation (§3.3b-5); the queue starts empty. Under the cpu profile the
+EMA validated higher than the raw weights in most stage-1 runs; notebook 05 prints the
+comparison from the records.
 
 **EMA** for evaluation (``val_mAP[ema]``), never for pseudo-labels (§3.3b-6). The code's
 decay is 0.9997 per step (``ema_decay="code"``): over its 40 epochs of 143 steps it keeps
@@ -55,6 +59,9 @@ from ..losses.lac import FORMS, lac_loss, lac_valid, plc_loss
 from .base import Method
 from .registry import register_method
 
+#: where stage 2 starts: stage 1's raw best-val weights (the paper) or the better on validation
+#: of those and their EMA (the code)
+STAGE2_STARTS = ("raw", "raw_or_ema")
 #: the code's EMA decay per optimiser step (``ema_decay="code"``)
 CODE_EMA_PER_STEP = 0.9997
 #: the lab's default EMA decay per epoch (module docstring)
@@ -130,8 +137,10 @@ class LACMethod(Method):
     ``queue_size`` (K pairs, the current batch included; 0 = no queue), ``lambda_plc``,
     ``lambda_lac``, ``plc_form`` (``"paper"`` default) and ``lac_form`` (``"code"`` default: the
     paper's literal Eq. 7 grows with the queue; see :mod:`mlpl_lab.losses.lac`), ``stage`` (2:
-    must start from a trained stage 1), ``ema_decay`` (per epoch, ``"code"`` for 0.9997 per
-    step, or None), ``forward``:
+    must start from a trained stage 1), ``stage2_start`` (``"raw"``: the paper, stage 1's raw
+    best-val weights; ``"raw_or_ema"``: the code, the better on validation of those and their
+    EMA — stage 2 only), ``ema_decay`` (per epoch, ``"code"`` for 0.9997 per step, or None),
+    ``forward``:
 
     * ``"joint"`` (default, the code's): **one** forward pass over ``cat([weak, strong])`` in
       every row, AN's included (AN reads the weak half only). BatchNorm then normalises each
@@ -151,10 +160,12 @@ class LACMethod(Method):
     def __init__(self, plc: bool = True, lac: bool = False, delta: float = 0.6, tau: float = 0.5,
                  queue_size: int = 0, lambda_plc: float = 1.0, lambda_lac: float = 1.0,
                  plc_form: str = "paper", lac_form: str = "code", stage: int = 1,
-                 ema_decay: Union[float, str, None] = DEFAULT_EMA_PER_EPOCH, forward: str = "joint"):
+                 ema_decay: Union[float, str, None] = DEFAULT_EMA_PER_EPOCH, forward: str = "joint",
+                 stage2_start: str = "raw"):
         super().__init__(plc=plc, lac=lac, delta=delta, tau=tau, queue_size=queue_size,
                          lambda_plc=lambda_plc, lambda_lac=lambda_lac, plc_form=plc_form,
-                         lac_form=lac_form, stage=stage, ema_decay=ema_decay, forward=forward)
+                         lac_form=lac_form, stage=stage, ema_decay=ema_decay, forward=forward,
+                         stage2_start=stage2_start)
         problems = []
         if not (isinstance(delta, (int, float)) and 0.5 <= delta < 1):
             problems.append(f"delta must be in [0.5, 1), got {delta!r}")
@@ -177,6 +188,11 @@ class LACMethod(Method):
             problems.append(f"ema_decay must be a number in [0, 1) per epoch, 'code' or None, got {ema_decay!r}")
         if forward not in FORWARDS:
             problems.append(f"forward must be one of {FORWARDS}, got {forward!r}")
+        if stage2_start not in STAGE2_STARTS:
+            problems.append(f"stage2_start must be one of {STAGE2_STARTS}, got {stage2_start!r}")
+        elif stage2_start != "raw" and stage != 2:
+            problems.append(f"stage2_start={stage2_start!r} chooses where stage 2 starts; this is "
+                            "stage 1 (use stage=2, or leave stage2_start='raw')")
         if problems:
             raise ValueError("LAC: " + "; ".join(problems))
         self.use_plc, self.use_lac = bool(plc), bool(lac)
@@ -187,10 +203,14 @@ class LACMethod(Method):
         self.stage = stage
         self.forward = forward
         self.requires_init_from = stage == 2
+        self.init_weights = stage2_start  # the loop's name for it (Method.init_weights)
         self._ema_setting = ema_decay
         two_views = self.use_plc or self.use_lac or forward == "joint"
         self.views = ("weak", "strong") if two_views else ("weak",)
         self.queue: Optional[MemoryQueue] = None
+
+    def keeps_ema(self) -> bool:
+        return self._ema_setting is not None
 
     def setup(self, ctx) -> None:
         super().setup(ctx)
