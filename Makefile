@@ -50,6 +50,7 @@ book: $(STAMP)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scenes.py
+	$(BIN)/python benchmarks/bench_design.py  # design memory and time per profile (add --grid-data for the gpu grid's data path)
 	$(BIN)/python benchmarks/bench_training.py
 	$(BIN)/python benchmarks/bench_loop.py
 	$(BIN)/python benchmarks/bench_heads.py

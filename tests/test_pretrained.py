@@ -13,7 +13,7 @@ from mlpl_lab.profiles import get_profile
 def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
-    runner._SPLITS_CACHE.clear()
+    runner.clear_caches()
     return tmp_path
 
 

@@ -18,7 +18,7 @@ def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
     monkeypatch.delenv(store.FOREIGN_ENV, raising=False)
-    runner._SPLITS_CACHE.clear()
+    runner.clear_caches()
     return tmp_path
 
 

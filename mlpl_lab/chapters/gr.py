@@ -36,11 +36,13 @@ ABLATION_LABELS: Dict[str, str] = {
 ABLATION_ROWS = {"smoke": ("k̂", "L"), "cpu": ("k̂", "v", "L"), "gpu": tuple(ABLATION_LABELS)}
 
 
-def expected_positives(splits) -> float:
+def expected_positives(splits_or_labels) -> float:
     """Average number of positives per image on the *clean validation* labels: EPR's and
     ROLE's k (Cole et al. take it as known; the validation set is clean in this protocol
-    and already used for model selection, so no training label is peeked at)."""
-    return float(splits.val.labels.float().sum(1).mean())
+    and already used for model selection, so no training label is peeked at). Takes the
+    splits, or the validation labels themselves (:func:`mlpl_lab.runner.clean_val_labels`)."""
+    labels = getattr(getattr(splits_or_labels, "val", None), "labels", splits_or_labels)
+    return float(labels.float().sum(1).mean())
 
 
 def methods(profile, splits) -> Dict[str, Any]:

@@ -125,6 +125,74 @@ def split_seeds(seed: int) -> tuple[int, int, int]:
     return 3 * seed, 3 * seed + 1, 3 * seed + 2
 
 
+def _scene_plan(n_train: int, n_val: int, n_test: int, seed: int, image_size: int, glyphs: str,
+                scene_kwargs: dict[str, Any]) -> tuple[list[tuple[str, int, int, str]], dict[str, Any]]:
+    """``([(split, n, scene seed, digit pool)] for train/val/test, the remaining scene kwargs)``,
+    every set's parameters validated before anything is generated."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    scene_kwargs = dict(scene_kwargs)
+    if "digit_pool" in scene_kwargs:
+        pools = (scene_kwargs.pop("digit_pool"),) * 3
+    else:
+        pools = ("train", "val", "test") if glyphs == "digits" else ("all",) * 3
+    plan = [(name, n, s, pool) for (name, n), s, pool in
+            zip((("n_train", n_train), ("n_val", n_val), ("n_test", n_test)), split_seeds(int(seed)), pools)]
+    for name, n, s, pool in plan:  # validate all before generating
+        try:
+            scene_params(n, s, image_size, glyphs, digit_pool=pool, **scene_kwargs)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}" if str(e).startswith("n ") else str(e)) from None
+    return plan, scene_kwargs
+
+
+def make_scene_sets(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed: int = 0,
+                    image_size: int = 32, glyphs: str = "shapes", cache_dir=None,
+                    **scene_kwargs) -> tuple[Scenes, Scenes, Scenes]:
+    """The (train, val, test) scene sets of a split seed: what :func:`make_splits` labels. They
+    do not depend on the label regime, so one copy serves every regime of a seed
+    (:func:`with_regime`)."""
+    plan, kw = _scene_plan(n_train, n_val, n_test, seed, image_size, glyphs, scene_kwargs)
+    train, val, test = (make_scenes(n, seed=s, image_size=image_size, glyphs=glyphs, digit_pool=pool,
+                                    cache_dir=cache_dir, **kw) for _, n, s, pool in plan)
+    return train, val, test
+
+
+def make_val_scenes(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed: int = 0,
+                    image_size: int = 32, glyphs: str = "shapes", cache_dir=None, **scene_kwargs) -> Scenes:
+    """The validation scene set of a split seed alone (the same set :func:`make_splits` builds),
+    e.g. for statistics of the clean validation labels without the train and test images."""
+    plan, kw = _scene_plan(n_train, n_val, n_test, seed, image_size, glyphs, scene_kwargs)
+    _, n, s, pool = plan[1]
+    return make_scenes(n, seed=s, image_size=image_size, glyphs=glyphs, digit_pool=pool,
+                       cache_dir=cache_dir, **kw)
+
+
+def with_regime(sets: tuple[Scenes, Scenes, Scenes], seed: int, regime: str = "single_positive",
+                regime_params: dict[str, Any] | None = None, regime_seed: int | None = None) -> SceneSplits:
+    """Splits over given (train, val, test) scene sets, the train labels observed under
+    ``regime`` exactly as :func:`make_splits` observes them (the scene sets are shared, not
+    copied)."""
+    regime_params = dict(regime_params or {})
+    make_obs = L.regime(regime, **regime_params)  # raises on unknown name / bad params
+    if regime_seed is not None and (isinstance(regime_seed, bool)
+                                    or not isinstance(regime_seed, (int, np.integer))):
+        raise ValueError(f"regime_seed must be an int or None, got {regime_seed!r}")
+    train_scenes, val_scenes, test_scenes = sets
+    call_kwargs: dict[str, Any] = {}
+    if regime_seed is not None or "seed" not in regime_params:  # a seed in regime_params is a default
+        call_kwargs["seed"] = int(seed if regime_seed is None else regime_seed)
+    if regime == "single_positive" and regime_params.get("bias") is not None \
+            and "masks" not in regime_params:
+        call_kwargs["masks"] = train_scenes.masks
+    observed = make_obs(train_scenes.labels, **call_kwargs)
+    return SceneSplits(
+        train=SceneDataset(train_scenes, observed),
+        val=SceneDataset(val_scenes, L.full(val_scenes.labels)),
+        test=SceneDataset(test_scenes, L.full(test_scenes.labels)),
+        class_names=list(train_scenes.class_names), regime=regime, regime_params=regime_params)
+
+
 def make_splits(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed: int = 0,
                 image_size: int = 32, glyphs: str = "shapes", regime: str = "single_positive",
                 regime_params: dict[str, Any] | None = None, regime_seed: int | None = None,
@@ -139,36 +207,12 @@ def make_splits(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed
     ``scene_kwargs`` go to :func:`make_scenes` (e.g. ``max_objects``, ``noise``).
     """
     regime_params = dict(regime_params or {})
-    make_obs = L.regime(regime, **regime_params)  # raises on unknown name / bad params
+    L.regime(regime, **regime_params)  # raises on unknown name / bad params, before any scene
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     if regime_seed is not None and (isinstance(regime_seed, bool)
                                     or not isinstance(regime_seed, (int, np.integer))):
         raise ValueError(f"regime_seed must be an int or None, got {regime_seed!r}")
-    if "digit_pool" in scene_kwargs:
-        pools = (scene_kwargs.pop("digit_pool"),) * 3
-    else:
-        pools = ("train", "val", "test") if glyphs == "digits" else ("all",) * 3
-    seeds = split_seeds(int(seed))
-    sizes = {"n_train": n_train, "n_val": n_val, "n_test": n_test}
-    for (name, n), s, pool in zip(sizes.items(), seeds, pools):  # validate all before generating
-        try:
-            scene_params(n, s, image_size, glyphs, digit_pool=pool, **scene_kwargs)
-        except ValueError as e:
-            raise ValueError(f"{name}: {e}" if str(e).startswith("n ") else str(e)) from None
-    sets = [make_scenes(n, seed=s, image_size=image_size, glyphs=glyphs, digit_pool=pool,
-                        cache_dir=cache_dir, **scene_kwargs)
-            for n, s, pool in zip(sizes.values(), seeds, pools)]
-    train_scenes, val_scenes, test_scenes = sets
-    call_kwargs: dict[str, Any] = {}
-    if regime_seed is not None or "seed" not in regime_params:  # a seed in regime_params is a default
-        call_kwargs["seed"] = int(seed if regime_seed is None else regime_seed)
-    if regime == "single_positive" and regime_params.get("bias") is not None \
-            and "masks" not in regime_params:
-        call_kwargs["masks"] = train_scenes.masks
-    observed = make_obs(train_scenes.labels, **call_kwargs)
-    return SceneSplits(
-        train=SceneDataset(train_scenes, observed),
-        val=SceneDataset(val_scenes, L.full(val_scenes.labels)),
-        test=SceneDataset(test_scenes, L.full(test_scenes.labels)),
-        class_names=list(train_scenes.class_names), regime=regime, regime_params=regime_params)
+    sets = make_scene_sets(n_train, n_val, n_test, seed, image_size, glyphs, cache_dir=cache_dir,
+                           **scene_kwargs)
+    return with_regime(sets, int(seed), regime, regime_params, regime_seed)
