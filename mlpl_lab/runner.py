@@ -15,9 +15,9 @@ import os
 import time
 from typing import Any, Dict, Iterable, List, Sequence
 
-from . import distributed
 from collections import OrderedDict
 
+from . import distributed
 from .data import make_scene_sets, make_val_scenes, with_regime
 from .labels import check_seed
 from .labels import regime as build_regime
@@ -70,6 +70,14 @@ class _SceneSetCache:
             return self._sets[key]
         return None
 
+    def make_room(self, incoming: int) -> None:
+        """Drop the least recently used sets until ``incoming`` more bytes fit the budget (called
+        before a set is read or generated, so the old and the new are not held together)."""
+        limit = self.budget()
+        while self._sets and sum(self._bytes.values()) + incoming > limit:
+            old, _ = self._sets.popitem(last=False)
+            del self._bytes[old]
+
     def put(self, key: str, sets) -> None:
         self._sets[key] = sets
         self._sets.move_to_end(key)
@@ -99,6 +107,8 @@ def clear_caches() -> None:
     """Forget the scene sets and splits held in memory (the disk cache stays)."""
     _SCENE_SETS.clear()
     _SPLITS_CACHE.clear()
+
+
 _READ_ONLY: List[str] = []
 
 
@@ -142,12 +152,26 @@ def build_splits(spec_or_data, regime: str | None = None, regime_params=None, se
     return _SPLITS_CACHE[key]
 
 
+def _scene_key(data: Dict[str, Any], seed: int) -> str:
+    return json.dumps([data, seed], sort_keys=True, default=str)
+
+
+def _image_bytes(data: Dict[str, Any]) -> int:
+    """The images' and segmentation's bytes of the (train, val, test) sets of ``data`` (float32
+    RGB and int8 per pixel; :func:`mlpl_lab.data.make_splits`'s defaults where ``data`` is silent):
+    most of a scene set, known before it is built."""
+    n = sum(int(data.get(k, d)) for k, d in (("n_train", 4000), ("n_val", 1000), ("n_test", 1000)))
+    side = int(data.get("image_size", 32))
+    return n * side * side * (3 * 4 + 1)
+
+
 def _scene_sets(data: Dict[str, Any], seed: int, cache: bool = True):
     """The (train, val, test) scene sets of ``data`` and ``seed``, from memory (bytes-bounded,
     :class:`_SceneSetCache`), the disk cache or the generator."""
-    key = json.dumps([data, seed], sort_keys=True, default=str)
+    key = _scene_key(data, seed)
     sets = _SCENE_SETS.get(key)
     if sets is None:
+        _SCENE_SETS.make_room(_image_bytes(data))
         sets = make_scene_sets(seed=seed, cache_dir=str(cache_dir()) if cache else None, **data)
         _SCENE_SETS.put(key, sets)
     return sets
@@ -162,8 +186,7 @@ def clean_val_labels(data: Dict[str, Any], seed: int) -> Any:
     if data.get("dataset", "scenes") != "scenes":
         return build_splits(data, "full", {}, seed).val.labels
     data.pop("dataset", None)
-    key = json.dumps([data, seed], sort_keys=True, default=str)
-    sets = _SCENE_SETS.get(key)
+    sets = _SCENE_SETS.get(_scene_key(data, seed))
     if sets is not None:
         return sets[1].labels
     return make_val_scenes(seed=seed, cache_dir=str(cache_dir()), **data).labels

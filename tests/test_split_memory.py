@@ -66,8 +66,20 @@ def test_the_scene_set_cache_is_bounded_in_bytes(fresh, monkeypatch):
         by_hand += n * 3 * h * w * 4 + n * c * 8 + n * h * w * 1 + n * c * 4 * 8 + n * 8 + n * 8
     assert runner._SCENE_SETS.total_bytes() == by_hand
     monkeypatch.setenv(runner.SCENE_CACHE_ENV, str(2.5 * by_hand / 2 ** 30))  # room for two seeds
+    # room is made before a set is built: what the cache holds then, plus the new set's images
+    # and segmentation (n x 16 x 16 x (3 float32 + 1 int8) by hand), fits the budget
+    held_at_build = []
+    real = runner.make_scene_sets
+
+    def watched(*a, **k):
+        held_at_build.append(runner._SCENE_SETS.total_bytes())
+        return real(*a, **k)
+
+    monkeypatch.setattr(runner, "make_scene_sets", watched)
     for seed in (1, 2, 3):
         runner.build_splits(P.spec("an", seed=seed))
+    new_images = (40 + 20 + 20) * 16 * 16 * (3 * 4 + 1)
+    assert held_at_build and all(h + new_images <= 2.5 * by_hand for h in held_at_build), held_at_build
     keys = runner._SCENE_SETS.keys()
     assert len(keys) == 2 and '"seed": 3' not in keys[0] and keys[-1].endswith("3]")
     assert runner._SCENE_SETS.total_bytes() <= 2.5 * by_hand
