@@ -55,6 +55,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_loop.py
 	$(BIN)/python benchmarks/bench_heads.py
 	$(BIN)/python benchmarks/bench_gpu.py  # the GPU targets; says so and skips without CUDA
+	$(BIN)/python benchmarks/bench_report.py  # a warm smoke series: next kernel started ahead vs one by one
 	$(BIN)/python -m pytest -q -s -m browser tests/browser/test_panels.py  # prints the panels' update latency
 
 # 2 single-thread Dask workers vs 1 two-thread process on the smoke grid and 4 cpu runs (README)

@@ -3,7 +3,8 @@
 ``mlpl-lab report [--profile smoke|cpu|gpu] [--notebooks 00 02 ...] [--out reports/] [--fresh]``
 executes the notebooks in order with papermill (kernel ``python3``), injecting the profile,
 and exports each to HTML with nbconvert (inputs hidden). Notebooks run one after another:
-two torch processes at once are several times slower on 2 cores. While a notebook trains,
+two torch processes at once are several times slower on 2 cores; only the next notebook's kernel
+starts (and imports) while the current one runs (:mod:`mlpl_lab.next_kernel`). While a notebook trains,
 the terminal shows which run and epoch, with an estimate of the time left.
 
 ``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...] [--tuning]``
@@ -122,9 +123,11 @@ def check_out_dir(out: str) -> Path:
 
 
 def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, html: bool = True,
-                     timeout: int | None = None) -> Path:
+                     timeout: int | None = None, km=None) -> Path:
     """Execute ``path`` with papermill under ``profile``; write the executed notebook (and its
-    HTML export) to ``out_dir``. Returns the executed notebook's path."""
+    HTML export) to ``out_dir``. Returns the executed notebook's path. ``km``: a kernel already
+    started for this notebook (:mod:`mlpl_lab.next_kernel`; the caller shuts it down); without
+    it papermill starts one."""
     import papermill as pm
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -133,7 +136,7 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     params = {"profile": profile} | dict(parameters or {})
     pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
                         cwd=str(path.parent), progress_bar=False, execution_timeout=timeout,
-                        config=kernel_config())
+                        config=kernel_config(), **({"km": km} if km is not None else {}))
     if html:
         import nbconvert
         import nbformat
@@ -291,7 +294,10 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
 
 
 def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
+    """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
+    notebook imports, while the current one runs (:mod:`mlpl_lab.next_kernel`)."""
     from .audit import summarise, summary_text
+    from .next_kernel import NextKernel, kernel_env, shutdown
     from .report import read_records
     from .runner import CHAPTER_ENV
 
@@ -299,34 +305,47 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
 
     done = []
     progress_file = Path(os.environ["MLPL_LAB_PROGRESS_FILE"])
-    for path in paths:
-        t0 = time.perf_counter()
-        source_before = source_fingerprint(recompute=True)
-        print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
-        os.environ[CHAPTER_ENV] = path.stem
-        tail = _Tail(progress_file)
-        tail.start()
-        try:
-            executed = execute_notebook(path, out, profile, parameters)
-        finally:
-            tail.stop.set()
-            tail.join()
-        records = read_records(executed)
-        done.append(executed)
-        print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
-              f"HTML: {out / (path.stem + '.html')}", flush=True)
-        if path.stem == BENCHMARK_NOTEBOOK:
-            source_after = source_fingerprint(recompute=True)
-            if source_after != source_before:
-                raise CommandError(
-                    f"the training path's source changed while {path.name} ran (fingerprint "
-                    f"{source_before} -> {source_after}): its runs and the CSV tables would come from "
-                    "different code, so no CSV was written. Run the command again (stored runs of "
-                    "the current code are reused).")
-            _FINGERPRINT["value"] = source_after  # the keys of the code the notebook ran
-            csvs = write_benchmark_csv(out, profile, parameters)
-            print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: {out}/{BENCHMARK_NOTEBOOK}_*.csv",
-                  flush=True)
+    os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # before any kernel starts: they inherit it
+    ahead = NextKernel(kernel_config)
+    try:
+        for i, path in enumerate(paths):
+            t0 = time.perf_counter()
+            km, started = ahead.take(path)
+            # the source the kernel will import: read when its kernel started
+            source_before = started["source"] if km is not None else source_fingerprint(recompute=True)
+            print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
+            os.environ[CHAPTER_ENV] = path.stem
+            if i + 1 < len(paths):
+                nxt = paths[i + 1]
+                ahead.start(nxt, kernel_env(CHAPTER_ENV, nxt.stem),
+                            source=source_fingerprint(recompute=True))
+            tail = _Tail(progress_file)
+            tail.start()
+            try:
+                executed = execute_notebook(path, out, profile, parameters, km=km)
+            finally:
+                tail.stop.set()
+                tail.join()
+                if km is not None:
+                    shutdown(km)
+            records = read_records(executed)
+            done.append(executed)
+            print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
+                  f"HTML: {out / (path.stem + '.html')}", flush=True)
+            if path.stem == BENCHMARK_NOTEBOOK:
+                source_after = source_fingerprint(recompute=True)
+                if source_after != source_before:
+                    raise CommandError(
+                        f"the training path's source changed while {path.name} ran (fingerprint "
+                        f"{source_before} -> {source_after}): its runs and the CSV tables would come "
+                        "from different code, so no CSV was written. Run the command again (stored "
+                        "runs of the current code are reused).")
+                _FINGERPRINT["value"] = source_after  # the keys of the code the notebook ran
+                csvs = write_benchmark_csv(out, profile, parameters)
+                print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: "
+                      f"{out}/{BENCHMARK_NOTEBOOK}_*.csv", flush=True)
+    finally:
+        ahead.close()
     # the protocol, checked on what ran: converged runs and findings vs observations
     summarise(done).to_csv(out / "protocol.csv")
     print("[mlpl-lab] " + summary_text(done).replace("\n", "\n[mlpl-lab] "), flush=True)

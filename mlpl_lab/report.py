@@ -90,9 +90,14 @@ def record(name: str, value: Any, show: bool = True) -> Any:
     from IPython.display import display
 
     plain = _plain(value)
-    json.dumps(plain, allow_nan=True)  # fail here, not when the notebook is read
+    item: Any = {"name": name, "value": plain}
+    text = json.dumps(item, allow_nan=True)  # fail here, not when the notebook is read
+    if not all_finite(plain):
+        # NaN and infinity are not JSON: jupyter_client would warn in the notebook and send them
+        # as the strings "nan" / "inf". As one JSON text they come back as floats (read_records).
+        item = text
     shown = readable(name, plain) if show else {"text/plain": ""}
-    display({RECORD_MIME: {"name": name, "value": plain}, **shown}, raw=True)
+    display({RECORD_MIME: item, **shown}, raw=True)
     return value
 
 

@@ -24,7 +24,7 @@ LAYERS = [
     {"analysis"},
     {"viz"},
     {"chapters", "exercises"},
-    {"report", "cli", "run", "audit", "course", "kernel_client"},
+    {"report", "cli", "run", "audit", "course", "kernel_client", "next_kernel"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -16,18 +16,27 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 def test_record_roundtrip_through_papermill(tmp_path, capfd):
     """Bugs caught: a record lost between kernel and notebook; the kernel talking over plain
-    TCP (it printed "Kernel is running over TCP without encryption" for every notebook)."""
+    TCP (it printed "Kernel is running over TCP without encryption" for every notebook); a
+    record holding NaN printing jupyter_client's "Message serialization failed" warning into
+    the student's notebook (notebook 04's selection table did)."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     params = nbformat.v4.new_code_cell("profile = 'cpu'\nx = 1")
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
         "from mlpl_lab.report import record\nimport torch\n"
-        "record('x', x)\nrecord('profile', profile)\nrecord('t', torch.tensor([1.5, 2.0]))")]
+        "record('x', x)\nrecord('profile', profile)\nrecord('t', torch.tensor([1.5, 2.0]))\n"
+        "record('gap', {'a': float('nan'), 'b': [1.0, float('inf')]})")]
     src = tmp_path / "nb.ipynb"
     nbformat.write(nb, str(src))
     executed = execute_notebook(src, tmp_path / "out", profile="smoke", parameters={"x": 7})
-    assert read_records(executed) == {"x": 7, "profile": "smoke", "t": [1.5, 2.0]}
+    records = read_records(executed)
+    gap = records.pop("gap")
+    assert records == {"x": 7, "profile": "smoke", "t": [1.5, 2.0]}
+    assert math.isnan(gap["a"]) and gap["b"] == [1.0, math.inf]
+    stderr = [o for c in nbformat.read(str(executed), as_version=4).cells for o in c.get("outputs", [])
+              if o.get("name") == "stderr"]
+    assert stderr == []
     assert (tmp_path / "out" / "nb.html").exists()
     captured = capfd.readouterr()
     assert "without encryption" not in captured.err + captured.out
