@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu report setup clean clean-runs benchmark bench-workers student book
+.PHONY: test test-browser test-gpu test-gpu-shape report setup clean clean-runs benchmark bench-workers student book
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,15 @@ test-gpu: $(STAMP)
 	@$(BIN)/python tests/gpu/require_cuda.py
 	$(BIN)/python -m pytest -q -m gpu tests/gpu $(PYTEST_ARGS)
 
+# every notebook under the gpu_shape profile, on the CPU: the gpu profile's code paths (ResNet-18
+# at 64 px, bfloat16 autocast, NHWC, every chapter's gpu design) at small sizes, asserting on the
+# records; the executed notebooks (with their papermill durations) go to $(REPORT_DIR)/gpu_shape
+test-gpu-shape: $(STAMP)
+	MLPL_LAB_GPU_SHAPE=all MLPL_LAB_GPU_SHAPE_OUT=$(REPORT_DIR)/gpu_shape $(BIN)/python -m pytest -q tests/test_gpu_shape.py $(PYTEST_ARGS)
+
+# an empty store starts from the shipped course pack (data/packs/); COLD=1 retrains every run
 report: $(STAMP)
-	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
+	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR) $(if $(COLD),--cold)
 
 # course material (issue 22): student and instructor copies of the notebooks in dist/
 student: $(STAMP)
@@ -45,7 +52,7 @@ student: $(STAMP)
 # the book (student and instructor variants) under $(REPORT_DIR)/book, from the notebooks the report
 # executed (runs the report first when they are missing; they are never executed a second time)
 book: $(STAMP)
-	@test -f $(REPORT_DIR)/07_benchmark.ipynb || $(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR)
+	@test -f $(REPORT_DIR)/07_benchmark.ipynb || $(BIN)/mlpl-lab report --no-cold --profile $(PROFILE) --out $(REPORT_DIR)
 	$(BIN)/mlpl-lab course book --executed $(REPORT_DIR) --out $(REPORT_DIR)/book $(BOOK_ARGS)
 
 benchmark: $(STAMP)

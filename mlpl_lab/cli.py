@@ -222,7 +222,18 @@ def cmd_report(args) -> int:
         print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
         return 1
     from .runner import PROGRESS_FILE_ENV
+    from .store import RunStore
 
+    if args.cold:
+        print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
+        args.fresh = True
+    else:
+        import_shipped_pack(args.profile)
+        if args.no_cold and args.profile != "smoke" and not any(True for _ in RunStore().keys()):
+            raise CommandError(f"the run store is empty and no course pack is shipped for profile "
+                               f"{args.profile}: {cold_estimate(args.profile, paths)}. Start it on "
+                               "purpose (make report COLD=1), or import a pack first (mlpl-lab pack "
+                               "import FILE)")
     set_fresh(args, out)
     progress_file = out / ".progress.log"
     progress_file.write_text("")
@@ -235,6 +246,46 @@ def cmd_report(args) -> int:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
     return 0
+
+
+PACK_DIR = Path(__file__).resolve().parent.parent / "data" / "packs"
+
+
+def shipped_pack(profile: str) -> Path | None:
+    """The course pack shipped for ``profile`` (``data/packs/<profile>-course.mlplpack``), if any."""
+    path = PACK_DIR / f"{profile}-course.mlplpack"
+    return path if path.is_file() else None
+
+
+def import_shipped_pack(profile: str) -> None:
+    """When the store holds no run, import the shipped course pack of ``profile`` (verified
+    whole first; a damaged pack stops the report with the reason and writes nothing)."""
+    from . import pack
+    from .store import RunStore
+
+    store, path = RunStore(), shipped_pack(profile)
+    if path is None or any(True for _ in store.keys()):
+        return
+    try:
+        counts = pack.import_pack(path, store)
+    except pack.PackError as exc:
+        raise CommandError(f"the shipped course pack {path}: {exc}") from None
+    print(f"[mlpl-lab] the store was empty: imported {counts['imported']} runs from the shipped course "
+          f"pack {path.name} ({counts['manifest']['name']}); `--cold` retrains everything instead", flush=True)
+
+
+def cold_estimate(profile: str, paths) -> str:
+    """What a cold series of ``paths`` costs, from the measured ``notebooks/timings.json``."""
+    from .course import load_timings
+
+    measured = load_timings().get(profile, {})
+    known = {p.stem: measured[p.stem] for p in paths if p.stem in measured}
+    text = (f"every run is retrained; a cold {profile} series of these notebooks took "
+            f"{sum(known.values()) / 3600:.1f} h when it was measured (notebooks/timings.json)")
+    unknown = [p.stem for p in paths if p.stem not in measured]
+    if unknown:
+        text += f"; no measurement for {', '.join(unknown)}"
+    return text
 
 
 FRESH_STAMP = ".mlpl-lab-fresh"
@@ -297,13 +348,13 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
     """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
     notebook imports, while the current one runs (:mod:`mlpl_lab.next_kernel`)."""
     from .audit import summarise, summary_text
-    from .next_kernel import NextKernel, kernel_env, shutdown
+    from .next_kernel import NextKernel, shutdown
     from .report import read_records
-    from .runner import CHAPTER_ENV
-
-    from .store import _FINGERPRINT, source_fingerprint
+    from .numerics import NUMERICS_VERSION, version_on_disk
+    from .store import CHAPTER_ENV, PROFILE_ENV, RunStore, forget_access
 
     done = []
+    os.environ[PROFILE_ENV] = profile  # the kernels log the runs they read under this profile
     progress_file = Path(os.environ["MLPL_LAB_PROGRESS_FILE"])
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # before any kernel starts: they inherit it
     ahead = NextKernel(kernel_config)
@@ -311,14 +362,15 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
         for i, path in enumerate(paths):
             t0 = time.perf_counter()
             km, started = ahead.take(path)
-            # the source the kernel will import: read when its kernel started
-            source_before = started["source"] if km is not None else source_fingerprint(recompute=True)
+            # the numerics version the kernel will import: read when its kernel started
+            numerics_before = started["numerics"] if km is not None else version_on_disk()
             print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
             os.environ[CHAPTER_ENV] = path.stem
+            forget_access(RunStore().root, profile, path.stem)  # its access log, for run packs
             if i + 1 < len(paths):
                 nxt = paths[i + 1]
-                ahead.start(nxt, kernel_env(CHAPTER_ENV, nxt.stem),
-                            source=source_fingerprint(recompute=True))
+                ahead.start(nxt, dict(os.environ) | {CHAPTER_ENV: nxt.stem},
+                            numerics=version_on_disk())
             tail = _Tail(progress_file)
             tail.start()
             try:
@@ -333,14 +385,13 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
             print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
                   f"HTML: {out / (path.stem + '.html')}", flush=True)
             if path.stem == BENCHMARK_NOTEBOOK:
-                source_after = source_fingerprint(recompute=True)
-                if source_after != source_before:
+                numerics_after = version_on_disk()
+                if not numerics_before == numerics_after == NUMERICS_VERSION:
                     raise CommandError(
-                        f"the training path's source changed while {path.name} ran (fingerprint "
-                        f"{source_before} -> {source_after}): its runs and the CSV tables would come "
-                        "from different code, so no CSV was written. Run the command again (stored "
-                        "runs of the current code are reused).")
-                _FINGERPRINT["value"] = source_after  # the keys of the code the notebook ran
+                        f"the numerics version changed while {path.name} ran ({NUMERICS_VERSION} at "
+                        f"the start, {numerics_before} -> {numerics_after} in the notebook): its runs "
+                        "and the CSV tables would come from different code, so no CSV was written. "
+                        "Run the command again (stored runs of the current version are reused).")
                 csvs = write_benchmark_csv(out, profile, parameters)
                 print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: "
                       f"{out}/{BENCHMARK_NOTEBOOK}_*.csv", flush=True)
@@ -405,6 +456,28 @@ def cmd_store(args) -> int:
     return 0
 
 
+def cmd_pack(args) -> int:
+    """``mlpl-lab pack export|inspect|import``: run packs (:mod:`mlpl_lab.pack`)."""
+    from . import pack
+
+    try:
+        if args.pack_command == "export":
+            names = [p.stem for p in notebook_paths(args.notebooks)]
+            manifest = pack.export(args.file, args.profile, names, weights=args.weights, name=args.name)
+            print(pack.describe(manifest, Path(args.file).stat().st_size))
+            print(f"wrote {args.file}")
+        elif args.pack_command == "inspect":
+            print(pack.describe(pack.inspect(args.file), Path(args.file).stat().st_size))
+        else:
+            counts = pack.import_pack(args.file, replace=args.replace)
+            print(f"pack {counts['manifest']['name']}: imported {counts['imported']} runs, kept "
+                  f"{counts['kept']} already in the store" + (f", replaced {counts['replaced']}"
+                                                              if args.replace else " (--replace replaces them)"))
+    except pack.PackError as exc:
+        raise CommandError(str(exc)) from None
+    return 0
+
+
 def add_fresh_args(parser) -> None:
     fresh = parser.add_mutually_exclusive_group()
     fresh.add_argument("--fresh", action="store_true",
@@ -437,6 +510,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--notebooks", nargs="*", default=None,
                      help="names or unique prefixes, e.g. 00 02_gr_loss")
     rep.add_argument("--out", default="reports")
+    rep.add_argument("--cold", action="store_true",
+                     help="retrain every run (says the measured time first); without it an empty store "
+                          "starts from the shipped course pack")
+    rep.add_argument("--no-cold", action="store_true",
+                     help="refuse to start when the store is empty and no pack is shipped (make book)")
     add_fresh_args(rep)
     add_engine_args(rep)
     rep.set_defaults(func=cmd_report)
@@ -460,6 +538,21 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")
     st.set_defaults(func=cmd_store)
+    pk = sub.add_parser("pack", help="run packs: carry a store's runs to other machines")
+    pk_sub = pk.add_subparsers(dest="pack_command", required=True)
+    ex = pk_sub.add_parser("export", help="write the runs the notebooks read to one checksummed file")
+    ex.add_argument("file", help="the pack to write (*.mlplpack)")
+    ex.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    ex.add_argument("--notebooks", nargs="*", default=None, help="names or unique prefixes (default: all)")
+    ex.add_argument("--weights", default="needed", choices=("needed", "all", "none"),
+                    help="which runs' weights: those a notebook loads (default), all, none")
+    ex.add_argument("--name", default=None, help="the pack's name (default <profile>-<date>)")
+    ins = pk_sub.add_parser("inspect", help="verify a pack and print its runs, sizes and provenance")
+    ins.add_argument("file")
+    im = pk_sub.add_parser("import", help="verify a pack whole, then add its runs to the store")
+    im.add_argument("file")
+    im.add_argument("--replace", action="store_true", help="replace runs already in the store")
+    pk.set_defaults(func=cmd_pack)
     from .course import add_course_parser  # course material: sync, export, timings, book (issue 22)
 
     add_course_parser(sub)

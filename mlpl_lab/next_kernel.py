@@ -10,7 +10,8 @@ kernel imports, at start-up, the modules N+1's own code imports (ipykernel's
 the notebook and no name bound in its namespace). Papermill then executes N+1 on it (``km=``).
 
 Nothing the notebook computes changes: its cells run in order in a kernel that has only
-imported what the cells import anyway (tests compare every record with a fresh kernel's). The
+imported what the cells import anyway (the tests compare a notebook's outputs and execution
+counts with a fresh kernel's; a warm cpu series gave every record identical either way). The
 imports overlap with notebook N, which is one Python thread while reading stored runs; while N
 trains they cost it a few seconds of one core. Only one kernel waits at a time.
 """
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import os
 import sys
 from pathlib import Path
 from typing import Callable, Dict, List, Sequence
@@ -79,8 +79,7 @@ class NextKernel:
     """One kernel started ahead for a given notebook; :meth:`take` hands it to papermill.
 
     ``config`` makes the kernel manager's configuration (``mlpl_lab.cli.kernel_config``: IPC
-    sockets, the re-polling client); ``env`` is the kernel's environment (the notebook's chapter
-    name for the progress lines)."""
+    sockets, the re-polling client)."""
 
     def __init__(self, config: Callable[[], object]):
         self.config = config
@@ -89,8 +88,8 @@ class NextKernel:
         self.started: Dict[str, object] = {}
 
     def start(self, path: Path, env: Dict[str, str], **started) -> None:
-        """Start ``path``'s kernel now (returns at once; the kernel starts in its own process).
-        ``started`` is kept for :meth:`take` (e.g. the source fingerprint at this moment)."""
+        """Start ``path``'s kernel now (returns at once; the kernel starts in its own process) with
+        environment ``env`` (it must name the notebook's chapter for the progress lines). ``started`` is kept for :meth:`take` (e.g. the source fingerprint at this moment)."""
         self.close()
         km = _Manager(kernel_name="python3", config=self.config())
         arg = "--IPKernelApp.exec_lines=" + repr([exec_line(imported_modules(path))])
@@ -136,9 +135,3 @@ class _Manager(AsyncKernelManager):
         kc = super().client(**kwargs)
         self.handed_out.append(kc)
         return kc
-
-
-def kernel_env(chapter_env: str, stem: str) -> Dict[str, str]:
-    """This process's environment with the notebook's chapter name (read by the runner's
-    progress lines in the kernel)."""
-    return dict(os.environ) | {chapter_env: stem}

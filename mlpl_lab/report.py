@@ -177,6 +177,9 @@ def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
         from .chapters.common import describe_start
 
         extra["start"] = describe_start(profile)
+        from .pack import store_provenance
+
+        extra["results"] = store_provenance()  # a shipped or imported pack, or this store's runs
     name = getattr(profile, "name", profile)
     return print_header(name, seeds, extra)
 

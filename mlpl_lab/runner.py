@@ -6,6 +6,11 @@ are several times slower on 2 cores — saved, and their networks dropped, so me
 flat however many runs a notebook needs. Progress goes to a tqdm bar in a notebook and, when
 ``mlpl-lab report`` runs the notebook, to its terminal (``MLPL_LAB_PROGRESS_FILE``): which
 notebook, which run, which epoch, and an estimate of the time left.
+
+``with planning() as asked:`` runs a chapter's code as a dry run: :func:`ensure` trains and reads
+nothing, records the specs it is asked for and returns :class:`PlannedRun` placeholders (reading a
+result raises :class:`NeedsResults`), so a series' runs are known before it starts
+(:mod:`mlpl_lab.chapters.plan`).
 """
 from __future__ import annotations
 
@@ -19,17 +24,16 @@ from collections import OrderedDict
 
 from . import distributed
 from .data import make_scene_sets, make_val_scenes, with_regime
+from .data.scenes import check_scene_data
 from .labels import check_seed
 from .labels import regime as build_regime
 from .methods import build_method
 from .paths import cache_dir
-from .store import RunSpec, RunStore, StoredRun
+from .store import CHAPTER_ENV, RunSpec, RunStore, StoredRun  # noqa: F401 (CHAPTER_ENV: the notebook being run)
 from .train import TrainConfig, cpu_copy, fit, init_backbones, prepare
 
 #: env var naming a file the runner appends progress lines to (set by ``mlpl-lab report``)
 PROGRESS_FILE_ENV = "MLPL_LAB_PROGRESS_FILE"
-#: env var with the label of the notebook being run (set by ``mlpl-lab report``)
-CHAPTER_ENV = "MLPL_LAB_CHAPTER"
 
 #: env var: the in-memory scene-set cache's budget in GiB (default :data:`SCENE_CACHE_GIB`)
 SCENE_CACHE_ENV = "MLPL_LAB_SCENE_CACHE_GIB"
@@ -123,11 +127,98 @@ def read_only(reason: str):
         _READ_ONLY.pop()
 
 
+_PLANNING: List[List[RunSpec]] = []
+
+
+class NeedsResults(RuntimeError):
+    """Code run under :func:`planning` read a run's results: what follows depends on them."""
+
+
+class PlannedRun:
+    """What :func:`ensure` returns under :func:`planning`: the spec, without a result (any other
+    attribute raises :class:`NeedsResults`)."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NeedsResults(f"{self.spec.describe()}: .{name} needs the run's results (a plan "
+                           "records the runs asked for; it trains nothing)")
+
+    def __repr__(self) -> str:
+        return f"PlannedRun({self.spec.describe()})"
+
+
+@contextlib.contextmanager
+def planning():
+    """A dry run: within this block :func:`ensure` validates its specs, appends them to the list
+    this yields (in the order asked for) and returns :class:`PlannedRun` placeholders, reading
+    and training nothing; :func:`build_splits` builds the splits on first use only (their clean
+    validation labels alone without the train and test images), so planning a gpu series does
+    not generate its data."""
+    asked: List[RunSpec] = []
+    _PLANNING.append(asked)
+    try:
+        yield asked
+    finally:
+        _PLANNING.pop()
+
+
+class _DeferredSplits:
+    """:func:`build_splits` under :func:`planning`: the splits, built on first use."""
+
+    def __init__(self, *args):
+        self._args, self._splits = args, None
+
+    def _built(self):
+        if self._splits is None:
+            self._splits = _build_splits(*self._args)
+        return self._splits
+
+    def _val_labels(self):
+        spec_or_data, _, _, seed, _ = self._args
+        data = spec_or_data.data if isinstance(spec_or_data, RunSpec) else dict(spec_or_data)
+        seed = spec_or_data.seed if isinstance(spec_or_data, RunSpec) else seed
+        if data.get("dataset", "scenes") == "scenes":
+            return clean_val_labels(data, seed)  # the validation scenes only
+        return self._built().val.labels
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name == "val":
+            return _DeferredVal(self)
+        return getattr(self._built(), name)
+
+
+class _DeferredVal:
+    def __init__(self, owner: _DeferredSplits):
+        self._owner = owner
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name == "labels":
+            return self._owner._val_labels()
+        return getattr(self._owner._built().val, name)
+
+
 def build_splits(spec_or_data, regime: str | None = None, regime_params=None, seed: int | None = None,
                  cache: bool = True):
     """The train/val/test splits of a spec (or of a data dict + regime + seed). Cached in
     memory for the process and on disk under ``data/cache`` (scene sets). A data dict with
-    ``dataset`` other than ``"scenes"`` reads a real dataset (:mod:`mlpl_lab.data.real_splits`)."""
+    ``dataset`` other than ``"scenes"`` reads a real dataset (:mod:`mlpl_lab.data.real_splits`).
+    Under :func:`planning` they are built on first use."""
+    if _PLANNING:
+        return _DeferredSplits(spec_or_data, regime, regime_params, seed, cache)
+    return _build_splits(spec_or_data, regime, regime_params, seed, cache)
+
+
+def _build_splits(spec_or_data, regime, regime_params, seed, cache):
     if isinstance(spec_or_data, RunSpec):
         spec = spec_or_data
         data, regime, regime_params, seed = spec.data, spec.regime, spec.regime_params, spec.seed
@@ -201,8 +292,11 @@ def config_of(spec: RunSpec, **runtime):
 
 
 def validate(spec: RunSpec) -> None:
-    """Fail now, before any training, on an unknown method, hyperparameter, regime or setting."""
+    """Fail now, before any training, on an unknown method, hyperparameter, regime or setting, or
+    on impossible scene parameters (:func:`mlpl_lab.data.scenes.check_scene_data`)."""
     check_seed(spec.seed, "seed")
+    if spec.data.get("dataset", "scenes") == "scenes":
+        check_scene_data(spec.data)
     method = build_method(spec.method, **spec.method_params)
     if getattr(method, "requires_init_from", False) and spec.init_from is None:
         raise ValueError(f"method {spec.method!r} is a second stage: give its spec init_from=<the "
@@ -253,6 +347,8 @@ def pretrained_method(spec: RunSpec, store: RunStore | None = None):
     trained first if missing."""
     store = store or RunStore()
     ensure([spec], store=store, quiet=True)  # every rank under torchrun: stored by rank 0
+    if _PLANNING:
+        raise NeedsResults(f"{spec.describe()}: the pretrained backbone needs the run's weights")
     return store.get(spec, loader=load_method).method
 
 
@@ -333,7 +429,7 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
     """Stored runs of ``specs`` (same order): read from the store, or trained and stored.
 
     Every spec is validated first, so a typo fails before any training. Duplicate specs are
-    trained once. ``workers=N`` / ``scheduler=ADDRESS`` (or ``MLPL_LAB_WORKERS`` /
+    trained once. Under :func:`planning` the specs are recorded, not read or trained. ``workers=N`` / ``scheduler=ADDRESS`` (or ``MLPL_LAB_WORKERS`` /
     ``MLPL_LAB_SCHEDULER``) train the missing runs on Dask workers (:mod:`mlpl_lab.cluster`);
     the default trains them here, one after another.
     """
@@ -343,6 +439,9 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
         if not isinstance(spec, RunSpec):
             raise TypeError(f"ensure() takes RunSpecs, got {type(spec).__name__}")
         validate(spec)
+    if _PLANNING:  # a dry run (planning()): record, read and train nothing
+        _PLANNING[-1].extend(specs)
+        return [PlannedRun(s) for s in specs]
     unique: Dict[str, RunSpec] = {}
     for spec in specs:
         unique.setdefault(spec.key, spec)

@@ -2,22 +2,23 @@
 
 A :class:`RunSpec` fully describes a run: the method and its hyperparameters, the label
 regime and its parameters, the seed, the data settings and the training settings. Its
-**key** is a hash of the spec, the package version and a fingerprint of the source of every
-module the training path imports (:data:`FINGERPRINT_PARTS`; ``tests/test_store_faults.py``
-walks the imports of ``train``, ``runner`` and ``store`` and fails on a module left out), so a
-code change never serves a stale result while edits to plots, chapters or notebooks keep the
-store valid.
+**key** is a hash of the spec and the numerics version (:data:`mlpl_lab.numerics.NUMERICS_VERSION`,
+an explicit constant bumped when a change alters what a run computes; golden records in
+``tests/goldens/`` make CI fail on a change that alters a run without a bump). A comment, a
+renamed file or a moved module changes no key, so a stored run or a shipped course pack stays
+valid across refactors. Each run also records the commit it was made at (provenance only).
 
 What the key does not hold is **recorded with the run and checked when it is read**:
 
-* the *numeric environment* (torch version, device type, AMP dtype, world size;
+* the *numeric environment* (torch version, device type, AMP dtype, world size, threads;
   :func:`numeric_environment`). A stored run whose torch version, device type or AMP dtype
   differs from what this process would train it with is refused with a message naming the
   difference (:class:`ForeignRunError`), before any training; ``MLPL_LAB_FOREIGN_RUNS=serve``
   serves it anyway (e.g. a GPU-made store read on a laptop), ``=retrain`` trains it here
   instead. The environment is not in the key so that a reading elsewhere never silently
-  retrains (or overwrites) a store. The world size is recorded but never refused: training a
-  spec under torchrun (``mlpl_lab.run``) is how a store is filled for the notebooks.
+  retrains (or overwrites) a store. The world size and the thread count are recorded but never
+  refused: training a spec under torchrun (``mlpl_lab.run``) or on single-thread workers
+  (:mod:`mlpl_lab.workers`) is how a store is filled for the notebooks.
 * the *identity of a real dataset* (:func:`data_identity`: size and sha256 of its label files):
   the key holds the root's path only, so a run whose label files changed is treated as missing
   (retrained), with a warning naming the file.
@@ -63,14 +64,15 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import __version__
 from .convergence import run_convergence
+from .numerics import NUMERICS_VERSION
 from .paths import runs_dir
 
-#: the modules (relative to the package) whose source decides what a run computes: every module
-#: the training path imports (``tests/test_store_faults.py`` walks the imports and checks this)
-FINGERPRINT_PARTS = ("__init__.py", "_discover.py", "labels.py", "metrics.py", "paths.py",
-                     "convergence.py", "distributed.py", "memory.py", "data", "losses", "models",
-                     "methods", "train.py", "runner.py", "store.py", "cluster.py")
-
+#: environment variable: the notebook being run (set by ``mlpl-lab report``; names the access log)
+CHAPTER_ENV = "MLPL_LAB_CHAPTER"
+#: environment variable: the profile being run (set by ``mlpl-lab report``; names the access log)
+PROFILE_ENV = "MLPL_LAB_PROFILE"
+#: the file in a run folder that says the run came from a run pack (:mod:`mlpl_lab.pack`)
+PACK_FILE = "pack.json"
 #: environment variable: ignore stored runs created before this UNIX time (``--fresh``)
 FRESH_ENV = "MLPL_LAB_FRESH_AFTER"
 #: environment variable: what to do with a run made in another numeric environment
@@ -143,8 +145,7 @@ class RunSpec:
     @property
     def key(self) -> str:
         h = hashlib.sha256(self.canonical_json().encode())
-        h.update(__version__.encode())
-        h.update(source_fingerprint().encode())
+        h.update(f"numerics={NUMERICS_VERSION}".encode())
         return h.hexdigest()[:20]
 
     def __eq__(self, other) -> bool:
@@ -174,38 +175,43 @@ class RunSpec:
                 + (" · pretrained backbone" if self.backbone_from is not None else ""))
 
 
-_FINGERPRINT: Dict[str, str] = {}
-
-
-def source_fingerprint(recompute: bool = False) -> str:
-    """sha256 of the source of :data:`FINGERPRINT_PARTS` (computed once per process, so every key
-    a process computes uses one version of the code; ``recompute=True`` reads the files again)."""
-    if recompute or "value" not in _FINGERPRINT:
-        root = Path(__file__).resolve().parent
-        h = hashlib.sha256()
-        for part in FINGERPRINT_PARTS:
-            path = root / part
-            files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-            for f in files:
-                h.update(str(f.relative_to(root)).encode())
-                h.update(f.read_bytes())
-        if recompute:
-            return h.hexdigest()[:16]
-        _FINGERPRINT["value"] = h.hexdigest()[:16]
-    return _FINGERPRINT["value"]
+def git_commit() -> Optional[str]:
+    """The commit the project's checkout is at (read from ``.git``, no subprocess), or None
+    outside a checkout: recorded with each run as provenance, never part of its key."""
+    git = Path(__file__).resolve().parent.parent / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head[:40] or None
+        ref = head[5:]
+        if (git / ref).is_file():
+            return (git / ref).read_text().strip()[:40]
+        for line in (git / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:40]
+    except OSError:
+        return None
+    return None
 
 
 # ----------------------------------------------------------------- what the key does not hold
 def _amp_dtype_name(device_type: str, amp: bool) -> str:
-    """The autocast dtype :func:`mlpl_lab.train.fit` uses: float16 on CUDA, bfloat16 on CPU."""
-    if not amp:
-        return "off"
-    return "float16" if device_type == "cuda" else "bfloat16"
+    """The name of the dtype :func:`mlpl_lab.train.fit` autocasts to on this machine's
+    ``device_type`` (:func:`mlpl_lab.train.autocast_dtype`, the function ``fit`` itself calls):
+    ``"bfloat16"`` on the CPU and on CUDA devices with bfloat16, ``"float16"`` on CUDA devices
+    without it, ``"off"`` without AMP."""
+    from .train import autocast_dtype
+
+    dtype = autocast_dtype(device_type, amp)
+    return "off" if dtype is None else str(dtype).removeprefix("torch.")
 
 
 def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
-    """What decides a run's numbers besides its spec and the source: the torch version (without
-    its build tag), the device type the spec trains on here, the AMP dtype and the world size."""
+    """What decides a run's numbers besides its spec and the numerics version: the torch version (without
+    its build tag), the device type the spec trains on here, the AMP dtype and the world size; and
+    ``threads``, the intra-op threads of the training process (``torch.get_num_threads()``:
+    recorded, never checked, so a store is served on a machine with another core count; a retrain
+    meant to reproduce a run bitwise pins it, :func:`mlpl_lab.workers.reproduce`)."""
     import torch
 
     from . import distributed
@@ -214,7 +220,7 @@ def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
     device = pick_device(spec.train.get("device", "auto")).type
     return {"torch": torch.__version__.split("+")[0], "device": device,
             "amp_dtype": _amp_dtype_name(device, bool(spec.train.get("amp", False))),
-            "world_size": int(distributed.world_size())}
+            "world_size": int(distributed.world_size()), "threads": int(torch.get_num_threads())}
 
 
 def _foreign_policy() -> str:
@@ -251,7 +257,7 @@ def _file_sha256(path: Path) -> str:
 
 def data_identity(data: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """What identifies a spec's data beyond its key: None for the scenes (the key holds every
-    generation parameter and the generator's source); for a real dataset, the size and sha256
+    generation parameter; a change to the generator bumps the numerics version); for a real dataset, the size and sha256
     of each label file under its root (a folder: the names and sizes of its files), or
     ``"missing"``."""
     if data.get("dataset", "scenes") == "scenes" or data.get("root") is None:
@@ -338,6 +344,12 @@ class StoredRun:
         """The numeric environment the run was trained in (:func:`numeric_environment`)."""
         return dict(self.summary.get("environment") or {})
 
+    @property
+    def origin(self) -> Optional[Dict[str, Any]]:
+        """Where an imported run came from (the pack's name, commit, date, whether its weights
+        came along), or None for a run trained in this store."""
+        return self.summary.get("_pack")
+
     def curve(self, key: str = "val_mAP") -> List[float]:
         return [row[key] for row in self.history]
 
@@ -362,6 +374,13 @@ class StoredRun:
 
         if self.path is None:
             raise RuntimeError("this run has no folder in the store")
+        origin = self.origin
+        if origin is not None and not origin.get("weights", True):
+            raise DamagedRunError(
+                f"{self.spec.describe()} came from run pack {origin.get('name')!r} without its weights "
+                "(records and curves only); import a pack made with --weights all, or retrain the "
+                "run here (mlpl-lab report --fresh)")
+        log_access(self.path.parent, self.path.name, weights=True)
         path = self.path / "weights.pt"
         try:
             data = path.read_bytes()  # hashed and loaded from the same bytes
@@ -378,7 +397,7 @@ class StoredRun:
                 f"test mAP {self.best.get('test_mAP', float('nan')):.2f})")
 
 
-_RUN_FILES = ("summary.json", "spec.json", "history.json", "weights.pt")
+_RUN_FILES = ("summary.json", "spec.json", "history.json", "weights.pt", PACK_FILE)
 
 
 def _read_folder(path: Path) -> Dict[str, bytes]:
@@ -437,6 +456,44 @@ def _abandoned(path: Path, now: float | None = None) -> bool:
     return False
 
 
+def log_access(root: Path, key: str, weights: bool = False) -> None:
+    """Note that the notebook being run (``MLPL_LAB_CHAPTER``, under ``MLPL_LAB_PROFILE``) read the
+    run ``key`` (or loaded its weights) in the store at ``root``: ``<root>/.access/<profile>/
+    <notebook>.jsonl``, which ``mlpl-lab pack export`` reads to know each notebook's runs and
+    which of them need their weights. Nothing is written outside ``mlpl-lab report``'s notebooks,
+    and a store that cannot be written to is read all the same."""
+    chapter, profile = os.environ.get(CHAPTER_ENV), os.environ.get(PROFILE_ENV)
+    if not chapter or not profile:
+        return
+    try:
+        log = Path(root) / ".access" / profile / f"{chapter}.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as f:
+            f.write(json.dumps({"key": key, "weights": bool(weights)}) + "\n")
+    except OSError:
+        pass
+
+
+def accessed(root: Path, profile: str, chapter: str) -> Dict[str, bool]:
+    """``{key: weights loaded}`` of what ``chapter`` read under ``profile`` (:func:`log_access`);
+    empty when it has not been run with ``mlpl-lab report`` on this store."""
+    out: Dict[str, bool] = {}
+    log = Path(root) / ".access" / profile / f"{chapter}.jsonl"
+    if log.exists():
+        for line in log.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line cut by an interrupted write
+            out[rec["key"]] = out.get(rec["key"], False) or bool(rec.get("weights"))
+    return out
+
+
+def forget_access(root: Path, profile: str, chapter: str) -> None:
+    """Start ``chapter``'s access log afresh (``mlpl-lab report`` does, before running it)."""
+    (Path(root) / ".access" / profile / f"{chapter}.jsonl").unlink(missing_ok=True)
+
+
 class RunStore:
     """The runs on disk (default ``data/runs``; ``MLPL_LAB_DATA`` moves it)."""
 
@@ -462,8 +519,13 @@ class RunStore:
                                                                     "history.json"))
             hist["history"][int(summary["best_epoch"])]
             expected = summary["weights_sha256"]
+            origin = json.loads(texts[PACK_FILE]) if texts[PACK_FILE] else None
         except (ValueError, KeyError, IndexError, TypeError) as exc:  # JSONDecodeError is a ValueError
             raise DamagedRunError(f"{path}: unreadable run files ({type(exc).__name__}: {exc})") from None
+        if origin is not None:  # imported from a run pack (mlpl_lab.pack)
+            summary["_pack"] = origin
+            if not origin.get("weights", True) and not texts["weights.pt"]:
+                return summary, stored, hist  # records and curves only: no weights to check
         if hashlib.sha256(texts["weights.pt"]).hexdigest() != expected:
             raise DamagedRunError(f"{path}: weights.pt is missing, truncated or altered (its sha256 "
                                   "differs from the one in summary.json)")
@@ -493,8 +555,12 @@ class RunStore:
             return None
         if stored != spec.as_dict():  # a hash collision or a hand-edited folder
             return None
-        if not self._same_data(spec, summary, path) or not self._same_environment(spec, summary, path):
+        if not self._same_data(spec, summary, path):
             return None
+        # an imported run is served whatever environment it was made in: that is a pack's purpose
+        if "_pack" not in summary and not self._same_environment(spec, summary, path):
+            return None
+        log_access(self.root, spec.key)
         return StoredRun(spec=spec, history=hist["history"], best_epoch=int(summary["best_epoch"]),
                          initial=hist.get("initial", {}), summary=summary, path=path, loader=loader)
 
@@ -549,7 +615,7 @@ class RunStore:
             torch.save(blob, tmp / "weights.pt")
             summary = {"key": spec.key, "describe": spec.describe(), "best_epoch": int(best_epoch),
                        "epochs": len(history), "created": time.time(), "version": __version__,
-                       "source": source_fingerprint(),
+                       "numerics": NUMERICS_VERSION, "commit": git_commit(),
                        "environment": numeric_environment(spec),
                        "data_identity": data_identity(spec.data),
                        "weights_sha256": _file_sha256(tmp / "weights.pt"),

@@ -16,11 +16,11 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "mlpl_lab"
 LAYERS = [
-    {"__init__", "_discover", "labels", "metrics", "paths", "convergence"},
+    {"__init__", "_discover", "labels", "metrics", "paths", "convergence", "numerics"},
     {"data", "losses", "models"},
     {"methods"},
     {"train", "distributed", "memory"},
-    {"profiles", "store", "runner", "cluster"},
+    {"profiles", "store", "runner", "cluster", "pack"},
     {"analysis"},
     {"viz"},
     {"chapters", "exercises"},

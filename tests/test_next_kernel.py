@@ -6,7 +6,6 @@ namespace as a kernel reports them from inside, and a fresh kernel's outputs of 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -54,7 +53,6 @@ def test_preload_imports_modules_skips_names_and_never_raises():
 def test_the_start_up_line_binds_no_name_and_loads_the_modules():
     """Bug caught: a start-up line that leaves a name (a loop variable, an import alias) in the
     notebook's namespace, where a later cell could use it before its own import."""
-    sys.modules.pop("sndhdr_like", None)
     sys.modules.pop("fractions", None)
     namespace: dict = {}
     exec(exec_line(["fractions"]), namespace)

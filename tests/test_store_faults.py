@@ -1,10 +1,9 @@
-"""The run store cannot serve a wrong result: its key covers the training path's code, what the
-key does not hold is recorded and checked, and a damaged or shared store never breaks a run.
+"""The run store cannot serve a wrong result: its key is the spec and the numerics version (guarded
+by the golden records of tests/test_goldens.py), what the key does not hold is recorded and checked, and a damaged or shared store never breaks a run.
 
 Each test names the bug it catches (issue 21, fidelity audit 2 §5)."""
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -37,58 +36,52 @@ def fake_run(st, spec, value=1.0, extra=None):
 
 
 # ------------------------------------------------------------------------------ the key
-def _module_file(name: str):
-    path = PACKAGE.parent / name.replace(".", "/")
-    if (path / "__init__.py").exists():
-        return path / "__init__.py"
-    return path.with_suffix(".py") if path.with_suffix(".py").exists() else None
+def test_the_key_is_the_spec_and_the_numerics_version_alone():
+    """Bug caught: a key that still hashes anything else (the package version, the source): the
+    oracle is sha256 of the canonical spec JSON and the version tag, computed here by hand."""
+    spec = get_profile("smoke", init="scratch").spec("an", seed=1)
+    text = json.dumps(spec.as_dict(), sort_keys=True, separators=(",", ":"))
+    want = hashlib.sha256((text + f"numerics={store.NUMERICS_VERSION}").encode()).hexdigest()[:20]
+    assert spec.key == want
 
 
-def _imports(name: str):
-    """mlpl_lab modules imported anywhere in a module's source (relative or absolute)."""
-    f = _module_file(name)
-    package = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found = set()
-    for node in ast.walk(ast.parse(f.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "mlpl_lab"}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            if mod.split(".")[0] != "mlpl_lab":
-                continue
-            found.add(mod)
-            found |= {f"{mod}.{a.name}" for a in node.names if _module_file(f"{mod}.{a.name}")}
-    return found
+def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_them(tmp_path):
+    """Bug caught: run keys that follow the source text (a comment re-keyed every run, so a shipped
+    course pack went stale on every commit). A copy of the package with a comment added to the
+    training loop, a loss and the store, and a new module, gives the same keys; a copy with the
+    numerics version bumped gives new ones."""
+    script = ("from mlpl_lab.profiles import get_profile; P = get_profile('smoke'); "
+              "print(P.spec('an').key, P.spec('lac', seed=1).key, P.pretrain_spec().key)")
+
+    def keys(edit: str) -> str:
+        root = tmp_path / edit
+        shutil.copytree(PACKAGE, root / "mlpl_lab", ignore=shutil.ignore_patterns("__pycache__"))
+        if edit == "comment":
+            for rel in ("train.py", "losses/gr.py", "store.py", "data/scenes.py"):
+                with open(root / "mlpl_lab" / rel, "a") as f:
+                    f.write("\n# an edit that changes no numbers\n")
+            (root / "mlpl_lab" / "moved_helper.py").write_text("X = 1\n")
+        if edit == "bump":
+            num = root / "mlpl_lab" / "numerics.py"
+            text = num.read_text()
+            assert f"NUMERICS_VERSION = {store.NUMERICS_VERSION}\n" in text
+            num.write_text(text.replace(f"NUMERICS_VERSION = {store.NUMERICS_VERSION}\n",
+                                        f"NUMERICS_VERSION = {store.NUMERICS_VERSION + 1}\n"))
+        out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
+                             env=os.environ | {"PYTHONPATH": str(root)}, check=True)
+        return out.stdout.strip()
+
+    same, edited, bumped = keys("same"), keys("comment"), keys("bump")
+    assert len(same.split()) == 3
+    assert edited == same
+    assert not set(bumped.split()) & set(same.split())
 
 
-def test_the_key_covers_every_module_the_training_path_imports():
-    """Bug caught: a module the training path imports left out of the fingerprint (distributed.py
-    and memory.py were), so editing it served runs of the old code. Walks the imports of train,
-    runner and store transitively; a reached subpackage counts whole (its registries import every
-    module of it)."""
-    reached, todo = set(), ["mlpl_lab.train", "mlpl_lab.runner", "mlpl_lab.store"]
-    while todo:
-        name = todo.pop()
-        if name in reached or _module_file(name) is None:
-            continue
-        reached.add(name)
-        parts = name.split(".")
-        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # parents run their __init__
-        todo += sorted(_imports(name))
-        f = _module_file(name)
-        if f.name == "__init__.py" and name != "mlpl_lab":
-            todo += [f"{name}.{p.stem}" for p in f.parent.glob("*.py") if p.stem != "__init__"]
-    covered = set()
-    for part in store.FINGERPRINT_PARTS:
-        path = PACKAGE / part
-        covered |= set(path.rglob("*.py")) if path.is_dir() else {path}
-    missing = sorted(n for n in reached if _module_file(n).resolve() not in covered)
-    assert "mlpl_lab.distributed" in reached and "mlpl_lab.memory" in reached
-    assert not missing, f"add to store.FINGERPRINT_PARTS: {missing}"
+def test_the_numerics_version_on_disk_is_the_imported_one():
+    """Bug caught: ``mlpl-lab report``'s check reading a different constant than the keys use."""
+    from mlpl_lab import numerics
+
+    assert numerics.version_on_disk() == store.NUMERICS_VERSION == numerics.NUMERICS_VERSION
 
 
 def test_an_edit_to_the_scene_generator_renames_its_cache(tmp_path):

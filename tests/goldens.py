@@ -1,0 +1,205 @@
+"""Golden records: what a few short smoke runs compute, committed so CI notices a change of numerics.
+
+A run's key is its spec and :data:`mlpl_lab.numerics.NUMERICS_VERSION` (no source hash), so a
+change that alters what runs compute must bump that version; otherwise stored runs and the
+shipped course pack would be served for code that no longer computes them. These records catch
+such a change: each holds a frozen spec (one per method family: AN's plain loss, GR Loss, OPML,
+CLS's two networks, LAC's two stages, PU-MLC, EM's expected negatives, the large-loss selection),
+every epoch's metrics and the sha256 of the best weights, made at one thread in the environment
+named in the file. ``tests/test_goldens.py`` retrains each spec and compares.
+
+    python tests/goldens.py --write     # regenerate (after bumping NUMERICS_VERSION)
+
+Comparison: **bitwise** (every number equal, the weights' sha256 equal) where this machine's
+environment matches the goldens' (:data:`BITWISE_FIELDS`), else within :data:`TOLERANCE` (metrics
+in mAP points, losses relative), and the failure says which was applied.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GOLDEN_FILE = Path(__file__).resolve().parent / "goldens" / "records.json"
+#: the threads every golden run trains with (set, then restored)
+THREADS = 1
+#: the environment fields that must match for a bitwise comparison
+BITWISE_FIELDS = ("torch", "device", "threads", "cpu_capability")
+#: elsewhere: |a - b| <= abs + rel * |b| for every number of every epoch
+TOLERANCE = {"abs": 0.5, "rel": 0.02}
+#: history fields that measure the machine, not the numerics
+MACHINE_FIELDS = ("seconds", "train_seconds", "peak_memory_mib", "world_size", "lr_wall")
+
+
+def _specs() -> Dict[str, Any]:
+    """The frozen specs (built once, here, then kept in the JSON: a later change to a profile or a
+    chapter design does not move the goldens)."""
+    from mlpl_lab.chapters import lac as lac_chapter
+    from mlpl_lab.chapters.pu_mlc import regime_of
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("smoke", n_train=128, n_val=64, n_test=64, seeds=[0],
+                    pretrain={"glyphs": "digits", "max_objects": 1, "seed": 1000, "n_train": 128,
+                              "n_val": 64, "n_test": 64, "epochs": 1})
+    lac2 = lac_chapter.row_spec(P, "two-stage + queue (LAC)", seed=0)
+    pu_regime, pu_params = regime_of("pu", 0.5)
+    return {
+        "pretraining (full labels)": P.pretrain_spec(),
+        "AN": P.spec("an"),
+        "GR Loss": P.spec("gr"),
+        "OPML-SP": P.spec("opml_sp"),
+        "CLS (two networks)": P.spec("cls"),
+        "EM": P.spec("em"),
+        "LL-R": P.spec("ll_r"),
+        "LAC stage 1 (+PLC)": lac2.init_from,
+        "LAC stage 2": lac2,
+        "PU-MLC": P.spec("pu_mlc", regime=pu_regime, regime_params=pu_params),
+    }
+
+
+def environment() -> Dict[str, Any]:
+    import torch
+
+    return {"torch": torch.__version__.split("+")[0], "device": "cpu", "threads": THREADS,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
+@contextlib.contextmanager
+def _isolated() -> Iterator[Path]:
+    """A temporary store and cache, one thread, restored afterwards."""
+    import torch
+
+    from mlpl_lab import runner
+
+    before = (os.environ.get("MLPL_LAB_DATA"), os.environ.get("MLPL_LAB_PROGRESS"), torch.get_num_threads())
+    with tempfile.TemporaryDirectory(prefix="goldens-") as tmp:
+        os.environ["MLPL_LAB_DATA"] = tmp
+        os.environ["MLPL_LAB_PROGRESS"] = "0"
+        torch.set_num_threads(THREADS)
+        runner.clear_caches()
+        try:
+            yield Path(tmp)
+        finally:
+            runner.clear_caches()
+            torch.set_num_threads(before[2])
+            for name, value in zip(("MLPL_LAB_DATA", "MLPL_LAB_PROGRESS"), before[:2]):
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def _weights_sha256(blob: Dict[str, Any]) -> str:
+    """sha256 over every tensor of the stored weights, in key order (independent of torch.save's
+    container bytes)."""
+    import torch
+
+    h = hashlib.sha256()
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            h.update(prefix.encode())
+            h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+                     if value.numel() else b"")
+        elif isinstance(value, dict):
+            for k in sorted(value, key=str):
+                walk(f"{prefix}/{k}", value[k])
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                walk(f"{prefix}/{i}", v)
+        else:
+            h.update(f"{prefix}={value!r}".encode())
+
+    walk("", blob)
+    return h.hexdigest()
+
+
+def _numbers(history: List[Dict[str, Any]]) -> List[Dict[str, float]]:
+    out = []
+    for row in history:
+        out.append({k: float(v) for k, v in sorted(row.items())
+                    if k not in MACHINE_FIELDS and isinstance(v, (int, float)) and not isinstance(v, bool)})
+    return out
+
+
+def record(spec) -> Dict[str, Any]:
+    """Train ``spec`` (and what it starts from) in the current store; its golden record."""
+    from mlpl_lab import runner
+
+    run = runner.ensure([spec], quiet=True)[0]
+    return {"spec": spec.as_dict(), "best_epoch": run.best_epoch, "history": _numbers(run.history),
+            "weights_sha256": _weights_sha256(run.weights())}
+
+
+def make() -> Dict[str, Any]:
+    from mlpl_lab.numerics import NUMERICS_VERSION
+
+    with _isolated():
+        runs = {name: record(spec) for name, spec in _specs().items()}
+    return {"numerics_version": NUMERICS_VERSION, "environment": environment(), "runs": runs}
+
+
+def retrain(stored: Dict[str, Any]) -> Dict[str, Any]:
+    """The records of the stored goldens' specs, trained now (same thread count)."""
+    from mlpl_lab.store import RunSpec
+
+    with _isolated():
+        return {name: record(RunSpec.from_dict(r["spec"])) for name, r in stored["runs"].items()}
+
+
+def differences(stored: Dict[str, Any], now: Dict[str, Any], bitwise: bool) -> List[str]:
+    """Every way ``now`` differs from ``stored`` (empty when they agree)."""
+    out = []
+    for name, want in stored["runs"].items():
+        got = now[name]
+        if got["best_epoch"] != want["best_epoch"]:
+            out.append(f"{name}: best epoch {got['best_epoch']} != {want['best_epoch']}")
+        if len(got["history"]) != len(want["history"]):
+            out.append(f"{name}: {len(got['history'])} epochs != {len(want['history'])}")
+            continue
+        for e, (g, w) in enumerate(zip(got["history"], want["history"]), start=1):
+            if set(g) != set(w):
+                out.append(f"{name}, epoch {e}: fields {sorted(set(g) ^ set(w))} differ")
+                continue
+            for k in w:
+                a, b = g[k], w[k]
+                if math.isnan(a) and math.isnan(b):
+                    continue
+                ok = a == b if bitwise else abs(a - b) <= TOLERANCE["abs"] + TOLERANCE["rel"] * abs(b)
+                if not ok:
+                    out.append(f"{name}, epoch {e}: {k} = {a!r}, golden {b!r}")
+        if bitwise and got["weights_sha256"] != want["weights_sha256"]:
+            out.append(f"{name}: the best weights differ (sha256)")
+    return out
+
+
+def load() -> Dict[str, Any]:
+    return json.loads(GOLDEN_FILE.read_text())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help="regenerate tests/goldens/records.json")
+    args = parser.parse_args(argv)
+    if not args.write:
+        parser.error("nothing to do: pass --write to regenerate the golden records")
+    goldens = make()
+    GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)
+    GOLDEN_FILE.write_text(json.dumps(goldens, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN_FILE} ({len(goldens['runs'])} runs, numerics version "
+          f"{goldens['numerics_version']}, environment {goldens['environment']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
