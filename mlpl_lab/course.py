@@ -519,7 +519,7 @@ def _course_entry(args) -> int:
 # ---------------------------------------------------------------------------------------
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-BOOK_PAGES = ("index.md", "guide.md", "syllabus.md", "conf.py")
+BOOK_PAGES = ("index.md", "guide.md", "syllabus.md", "fidelity.md", "conf.py")
 EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(\d+)\s+—\s+(.+)$", re.M)
 
 
@@ -648,7 +648,9 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
     profile_runs = timings_from_executed(Path(executed))
     profiles = sorted(profile_runs) or ["?"]
     shutil.copy(NOTEBOOK_DIR / "conf.py", src / "conf.py")
-    pages = ["syllabus"] + stems + (["guide"] if variant == "instructor" else [])
+    # the fidelity page (the losses against the official code) follows the chapters in both books
+    pages = ["syllabus"] + stems + ["fidelity"] + (["guide"] if variant == "instructor" else [])
+    shutil.copy(NOTEBOOK_DIR / "fidelity.md", src / "fidelity.md")
     index = _page("index.md").replace("{edition}", __version__).replace("{variant}", variant)
     index += "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(pages) + "\n```\n"
     (src / "index.md").write_text(index, encoding="utf-8")

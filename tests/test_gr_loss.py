@@ -49,6 +49,42 @@ def test_gr_entries_follow_eq_4_5_7_11_14():
     assert math.isclose(m[0, 2].item(), (1 - (1 - p[2]) ** q3) / q3, rel_tol=1e-12)
 
 
+def test_observed_negative_options():
+    """``neg``: L3 (default), plain BCE, or nothing with zero gradient (the official GR_loss,
+    which writes no loss for Cole's −1 = observed negative). Positives and unknowns unchanged."""
+    z = torch.tensor([[2.0, -1.0, 0.5, 3.0]], dtype=torch.float64)
+    y = torch.tensor([[1, -1, 0, 0]])
+    p = [1 / (1 + math.exp(-v)) for v in (2.0, -1.0, 0.5, 3.0)]
+    kw = dict(w=2.0, b=-1.0, mu=0.6, sigma=0.5, q2=0.1, q3=0.9)
+    got = {}
+    for neg in ("l3", "bce", "zero"):
+        a = z.clone().requires_grad_(True)
+        m = losses.get("gr")(a, y, neg=neg, reduction="none", **kw)
+        m.sum().backward()
+        got[neg] = (m.detach(), a.grad)
+    for c in (2, 3):
+        assert math.isclose(got["l3"][0][0, c].item(), (1 - (1 - p[c]) ** 0.9) / 0.9, rel_tol=1e-12)
+        assert math.isclose(got["bce"][0][0, c].item(), -math.log(1 - p[c]), rel_tol=1e-12)
+        assert math.isclose(got["bce"][1][0, c].item(), p[c], rel_tol=1e-12)   # d/dz −log(1−p) = p
+        assert got["zero"][0][0, c].item() == 0.0 and got["zero"][1][0, c].item() == 0.0
+    for neg in ("bce", "zero"):  # the observed positive and the unknown are untouched
+        assert torch.equal(got[neg][0][0, :2], got["l3"][0][0, :2])
+        assert torch.equal(got[neg][1][0, :2], got["l3"][1][0, :2])
+    with pytest.raises(ValueError, match="neg"):
+        losses.get("gr")(z, y, neg="mae")
+
+
+def test_method_passes_neg_and_records_it_only_off_default():
+    m = build_method("gr", neg="zero")
+    m.ctx = _Ctx()
+    assert m.loss_kwargs(0)["neg"] == "zero" and m.hparams["neg"] == "zero"
+    d = build_method("gr")
+    d.ctx = _Ctx()
+    assert "neg" not in d.loss_kwargs(0) and "neg" not in d.hparams
+    with pytest.raises(ValueError, match="neg"):
+        build_method("gr_k_only", neg="bad")
+
+
 def test_q1_number_is_the_gce_form_and_none_is_minus_log():
     z = torch.tensor([[-3.0, 0.2, 4.0]], dtype=torch.float64)
     y = torch.ones_like(z, dtype=torch.long)

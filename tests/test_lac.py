@@ -194,6 +194,37 @@ def test_queue_holds_pairs_fifo_and_returns_the_newest():
         MemoryQueue(0, 2)
 
 
+def official_contrast_sizes(K, batches):
+    """The official ``second_stage.py`` queue, restated: ptr = n if ptr + n >= K else ptr + n; the
+    batch is written at [ptr − n, ptr); the loss uses every slot whose label is not 0 (the
+    filled prefix, stale tail included). Returns the number of pairs contrasted at each step."""
+    filled = [False] * K
+    ptr, sizes = 0, []
+    for n in batches:
+        ptr = n if ptr + n >= K else ptr + n
+        for i in range(ptr - n, ptr):
+            filled[i] = True
+        sizes.append(sum(filled))
+    return sizes
+
+
+def test_queue_matches_the_code_until_its_first_wrap_then_contrasts_more():
+    """The lab's ring contrasts min(K, n + stored) pairs every step. The code's pointer resets
+    to n when ptr + n >= K, so after its first wrap it can contrast n fewer than K: with
+    K = 128 and 32 pairs a step, 96 from the fourth step on (the audit measured 99 of 128 with
+    its batch sizes). Bugs caught: the lab's ring losing pairs at the wrap, or the docstring's
+    claim that the two agree before it."""
+    K, n, steps = 128, 32, 8
+    official = official_contrast_sizes(K, [n] * steps)
+    q, lab = MemoryQueue(K, 2), []
+    for _ in range(steps):
+        z = torch.randn(n, 2)
+        lab.append(n + len(q.contents(limit=K - n)[1]))
+        q.push(z, z, torch.zeros(n, dtype=torch.long))
+    assert lab[:3] == official[:3] == [32, 64, 96]          # before the first wrap: the same
+    assert official[3:] == [96] * 5 and lab[3:] == [128] * 5  # after it: n below K in the code
+
+
 def test_each_step_contrasts_k_pairs_including_the_current_batch(tiny, monkeypatch):
     """The official queue holds K pairs **including** the current batch. Oracle: every pair the
     steps pushed, in order; step t must see its own n_t pairs plus the newest K − n_t earlier

@@ -265,6 +265,47 @@ def test_large_loss_ranks_only_unknown_entries_of_the_flattened_batch():
     assert m[0, 2] > 0 and m[1, 0] > 0 and m[0, 0] > 0  # observed entries are never rejected
 
 
+def test_large_loss_ranks_by_logit_not_by_a_rounded_softplus():
+    """-log(1 − σ(z)) = softplus(z) is increasing, so the k largest losses are the k largest
+    logits. Rounded softplus is not monotone at torch's identity switch (z > 20): ranking by it
+    rejects the smaller logit 20 instead of 20.000000001."""
+    from mlpl_lab.losses.large_loss import large_loss_selection
+
+    z = torch.tensor([[0.0, 20.0, 20.000000001]], dtype=torch.float64)
+    y = torch.full((1, 3), -1)
+    assert torch.nn.functional.softplus(z[0, 1]) > torch.nn.functional.softplus(z[0, 2])  # the trap
+    modify, permanent = large_loss_selection(z, y, k=1)
+    assert modify.tolist() == [[False, False, True]] and permanent.tolist() == [[False, False, False]]
+    modify, permanent = large_loss_selection(z, y, k=2)
+    assert modify.tolist() == [[False, True, True]] and permanent.tolist() == [[False, False, True]]
+
+
+def test_large_loss_k_is_exact_where_the_official_one_takes_an_entry_more():
+    """The official k = ceil(B·C·(1 − clean_rate)) with clean_rate built by repeated subtraction
+    (restated here): batch 16, 20 classes, Δ_rel 0.5 %, epoch 6 (five subtractions) gives 9,
+    the exact product being 8. ll_r rejects exactly 8 entries."""
+    clean = 1.0
+    for _ in range(5):
+        clean -= 0.005
+    assert math.ceil(16 * 20 * (1 - clean)) == 9          # the official count
+    z = torch.randn(16, 20, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    y = torch.full((16, 20), -1)
+    m = losses.get("ll_r")(z, y, clean_rate=clean, reduction="none")
+    assert int((m == 0).sum()) == 8
+
+
+def test_asl_is_exact_below_the_official_clamp():
+    """The official AsymmetricLoss takes log(p.clamp(min=1e-8)): below logit(1e-8) ≈ −18.4 a
+    positive's loss is constant and its gradient 0. Ours keeps -log σ(z) = softplus(−z)."""
+    threshold = math.log(1e-8 / (1 - 1e-8))
+    assert threshold == pytest.approx(-18.42, abs=0.005)
+    z = torch.tensor([[-25.0]], dtype=torch.float64, requires_grad=True)
+    value = losses.get("asl")(z, torch.ones(1, 1, dtype=torch.long), reduction="sum")
+    value.backward()
+    assert float(value.detach()) == pytest.approx(25.0, abs=1e-9)   # not −log 1e-8 = 18.42
+    assert float(z.grad) == pytest.approx(-1.0, abs=1e-9)            # not 0
+
+
 # ---------------------------------------------------------------------------------------
 # gradients
 # ---------------------------------------------------------------------------------------

@@ -20,8 +20,21 @@ k̂ and v are computed from a **detached** p (the paper stops their gradient, Se
 official code passes ``preds.detach()``), so autograd of this loss gives exactly Eq. (18):
 ∂L∅/∂z = (1 - k̂)(1 - p)^{q3} p - k̂ p^{q2} (1 - p), times v.
 
-Our labels have a third state the paper does not: an *observed negative* (0). It is a certain
-negative, so it takes L3 with k̂ = 0 and v = 1 (no pseudo-positive, no down-weighting).
+Our labels have a third state the paper does not: an *observed negative* (0). ``neg`` says
+what it costs:
+
+* ``neg="l3"`` (**default**, the lab's): L3 with k̂ = 0 and v = 1 — the framework's own
+  reading of a certain negative (Eq. 4–5 with k(x) known to be 0 and full weight), so a
+  partial-label run of GR differs from a single-positive run only by what is observed, not by
+  another loss. At q3 = 1, L3 = p (gradient p(1 − p)).
+* ``neg="bce"``: -log(1 - p), plain BCE on a known negative.
+* ``neg="zero"``: no loss and zero gradient — the official ``GR_loss``
+  (``yan4xi1/GRLoss`` ``losses.py``), which writes losses only where the Cole-style label is
+  1 or 0 (unobserved) and leaves the -1 entries (observed negatives) at 0.
+
+Single-positive labels have no observed negatives, so the choice changes nothing in the paper's
+setting; the benchmark's partial-label regimes do observe negatives, and there the lab uses
+``"l3"`` (the framework's treatment above) rather than throwing the observation away.
 
 Schedules (Eq. 9, 10, 12, 13): w, b, μ, σ move linearly per epoch from initial to final values;
 see :func:`gr_schedule` for the paper's schedule and the official code's one-step offset.
@@ -37,6 +50,10 @@ Defaults, and where they come from:
   silent).
 
 Reduction: the mean over all N x C entries (``loss_mtx.mean()`` in the official code).
+
+Measured against the official code (fidelity audit, ``shared/notes``): the code's schedule
+(``schedule="code"``) agrees to ~1e-7 (the code's ``-log(p + 1e-7)`` on positives against
+the exact -log p here); observed negatives differ as ``neg`` says above.
 """
 from __future__ import annotations
 
@@ -45,7 +62,7 @@ from typing import Dict
 import torch
 
 from .registry import check_inputs, reduce, register_loss
-from .terms import check_positive, gce_neg, gce_pos, masks
+from .terms import check_positive, gce_neg, gce_pos, masks, nll_neg
 
 #: schedule defaults (paper Table 6 for VOC-like data; initial values from the official code)
 GR_SCHEDULE_DEFAULTS: Dict[str, float] = {
@@ -53,6 +70,9 @@ GR_SCHEDULE_DEFAULTS: Dict[str, float] = {
     "mu0": 0.5, "mu_T": 0.8, "sigma0": 2.0, "sigma_T": 0.5,
 }
 SCHEDULES = ("paper", "code")
+#: what an observed negative costs in GR Loss (module docstring): L3 (the lab's default), plain
+#: BCE, or nothing (the official code)
+GR_NEGATIVES = ("l3", "bce", "zero")
 
 
 def k_hat(p: torch.Tensor, w, b) -> torch.Tensor:
@@ -91,12 +111,15 @@ def compose(logits: torch.Tensor, labels: torch.Tensor, *, k, v, L1, L2, L3, L_n
 
 @register_loss("gr")
 def gr_loss(logits, labels, w=0.0, b=-2.0, mu=0.5, sigma=2.0, q1=None, q2=0.01, q3=1.0, *,
-            reduction="mean"):
+            neg="l3", reduction="mean"):
     """GR Loss (Chen et al. 2024, Eq. 4, 5, 7, 11, 14) at fixed (w, b, μ, σ).
 
     L_ij = -log p (or (1 - p^{q1})/q1)                           observed positive
          = v(p)·[k̂(p)·(1 - p^{q2})/q2 + (1 - k̂(p))·(1 - (1-p)^{q3})/q3]   unknown
          = (1 - (1-p)^{q3})/q3                                     observed negative
+
+    ``neg`` (observed negatives, module docstring): ``"l3"`` (default, the line above),
+    ``"bce"`` (-log(1 - p)) or ``"zero"`` (no loss, the official code).
 
     with k̂ = σ(w·p + b) and v = exp(-(p-μ)²/(2σ²)) from a detached p. ``w = b = None``
     switches k̂ off (k̂ ≡ 0) and ``mu = sigma = None`` switches v off (v ≡ 1): the Table 3
@@ -107,10 +130,15 @@ def gr_loss(logits, labels, w=0.0, b=-2.0, mu=0.5, sigma=2.0, q1=None, q2=0.01, 
     check_positive("q1", q1, allow_none=True)
     check_positive("q2", q2)
     check_positive("q3", q3)
+    if neg not in GR_NEGATIVES:
+        raise ValueError(f"neg (the loss of an observed negative) must be one of {GR_NEGATIVES} "
+                         f"('l3': L3 with k̂ = 0, v = 1, the lab's; 'bce': -log(1 - p); 'zero': none, "
+                         f"the official code), got {neg!r}")
     p = torch.sigmoid(logits).detach()
+    L_neg = None if neg == "l3" else (nll_neg(logits) if neg == "bce" else torch.zeros_like(logits))
     return compose(logits, labels, k=k_hat(p, w, b), v=v_weight(p, mu, sigma),
                    L1=gce_pos(logits, q1), L2=gce_pos(logits, q2), L3=gce_neg(logits, q3),
-                   reduction=reduction)
+                   L_neg=L_neg, reduction=reduction)
 
 
 def gr_schedule(epoch: int, num_epochs: int, *, schedule: str = "paper", w0=0.0, w_T=2.0,

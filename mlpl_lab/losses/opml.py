@@ -205,9 +205,10 @@ def high_rank_penalty(probs: torch.Tensor, delta: float = 1e-3, form: str = "aut
 
     ``form``: "auto" uses the B x B Gram matrix when B < C, by Sylvester's identity
     log det(PᵀP + δI_C) = log det(PPᵀ + δI_B) + (C - B) log δ (same value, same gradient,
-    cheaper); "C" / "B" force one form.  Computed in float32 with autocast disabled (a log
-    det under bf16/fp16 is unreliable), via a Cholesky factorisation of the Gram matrix
-    (float64 ``slogdet`` fallback if float32 Cholesky fails).
+    cheaper); "C" / "B" force one form.  Computed with autocast disabled (a log det under
+    bf16/fp16 is unreliable) in the probabilities' dtype, float32 at least (float64 stays
+    float64, so it can be gradchecked), via a Cholesky factorisation of the Gram matrix
+    (float64 ``slogdet`` fallback if the Cholesky factorisation fails).
     """
     if not torch.is_tensor(probs) or probs.ndim != 2:
         raise ValueError(f"probs must be a (B, C) tensor of predicted probabilities, got "
@@ -218,7 +219,7 @@ def high_rank_penalty(probs: torch.Tensor, delta: float = 1e-3, form: str = "aut
     if form not in ("auto", "B", "C"):
         raise ValueError(f"form must be 'auto', 'B' or 'C', got {form!r}")
     with torch.autocast(device_type=probs.device.type, enabled=False):
-        p = probs.float()
+        p = probs if probs.dtype == torch.float64 else probs.float()
         if not bool(torch.isfinite(p).all()) or bool(((p < 0) | (p > 1)).any()):
             raise ValueError("probs must be finite probabilities in [0, 1]; pass torch.sigmoid(logits)")
         bsz, c = p.shape
@@ -230,7 +231,7 @@ def high_rank_penalty(probs: torch.Tensor, delta: float = 1e-3, form: str = "aut
         if int(info) == 0:
             logdet = 2.0 * torch.log(torch.diagonal(chol)).sum()
         else:  # numerically indefinite in float32: redo in float64
-            logdet = torch.linalg.slogdet(gram.double())[1].float()
+            logdet = torch.linalg.slogdet(gram.double())[1].to(p.dtype)
         if use_b:
             logdet = logdet + (c - bsz) * math.log(delta)
         return -logdet

@@ -9,6 +9,17 @@ Reduction: the reference codes (``Alibaba-MIIL/ASL``, ``xinyu1205/robust-loss-ml
 over the batch; we default to the mean over N x C like the rest of the zoo, so one learning
 rate fits every loss of a comparison. With Adam the two differ only through Adam's ε;
 ``reduction="sum"`` gives the reference scale.
+
+Measured against the official code (float64, identical inputs, settings matched; fidelity
+audit, ``shared/notes``): Focal, ASL, Hill and SPLC agree to ≤ 1e-11. Where they differ:
+
+* the official ``AsymmetricLoss`` (which the robust-loss code also uses for Focal) takes
+  ``log(p.clamp(min=1e-8))``, so a positive whose logit is below logit(1e-8) ≈ −18.4 gets a
+  constant loss (−log 1e-8 ≈ 18.4) and **zero gradient**; ours (logits space) is exact;
+* the robust-loss baselines' Focal computes the focusing weight without gradient
+  (``disable_torch_grad_focal_loss=True``): ``focal(detach_weight=True)``;
+* SPLC's official targets are 0/1 (no observed-negative state), so it also relabels an
+  **observed negative** whose p exceeds τ; ours corrects unknown labels only.
 """
 from __future__ import annotations
 
@@ -30,8 +41,11 @@ def focal_loss(logits, labels, *, gamma=2.0, alpha=None, detach_weight=False, re
     Defaults γ = 2 (Lin et al.) and ``alpha=None`` (no class-balance factor, as the SPML
     baselines in GR Loss Table 2 and the robust-loss code); ``alpha=0.25`` gives Lin's α_t
     (α on positives, 1 - α on negatives). ``detach_weight=True`` treats the modulating factor
-    (1 - p_t)^γ as a constant in the backward pass (as some SPML code bases do): same value,
-    gradient -(1 - p_t)^γ (1 - p_t) instead of Lin's full derivative. Mean over N x C.
+    (1 - p_t)^γ as a constant in the backward pass: same value, gradient -(1 - p_t)^γ (1 - p_t)
+    instead of Lin's full derivative. That is what the robust-loss baselines' Focal computes
+    (``xinyu1205/robust-loss-mlml``, ``AsymmetricLoss`` with ``disable_torch_grad_focal_loss=True``);
+    default False (Lin et al.). The official code also clamps log p at 1e-8 (module docstring:
+    zero gradient on a positive below a logit of ≈ −18.4); ours is exact. Mean over N x C.
     """
     check_inputs(logits, labels)
     if gamma < 0:
@@ -62,7 +76,9 @@ def asl_loss(logits, labels, *, gamma_neg=4.0, gamma_pos=0.0, clip=0.05, detach_
     through the focusing weight (its gradient analysis, Sec. 3.3), the code's
     ``disable_torch_grad_focal_loss=True`` computes the weight without gradient; default
     False (paper), True gives the code. -log(1 - p_m) is computed as
-    -log(min(σ(-z) + m, 1)), finite for every logit. Mean over N x C.
+    -log(min(σ(-z) + m, 1)), finite for every logit. -log p is exact (softplus): the official
+    ``log(p.clamp(min=1e-8))`` gives a positive below a logit of logit(1e-8) ≈ −18.4 a constant
+    loss and zero gradient (measured in the fidelity audit, ``shared/notes``). Mean over N x C.
     """
     check_inputs(logits, labels)
     if gamma_neg < 0 or gamma_pos < 0 or not 0 <= clip < 1:
@@ -132,6 +148,10 @@ def splc_loss(logits, labels, *, epoch=0, tau=0.6, change_epoch=1, margin=1.0, g
     confident pseudo-positives up and the cpu-profile run collapses (44.6 vs 83.9 mAP).
     Defaults τ = 0.6, change_epoch = 1 (0-based: from the second epoch), m = 1, γ = 2
     (official class defaults). Mean over N x C.
+
+    Observed negatives are never corrected here. The official ``SPLC`` works on 0/1 targets, so
+    an observed negative (0, like an unknown) above τ is relabelled too; in single-positive data
+    there are none, in the partial-label regimes ours keeps the observation.
     """
     check_inputs(logits, labels)
     if negative not in HILL_NEGATIVES:

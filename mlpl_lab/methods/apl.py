@@ -12,6 +12,12 @@ soft negatives whose target is their current prediction p̂ (U_i = the number of
 labels of class i, counted once at the start; T = number of epochs). They then take
 β·BCE(p, p̂) instead of -α·H(p) (loss ``em_apl``). The soft targets are method state
 (``soft_targets``, N x C, NaN where none); the hard labels are never changed.
+
+Differences from the official code (fidelity audit, ``shared/notes``): **ties** in the ranking
+of predictions are broken by row index (the lab's one stable top-k,
+:mod:`mlpl_lab.methods.topk`), where the official code's unstable sort over a shuffled loader
+breaks them at random; and the official code **never pseudo-labels when an epoch has a single
+batch**, while here a round runs whatever the number of batches.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ def apl_round(probs: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Ten
 
     For each class i: the ``int(neg_proportion · unlabel_num[i] / rounds)`` lowest predictions
     among the unknown entries without a soft target get their prediction as soft target.
+    Ties are broken by row index (the official code's unstable sort breaks them at random).
     """
     added = 0
     for i in range(labels.shape[1]):

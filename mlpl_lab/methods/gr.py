@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
-from ..losses.gr import GR_SCHEDULE_DEFAULTS, SCHEDULES, gr_schedule
+from ..losses.gr import GR_NEGATIVES, GR_SCHEDULE_DEFAULTS, SCHEDULES, gr_schedule
 from .loss_method import LossMethod
 from .registry import register_method
 
@@ -57,14 +57,19 @@ ABLATIONS: Dict[str, Tuple[bool, bool, bool]] = {
 class GRMethod(LossMethod):
     """GR Loss with linear per-epoch schedules (defaults: paper Table 6 for VOC, see
     :mod:`mlpl_lab.losses.gr`). ``use_k``, ``use_v``, ``robust`` switch the three components
-    (Table 3); ``schedule`` is ``"paper"`` (default) or ``"code"``."""
+    (Table 3); ``schedule`` is ``"paper"`` (default) or ``"code"``; ``neg`` is what an
+    observed negative costs: ``"l3"`` (default), ``"bce"`` or ``"zero"`` (the official code;
+    :mod:`mlpl_lab.losses.gr`)."""
 
     def __init__(self, *, schedule: str = "paper", q1=None, q2=None, q3=None,
                  use_k: bool = True, use_v: bool = True, robust: bool = True,
                  w0=0.0, w_T=2.0, b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5,
-                 linear_init: int = 0):
+                 linear_init: int = 0, neg: str = "l3"):
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+        if neg not in GR_NEGATIVES:
+            raise ValueError(f"neg must be one of {GR_NEGATIVES} (the loss of an observed negative: "
+                             f"'l3' the lab's, 'bce', 'zero' the official code's), got {neg!r}")
         if robust:
             q2 = Q2_DEFAULT if q2 is None else q2
             q3 = Q3_DEFAULT if q3 is None else q3
@@ -76,7 +81,8 @@ class GRMethod(LossMethod):
             q2 = q3 = Q_OFF
         # q1 is the same in every row (None: the exact -log p of the official code, which the
         # paper's q1 = 0.01 approximates), so Table 3's rows differ only in the switched part
-        super().__init__(loss="gr", q1=q1, q2=q2, q3=q3)
+        # neg is passed (and so recorded) only when it is not the default L3
+        super().__init__(loss="gr", q1=q1, q2=q2, q3=q3, **({} if neg == "l3" else {"neg": neg}))
         if isinstance(linear_init, bool) or not isinstance(linear_init, int) or linear_init < 0:
             raise ValueError(f"linear_init must be an integer >= 0, got {linear_init!r}")
         self.linear_init = linear_init

@@ -78,12 +78,17 @@ class MemoryQueue:
 
     The lab keeps a FIFO ring of the last ``size`` pairs: a step contrasts its n current pairs
     with the newest ``size − n`` stored ones (:meth:`contents` with ``limit``), then
-    :meth:`push` stores its own, detached. So every step sees min(K, n + stored) pairs, as in
-    the code. (The code's pointer goes back to the front when ``ptr + n ≥ K``; the entries past
-    it stay and are still used, so its contrast set is the prefix up to its largest fill, a
-    little below K, with a few stale pairs at the tail — a detail not reproduced. A batch of
-    n > K pairs crashes the code; here the step contrasts its own n pairs only and the queue
-    keeps the newest K.)
+    :meth:`push` stores its own, detached. So every step sees min(K, n + stored) pairs.
+
+    That equals the code **only until the code's queue first wraps**. The code writes the
+    batch at ``[ptr − n, ptr)`` and, when ``ptr + n ≥ K``, resets the pointer to n (the batch
+    goes to the front) and keeps the entries behind it: the contrasted set is then the prefix
+    up to the largest fill reached, a stale tail included, and can fall as much as n below K
+    (measured in the fidelity audit, ``shared/notes``: 99 of 128 pairs at K = 128). Before
+    the first wrap the two agree to ≤ 4e-15 (:mod:`mlpl_lab.losses.lac`); after it the lab
+    contrasts exactly min(K, n + stored) of the newest pairs. A batch of n > K pairs crashes
+    the code; here the step contrasts its own n pairs only and the queue keeps the newest K.
+    The code stores a batch's single valid entry twice (a 0-d index); here once.
     """
 
     def __init__(self, size: int, dim: int, device=None, dtype=torch.float32):

@@ -1,9 +1,15 @@
 """LL-R, LL-Ct, LL-Cp (Kim et al. CVPR 2022) with their clean-rate schedule.
 
 ``clean_rate`` starts at 1 (the first epoch is plain AN) and drops by ``delta_rel`` after every
-epoch (``train.py``: ``P['llr_rel'] -= P['delta_rel']`` at the end of the epoch). LL-Cp also
-writes its corrections into ``self.labels`` permanently (``dataset.label_matrix_obs[...] =
-1.0`` in the code): a corrected label is an observed positive from then on.
+epoch (``train.py``: ``P['clean_rate'] -= P['delta_rel']`` at the end of the epoch in the
+current official code; an earlier ``train.py`` names it ``llr_rel``). LL-Cp also writes its
+corrections into ``self.labels`` permanently (``dataset.label_matrix_obs[...] = 1.0`` in the
+code): a corrected label is an observed positive from then on.
+
+Differences from the official code (measured; :mod:`mlpl_lab.losses.large_loss`): its k takes
+one entry more whenever B·C·(1 − clean_rate) is an integer (float noise of the repeated
+subtraction), its LL-Cp tests the scheme name with ``is`` and so runs with LL-Ct's k, and the
+entries are ranked here by logit (exact) rather than by a rounded softplus.
 """
 from __future__ import annotations
 

@@ -18,6 +18,18 @@ to it — it never reads a negative (tests poison them). Loss per batch::
   (gradient flows into the first pass through the target, §3.5b-2): ``detach_target=False``
   (default, the code and vPU); ``True`` treats the target as a constant.
 
+  ``mixup_form`` — how the two logs are taken (:func:`mixup_regulariser`):
+  ``"exact"`` (**default**) takes both exactly, in log space: log t̃ =
+  logsumexp(log λ + log t1[perm], log(1−λ) + log t2) with log t = 0 on positives and logσ(s)
+  elsewhere, and log σ(f(x̃)) = logσ(f(x̃)); a prediction equal to its target costs nothing
+  at any logit. ``"official"`` is the code's guarded form: t = σ(s) + 1e-10 off the positives,
+  log(t̃ + 1e-10) and log(σ(f(x̃)) + 1e-10) — both sides guarded, so a matched pair costs at
+  most (ln 2)² (the two guards add 2e-10 on one side and 1e-10 on the other). The form this
+  lab had before guarded the target only; with t̃ = σ(v) and f(x̃) = v it charged 2.2e-3 at
+  v = −20, 0.46 at −23, 4.4 at −25 and 48.7 at −30 (gradient −13.9), a hidden floor that
+  pushed confident negatives back up to about −23 (fidelity audit, ``shared/notes``; the
+  figures are recomputed in ``tests/test_pu_loss.py``). Neither correct form has that floor.
+
 Registered (defaults: the paper's and code's COCO values α = 1.0, γ = 0.55, mixup weight 1):
 
 * ``vpu_plain`` — plain vPU: γ = 0, no temperature, no mixup;
@@ -40,37 +52,101 @@ head train, every BatchNorm in eval mode) are options of the model and the metho
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch
 import torch.nn.functional as F
 
-from ..losses.pu import REBALANCE, pu_temperature, vpu_loss
+from ..losses.pu import REBALANCE, at_least_float32, pu_temperature, vpu_loss
 from ..models.lgconv import freeze_batchnorm, lgconv_trainable
 from .base import Method
 from .loss_method import loss_method_factory
 from .registry import register_method
 
 EPS = 1e-10  # the code's guard inside its logs
+#: how the mixup regulariser takes its logs (:func:`mixup_regulariser`): exact (default) or the
+#: official code's guarded form
+MIXUP_FORMS = ("exact", "official")
 
 
-def mixup_target(logits: torch.Tensor, labels: torch.Tensor, detach: bool = False) -> torch.Tensor:
-    """t = 1 on observed positives, σ(s) elsewhere (the first pass's untempered probabilities)."""
-    p = torch.sigmoid(logits.float())
+def _check_mixup_form(form: str) -> None:
+    if form not in MIXUP_FORMS:
+        raise ValueError(f"mixup_form must be one of {MIXUP_FORMS} ('exact': both logs exact, the default; "
+                         f"'official': the code's log(x + 1e-10) on both sides), got {form!r}")
+
+
+def mixup_target(logits: torch.Tensor, labels: torch.Tensor, detach: bool = False,
+                 form: str = "exact") -> torch.Tensor:
+    """t = 1 on observed positives, σ(s) elsewhere (the first pass's untempered probabilities);
+    ``form="official"`` adds the code's 1e-10 to σ(s) (its ``exp(log(σ(s) + 1e-10))``).
+    Computed in the logits' dtype (float32 at least)."""
+    _check_mixup_form(form)
+    p = torch.sigmoid(at_least_float32(logits))
+    if form == "official":
+        p = p + EPS
     if detach:
         p = p.detach()
     return torch.where(labels == 1, torch.ones_like(p), p)
 
 
-def mixup_regulariser(mixed_logits: torch.Tensor, mixed_target: torch.Tensor) -> torch.Tensor:
-    """R = Σ_c mean_i (log t̃_ic − log σ(s̃_ic))² (vPU's MixUp term, the code's scale)."""
-    log_t = torch.log(mixed_target.clamp(min=0) + EPS)
-    log_p = F.logsigmoid(mixed_logits.float())
+def mixup_log_target(logits: torch.Tensor, labels: torch.Tensor, detach: bool = False) -> torch.Tensor:
+    """log t, exactly: 0 on observed positives, logσ(s) elsewhere (finite for any logit)."""
+    log_p = F.logsigmoid(at_least_float32(logits))
+    if detach:
+        log_p = log_p.detach()
+    return torch.where(labels == 1, torch.zeros_like(log_p), log_p)
+
+
+def mix_log_targets(log_t1: torch.Tensor, log_t2: torch.Tensor, lam: float) -> torch.Tensor:
+    """log(λ·t1 + (1−λ)·t2) from log t1 and log t2, as a log-sum-exp (exact; λ = 0 or 1 give
+    log t2 or log t1)."""
+    lam = float(lam)
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"the mixing weight lam must be in [0, 1], got {lam!r}")
+    if lam == 0.0:
+        return log_t2
+    if lam == 1.0:
+        return log_t1
+    return torch.logaddexp(math.log(lam) + log_t1, math.log1p(-lam) + log_t2)
+
+
+def mixup_regulariser(mixed_logits: torch.Tensor, mixed_target: Optional[torch.Tensor] = None, *,
+                      mixed_log_target: Optional[torch.Tensor] = None, form: str = "exact") -> torch.Tensor:
+    """R = Σ_c mean_i (log t̃_ic − log σ(s̃_ic))² (vPU's MixUp term, the code's scale: summed
+    over classes, averaged over the mixed rows).
+
+    ``form="exact"`` (default): log σ(s̃) = logσ(s̃) and log t̃ exactly — pass
+    ``mixed_log_target`` (from :func:`mixup_log_target` and :func:`mix_log_targets`, finite at
+    any logit) or ``mixed_target`` (its log is taken as it is, so a target that underflowed to
+    0 gives inf). A prediction equal to its target gives R = 0 and gradient 0 at any logit.
+    ``form="official"``: the code's ``log(t̃ + 1e-10)`` and ``log(σ(s̃) + 1e-10)``, from
+    ``mixed_target`` (built with ``mixup_target(..., form="official")``) or the exp of
+    ``mixed_log_target``. Computed in the inputs' dtype (float32 at least)."""
+    _check_mixup_form(form)
+    if (mixed_target is None) == (mixed_log_target is None):
+        raise ValueError("mixup_regulariser takes one of mixed_target (probabilities) or "
+                         "mixed_log_target (their logs)")
+    s = at_least_float32(mixed_logits)
+    if form == "exact":
+        log_t = (at_least_float32(mixed_log_target) if mixed_log_target is not None
+                 else torch.log(at_least_float32(mixed_target).clamp(min=0)))
+        log_p = F.logsigmoid(s)
+    else:
+        t = (torch.exp(at_least_float32(mixed_log_target)) if mixed_log_target is not None
+             else at_least_float32(mixed_target))
+        log_t = torch.log(t.clamp(min=0) + EPS)
+        log_p = torch.log(torch.sigmoid(s) + EPS)
     return ((log_t - log_p) ** 2).mean(dim=0).sum()
 
 
 class PUMLCMethod(Method):
-    """vPU per class with optional α, γ and mixup (module docstring)."""
+    """vPU per class with optional α, γ and mixup (module docstring).
+
+    Options (defaults): ``alpha`` 1.0, ``gamma`` 0.55, ``mixup`` True, ``mix_alpha`` 0.3,
+    ``mix_weight`` 1, ``detach_target`` False, ``rebalance`` ``"paper"`` | ``"code"``,
+    ``min_temperature`` 1e-3, ``trainable`` ``"all"`` | ``"paper"``, ``ema_decay`` None,
+    ``mixup_form`` ``"exact"`` | ``"official"`` (:func:`mixup_regulariser`)."""
 
     #: torchrun: the mixup regulariser runs a second forward pass in the same step, so
     #: gradients are averaged after backward instead of by DDP
@@ -79,11 +155,16 @@ class PUMLCMethod(Method):
     def __init__(self, alpha: Optional[float] = 1.0, gamma: float = 0.55, mixup: bool = True,
                  mix_alpha: float = 0.3, mix_weight: float = 1.0, detach_target: bool = False,
                  rebalance: str = "paper", min_temperature: float = 1e-3, trainable: str = "all",
-                 ema_decay: Optional[float] = None):
+                 ema_decay: Optional[float] = None, mixup_form: str = "exact"):
+        # the mixup form is recorded only where mixup runs (it changes nothing otherwise)
         super().__init__(alpha=alpha, gamma=gamma, mixup=mixup, mix_alpha=mix_alpha, mix_weight=mix_weight,
                          detach_target=detach_target, rebalance=rebalance, min_temperature=min_temperature,
-                         trainable=trainable, ema_decay=ema_decay)
+                         trainable=trainable, ema_decay=ema_decay,
+                         **({"mixup_form": mixup_form} if mixup else {}))
         problems = []
+        if mixup_form not in MIXUP_FORMS:
+            problems.append(f"mixup_form must be one of {MIXUP_FORMS} ('exact': both logs exact, the default; "
+                            f"'official': the code's log(x + 1e-10) on both sides), got {mixup_form!r}")
         if alpha is not None and not (isinstance(alpha, (int, float)) and alpha > 0):
             problems.append(f"alpha must be > 0 or None (no temperature), got {alpha!r}")
         if not (isinstance(gamma, (int, float)) and gamma >= 0):
@@ -105,6 +186,7 @@ class PUMLCMethod(Method):
         self.detach_target, self.rebalance = bool(detach_target), rebalance
         self.min_temperature, self.trainable = float(min_temperature), trainable
         self.ema_decay = ema_decay
+        self.mixup_form = mixup_form
 
     def setup(self, ctx) -> None:
         self.ctx = ctx
@@ -136,15 +218,20 @@ class PUMLCMethod(Method):
             self._t_n += 1
         if self.mixup and self.mix_weight > 0 and len(x) >= 2:
             half = len(x) // 2
-            target = mixup_target(logits, pos, self.detach_target)
             lam, perm = self.draw_mix(half, x.device)
             # the code's halves: x1 = the first ⌊B/2⌋ rows, x2 = the last ⌊B/2⌋ (an odd batch
             # leaves out its middle row)
             x1, x2 = x[:half], x[len(x) - half:]
-            t1, t2 = target[:half], target[len(x) - half:]
             x_mix = lam * x1[perm] + (1 - lam) * x2
-            t_mix = lam * t1[perm] + (1 - lam) * t2
-            reg = mixup_regulariser(self.net(x_mix), t_mix)
+            if self.mixup_form == "exact":
+                log_t = mixup_log_target(logits, pos, self.detach_target)
+                lt1, lt2 = log_t[:half], log_t[len(x) - half:]
+                reg = mixup_regulariser(self.net(x_mix), mixed_log_target=mix_log_targets(lt1[perm], lt2, lam))
+            else:
+                target = mixup_target(logits, pos, self.detach_target, form="official")
+                t1, t2 = target[:half], target[len(x) - half:]
+                t_mix = lam * t1[perm] + (1 - lam) * t2
+                reg = mixup_regulariser(self.net(x_mix), t_mix, form="official")
             loss = loss + self.mix_weight * reg
             logs["loss_mix"] = reg.detach()
         return loss, logs
@@ -179,7 +266,8 @@ _factory("vpu_plain", "Plain vPU per class: no re-balance (γ = 0), no temperatu
 _factory("pu_mlc_gamma", "vPU + the re-balance factor γ (0.55).", alpha=None, gamma=0.55, mixup=False)
 _factory("pu_mlc_gamma_alpha", "vPU + γ (0.55) + the adaptive temperature α (1.0).",
          alpha=1.0, gamma=0.55, mixup=False)
-_factory("pu_mlc", "PU-MLC: vPU + γ (0.55) + α (1.0) + mixup (weight 1, Beta(0.3, 0.3)).",
+_factory("pu_mlc", "PU-MLC: vPU + γ (0.55) + α (1.0) + mixup (weight 1, Beta(0.3, 0.3); exact logs, "
+                   "mixup_form='official' for the code's guarded ones).",
          alpha=1.0, gamma=0.55, mixup=True)
 
 # the baseline that trusts annotated negatives (losses/partial.py)
