@@ -33,11 +33,11 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 import numpy as np
 
 from .claims import by_seed  # {seed: metric at the best-val epoch}
+from .display import interval_text  # the one table style (mlpl_lab.analysis.display)
 
 Results = Mapping[str, Mapping[str, Sequence[Any]]]
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
-UNCONVERGED = " †"  # after a cell any of whose runs did not converge
 
 
 def t_interval(values: Iterable[float], level: float = 0.95) -> tuple[float, float, int]:
@@ -97,9 +97,10 @@ def wide(cells, value: str = "mean", methods: Sequence[str] | None = None,
 
 
 def formatted(cells, methods=None, regimes=None, digits: int = 1):
-    """The table a reader sees: "mean ± half-width (seeds)" ("mean (1 seed)" without an
-    interval; "—" where the method did not run in that regime; a † when a run of the cell did
-    not converge)."""
+    """The cells as text: "mean ± half-width (seeds)" ("mean (1 seed)" without an interval; "—"
+    where the method did not run in that regime; a † when a run of the cell did not converge),
+    :func:`mlpl_lab.analysis.display.interval_text`. What a notebook shows is
+    :func:`cells_view` (the same cells with a caption and the best of each regime in bold)."""
     mean = wide(cells, "mean", methods, regimes)
     half = wide(cells, "ci95", methods, regimes)
     n = wide(cells, "seeds", methods, regimes)
@@ -108,17 +109,27 @@ def formatted(cells, methods=None, regimes=None, digits: int = 1):
     def fmt(m, h, k, flag):
         if m is None or not math.isfinite(m):
             return "—"
-        if h is None or not math.isfinite(h):
-            text = f"{m:.{digits}f} (1 seed)"
-        else:
-            text = f"{m:.{digits}f} ± {h:.{digits}f} ({int(k)})"
-        return text + (UNCONVERGED if is_false(flag) else "")
+        return interval_text(m, h, 1 if h is None or not math.isfinite(h) else k, is_false(flag), digits)
 
     out = mean.copy().astype(object)
     for r in mean.index:
         for c in mean.columns:
             out.loc[r, c] = fmt(mean.loc[r, c], half.loc[r, c], n.loc[r, c], conv.loc[r, c])
     return out
+
+
+def cells_view(cells, what: str, methods=None, regimes=None, reference: Sequence[str] = ()):
+    """Rows = methods, columns = regimes: the cells of :func:`cell_frame` in the one table style
+    (:func:`mlpl_lab.analysis.display.styled`), the best of each regime in bold (``reference``
+    rows left out of the comparison)."""
+    from .display import caption, styled
+
+    mean = wide(cells, "mean", methods, regimes)
+    half, n = wide(cells, "ci95", methods, regimes), wide(cells, "seeds", methods, regimes)
+    unconv = wide(cells, "converged", methods, regimes).map(is_false)
+    ref = [r for r in reference if r in mean.index]
+    return styled(mean, caption(what, reference=ref, note="— the method does not run in that regime"),
+                  percent=True, half=half, seeds=n, unconverged=unconv, reference=ref)
 
 
 def convergence_record(cells) -> Dict[str, Optional[bool]]:

@@ -255,6 +255,19 @@ def display_table(table):
     return table[[c for c in table.columns if not c.startswith("_")]]
 
 
+def claims_view(table, what: str = "The chapter's claims, each paired by seed"):
+    """The claims table as a notebook shows it (:func:`mlpl_lab.analysis.display.styled`):
+    :func:`display_table` with a caption saying how to read it; its cells are already text
+    (margins with two decimals, p with three)."""
+    from .display import styled
+
+    cap = (f"{what.rstrip('. ')}. ours: each side's mean over the paired seeds; margin: the mean "
+           "of the paired differences A − B with its 95 % Student-t interval; p: the paired "
+           "t-test, p (Holm): adjusted over this table's findings (the rule above); converged: "
+           "whether every run of the row met the convergence criterion.")
+    return styled(display_table(table), cap, best=False)
+
+
 def explain() -> str:
     """The verdict rule as Markdown (the notebooks display it rather than restate it)."""
     return (

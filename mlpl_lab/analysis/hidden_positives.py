@@ -82,3 +82,13 @@ def summarise_confidences(conf: Dict[str, np.ndarray], threshold: float = 0.5) -
         out[f"{status} mean"] = float(np.mean(values)) if len(values) else float("nan")
         out[f"{status} >= {threshold}"] = float(np.mean(values >= threshold)) if len(values) else float("nan")
     return out
+
+
+def overview_view(overview):
+    """:func:`regime_overview` as a notebook shows it (the one table style,
+    :mod:`mlpl_lab.analysis.display`)."""
+    from .display import styled
+
+    return styled(overview, "Per regime, on the training scenes: observed and true positives per image, the "
+                  "share of true positives hidden, the share of AN's negatives that are in fact positive "
+                  "(AN's false-negative rate) and the share of label entries unknown.", best=False)

@@ -2,11 +2,13 @@
 
 Every number is read at each run's best-val epoch (clean validation, as Cole et al., LL,
 GR Loss and LAGC select). With several seeds a table shows the mean and the sample standard
-deviation (``_std``, ddof = 1); one seed shows no spread.
+deviation (``_std``, ddof = 1); one seed shows no spread. What a notebook *shows* is
+:func:`results_view` (mean ± 95 % interval, in the one table style of
+:mod:`mlpl_lab.analysis.display`); the frames here keep full precision for records and plots.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
@@ -133,3 +135,50 @@ def mark_unconverged(table, by_regime: Mapping[str, Mapping[str, List[Any]]], di
             dagger = "†" if any(not run.converged for run in runs) else ""
             out.loc[r, c] = f"{v:.{digits}f}{dagger}" if isinstance(v, (int, float, np.floating)) else v
     return out
+
+
+# --- what a notebook shows (mlpl_lab.analysis.display: the one table style) --------------------
+
+def interval_frames(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_CF1", "test_OF1")):
+    """``(mean, half, seeds, unconverged)``: frames with one row per label and one column per
+    metric (``test_`` dropped): the mean over seeds at the best-val epoch, the half-width of its
+    95 % Student-t interval (NaN for one seed), the seed count and whether a run did not converge
+    (:func:`mlpl_lab.analysis.benchmark.t_interval`)."""
+    import pandas as pd
+
+    from .benchmark import converged, t_interval
+    from .claims import by_seed
+
+    cols = [m.replace("test_", "") for m in metrics]
+    out = [pd.DataFrame(index=list(results), columns=cols, dtype=object) for _ in range(4)]
+    for label, runs in results.items():
+        for m, c in zip(metrics, cols):
+            mean, half, n = t_interval(by_seed(runs, m).values())
+            out[0].at[label, c], out[1].at[label, c], out[2].at[label, c] = mean, half, n
+            out[3].at[label, c] = converged(runs) is False
+    return tuple(out)
+
+
+def _epochs(runs) -> str:
+    """The best-val epoch (1-based) over seeds: "2", or "2–3" where the seeds differ."""
+    e = sorted({int(r.best_epoch) + 1 for r in runs})
+    return str(e[0]) if len(e) == 1 else f"{e[0]}–{e[-1]}"
+
+
+def results_view(results: Mapping[str, List[Any]], what: str = "Test mAP, CF1 and OF1 (%) at each "
+                 "run's best clean-validation epoch", metrics=("test_mAP", "test_CF1", "test_OF1"),
+                 reference: Sequence[str] = ("full labels", "BCE (full)", "full labels (oracle)")):
+    """:func:`results_table` as a notebook shows it (:func:`mlpl_lab.analysis.display.styled`):
+    each metric as mean ± 95 % interval (seeds) with † where a run did not converge, the best-val
+    epoch as an integer (a range over seeds), how many runs converged; the best of each metric in
+    bold, the full-label oracle left out of the comparison."""
+    from .display import caption, styled
+
+    mean, half, n, unconv = interval_frames(results, metrics)
+    frame = mean.copy()
+    frame["best epoch"] = [_epochs(runs) for runs in results.values()]
+    if all(all(hasattr(r, "converged") for r in runs) for runs in results.values()):
+        frame["converged"] = [f"{sum(bool(r.converged) for r in runs)}/{len(runs)}" for runs in results.values()]
+    ref = [r for r in reference if r in frame.index]
+    return styled(frame, caption(what, reference=ref), percent=list(mean.columns), half=half,
+                  seeds=n, unconverged=unconv, reference=ref)
