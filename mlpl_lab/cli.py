@@ -5,7 +5,11 @@ executes the notebooks in order with papermill (kernel ``python3``), injecting t
 and exports each to HTML with nbconvert (inputs hidden). Notebooks run one after another:
 two torch processes at once are several times slower on 2 cores; only the next notebook's kernel
 starts (and imports) while the current one runs (:mod:`mlpl_lab.next_kernel`). While a notebook trains,
-the terminal shows which run and epoch, with an estimate of the time left.
+the terminal shows which run and epoch, with an estimate of the time left. No report hangs: a cell
+may run the profile's ``cell_timeout_s`` (``--cell-timeout SECONDS`` overrides it); a notebook
+whose cell raises, outlasts that limit or loses its kernel is reported at once (notebook, cell
+index and first line), its kernel is stopped, and the series goes on; every failure is listed at
+the end and the command exits with 1.
 
 ``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...] [--tuning]``
 runs or completes the benchmark grid (resumable: finished runs are stored one by one, so an
@@ -16,6 +20,14 @@ CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the sa
 workers that train the missing runs side by side (one GPU each where GPUs exist); ``--scheduler
 ADDRESS`` sends them to an existing Dask cluster instead (:mod:`mlpl_lab.cluster`). The
 notebooks' kernels find the cluster through ``MLPL_LAB_SCHEDULER``. The default stays one process.
+
+``mlpl-lab report`` first trains the series' planned runs — every run the notebooks ask for
+that does not depend on another run's results, deduplicated, stage one before stage two, longest
+first (:mod:`mlpl_lab.chapters.plan`) — on ``--plan-workers N`` single-thread worker processes
+(default: one per core, or one per GPU; :mod:`mlpl_lab.workers`), then executes the notebooks
+warm; ``--plan-workers 0`` leaves every run to the notebooks. ``mlpl-lab plan [--profile ...]
+[--notebooks ...] [--tflops X]`` prints that plan: runs per notebook, images trained, FLOPs per
+image and the time they take at X TFLOP/s.
 
 ``mlpl-lab store [--clear]`` lists (or deletes) the stored runs.
 
@@ -127,16 +139,27 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     """Execute ``path`` with papermill under ``profile``; write the executed notebook (and its
     HTML export) to ``out_dir``. Returns the executed notebook's path. ``km``: a kernel already
     started for this notebook (:mod:`mlpl_lab.next_kernel`; the caller shuts it down); without
-    it papermill starts one."""
+    it papermill starts one. ``timeout``: seconds a cell may run (None: no limit).
+
+    A notebook that does not run to its end -- a cell raising, a cell past ``timeout``, a dead
+    kernel -- raises :class:`~mlpl_lab.report.NotebookFailed` naming the notebook and the cell
+    (no HTML is written for it; the executed notebook keeps what ran)."""
     import papermill as pm
+
+    from .report import describe_failure
 
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / path.name
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # progress bars would clutter reports
     params = {"profile": profile} | dict(parameters or {})
-    pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
-                        cwd=str(path.parent), progress_bar=False, execution_timeout=timeout,
-                        config=kernel_config(), **({"km": km} if km is not None else {}))
+    executed.unlink(missing_ok=True)  # what a failure reports on is this execution's
+    try:
+        pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
+                            cwd=str(path.parent), progress_bar=False, execution_timeout=timeout,
+                            config=kernel_config(), **({"km": km} if km is not None else {}))
+    except Exception as exc:
+        (out_dir / (path.stem + ".html")).unlink(missing_ok=True)  # no earlier report passes for this one
+        raise describe_failure(path, executed, exc, timeout) from exc
     if html:
         import nbconvert
         import nbformat
@@ -240,12 +263,68 @@ def cmd_report(args) -> int:
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
     total = time.perf_counter()
     try:
+        train_plan_first(args, paths)
         with dask_engine(args):
-            _run_notebooks(paths, out, args.profile)
+            _run_notebooks(paths, out, args.profile, cell_timeout=args.cell_timeout)
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
     return 0
+
+
+def train_plan_first(args, paths) -> None:
+    """``report``: train the notebooks' planned runs on worker processes before the notebooks run
+    (skipped with ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``)."""
+    n = getattr(args, "plan_workers", None)
+    if n == 0 or getattr(args, "workers", None) or getattr(args, "scheduler", None):
+        return
+    from . import workers
+    from .chapters.plan import describe, plan_series
+    from .store import RunStore
+
+    t0 = time.perf_counter()
+    plan = plan_series(args.profile, paths)
+    store = RunStore()
+    text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
+    print(f"[mlpl-lab] planned in {time.perf_counter() - t0:.1f} s: "
+          + text.replace("\n", "\n[mlpl-lab] "), flush=True)
+    report = workers.train(plan.order, store, workers=n,
+                           note=lambda text: print("  [plan] " + text, flush=True))
+    print(f"[mlpl-lab] plan: {report.describe()}", flush=True)
+    for why in list(report.failed.values()) + list(report.skipped.values()):
+        print(f"  [plan] left to the notebooks: {why}", flush=True)
+
+
+def cmd_plan(args) -> int:
+    """Print the series' plan (:mod:`mlpl_lab.chapters.plan`): runs per notebook, images
+    trained, FLOPs per image, and the time they take at ``--tflops``."""
+    from .chapters.plan import ASSUMED_TFLOPS, describe, plan_series
+    from .store import RunStore
+    from .workers import looks_stored
+
+    paths = notebook_paths(args.notebooks)
+    plan = plan_series(args.profile, paths)
+    store = RunStore()
+    print(describe(plan, tflops=ASSUMED_TFLOPS if args.tflops is None else args.tflops,
+                   stored=lambda spec: looks_stored(store, spec)))
+    return 0
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number, e.g. --tflops 77")
+    return value
+
+
+def count_or_zero(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0; 0 leaves every run "
+                                         "to the notebooks, leave it out for one worker per core")
+    return int(text)
 
 
 PACK_DIR = Path(__file__).resolve().parent.parent / "data" / "packs"
@@ -276,7 +355,7 @@ def import_shipped_pack(profile: str) -> None:
 
 def cold_estimate(profile: str, paths) -> str:
     """What a cold series of ``paths`` costs, from the measured ``notebooks/timings.json``."""
-    from .course import load_timings
+    from .course.syllabus import load_timings
 
     measured = load_timings().get(profile, {})
     known = {p.stem: measured[p.stem] for p in paths if p.stem in measured}
@@ -344,16 +423,25 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     return benchmark.write_csv(benchmark.tables(results), out)
 
 
-def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
+def _run_notebooks(paths, out: Path, profile: str, parameters=None,
+                   cell_timeout: float | None = None) -> None:
     """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
-    notebook imports, while the current one runs (:mod:`mlpl_lab.next_kernel`)."""
+    notebook imports, while the current one runs (:mod:`mlpl_lab.next_kernel`).
+
+    A cell may run ``cell_timeout`` seconds (default: the profile's ``cell_timeout_s``). A notebook
+    that fails -- a cell raising, a cell past the limit, a dead kernel -- is reported at once, its
+    kernel is stopped, and the series goes on with the next notebook; at the end every failure is
+    listed in one :class:`CommandError` (exit code 1)."""
     from .audit import summarise, summary_text
     from .next_kernel import NextKernel, shutdown
-    from .report import read_records
+    from .profiles import get_profile
+    from .report import NotebookFailed, read_records
     from .numerics import NUMERICS_VERSION, version_on_disk
-    from .store import CHAPTER_ENV, PROFILE_ENV, RunStore, forget_access
+    from .runs.access import CHAPTER_ENV, PROFILE_ENV, forget_access
+    from .store import RunStore
 
-    done = []
+    done, failures = [], []
+    timeout = cell_timeout if cell_timeout is not None else get_profile(profile).cell_timeout_s
     os.environ[PROFILE_ENV] = profile  # the kernels log the runs they read under this profile
     progress_file = Path(os.environ["MLPL_LAB_PROGRESS_FILE"])
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # before any kernel starts: they inherit it
@@ -373,13 +461,20 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
                             numerics=version_on_disk())
             tail = _Tail(progress_file)
             tail.start()
+            failed = None
             try:
-                executed = execute_notebook(path, out, profile, parameters, km=km)
+                executed = execute_notebook(path, out, profile, parameters, km=km, timeout=timeout)
+            except NotebookFailed as exc:
+                failed = exc
             finally:
                 tail.stop.set()
                 tail.join()
                 if km is not None:
-                    shutdown(km)
+                    shutdown(km, now=failed is not None)  # a stuck kernel would not answer
+            if failed is not None:
+                failures.append(failed)
+                print(f"[mlpl-lab]   FAILED after {time.perf_counter() - t0:.0f} s: {failed}", flush=True)
+                continue
             records = read_records(executed)
             done.append(executed)
             print(f"[mlpl-lab]   done in {time.perf_counter() - t0:.0f} s; {len(records)} records; "
@@ -400,6 +495,9 @@ def _run_notebooks(paths, out: Path, profile: str, parameters=None) -> None:
     # the protocol, checked on what ran: converged runs and findings vs observations
     summarise(done).to_csv(out / "protocol.csv")
     print("[mlpl-lab] " + summary_text(done).replace("\n", "\n[mlpl-lab] "), flush=True)
+    if failures:
+        raise CommandError(f"{len(failures)} of {len(paths)} notebooks did not run to their end "
+                           "(the others did):\n  " + "\n  ".join(map(str, failures)))
 
 
 def cmd_benchmark(args) -> int:
@@ -425,7 +523,8 @@ def cmd_benchmark(args) -> int:
             _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
                                                        "tuning": bool(args.tuning), "dataset": args.dataset,
                                                        "data_root": args.root,
-                                                       "data_layout": args.layout or "cole"})
+                                                       "data_layout": args.layout or "cole"},
+                           cell_timeout=args.cell_timeout)
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
@@ -500,6 +599,20 @@ def add_engine_args(parser) -> None:
                         help="train missing runs on a local Dask cluster of N single-threaded workers")
     engine.add_argument("--scheduler", default=None,
                         help="train missing runs on an existing Dask cluster (its scheduler address)")
+    parser.add_argument("--cell-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                        help="the seconds one notebook cell may run before its notebook is stopped "
+                             "and reported (default: the profile's cell_timeout_s)")
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds > 0, e.g. "
+                                         "--cell-timeout 7200; leave it out for the profile's limit")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -517,7 +630,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="refuse to start when the store is empty and no pack is shipped (make book)")
     add_fresh_args(rep)
     add_engine_args(rep)
+    rep.add_argument("--plan-workers", type=count_or_zero, default=None, metavar="N",
+                     help="train the planned runs first on N single-thread worker processes (default: "
+                          "one per core, or one per GPU); 0: the notebooks train every run")
     rep.set_defaults(func=cmd_report)
+    pl = sub.add_parser("plan", help="print the series' runs, images trained, FLOPs and a time projection")
+    pl.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    pl.add_argument("--notebooks", nargs="*", default=None,
+                    help="names or unique prefixes, e.g. 00 02_gr_loss")
+    pl.add_argument("--tflops", type=positive_float, default=None,
+                    help="the effective throughput the projection assumes, in TFLOP/s (default: an "
+                         "A100's on the CIFAR-10 ResNet-18 speed runs, printed with the result)")
+    pl.set_defaults(func=cmd_plan)
     bench = sub.add_parser("benchmark", help="run or complete the benchmark grid; report + CSV tables")
     bench.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
     bench.add_argument("--methods", nargs="+", default=None,
@@ -553,7 +677,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("file")
     im.add_argument("--replace", action="store_true", help="replace runs already in the store")
     pk.set_defaults(func=cmd_pack)
-    from .course import add_course_parser  # course material: sync, export, timings, book (issue 22)
+    from .course.commands import add_course_parser  # course material: sync, export, timings, book (issue 22)
 
     add_course_parser(sub)
     return parser

@@ -40,7 +40,9 @@ import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .store import FRESH_ENV, RunSpec, RunStore
+from .store import FRESH_ENV, RunStore
+
+from .runs.spec import RunSpec
 
 #: env var: number of local single-threaded workers (set by ``--workers``)
 WORKERS_ENV = "MLPL_LAB_WORKERS"

@@ -8,13 +8,17 @@ kernels (ipykernel 7.4 and 6.31) and both transports (IPC and TCP) did it. A pol
 deadline re-reads the socket's pending events each time it is called, so :class:`RepollingChannel`
 turns a wait without a deadline into short polls in a loop: a message that is already queued is
 read on the next turn, and a wait that really has nothing to read waits as long as before.
-A wait *with* a deadline is passed on unchanged (nbclient's own timeouts keep their meaning).
+A wait *with* a deadline is cut the same way, into polls of at most :data:`REPOLL_SECONDS` until
+the deadline, and then raises ``Empty`` as before (nbclient's own timeouts keep their meaning):
+the reports give every cell a deadline (the profile's ``cell_timeout_s``, hours long), and one
+poll of that length would let a lost wake-up stop a report until the deadline.
 
 :func:`kernel_config` (``mlpl_lab.cli``) installs it with ``AsyncKernelManager.client_class``.
 """
 from __future__ import annotations
 
 from queue import Empty
+from time import monotonic
 from typing import Any, Dict
 
 from jupyter_client.asynchronous import AsyncKernelClient
@@ -26,16 +30,18 @@ REPOLL_SECONDS = 1.0
 
 
 class RepollingChannel(AsyncZMQSocketChannel):
-    """``get_msg(timeout=None)`` as a loop of polls of :data:`REPOLL_SECONDS`."""
+    """``get_msg(timeout)`` as a loop of polls of at most :data:`REPOLL_SECONDS`; ``Empty`` once
+    ``timeout`` seconds have passed (never, for ``timeout=None``)."""
 
     async def get_msg(self, timeout: float | None = None) -> Dict[str, Any]:  # type: ignore[override]
-        if timeout is not None:
-            return await super().get_msg(timeout=timeout)
+        deadline = None if timeout is None else monotonic() + timeout
         while True:
+            left = REPOLL_SECONDS if deadline is None else max(0.0, deadline - monotonic())
             try:
-                return await super().get_msg(timeout=REPOLL_SECONDS)
+                return await super().get_msg(timeout=min(REPOLL_SECONDS, left))
             except Empty:
-                continue
+                if deadline is not None and monotonic() >= deadline:
+                    raise
 
 
 class RepollingKernelClient(AsyncKernelClient):

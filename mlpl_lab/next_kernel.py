@@ -113,13 +113,14 @@ class NextKernel:
             shutdown(km)
 
 
-def shutdown(km) -> None:
+def shutdown(km, now: bool = False) -> None:
     """Stop ``km``'s kernel and every client it handed out (papermill leaves a kernel it did not
-    start running, and its client's channels open)."""
+    start running, and its client's channels open). ``now``: kill it at once (a kernel stuck in a
+    cell, or dead, would not answer a shutdown request)."""
     for kc in km.handed_out:
         kc.stop_channels()
     try:
-        run_sync(km.shutdown_kernel)(now=False)
+        run_sync(km.shutdown_kernel)(now=now)
     finally:
         run_sync(km.cleanup_resources)()
 

@@ -43,7 +43,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from .numerics import NUMERICS_VERSION
-from .store import PACK_FILE, DamagedRunError, RunSpec, RunStore, accessed, git_commit
+from .runs.folders import PACK_FILE, DamagedRunError
+from .runs.spec import RunSpec
+from .store import RunStore
+from .runs.access import accessed
+from .runs.environment import git_commit
 
 #: the pack format this code writes; it reads this one and older
 FORMAT = 1

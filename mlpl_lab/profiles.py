@@ -1,4 +1,5 @@
-"""Run profiles, nanoGPT-style literal presets: ``smoke`` (CI), ``cpu`` (default), ``gpu``.
+"""Run profiles, nanoGPT-style literal presets: ``smoke`` (CI), ``cpu`` (default), ``gpu``,
+``gpu_shape``.
 
 A notebook's ``parameters`` cell names a profile; the chapter module of the notebook turns
 it into run specs with :meth:`Profile.spec`. Values are literals so papermill can inject any
@@ -8,6 +9,8 @@ of them. This module imports no torch (``mlpl-lab`` answers a bad argument at on
 * ``cpu``: a student's laptop (2 cores): the phenomena are visible and the runs converge (the
   README's timings).
 * ``gpu``: bigger images, ResNet-18, more data, more epochs, five seeds.
+* ``gpu_shape``: the gpu profile's backbone, image size, AMP, NHWC and chapter designs at a CPU's
+  sizes (512 images, 2 epochs, two seeds): ``make test-gpu-shape`` executes every notebook under it.
 
 Every profile starts its runs from **the lab's pretrained backbone** (``init="pretrained"``, its
 stand-in for the ImageNet backbone every paper fine-tunes): a run of the full-label oracle on
@@ -24,7 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Tuple
 
-from .store import RunSpec  # imports no torch
+from .runs.spec import RunSpec  # imports no torch
 
 #: how a run's networks start: the lab's pretrained backbone (default), random weights, or the
 #: torchvision ImageNet weights named in ``model_kwargs["weights"]`` (real datasets, gpu)
@@ -70,6 +73,11 @@ class Profile:
     #: NHWC networks and batches (TrainConfig.channels_last): the same numbers up to float rounding, faster convolutions
     #: (1.5x for the small CNN on the 2-core CPU, measured)
     channels_last: bool = False
+    #: ``mlpl-lab report``: the seconds one notebook cell may run; past them the report stops that
+    #: notebook's kernel, names the cell, and goes on with the next notebook. Generous, as one cell
+    #: may train all of a notebook's runs: by default 12 h (cold under cpu, notebook 06 took 98 min
+    #: on two cores and its runs 3.2 h of one thread: README, notebooks/timings.json)
+    cell_timeout_s: int = 43_200
 
     def __post_init__(self):
         if self.init not in INITS:
@@ -164,6 +172,7 @@ PROFILES: Dict[str, Profile] = {
     "smoke": Profile(name="smoke", n_train=256, n_val=128, n_test=128, image_size=32, glyphs="shapes",
                      epochs=2, batch_size=64, lr=2e-3, model="small_cnn",
                      model_kwargs={"width": 8}, seeds=[0, 1], test_every_epoch=False,
+                     cell_timeout_s=1_800,  # a whole smoke notebook takes under 2 min (course.yml)
                      pretrain=PRETRAIN_DIGITS | {"n_train": 256, "n_val": 128, "n_test": 128, "epochs": 2}),
     # cpu: a student's laptop (2 cores). Runs start from the pretrained backbone and are trained
     # until their validation curve flattens: cosine decay over 36 epochs at lr 2e-3. AN is the
@@ -180,7 +189,17 @@ PROFILES: Dict[str, Profile] = {
     "gpu": Profile(name="gpu", n_train=20000, n_val=2000, n_test=4000, image_size=64, glyphs="shapes",
                    epochs=20, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2, 3, 4], amp=True,
                    lr_schedule="cosine",
+                   cell_timeout_s=172_800,  # 48 h: notebook 07's grid is about 34 GPU-hours (README's estimate)
                    pretrain=PRETRAIN_DIGITS | {"n_train": 40000, "n_val": 2000, "n_test": 2000, "epochs": 10}),
+    # gpu_shape: the gpu profile's shapes at a CPU's sizes, so its code paths execute without a
+    # GPU (issue 34): ResNet-18 at 64 px, AMP (bfloat16 autocast on the CPU), NHWC, and every
+    # chapter's gpu design (chapters/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
+    # and two seeds. It measures nothing: on two seeds every claim is an observation
+    "gpu_shape": Profile(name="gpu_shape", n_train=512, n_val=128, n_test=128, image_size=64,
+                         glyphs="shapes", epochs=2, batch_size=128, lr=1e-3, model="resnet18",
+                         seeds=[0, 1], amp=True, lr_schedule="cosine", channels_last=True,
+                         probe_size=128,
+                         pretrain=PRETRAIN_DIGITS | {"n_train": 1024, "n_val": 128, "n_test": 128, "epochs": 1}),
 }
 
 PROFILE_NAMES = tuple(PROFILES)

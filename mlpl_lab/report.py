@@ -118,6 +118,68 @@ def read_records(path) -> Dict[str, Any]:
     return out
 
 
+class NotebookFailed(RuntimeError):
+    """A notebook that did not run to its end. ``str()`` is one line: the notebook, the cell
+    (its index in the ``.ipynb``, counted from 0, and the first line of its source) and why."""
+
+    def __init__(self, message: str, notebook: str, cell: int | None = None):
+        super().__init__(message)
+        self.notebook, self.cell = notebook, cell
+
+
+#: cells papermill adds to an executed notebook (left out when cells are counted)
+ADDED_CELL_TAGS = ("injected-parameters", "papermill-error-cell-tag")
+
+
+def stopped_cell(executed) -> tuple[int, str] | None:
+    """``(index, first line)`` of the cell whose execution stopped ``executed`` (the last cell
+    papermill started); the index counts the cells of the notebook as written, without the cells
+    papermill adds. None when the file cannot be read or no cell started."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(str(executed), as_version=4)
+    except Exception:  # a notebook that failed before papermill wrote it
+        return None
+    found, index = None, 0
+    for cell in nb.cells:
+        if any(tag in cell.get("metadata", {}).get("tags", []) for tag in ADDED_CELL_TAGS):
+            continue
+        if cell.get("metadata", {}).get("papermill", {}).get("start_time"):
+            lines = [line.strip() for line in cell.source.splitlines() if line.strip()]
+            first = lines[0] if lines else ""
+            found = (index, first if len(first) <= 80 else first[:77] + "...")
+        index += 1
+    return found
+
+
+def describe_failure(source: Path, executed: Path, exc: BaseException,
+                     timeout: float | None = None) -> NotebookFailed:
+    """The :class:`NotebookFailed` of ``source`` for what papermill raised: a cell past its time
+    limit (nbclient's ``CellTimeoutError``), a dead kernel (``DeadKernelError``), an exception
+    in a cell (``PapermillExecutionError``) or anything else (a kernel that did not start)."""
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+    from papermill.exceptions import PapermillExecutionError
+
+    cell = stopped_cell(executed)
+    where = f"cell index {cell[0]} (`{cell[1]}`)" if cell else "before any cell ran"
+    text = str(exc).strip().splitlines()
+    if isinstance(exc, CellTimeoutError) and "Cell execution timed out" in str(exc):
+        why = (f"{where} was still running after {timeout:g} s, the per-cell limit; its kernel was "
+               "stopped. A stuck kernel, or a cell slower than the profile's cell_timeout_s allows: "
+               "give it more with --cell-timeout SECONDS")
+    elif isinstance(exc, CellTimeoutError):  # the reply came but its output did not (iopub)
+        why = f"{where}: the kernel's output did not arrive in time ({' '.join(text[:2])})"
+    elif isinstance(exc, DeadKernelError):
+        why = f"the kernel died while {where} ran (killed for lack of memory, or a crash in native code)"
+    elif isinstance(exc, PapermillExecutionError):
+        why = f"{where} raised {exc.ename}: {exc.evalue}"
+    else:
+        why = f"{where}: {type(exc).__name__}: {text[0] if text else ''}"
+    return NotebookFailed(f"{source.name}: {why}; the notebook as far as it ran: {executed}",
+                          source.name, cell[0] if cell else None)
+
+
 def all_finite(value: Any) -> bool:
     """True when every number inside ``value`` is finite (used by the notebook tests)."""
     if isinstance(value, dict):

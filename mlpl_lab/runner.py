@@ -26,10 +26,12 @@ from . import distributed
 from .data import make_scene_sets, make_val_scenes, with_regime
 from .data.scenes import check_scene_data
 from .labels import check_seed
-from .labels import regime as build_regime
+from .regimes import regime as build_regime
 from .methods import build_method
 from .paths import cache_dir
-from .store import CHAPTER_ENV, RunSpec, RunStore, StoredRun  # noqa: F401 (CHAPTER_ENV: the notebook being run)
+from .runs.access import CHAPTER_ENV  # noqa: F401 (the notebook being run: read by the progress lines)
+from .runs.spec import RunSpec
+from .store import RunStore, StoredRun
 from .train import TrainConfig, cpu_copy, fit, init_backbones, prepare
 
 #: env var naming a file the runner appends progress lines to (set by ``mlpl-lab report``)

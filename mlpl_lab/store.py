@@ -49,236 +49,29 @@ before it started.
 """
 from __future__ import annotations
 
-import errno
 import hashlib
 import io
 import json
 import os
 import shutil
-import socket
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import __version__
 from .convergence import run_convergence
 from .numerics import NUMERICS_VERSION
 from .paths import runs_dir
+from .runs.access import log_access
+from .runs.environment import (_file_sha256, data_identity, git_commit, numeric_environment, same_data,
+                               same_environment)
+from .runs.folders import DamagedRunError, _abandoned, _tmp_name, publish, read_run
+from .runs.spec import RunSpec
 
-#: environment variable: the notebook being run (set by ``mlpl-lab report``; names the access log)
-CHAPTER_ENV = "MLPL_LAB_CHAPTER"
-#: environment variable: the profile being run (set by ``mlpl-lab report``; names the access log)
-PROFILE_ENV = "MLPL_LAB_PROFILE"
-#: the file in a run folder that says the run came from a run pack (:mod:`mlpl_lab.pack`)
-PACK_FILE = "pack.json"
 #: environment variable: ignore stored runs created before this UNIX time (``--fresh``)
 FRESH_ENV = "MLPL_LAB_FRESH_AFTER"
-#: environment variable: what to do with a run made in another numeric environment
-#: (:data:`FOREIGN_POLICIES`; default ``"refuse"``)
-FOREIGN_ENV = "MLPL_LAB_FOREIGN_RUNS"
-FOREIGN_POLICIES = ("refuse", "serve", "retrain")
-#: the fields of :func:`numeric_environment` a stored run must share with this process
-CHECKED_ENVIRONMENT = ("torch", "device", "amp_dtype")
-#: a temporary folder older than this is an abandoned write, whatever its process
-STALE_TMP_HOURS = 6.0
-
-
-class ForeignRunError(RuntimeError):
-    """A stored run was made in another numeric environment (torch version, device, AMP dtype)."""
-
-
-def _canonical(value: Any) -> Any:
-    """JSON-able, order-independent form of a spec value (tuples become lists)."""
-    if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
-        return value
-    if isinstance(value, float):
-        return float(value)
-    if hasattr(value, "item"):  # numpy / torch scalars
-        return _canonical(value.item())
-    raise TypeError(f"a run spec holds literals only (numbers, strings, lists, dicts); got "
-                    f"{type(value).__name__}: {value!r}")
-
-
-@dataclass(frozen=True, eq=False)
-class RunSpec:
-    """One training run, fully described (see the module docstring). Build one with
-    :meth:`mlpl_lab.profiles.Profile.spec`; ``init_from`` names the run whose best weights a
-    second stage starts from (LAC, every network whole); ``backbone_from`` names the pretraining
-    run whose backbone every network of this run starts from, with a freshly initialised head
-    (the lab's stand-in for an ImageNet backbone: :meth:`mlpl_lab.profiles.Profile.pretrain_spec`).
-    Both are specs, so a run's key follows the run it starts from."""
-
-    method: str
-    method_params: Dict[str, Any] = field(default_factory=dict)
-    regime: str = "single_positive"
-    regime_params: Dict[str, Any] = field(default_factory=dict)
-    seed: int = 0
-    data: Dict[str, Any] = field(default_factory=dict)
-    train: Dict[str, Any] = field(default_factory=dict)
-    init_from: Optional["RunSpec"] = None
-    backbone_from: Optional["RunSpec"] = None
-
-    def as_dict(self) -> Dict[str, Any]:
-        return {"method": self.method, "method_params": _canonical(self.method_params),
-                "regime": self.regime, "regime_params": _canonical(self.regime_params),
-                "seed": int(self.seed), "data": _canonical(self.data), "train": _canonical(self.train),
-                "init_from": None if self.init_from is None else self.init_from.as_dict(),
-                "backbone_from": None if self.backbone_from is None else self.backbone_from.as_dict()}
-
-    @classmethod
-    def from_dict(cls, d: Dict[str, Any]) -> "RunSpec":
-        return cls(method=d["method"], method_params=dict(d["method_params"]), regime=d["regime"],
-                   regime_params=dict(d["regime_params"]), seed=int(d["seed"]), data=dict(d["data"]),
-                   train=dict(d["train"]),
-                   init_from=None if d.get("init_from") is None else cls.from_dict(d["init_from"]),
-                   backbone_from=None if d.get("backbone_from") is None else cls.from_dict(d["backbone_from"]))
-
-    def canonical_json(self) -> str:
-        return json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
-
-    @property
-    def key(self) -> str:
-        h = hashlib.sha256(self.canonical_json().encode())
-        h.update(f"numerics={NUMERICS_VERSION}".encode())
-        return h.hexdigest()[:20]
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, RunSpec) and self.canonical_json() == other.canonical_json()
-
-    def __hash__(self) -> int:
-        return hash(self.canonical_json())
-
-    def replace(self, **changes) -> "RunSpec":
-        d = {"method": self.method, "method_params": self.method_params, "regime": self.regime,
-             "regime_params": self.regime_params, "seed": self.seed, "data": self.data,
-             "train": self.train, "init_from": self.init_from, "backbone_from": self.backbone_from}
-        d.update(changes)
-        return RunSpec(**d)
-
-    def describe(self) -> str:
-        """One line for progress and errors: method, regime, seed, model (with its settings) and
-        epochs — enough to tell apart two runs of one chapter (a control trained longer, an
-        LgConv row) — and the start (stage 2, pretrained backbone)."""
-        hp = ", ".join(f"{k}={v}" for k, v in sorted(self.method_params.items()))
-        rp = ", ".join(f"{k}={v}" for k, v in sorted(self.regime_params.items()))
-        mk = ", ".join(f"{k}={v}" for k, v in sorted(self.train.get("model_kwargs", {}).items()))
-        model = f" · {self.train['model']}({mk})" if "model" in self.train else ""
-        epochs = f" · {self.train['epochs']} epochs" if "epochs" in self.train else ""
-        return (f"{self.method}({hp}) · {self.regime}({rp}) · seed {self.seed}{model}{epochs}"
-                + (" · stage 2" if self.init_from is not None else "")
-                + (" · pretrained backbone" if self.backbone_from is not None else ""))
-
-
-def git_commit() -> Optional[str]:
-    """The commit the project's checkout is at (read from ``.git``, no subprocess), or None
-    outside a checkout: recorded with each run as provenance, never part of its key."""
-    git = Path(__file__).resolve().parent.parent / ".git"
-    try:
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref: "):
-            return head[:40] or None
-        ref = head[5:]
-        if (git / ref).is_file():
-            return (git / ref).read_text().strip()[:40]
-        for line in (git / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split()[0][:40]
-    except OSError:
-        return None
-    return None
-
-
-# ----------------------------------------------------------------- what the key does not hold
-def _amp_dtype_name(device_type: str, amp: bool) -> str:
-    """The name of the dtype :func:`mlpl_lab.train.fit` autocasts to on this machine's
-    ``device_type`` (:func:`mlpl_lab.train.autocast_dtype`, the function ``fit`` itself calls):
-    ``"bfloat16"`` on the CPU and on CUDA devices with bfloat16, ``"float16"`` on CUDA devices
-    without it, ``"off"`` without AMP."""
-    from .train import autocast_dtype
-
-    dtype = autocast_dtype(device_type, amp)
-    return "off" if dtype is None else str(dtype).removeprefix("torch.")
-
-
-def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
-    """What decides a run's numbers besides its spec and the numerics version: the torch version (without
-    its build tag), the device type the spec trains on here, the AMP dtype and the world size; and
-    ``threads``, the intra-op threads of the training process (``torch.get_num_threads()``:
-    recorded, never checked, so a store is served on a machine with another core count; a retrain
-    meant to reproduce a run bitwise pins it, :func:`mlpl_lab.workers.reproduce`)."""
-    import torch
-
-    from . import distributed
-    from .train import pick_device
-
-    device = pick_device(spec.train.get("device", "auto")).type
-    return {"torch": torch.__version__.split("+")[0], "device": device,
-            "amp_dtype": _amp_dtype_name(device, bool(spec.train.get("amp", False))),
-            "world_size": int(distributed.world_size()), "threads": int(torch.get_num_threads())}
-
-
-def _foreign_policy() -> str:
-    policy = os.environ.get(FOREIGN_ENV, "refuse").strip().lower() or "refuse"
-    if policy not in FOREIGN_POLICIES:
-        raise ValueError(f"{FOREIGN_ENV}={policy!r} is not one of {FOREIGN_POLICIES}; unset it to "
-                         "refuse runs made in another environment, 'serve' to read them anyway, "
-                         "'retrain' to train them here")
-    return policy
-
-
-#: the files that identify a real dataset's labels, per layout (relative to its root)
-_LABEL_FILES = {
-    "cole": ("formatted_train_labels.npy", "formatted_train_images.npy",
-             "formatted_val_labels.npy", "formatted_val_images.npy"),
-    "coco_json": ("annotations/instances_train2014.json", "annotations/instances_val2014.json"),
-    "voc_raw": ("ImageSets/Main/train.txt", "ImageSets/Main/val.txt", "Annotations/"),
-}
-_HASHES: Dict[Tuple, str] = {}
-
-
-def _file_sha256(path: Path) -> str:
-    """sha256 of a file, memoised per process by (path, size, mtime, inode)."""
-    st = path.stat()
-    memo = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-    if memo not in _HASHES:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        _HASHES[memo] = h.hexdigest()
-    return _HASHES[memo]
-
-
-def data_identity(data: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """What identifies a spec's data beyond its key: None for the scenes (the key holds every
-    generation parameter; a change to the generator bumps the numerics version); for a real dataset, the size and sha256
-    of each label file under its root (a folder: the names and sizes of its files), or
-    ``"missing"``."""
-    if data.get("dataset", "scenes") == "scenes" or data.get("root") is None:
-        return None
-    root = Path(os.fspath(data["root"])).expanduser()
-    layout = data.get("layout", "cole")
-    if layout == "voc_raw":  # the devkit may sit under root, root/VOCdevkit/VOC2012
-        root = next((c for c in (root / "VOCdevkit" / "VOC2012", root / "VOC2012", root)
-                     if (c / "ImageSets" / "Main").is_dir()), root)
-    out: Dict[str, Any] = {}
-    for rel in _LABEL_FILES.get(layout, ()):
-        path = root / rel
-        if rel.endswith("/") and path.is_dir():
-            listing = sorted((f.name, f.stat().st_size) for f in path.iterdir() if f.is_file())
-            out[rel] = {"files": len(listing),
-                        "sha256": hashlib.sha256(json.dumps(listing).encode()).hexdigest()}
-        elif path.is_file():
-            out[rel] = {"size": path.stat().st_size, "sha256": _file_sha256(path)}
-        else:
-            out[rel] = "missing"
-    return out
 
 
 def _loadable(value: Any, where: str) -> Any:
@@ -397,103 +190,6 @@ class StoredRun:
                 f"test mAP {self.best.get('test_mAP', float('nan')):.2f})")
 
 
-_RUN_FILES = ("summary.json", "spec.json", "history.json", "weights.pt", PACK_FILE)
-
-
-def _read_folder(path: Path) -> Dict[str, bytes]:
-    """The bytes of a run's files, opened through one descriptor of its folder: a folder another
-    process moves aside meanwhile is read whole or raises FileNotFoundError, never mixed with its
-    replacement. A missing file is empty (the caller finds it damaged)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        out = {}
-        for name in _RUN_FILES:
-            try:
-                f = os.open(name, os.O_RDONLY, dir_fd=fd)
-            except FileNotFoundError:
-                if not os.path.exists(path):  # moved away: read again
-                    raise
-                out[name] = b""
-                continue
-            with os.fdopen(f, "rb") as fh:
-                out[name] = fh.read()
-        return out
-    finally:
-        os.close(fd)
-
-
-class DamagedRunError(RuntimeError):
-    """A run folder that cannot be read whole (the message names the folder and the problem)."""
-
-
-def _tmp_name(key: str) -> str:
-    return f".tmp-{key}.{os.getpid()}.{time.time_ns()}.{socket.gethostname()}"
-
-
-def _abandoned(path: Path, now: float | None = None) -> bool:
-    """Is this temporary folder a write whose process is gone (same host), or older than
-    :data:`STALE_TMP_HOURS`? A folder another live process is writing is not."""
-    now = time.time() if now is None else now
-    try:
-        age_h = (now - path.stat().st_mtime) / 3600.0
-    except FileNotFoundError:
-        return False  # already renamed into place or removed by its writer
-    if age_h > STALE_TMP_HOURS:
-        return True
-    parts = path.name[len(".tmp-"):].split(".", 3)  # key, pid, time, host (_tmp_name)
-    try:
-        pid, host = int(parts[1]), parts[3]
-    except (IndexError, ValueError):
-        return False  # not named by this module: judged by its age only
-    if host != socket.gethostname():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, another user's
-        return False
-    return False
-
-
-def log_access(root: Path, key: str, weights: bool = False) -> None:
-    """Note that the notebook being run (``MLPL_LAB_CHAPTER``, under ``MLPL_LAB_PROFILE``) read the
-    run ``key`` (or loaded its weights) in the store at ``root``: ``<root>/.access/<profile>/
-    <notebook>.jsonl``, which ``mlpl-lab pack export`` reads to know each notebook's runs and
-    which of them need their weights. Nothing is written outside ``mlpl-lab report``'s notebooks,
-    and a store that cannot be written to is read all the same."""
-    chapter, profile = os.environ.get(CHAPTER_ENV), os.environ.get(PROFILE_ENV)
-    if not chapter or not profile:
-        return
-    try:
-        log = Path(root) / ".access" / profile / f"{chapter}.jsonl"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "a") as f:
-            f.write(json.dumps({"key": key, "weights": bool(weights)}) + "\n")
-    except OSError:
-        pass
-
-
-def accessed(root: Path, profile: str, chapter: str) -> Dict[str, bool]:
-    """``{key: weights loaded}`` of what ``chapter`` read under ``profile`` (:func:`log_access`);
-    empty when it has not been run with ``mlpl-lab report`` on this store."""
-    out: Dict[str, bool] = {}
-    log = Path(root) / ".access" / profile / f"{chapter}.jsonl"
-    if log.exists():
-        for line in log.read_text().splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a line cut by an interrupted write
-            out[rec["key"]] = out.get(rec["key"], False) or bool(rec.get("weights"))
-    return out
-
-
-def forget_access(root: Path, profile: str, chapter: str) -> None:
-    """Start ``chapter``'s access log afresh (``mlpl-lab report`` does, before running it)."""
-    (Path(root) / ".access" / profile / f"{chapter}.jsonl").unlink(missing_ok=True)
-
-
 class RunStore:
     """The runs on disk (default ``data/runs``; ``MLPL_LAB_DATA`` moves it)."""
 
@@ -509,28 +205,6 @@ class RunStore:
         except ValueError:
             return 0.0
 
-    @staticmethod
-    def _read(path: Path) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
-        """summary, spec and history of a run folder; :class:`DamagedRunError` names what is
-        wrong; FileNotFoundError when the folder is absent (or moved away while reading)."""
-        texts = _read_folder(path)  # every file from one folder, even if it is replaced meanwhile
-        try:
-            summary, stored, hist = (json.loads(texts[n]) for n in ("summary.json", "spec.json",
-                                                                    "history.json"))
-            hist["history"][int(summary["best_epoch"])]
-            expected = summary["weights_sha256"]
-            origin = json.loads(texts[PACK_FILE]) if texts[PACK_FILE] else None
-        except (ValueError, KeyError, IndexError, TypeError) as exc:  # JSONDecodeError is a ValueError
-            raise DamagedRunError(f"{path}: unreadable run files ({type(exc).__name__}: {exc})") from None
-        if origin is not None:  # imported from a run pack (mlpl_lab.pack)
-            summary["_pack"] = origin
-            if not origin.get("weights", True) and not texts["weights.pt"]:
-                return summary, stored, hist  # records and curves only: no weights to check
-        if hashlib.sha256(texts["weights.pt"]).hexdigest() != expected:
-            raise DamagedRunError(f"{path}: weights.pt is missing, truncated or altered (its sha256 "
-                                  "differs from the one in summary.json)")
-        return summary, stored, hist
-
     def get(self, spec: RunSpec, loader=None) -> Optional[StoredRun]:
         """The stored run of ``spec``, or None: absent, damaged (reported with its folder),
         older than ``--fresh``, made on other data, or made in another numeric environment under
@@ -541,7 +215,7 @@ class RunStore:
             if not (path / "summary.json").exists():
                 return None
             try:
-                summary, stored, hist = self._read(path)
+                summary, stored, hist = read_run(path)
                 break
             except FileNotFoundError:  # another writer is replacing this folder: read it again
                 time.sleep(0.05 * (attempt + 1))
@@ -555,47 +229,14 @@ class RunStore:
             return None
         if stored != spec.as_dict():  # a hash collision or a hand-edited folder
             return None
-        if not self._same_data(spec, summary, path):
+        if not same_data(spec, summary, path):
             return None
         # an imported run is served whatever environment it was made in: that is a pack's purpose
-        if "_pack" not in summary and not self._same_environment(spec, summary, path):
+        if "_pack" not in summary and not same_environment(spec, summary, path):
             return None
         log_access(self.root, spec.key)
         return StoredRun(spec=spec, history=hist["history"], best_epoch=int(summary["best_epoch"]),
                          initial=hist.get("initial", {}), summary=summary, path=path, loader=loader)
-
-    @staticmethod
-    def _same_data(spec: RunSpec, summary: Dict[str, Any], path: Path) -> bool:
-        now = data_identity(spec.data)
-        then = summary.get("data_identity")
-        if now == then:
-            return True
-        changed = sorted(k for k in set(now or {}) | set(then or {})
-                         if (now or {}).get(k) != (then or {}).get(k))
-        warnings.warn(f"run store: the data under {spec.data.get('root')!r} changed since {path} was "
-                      f"made ({', '.join(changed) or 'its identity'}); the run is trained again",
-                      RuntimeWarning, stacklevel=3)
-        return False
-
-    @staticmethod
-    def _same_environment(spec: RunSpec, summary: Dict[str, Any], path: Path) -> bool:
-        then = summary.get("environment") or {}
-        now = numeric_environment(spec)
-        diff = {k: (then.get(k), now[k]) for k in CHECKED_ENVIRONMENT if then.get(k) != now[k]}
-        if not diff:
-            return True
-        policy = _foreign_policy()
-        said = "; ".join(f"{k} {a} there, {b} here" for k, (a, b) in diff.items())
-        if policy == "serve":
-            warnings.warn(f"run store: serving {path}, made in another environment ({said})",
-                          RuntimeWarning, stacklevel=3)
-            return True
-        if policy == "retrain":
-            return False
-        raise ForeignRunError(
-            f"the stored run {path} ({spec.describe()}) was made in another numeric environment: "
-            f"{said}. Set {FOREIGN_ENV}=serve to read such runs anyway, or {FOREIGN_ENV}=retrain "
-            "to train them again here (that replaces them in the store).")
 
     def put(self, spec: RunSpec, history, best_epoch: int, initial, weights: Dict[str, Any],
             extra: Dict[str, Any] | None = None) -> Path:
@@ -627,37 +268,11 @@ class RunStore:
             (tmp / "history.json").write_text(json.dumps({"history": history, "initial": initial},
                                                          allow_nan=True))
             (tmp / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=True))
-            self._publish(tmp, final)
+            publish(tmp, final, self._fresh_after())
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return final
-
-    def _keeps(self, final: Path) -> bool:
-        """Is the run already at ``final`` whole and recent enough for this process?"""
-        try:
-            summary, _, _ = self._read(final)
-        except (FileNotFoundError, DamagedRunError):
-            return False
-        return summary.get("created", 0.0) >= self._fresh_after()
-
-    def _publish(self, tmp: Path, final: Path) -> None:
-        for _ in range(20):
-            try:
-                os.rename(tmp, final)  # atomic; fails when another writer's run is in place
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
-                    raise
-            if self._keeps(final):
-                return  # the same spec and code: the other writer's run is this run
-            aside = self.root / _tmp_name(final.name).replace(".tmp-", ".old-", 1)
-            try:
-                os.rename(final, aside)  # damaged or stale: move it aside, then put ours in place
-            except FileNotFoundError:
-                continue  # another writer moved it first
-            shutil.rmtree(aside, ignore_errors=True)
-        raise RuntimeError(f"could not store {final}: other processes kept replacing it")
 
     def keys(self) -> Iterator[str]:
         if not self.root.exists():

@@ -28,6 +28,12 @@ validation, as Cole et al., LL, GR Loss and LAGC do).
 Reproducibility: one ``seed`` fixes model initialisation, and each epoch re-seeds the global
 RNG from ``(seed, epoch)``, so batch order, augmentation and dropout depend only on the seed
 and the epoch; a run resumed from a checkpoint reproduces the same history.
+
+Data: an in-memory training split (a dataset with ``get_batch``) is held on the training device
+for the whole run (:class:`~mlpl_lab.data.device_split.DeviceSplit`); each batch and its views are
+gathered there, with no copy from the host per step and no DataLoader (on the CPU the numbers are
+bit for bit those of the former per-batch copy and views). Image-file datasets go through a
+DataLoader, each batch copied to the device and augmented there.
 """
 from __future__ import annotations
 
@@ -45,6 +51,7 @@ from tqdm.auto import tqdm
 
 from . import distributed, metrics
 from .data.augment import VIEWS
+from .data.device_split import DeviceSplit
 from .memory import PeakMemory
 from .labels import check_seed
 from .labels import validate as validate_labels
@@ -204,6 +211,27 @@ def pick_device(device: str = "auto") -> torch.device:
     return dev
 
 
+def autocast_dtype(device, amp: bool) -> torch.dtype | None:
+    """The dtype :func:`fit` autocasts to on ``device`` (a ``torch.device`` or its type), None
+    without AMP. bfloat16 wherever the device computes it natively — the CPU, and CUDA devices
+    that support it (compute capability 8.0 on: ``torch.cuda.is_bf16_supported(
+    including_emulation=False)``) — with no loss scaling: bfloat16 keeps float32's exponent range,
+    so small gradients do not underflow. float16 only as the fallback on CUDA devices without
+    bfloat16, and only there does :func:`fit` scale the loss (a ``GradScaler``,
+    :func:`uses_grad_scaler`). The run store records the name of this dtype
+    (:func:`mlpl_lab.store.numeric_environment`)."""
+    if not amp:
+        return None
+    if torch.device(device).type == "cuda" and not torch.cuda.is_bf16_supported(including_emulation=False):
+        return torch.float16
+    return torch.bfloat16
+
+
+def uses_grad_scaler(dtype: torch.dtype | None) -> bool:
+    """Loss scaling is for float16 autocast only (its 5-bit exponent underflows small gradients)."""
+    return dtype == torch.float16
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
@@ -240,6 +268,37 @@ def iterate_batches(dataset, batch_size: int, shuffle: bool, drop_last: bool, nu
                                          drop_last=drop_last and m > batch_size,
                                          num_workers=num_workers, pin_memory=pin_memory)
     yield from loader
+
+
+def _epoch_batches(train, resident: DeviceSplit | None, order: torch.Tensor | None, batch_size: int,
+                   config: TrainConfig, views, device: torch.device):
+    """One epoch's training batches on ``device``, their views applied there (``image`` in
+    ``config.augment``'s view, ``image_strong`` when ``views`` has ``"strong"``).
+
+    From ``resident`` (the split held on the device, :class:`~mlpl_lab.data.device_split.
+    DeviceSplit`): index operations on the device, no host-to-device copy per step. Without it (a
+    dataset with no ``get_batch``: image files) from a DataLoader, each batch copied to the device
+    and augmented there. ``order``: this rank's shard under torchrun; None draws a permutation
+    from the global RNG when the first batch is asked for (after ``on_epoch_start``)."""
+    strong = "strong" in views
+    if resident is not None:
+        order = torch.randperm(len(train)) if order is None else order
+        yield from resident.batches(order, batch_size, drop_last=True, view=config.augment,
+                                    strong=strong, channels_last=config.channels_last)
+        return
+    for batch in iterate_batches(train, batch_size, shuffle=True, drop_last=True,
+                                 num_workers=config.num_workers, order=order,
+                                 pin_memory=device.type == "cuda"):
+        batch = _to_device(batch, device)
+        raw = batch["image"]
+        batch["image"] = VIEWS[config.augment](raw)
+        if strong:
+            batch["image_strong"] = VIEWS["strong"](raw)
+        if config.channels_last:  # after the views: padding and cropping return NCHW
+            for view in ("image", "image_strong"):
+                if view in batch:
+                    batch[view] = batch[view].contiguous(memory_format=torch.channels_last)
+        yield batch
 
 
 def _to_device(batch: Dict[str, Any], device: torch.device) -> Dict[str, Any]:
@@ -537,8 +596,59 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     runner reports progress to the terminal with it).
     Bad configuration (unknown method, loss or hyperparameter, empty data, labels that do
     not match the data) fails here, before any training.
+
+    The steps, in order: :func:`_checked_inputs`, :func:`_start` (networks, weights to start
+    from, DDP, schedules), :func:`_resume` (a checkpoint), :func:`_train_epoch` and
+    :func:`_epoch_row` (one epoch, then its evaluation), :func:`_keep_best` (the best-weights
+    bookkeeping), :func:`_save_checkpoint`, and :func:`_finish` (the best weights restored, the
+    test set scored once).
     """
     config = config or TrainConfig()
+    method, observed, true_labels = _checked_inputs(method, train, val, test, config, method_hparams)
+    device = distributed.local_device(pick_device(config.device))
+    loop = _start(method, train, val, observed, config, device, init_from, backbone_from)
+    _resume(loop, method, config, device)
+    probe = _prober(method, train, observed, true_labels, config, device)
+    if probe is not None and loop.start_epoch == 0 and loop.main:
+        loop.initial = probe()
+    if loop.start_epoch == 0:
+        loop.initial = {**loop.initial, **loop.init_record}
+    memory = PeakMemory(device)
+    # an in-memory training split is held on the device for the whole run (DeviceSplit)
+    resident = DeviceSplit(train, device) if hasattr(train, "get_batch") else None
+    show = _progress_enabled(config) and loop.main
+    epochs_bar = tqdm(range(loop.start_epoch, config.epochs), desc=desc or method.name, disable=not show,
+                      initial=loop.start_epoch, total=config.epochs, leave=True)
+    for epoch in epochs_bar:
+        t0 = time.perf_counter()
+        sums, n_batches = _train_epoch(loop, method, train, resident, config, device, epoch, show)
+        row = _epoch_row(loop, method, sums, n_batches, config, epoch, train)
+        train_seconds = time.perf_counter() - t0
+        if not loop.main:  # the other ranks train on; rank 0 evaluates and keeps the history
+            loop.history.append(row)
+            continue
+        if probe is not None:
+            row.update({f"train_{k}": v for k, v in probe().items()})
+        row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
+        if config.test_every_epoch:
+            row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
+        row["train_seconds"] = train_seconds
+        row["seconds"] = time.perf_counter() - t0
+        row["peak_memory_mib"] = memory.mib()
+        row["world_size"] = distributed.world_size()
+        loop.history.append(row)
+        _keep_best(loop, method, config)
+        epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
+        if on_epoch is not None:
+            on_epoch(row)
+        _save_checkpoint(loop, method, config)
+    epochs_bar.close()
+    return _finish(loop, method, test, config, device)
+
+
+def _checked_inputs(method, train, val, test, config: TrainConfig, method_hparams):
+    """The method built and every input checked before any training: ``(method, observed, true
+    labels)``. A bad configuration, empty data or labels that do not match the data raise here."""
     config.validate()
     if method_hparams and not isinstance(method, str):
         raise TypeError("pass hyperparameters either to build_method or to fit, not both")
@@ -565,10 +675,37 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     if config.probes and true_labels is None:
         raise ValueError("probes need the training set's true labels (the embedded scenes keep "
                          "them); set probes=() for this dataset")
+    return method, observed, true_labels
 
-    device = distributed.local_device(pick_device(config.device))
-    main = distributed.is_main()  # rank 0 evaluates, reports and checkpoints
-    local_batch = distributed.local_batch_size(config.batch_size)
+
+@dataclass
+class _Loop:
+    """The state one run of :func:`fit` carries from step to step."""
+
+    main: bool
+    local_batch: int
+    steps_per_epoch: int
+    schedulers: Dict[str, Any]
+    ddp_covered: Any
+    ddp_params: List[Any]
+    init_record: Dict[str, float]
+    fingerprint: Dict[str, Any]
+    checkpoint: Optional[Path]
+    amp_dtype: Optional[torch.dtype]
+    scaler: Any
+    optimizers: Dict[str, Any]
+    step_hook: bool
+    history: List[Dict[str, Any]] = field(default_factory=list)
+    best_state: Any = None
+    initial: Dict[str, float] = field(default_factory=dict)
+    step: int = 0
+    start_epoch: int = 0
+    labels_at_start: Any = None
+
+
+def _start(method, train, val, observed, config: TrainConfig, device, init_from, backbone_from) -> _Loop:
+    """Networks built from the seed, the weights a run starts from (a second stage's first
+    stage, the pretrained backbone), the EMA, the memory layout, DDP and the LR schedules."""
     seed_everything(config.seed)
     ctx = _context(method, train, observed, config, device)
     if getattr(method, "requires_init_from", False) and init_from is None:
@@ -590,161 +727,157 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
     # torchrun: DDP around what trains; everything else optimised is averaged after backward
     ddp_covered = distributed.wrap_networks(method, device)
     ddp_params = distributed.optimised_parameters(method) if distributed.is_distributed() else []
-    steps_per_epoch = ctx.steps_per_epoch
-    schedulers = _make_schedulers(method, config, steps_per_epoch)
+    schedulers = _make_schedulers(method, config, ctx.steps_per_epoch)
+    amp_dtype = autocast_dtype(device, bool(config.amp))
+    return _Loop(main=distributed.is_main(), local_batch=distributed.local_batch_size(config.batch_size),
+                 steps_per_epoch=ctx.steps_per_epoch, schedulers=schedulers, ddp_covered=ddp_covered,
+                 ddp_params=ddp_params, init_record=init_record,
+                 fingerprint=_run_fingerprint(method, config, observed),
+                 checkpoint=Path(config.checkpoint) if config.checkpoint else None, amp_dtype=amp_dtype,
+                 # loss scaling only in the float16 fallback (CUDA without bfloat16); disabled, a no-op
+                 scaler=torch.amp.GradScaler("cuda", enabled=uses_grad_scaler(amp_dtype)),
+                 optimizers=method.optimizers(),
+                 # does the method act after a step (EMA, its own hook)? Without one, no per-step sync
+                 step_hook=method.ema_model is not None or type(method).on_step_end is not Method.on_step_end)
 
-    history: List[Dict[str, Any]] = []
-    start_epoch = 0
-    best_state = None
-    initial: Dict[str, float] = {}
-    step = 0
-    fingerprint = _run_fingerprint(method, config, observed)
-    ckpt = Path(config.checkpoint) if config.checkpoint else None
-    if config.resume and ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=True)  # plain data: never runs pickled code
-        _check_resume(state, fingerprint, config, ckpt)
-        method.load_state_dict(state["method"])
-        for k, sch in schedulers.items():
-            sch.load_state_dict(state["schedulers"][k])
-        history = state["history"]
-        best_state = state.get("best_state")
-        initial = state.get("initial", {})
-        step = state.get("step", 0)
-        start_epoch = len(history)
 
-    probe_set = None
-    if config.probes:  # the first probe_size training images (in-memory or file-backed)
-        probe_set = (_Subset(train, config.probe_size) if hasattr(train, "get_batch") else
-                     torch.utils.data.Subset(train, range(min(config.probe_size, len(train)))))
+def _resume(loop: _Loop, method, config: TrainConfig, device) -> None:
+    """Continue from ``config.checkpoint`` when ``config.resume`` and it exists (checked to be
+    this run's: method, hyperparameters, configuration, seed, training set)."""
+    ckpt = loop.checkpoint
+    if not (config.resume and ckpt is not None and ckpt.exists()):
+        return
+    state = torch.load(ckpt, map_location=device, weights_only=True)  # plain data: never runs pickled code
+    _check_resume(state, loop.fingerprint, config, ckpt)
+    method.load_state_dict(state["method"])
+    for k, sch in loop.schedulers.items():
+        sch.load_state_dict(state["schedulers"][k])
+    loop.history = state["history"]
+    loop.best_state = state.get("best_state")
+    loop.initial = state.get("initial", {})
+    loop.step = state.get("step", 0)
+    loop.start_epoch = len(loop.history)
+
+
+def _prober(method, train, observed, true_labels, config: TrainConfig, device):
+    """The train-set probes over the first ``probe_size`` images, or None without probes."""
+    if not config.probes:
+        return None
+    probe_set = (_Subset(train, config.probe_size) if hasattr(train, "get_batch") else
+                 torch.utils.data.Subset(train, range(min(config.probe_size, len(train)))))
 
     def probe() -> Dict[str, float]:
         probs = predict_dataset(method, probe_set, device, config.eval_batch_size)
         n = len(probe_set)
         return run_probes(config.probes, probs, observed[:n], true_labels[:n])
 
-    if config.probes and start_epoch == 0 and main:
-        initial = probe()
-    if start_epoch == 0:
-        initial = {**initial, **init_record}
-    memory = PeakMemory(device)
+    return probe
 
-    use_amp = bool(config.amp)
-    amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
-    scaler = torch.amp.GradScaler("cuda", enabled=use_amp and device.type == "cuda")
-    show = _progress_enabled(config) and main
-    epochs_bar = tqdm(range(start_epoch, config.epochs), desc=desc or method.name, disable=not show,
-                      initial=start_epoch, total=config.epochs, leave=True)
-    train_view = VIEWS[config.augment]
-    optimizers = method.optimizers()
-    # does the method act after a step (EMA, its own hook)? Without one, no per-step host sync
-    step_hook = method.ema_model is not None or type(method).on_step_end is not Method.on_step_end
-    for epoch in epochs_bar:
-        t0 = time.perf_counter()
-        # augmentations and dropout differ per rank; rank 0 draws what one process draws
-        seed_everything(config.seed * 1_000_003 + epoch + 7_919 * distributed.rank())
-        method.on_epoch_start(epoch)
-        sums: Dict[str, Any] = {}
-        n_batches = 0
-        train_seconds = 0.0
-        order = (distributed.shard_order(len(train), config.seed, epoch)
-                 if distributed.is_distributed() else None)
-        labels_at_start = (method.labels.clone() if distributed.is_distributed()
-                           and torch.is_tensor(getattr(method, "labels", None)) else None)
-        batches = iterate_batches(train, local_batch, shuffle=True, drop_last=True,
-                                  num_workers=config.num_workers, order=order,
-                                  pin_memory=device.type == "cuda")
-        for batch in tqdm(batches, total=steps_per_epoch, leave=False,
-                          disable=not show, desc=f"epoch {epoch + 1}"):
-            batch = _to_device(batch, device)
-            raw = batch["image"]
-            batch["image"] = train_view(raw)
-            if "strong" in method.views:
-                batch["image_strong"] = VIEWS["strong"](raw)
-            if config.channels_last:  # after the views: padding and cropping return NCHW
-                for view in ("image", "image_strong"):
-                    if view in batch:
-                        batch[view] = batch[view].contiguous(memory_format=torch.channels_last)
-            with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
-                loss, logs = method.training_step(batch, epoch)
-            for opt in optimizers.values():
-                opt.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
-            distributed.average_gradients(ddp_params, ddp_covered)
-            # reading the scale syncs host and device: only for methods with a step hook
-            scale_before = scaler.get_scale() if (scaler.is_enabled() and step_hook) else None
-            for opt in optimizers.values():
-                scaler.step(opt)
-            scaler.update()
-            # a step AMP skipped (inf/NaN gradients) lowers the scale: no on_step_end then
-            if scale_before is None or scaler.get_scale() >= scale_before:
-                method.on_step_end(step)
-                step += 1
-            for sch in schedulers.values() if config.schedule_step == "step" else ():
-                sch.step()
-            n_batches += 1
-            # summed on the device: no host-device synchronisation per step
-            sums["loss"] = sums["loss"] + loss.detach() if "loss" in sums else loss.detach()
-            for k, v in logs.items():
-                v = v.detach() if torch.is_tensor(v) else v
-                sums[k] = sums[k] + v if k in sums else v
-        if n_batches == 0:
-            raise ValueError(f"the training set ({len(train)} images) gives no batch of "
-                             f"{config.batch_size}; lower batch_size")
-        mean_loss = float(sums["loss"]) / n_batches
-        if not math.isfinite(mean_loss):
-            raise FloatingPointError(
-                f"{method.name}: the loss became {mean_loss} during epoch {epoch + 1}; lower the "
-                f"learning rate (lr={config.lr}) or check the loss hyperparameters")
-        for sch in schedulers.values() if config.schedule_step == "epoch" else ():
+
+def _train_epoch(loop: _Loop, method, train, resident, config: TrainConfig, device, epoch: int, show: bool):
+    """One epoch of optimiser steps; returns the per-step logs summed on the device and the
+    number of batches."""
+    # augmentations and dropout differ per rank; rank 0 draws what one process draws
+    seed_everything(config.seed * 1_000_003 + epoch + 7_919 * distributed.rank())
+    method.on_epoch_start(epoch)
+    sums: Dict[str, Any] = {}
+    n_batches = 0
+    order = (distributed.shard_order(len(train), config.seed, epoch)
+             if distributed.is_distributed() else None)
+    loop.labels_at_start = (method.labels.clone() if distributed.is_distributed()
+                            and torch.is_tensor(getattr(method, "labels", None)) else None)
+    batches = _epoch_batches(train, resident, order, loop.local_batch, config, method.views, device)
+    scaler, use_amp = loop.scaler, loop.amp_dtype is not None
+    for batch in tqdm(batches, total=loop.steps_per_epoch, leave=False,
+                      disable=not show, desc=f"epoch {epoch + 1}"):
+        with torch.autocast(device.type, dtype=loop.amp_dtype, enabled=use_amp):
+            loss, logs = method.training_step(batch, epoch)
+        for opt in loop.optimizers.values():
+            opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        distributed.average_gradients(loop.ddp_params, loop.ddp_covered)
+        # reading the scale syncs host and device: only for methods with a step hook
+        scale_before = scaler.get_scale() if (scaler.is_enabled() and loop.step_hook) else None
+        for opt in loop.optimizers.values():
+            scaler.step(opt)
+        scaler.update()
+        # a step AMP skipped (inf/NaN gradients) lowers the scale: no on_step_end then
+        if scale_before is None or scaler.get_scale() >= scale_before:
+            method.on_step_end(loop.step)
+            loop.step += 1
+        for sch in loop.schedulers.values() if config.schedule_step == "step" else ():
             sch.step()
-        # in-step label changes are per shard: sum them before epoch-end pseudo-labelling
-        distributed.sync_label_changes(method, labels_at_start)
-        # rank 0's BatchNorm statistics everywhere, before any epoch-end pseudo-labelling
-        distributed.broadcast_buffers(method)
-        method.on_epoch_end(epoch)
-        train_seconds = time.perf_counter() - t0
-        row: Dict[str, Any] = {"epoch": epoch + 1}
-        row.update({k: float(v) / n_batches for k, v in sums.items()})
-        row["lr"] = float(next(iter(optimizers.values())).param_groups[0]["lr"])
-        row.update(method.pop_epoch_logs())
-        if not main:  # the other ranks train on; rank 0 evaluates and keeps the history
-            history.append(row)
-            continue
-        if config.probes:
-            row.update({f"train_{k}": v for k, v in probe().items()})
-        row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
-        if config.test_every_epoch:
-            row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
-        row["train_seconds"] = train_seconds
-        row["seconds"] = time.perf_counter() - t0
-        row["peak_memory_mib"] = memory.mib()
-        row["world_size"] = distributed.world_size()
-        history.append(row)
-        best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
-        if best_so_far == len(history) - 1 and config.restore_best:
-            best_state = cpu_copy(method.weights_state())
-        epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
-        if on_epoch is not None:
-            on_epoch(row)
-        if ckpt is not None:
-            ckpt.parent.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt.with_name(ckpt.name + ".tmp")
-            torch.save({"method": method.state_dict(), "history": history, "config": asdict(config),
-                        "fingerprint": fingerprint, "best_state": best_state, "initial": initial,
-                        "schedulers": {k: v.state_dict() for k, v in schedulers.items()},
-                        "step": step}, tmp)
-            os.replace(tmp, ckpt)
-    epochs_bar.close()
+        n_batches += 1
+        # summed on the device: no host-device synchronisation per step
+        sums["loss"] = sums["loss"] + loss.detach() if "loss" in sums else loss.detach()
+        for k, v in logs.items():
+            v = v.detach() if torch.is_tensor(v) else v
+            sums[k] = sums[k] + v if k in sums else v
+    return sums, n_batches
+
+
+def _epoch_row(loop: _Loop, method, sums, n_batches: int, config: TrainConfig, epoch: int, train) -> Dict[str, Any]:
+    """After the steps: the mean loss checked, the epoch's schedules, the epoch-end hooks
+    (pseudo-labelling), and the history row of the epoch's training logs."""
+    if n_batches == 0:
+        raise ValueError(f"the training set ({len(train)} images) gives no batch of "
+                         f"{config.batch_size}; lower batch_size")
+    mean_loss = float(sums["loss"]) / n_batches
+    if not math.isfinite(mean_loss):
+        raise FloatingPointError(
+            f"{method.name}: the loss became {mean_loss} during epoch {epoch + 1}; lower the "
+            f"learning rate (lr={config.lr}) or check the loss hyperparameters")
+    for sch in loop.schedulers.values() if config.schedule_step == "epoch" else ():
+        sch.step()
+    # in-step label changes are per shard: sum them before epoch-end pseudo-labelling
+    distributed.sync_label_changes(method, loop.labels_at_start)
+    # rank 0's BatchNorm statistics everywhere, before any epoch-end pseudo-labelling
+    distributed.broadcast_buffers(method)
+    method.on_epoch_end(epoch)
+    row: Dict[str, Any] = {"epoch": epoch + 1}
+    row.update({k: float(v) / n_batches for k, v in sums.items()})
+    row["lr"] = float(next(iter(loop.optimizers.values())).param_groups[0]["lr"])
+    row.update(method.pop_epoch_logs())
+    return row
+
+
+def _keep_best(loop: _Loop, method, config: TrainConfig) -> None:
+    """The best-weights bookkeeping: a CPU copy of the weights whenever the epoch just evaluated
+    has the best val mAP so far (ties keep the earlier epoch)."""
+    history = loop.history
+    best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
+    if best_so_far == len(history) - 1 and config.restore_best:
+        loop.best_state = cpu_copy(method.weights_state())
+
+
+def _save_checkpoint(loop: _Loop, method, config: TrainConfig) -> None:
+    """Everything a resumed run needs, written atomically to ``config.checkpoint`` (if set)."""
+    ckpt = loop.checkpoint
+    if ckpt is None:
+        return
+    ckpt.parent.mkdir(parents=True, exist_ok=True)
+    tmp = ckpt.with_name(ckpt.name + ".tmp")
+    torch.save({"method": method.state_dict(), "history": loop.history, "config": asdict(config),
+                "fingerprint": loop.fingerprint, "best_state": loop.best_state, "initial": loop.initial,
+                "schedulers": {k: v.state_dict() for k, v in loop.schedulers.items()},
+                "step": loop.step}, tmp)
+    os.replace(tmp, ckpt)
+
+
+def _finish(loop: _Loop, method, test, config: TrainConfig, device) -> TrainResult:
+    """DDP unwrapped, the best-val weights restored (``restore_best``), the test set scored once
+    on them (without ``test_every_epoch``), eval mode."""
     distributed.unwrap_networks(method)
-    if not main:
+    history = loop.history
+    if not loop.main:
         method.train(False)
         return TrainResult(method=method, config=config, history=history,
-                           best_epoch=len(history) - 1, initial=initial)
+                           best_epoch=len(history) - 1, initial=loop.initial)
     best_epoch = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
-    if config.restore_best and best_state is not None:
-        method.load_weights_state(best_state)  # networks and EMA; label state stays the last
+    if config.restore_best and loop.best_state is not None:
+        method.load_weights_state(loop.best_state)  # networks and EMA; label state stays the last
     if not config.test_every_epoch:  # the test set, once, on the restored best-val weights
         history[best_epoch].update(_evaluate(method, test, device, config.eval_batch_size, "test"))
     method.train(False)
     return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch,
-                       initial=initial)
+                       initial=loop.initial)

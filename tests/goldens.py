@@ -151,7 +151,7 @@ def make() -> Dict[str, Any]:
 
 def retrain(stored: Dict[str, Any]) -> Dict[str, Any]:
     """The records of the stored goldens' specs, trained now (same thread count)."""
-    from mlpl_lab.store import RunSpec
+    from mlpl_lab.runs.spec import RunSpec
 
     with _isolated():
         return {name: record(RunSpec.from_dict(r["spec"])) for name, r in stored["runs"].items()}

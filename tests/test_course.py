@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mlpl_lab import course
+from mlpl_lab.course import book, notebooks, quiz, syllabus
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -41,24 +41,24 @@ check(answer)
 
 
 def test_strip_solutions_by_hand():
-    assert course.strip_solutions(SOURCE, keep=True) == SOURCE.replace("    # BEGIN SOLUTION\n", "").replace(
+    assert notebooks.strip_solutions(SOURCE, keep=True) == SOURCE.replace("    # BEGIN SOLUTION\n", "").replace(
         "    # END SOLUTION\n", "").replace("# BEGIN SOLUTION\n", "").replace("# END SOLUTION\n", "")
-    student = course.strip_solutions(SOURCE, keep=False)
+    student = notebooks.strip_solutions(SOURCE, keep=False)
     assert student == ("x = 1\ndef f(a):\n    b = None  # your code here\n"
                        "answer = None  # your code here\nother = None  # your code here\ncheck(answer)\n")
     ns = {"check": lambda a: a}
     exec(compile(student, "student", "exec"), ns)  # the stub runs
     assert ns["f"](2) is None and ns["answer"] is None
     for bad in ("# BEGIN SOLUTION\nx\n", "x\n# END SOLUTION\n", "# BEGIN SOLUTION\n# BEGIN SOLUTION\n"):
-        with pytest.raises(course.CourseError):
-            course.strip_solutions(bad, keep=False)
+        with pytest.raises(notebooks.CourseError):
+            notebooks.strip_solutions(bad, keep=False)
 
 
 def test_export_writes_both_versions_without_solution_text_for_students(tmp_path):
-    written = course.export(tmp_path)
+    written = notebooks.export(tmp_path)
     assert [p.name for p in written["student"]] == [p.name for p in NOTEBOOKS]
     for source, student, instructor in zip(NOTEBOOKS, written["student"], written["instructor"]):
-        solutions = [line.strip() for c in cells(source) for line in course._solution_blocks(src(c))]
+        solutions = [line.strip() for c in cells(source) for line in book._solution_blocks(src(c))]
         solutions = [s for s in solutions if len(s) > 8]
         assert solutions, f"{source.name} has no solution"
         text = student.read_text()
@@ -80,16 +80,16 @@ def test_every_chapter_has_exercises_with_checks_and_solutions(path):
     code = [src(c) for c in cs if c["cell_type"] == "code"]
     checked = [s for s in code if re.search(r"\bex\.check_\w+\(", s)]
     assert len(checked) == len(numbers)
-    assert all(course.BEGIN in s and course.END in s for s in checked)
+    assert all(notebooks.BEGIN in s and notebooks.END in s for s in checked)
     first_exercise = next(i for i, c in enumerate(cs) if HEADING.search(src(c)))
-    assert all(course.BEGIN not in src(c) for c in cs[:first_exercise]), "solutions only in exercise cells"
+    assert all(notebooks.BEGIN not in src(c) for c in cs[:first_exercise]), "solutions only in exercise cells"
 
 
 # ---------------------------------------------------------------- course.yml
 def test_course_file_is_well_formed_and_covers_every_notebook():
     data = yaml.safe_load((ROOT / "notebooks" / "course.yml").read_text())
     assert [ch["notebook"] for ch in data["chapters"]] == STEMS
-    course.load_course()
+    syllabus.load_course()
     for ch in data["chapters"]:
         assert 3 <= len(ch["objectives"]) <= 5
 
@@ -99,14 +99,14 @@ def test_objectives_cell_agrees_with_course_yml(path):
     data = yaml.safe_load((ROOT / "notebooks" / "course.yml").read_text())
     ch = next(c for c in data["chapters"] if c["notebook"] == path.stem)
     cell = cells(path)[1]
-    assert cell["cell_type"] == "markdown" and cell["id"] == course.OBJECTIVES_ID
+    assert cell["cell_type"] == "markdown" and cell["id"] == notebooks.OBJECTIVES_ID
     text = src(cell)
     for i, objective in enumerate(ch["objectives"], 1):
         assert f"{i}. {objective}\n" in text
     assert ch["paper"] in text and ch["difficulty"] in text
-    assert course.sync_notebook(path, ch, write=False) == []
+    assert syllabus.sync_notebook(path, ch, write=False) == []
     last = cells(path)[-1]
-    assert last["id"] == course.QUIZ_ID and f'show_quiz("{path.stem}")' in src(last)
+    assert last["id"] == notebooks.QUIZ_ID and f'show_quiz("{path.stem}")' in src(last)
 
 
 def test_a_disagreement_is_reported(tmp_path):
@@ -114,18 +114,18 @@ def test_a_disagreement_is_reported(tmp_path):
     nb["cells"][1]["source"] = ["**Learning objectives**\n", "1. something else\n"]
     target = tmp_path / NOTEBOOKS[0].name
     target.write_text(json.dumps(nb))
-    ch = course.load_course()["chapters"][0]
-    assert course.sync_notebook(target, ch, write=False) == ["objectives cell differs from course.yml"]
-    assert course.sync_notebook(target, ch, write=True) and course.sync_notebook(target, ch, write=False) == []
+    ch = syllabus.load_course()["chapters"][0]
+    assert syllabus.sync_notebook(target, ch, write=False) == ["objectives cell differs from course.yml"]
+    assert syllabus.sync_notebook(target, ch, write=True) and syllabus.sync_notebook(target, ch, write=False) == []
 
 
 def test_syllabus_never_types_a_guess(tmp_path):
-    data = course.load_course()
-    page = course.syllabus_markdown(data, timings={"cpu": {"01_assume_negative": 114.0}})
+    data = syllabus.load_course()
+    page = syllabus.syllabus_markdown(data, timings={"cpu": {"01_assume_negative": 114.0}})
     rows = [line for line in page.splitlines() if line.startswith("| [")]
     assert len(rows) == len(STEMS)
     assert "| 1.9 |" in rows[1]                          # 114 s from the timings file
-    assert all(course.NOT_MEASURED in r for r in rows)   # gpu is measured nowhere
+    assert all(notebooks.NOT_MEASURED in r for r in rows)   # gpu is measured nowhere
     for ch in data["chapters"]:
         assert ch["objectives"][0] in page
 
@@ -143,7 +143,7 @@ def test_quiz_bank_schema(stem):
         else:
             assert any(a.get("correct") for a in q["answers"] if a["type"] in ("value", "range"))
         assert "$" not in json.dumps(q) and "\\\\" not in json.dumps(q)
-    course.load_quiz(stem)
+    quiz.load_quiz(stem)
 
 
 def test_quiz_validator_rejects_broken_banks():
@@ -158,16 +158,16 @@ def test_quiz_validator_rejects_broken_banks():
     for name, breaker in broken.items():
         bank = json.loads(json.dumps(good))
         breaker(bank)
-        with pytest.raises(course.CourseError):
-            course.validate_quiz(bank, name)
+        with pytest.raises(notebooks.CourseError):
+            quiz.validate_quiz(bank, name)
 
 
 def test_quiz_html_embeds_the_bank_and_needs_no_network():
-    html = course.quiz_html("03_opml")
+    html = quiz.quiz_html("03_opml")
     bank = json.loads((ROOT / "notebooks" / "quizzes" / "03_opml.json").read_text())
     assert json.dumps(bank) in html and 'id="quiz03opml"' in html
     assert "http://" not in html and "https://" not in html
-    assert course.quiz_html("03_opml") == html  # the same output on every run
+    assert quiz.quiz_html("03_opml") == html  # the same output on every run
 
 
 # ---------------------------------------------------------------- under the smoke profile
@@ -184,7 +184,7 @@ def _marks(path):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    return course.export(tmp_path_factory.mktemp("dist"))
+    return notebooks.export(tmp_path_factory.mktemp("dist"))
 
 
 def _run_copy(exported, which, stem, tmp_path):
@@ -227,7 +227,7 @@ def test_book_builds_strictly_from_executed_notebooks(executed_notebooks, tmp_pa
                   if (p / f"{STEMS[-1]}.ipynb").exists())
     out = tmp_path_factory.mktemp("book")
     for variant in ("student", "instructor"):
-        index = course.build_book(folder, out / variant, variant, strict=True)
+        index = book.build_book(folder, out / variant, variant, strict=True)
         site = index.parent
         assert all((site / f"{stem}.html").exists() for stem in STEMS)
         assert (site / "_static" / "mathjax" / "MathJax.js").exists() and (site / "syllabus.html").exists()
@@ -245,7 +245,7 @@ def test_stored_ranges_merge_with_the_built_profile(tmp_path):
     value overriding the freshly executed one."""
     import json
 
-    from mlpl_lab.course import load_ranges, merge_ranges
+    from mlpl_lab.course.ranges import load_ranges, merge_ranges
 
     stored = {"01_assume_negative": {"gap / single positive": {"cpu": "8.1"}}}
     path = tmp_path / "ranges.json"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -102,3 +103,112 @@ def test_no_scale_read_per_step_for_methods_without_a_step_hook(monkeypatch):
     s2 = build_splits(spec2, cache=False)
     train_mod.fit(lac_like, s2.train, s2.val, s2.test, config_of(spec2, progress=False, device="cpu"))
     assert len(reads) > 0
+
+
+# ------------------------------------------------------------------ AMP as current GPUs use it
+def _fake_bf16_query(monkeypatch, supported: bool):
+    """CUDA's capability query, answered as a device with (Ampere on) or without bfloat16 would."""
+    asked = []
+
+    def query(including_emulation: bool = True):
+        asked.append(including_emulation)
+        return supported
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", query)
+    return asked
+
+
+@pytest.mark.parametrize("supported", [True, False])
+def test_cuda_autocasts_to_bfloat16_where_supported_else_float16(monkeypatch, supported):
+    """The rule of issue 34, written out: bfloat16 on CUDA where the device has it natively,
+    float16 only on devices without it; the CPU always bfloat16; nothing without AMP. Bugs
+    caught: fp16 on a bf16 GPU (the former rule), bf16 chosen on a pre-Ampere GPU because
+    torch's query counts emulated bfloat16 as support, the store recording another dtype than
+    the loop uses."""
+    from mlpl_lab import store
+    from mlpl_lab.runs.environment import _amp_dtype_name
+
+    asked = _fake_bf16_query(monkeypatch, supported)
+    want = torch.bfloat16 if supported else torch.float16
+    assert train_mod.autocast_dtype(torch.device("cuda"), True) == want
+    assert train_mod.autocast_dtype("cuda", True) == want
+    assert asked and all(e is False for e in asked)  # native support only, never emulation
+    assert train_mod.autocast_dtype(torch.device("cpu"), True) == torch.bfloat16
+    assert train_mod.autocast_dtype(torch.device("cuda"), False) is None
+    assert train_mod.autocast_dtype(torch.device("cpu"), False) is None
+    # the store's environment names the same dtype
+    assert _amp_dtype_name("cuda", True) == ("bfloat16" if supported else "float16")
+    assert _amp_dtype_name("cpu", True) == "bfloat16"
+    assert _amp_dtype_name("cuda", False) == _amp_dtype_name("cpu", False) == "off"
+
+
+def _spy_amp(monkeypatch):
+    """Records each GradScaler's ``enabled`` and each autocast context's (device, dtype, enabled)."""
+    scalers, casts = [], []
+    real_scaler_init, real_autocast = torch.amp.GradScaler.__init__, torch.autocast
+
+    def scaler_init(self, device="cuda", *a, enabled=True, **kw):
+        scalers.append(bool(enabled))
+        real_scaler_init(self, device, *a, enabled=enabled, **kw)
+
+    def autocast(device_type, dtype=None, enabled=True, **kw):
+        casts.append((device_type, dtype, bool(enabled)))
+        return real_autocast(device_type, dtype=dtype, enabled=enabled, **kw)
+
+    monkeypatch.setattr(torch.amp.GradScaler, "__init__", scaler_init)
+    monkeypatch.setattr(torch, "autocast", autocast)
+    return scalers, casts
+
+
+def test_the_grad_scaler_is_used_only_in_the_float16_fallback(monkeypatch):
+    """fit scales the loss only when it autocasts to float16: under bfloat16 (CPU, or a CUDA device
+    with bf16) and without AMP the scaler is off, and the steps run under the chosen dtype. The
+    float16 case is the dtype a pre-Ampere GPU gets, forced here on the CPU."""
+    import warnings
+
+    s = build_splits(get_profile("smoke").spec("an"), cache=False)
+
+    def fit(amp):
+        spec = get_profile("smoke").spec("an", epochs=1, probes=[], amp=amp)
+        return train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
+
+    scalers, casts = _spy_amp(monkeypatch)
+    r = fit(amp=True)
+    assert scalers == [False]
+    assert casts and set(casts) == {("cpu", torch.bfloat16, True)}
+    assert all(np.isfinite(row["loss"]) for row in r.history)
+    scalers.clear(), casts.clear()
+    fit(amp=False)
+    assert scalers == [False] and {c[2] for c in casts} == {False}
+    scalers.clear(), casts.clear()
+    monkeypatch.setattr(train_mod, "autocast_dtype", lambda device, amp: torch.float16 if amp else None)
+    with warnings.catch_warnings():  # GradScaler says it disables itself without CUDA
+        warnings.simplefilter("ignore")
+        fit(amp=True)
+    assert scalers == [True]
+    assert casts and set(casts) == {("cpu", torch.float16, True)}
+
+
+def test_a_gpu_shape_run_trains_under_bfloat16_autocast_in_nhwc(monkeypatch):
+    """The gpu_shape profile's spec on the CPU: ResNet-18 at 64 px, NHWC, bfloat16 autocast (the
+    path the gpu profile takes), no loss scaling; its logits inside the step are bfloat16."""
+    from mlpl_lab.methods import build_method
+
+    P = get_profile("gpu_shape")
+    spec = P.spec("an", epochs=1, probes=[], init_from=None)
+    spec = spec.replace(backbone_from=None, data=dict(spec.data, n_train=128, n_val=64, n_test=64))
+    s = build_splits(spec, cache=False)
+    method = build_method("an")
+    dtypes = []
+    real_step = type(method).training_step
+
+    def step(self, batch, epoch):
+        dtypes.append((self.net(batch["image"]).dtype, batch["image"].is_contiguous(memory_format=torch.channels_last)))
+        return real_step(self, batch, epoch)
+
+    monkeypatch.setattr(type(method), "training_step", step)
+    scalers, _ = _spy_amp(monkeypatch)
+    r = train_mod.fit(method, s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
+    assert dtypes and set(dtypes) == {(torch.bfloat16, True)}
+    assert scalers == [False]
+    assert np.isfinite(r.history[-1]["loss"])

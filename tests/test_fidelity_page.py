@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab import course, losses
+from mlpl_lab import losses
+from mlpl_lab.course import book
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.registry import METHODS
 
@@ -53,11 +54,11 @@ def test_the_page_is_staged_after_the_chapters(variant, tmp_path):
     executed.mkdir()
     shutil.copy(FIRST, executed / FIRST.name)
     src = tmp_path / "src"
-    course.stage_book(executed, src, variant)
+    book.stage_book(executed, src, variant)
     assert (src / "fidelity.md").read_text(encoding="utf-8") == PAGE.read_text(encoding="utf-8")
     toc = (src / "index.md").read_text(encoding="utf-8").split("```{toctree}")[1].split("```")[0]
     entries = [ln for ln in toc.splitlines()[2:] if ln.strip()]
-    want = ["syllabus", FIRST.stem, "fidelity"] + (["guide"] if variant == "instructor" else [])
+    want = ["syllabus", FIRST.stem, "fidelity", "handbook"] + (["guide"] if variant == "instructor" else [])
     assert entries == want
 
 
@@ -68,7 +69,7 @@ def test_the_book_builds_strictly_with_the_page(tmp_path):
     executed = tmp_path / "executed"
     executed.mkdir()
     shutil.copy(FIRST, executed / FIRST.name)
-    index = course.build_book(executed, tmp_path / "book", "student", strict=True)
+    index = book.build_book(executed, tmp_path / "book", "student", strict=True)
     html = (index.parent / "fidelity.html").read_text(encoding="utf-8")
     assert "<table" in html and "TAKELAMAG/PU-MLC" in html
     assert 'href="fidelity.html"' in index.read_text(encoding="utf-8")

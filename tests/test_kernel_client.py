@@ -77,3 +77,39 @@ def test_the_report_kernel_config_installs_the_repolling_client():
     for name in ("shell", "iopub", "control"):
         assert getattr(client, f"{name}_channel_class") is RepollingChannel
     assert km.transport == "ipc"
+
+
+@pytest.mark.timeout(30)
+def test_a_long_deadline_is_waited_in_short_polls_and_the_message_returned(monkeypatch):
+    """The reports give every cell an hours-long deadline. Bug caught: a channel that hands such a
+    deadline to one socket poll -- a lost wake-up (see the module) would then stop the report until
+    the deadline instead of for one poll period. Oracle: the socket's own poll calls, recorded."""
+    from mlpl_lab import kernel_client as kc
+
+    monkeypatch.setattr(kc, "REPOLL_SECONDS", 0.05)
+
+    async def main():
+        receiver, sender = _pair()
+        session = Session()
+        waits = []
+        real_poll = receiver.poll
+
+        def poll(timeout=None, *a, **kw):
+            waits.append(timeout)
+            return real_poll(timeout, *a, **kw)
+
+        receiver.poll = poll
+        channel = kc.RepollingChannel(receiver, session)
+
+        async def later():
+            await asyncio.sleep(0.4)
+            session.send(sender, "execute_reply", {"status": "ok"})
+
+        task = asyncio.ensure_future(later())
+        msg = await asyncio.wait_for(channel.get_msg(timeout=3600), 10)
+        await task
+        return msg, waits
+
+    msg, waits = asyncio.run(main())
+    assert msg["content"] == {"status": "ok"}
+    assert len(waits) >= 4 and all(w is not None and w <= 50 for w in waits), waits

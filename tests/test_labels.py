@@ -16,6 +16,8 @@ from hypothesis.extra.numpy import arrays
 from mlpl_lab import labels as L
 
 
+
+from mlpl_lab import regimes as R
 def random_Y(n=200, c=12, p=0.3, seed=0):
     rng = np.random.default_rng(seed)
     Y = (rng.random((n, c)) < p).astype(np.int64)
@@ -112,10 +114,10 @@ def test_assume_negative():
 # --------------------------------------------------------------------------- regimes
 def test_full():
     Y = random_Y()
-    obs = L.full(Y)
+    obs = R.full(Y)
     assert np.array_equal(obs, np.where(Y == 1, L.POS, L.NEG))
     assert obs.dtype == np.int64
-    obs_t = L.full(torch.from_numpy(Y))
+    obs_t = R.full(torch.from_numpy(Y))
     assert isinstance(obs_t, torch.Tensor) and obs_t.dtype == torch.int64
 
 
@@ -133,25 +135,25 @@ def check_single_positive(Y, obs):
 
 def test_single_positive_invariants_and_determinism():
     Y = random_Y()
-    a = L.single_positive(Y, seed=3)
+    a = R.single_positive(Y, seed=3)
     check_single_positive(Y, a)
-    assert np.array_equal(a, L.single_positive(Y, seed=3))
-    assert not np.array_equal(a, L.single_positive(Y, seed=4))
+    assert np.array_equal(a, R.single_positive(Y, seed=3))
+    assert not np.array_equal(a, R.single_positive(Y, seed=4))
 
 
 def test_single_positive_types():
     Y = random_Y(30, 5)
-    assert isinstance(L.single_positive(Y), np.ndarray)
-    out = L.single_positive(torch.from_numpy(Y))
+    assert isinstance(R.single_positive(Y), np.ndarray)
+    out = R.single_positive(torch.from_numpy(Y))
     assert isinstance(out, torch.Tensor) and out.dtype == torch.int64
-    assert np.array_equal(out.numpy(), L.single_positive(Y))
+    assert np.array_equal(out.numpy(), R.single_positive(Y))
     # a bool true-label tensor is a valid binary matrix
-    check_single_positive(Y, L.single_positive(torch.from_numpy(Y).bool()))
+    check_single_positive(Y, R.single_positive(torch.from_numpy(Y).bool()))
 
 
 def test_single_positive_is_uniform_over_positives():
     Y = np.tile(np.array([[1, 1, 1, 0]]), (3000, 1))
-    obs = L.single_positive(Y, seed=0)
+    obs = R.single_positive(Y, seed=0)
     counts = (obs == L.POS).sum(0)
     assert counts[3] == 0
     assert np.all(np.abs(counts[:3] / 3000 - 1 / 3) < 0.04)
@@ -170,7 +172,7 @@ def test_single_positive_matches_cole_generator():
         idx_neg = np.nonzero(lm[i] == -1.0)[0]
         rng.shuffle(idx_neg)
         expected[i, idx_neg[:0]] = -1.0
-    assert np.array_equal(L.single_positive(Y, seed=1200), L.from_cole(expected.astype(int)))
+    assert np.array_equal(R.single_positive(Y, seed=1200), L.from_cole(expected.astype(int)))
 
 
 def test_regimes_leave_global_rng_untouched():
@@ -179,11 +181,11 @@ def test_regimes_leave_global_rng_untouched():
     torch.manual_seed(123)
     np_state = np.random.get_state()
     torch_state = torch.get_rng_state()
-    L.single_positive(Y, seed=1)
-    L.drop_positives(Y, 0.5, seed=1)
-    L.known_proportion(Y, 0.3, seed=1)
-    L.positives_only(Y, 0.3, seed=1)
-    L.regime("single_positive")(torch.from_numpy(Y), seed=2)
+    R.single_positive(Y, seed=1)
+    R.drop_positives(Y, 0.5, seed=1)
+    R.known_proportion(Y, 0.3, seed=1)
+    R.positives_only(Y, 0.3, seed=1)
+    R.regime("single_positive")(torch.from_numpy(Y), seed=2)
     after = np.random.get_state()
     assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1])
     assert after[2:] == np_state[2:]
@@ -199,31 +201,31 @@ def test_single_positive_bias_size_and_location():
     masks[0, 2, 3:6, 3:6] = True        # medium, centred on (4, 4)
     masks[1, 0, 0:3, 0:3] = True
     masks[1, 2, 0:4, 5:9] = True
-    size = L.single_positive(Y, bias="size", masks=masks)
+    size = R.single_positive(Y, bias="size", masks=masks)
     assert size[0].tolist() == [L.UNK, L.POS, L.UNK]
     assert size[1].tolist() == [L.UNK, L.UNK, L.POS]
-    loc = L.single_positive(Y, bias="location", masks=torch.from_numpy(masks))
+    loc = R.single_positive(Y, bias="location", masks=torch.from_numpy(masks))
     assert loc[0].tolist() == [L.UNK, L.UNK, L.POS]
     check_single_positive(Y, loc)
     with pytest.raises(ValueError, match="needs masks"):
-        L.single_positive(Y, bias="size")
+        R.single_positive(Y, bias="size")
     with pytest.raises(ValueError, match="shape"):
-        L.single_positive(Y, bias="size", masks=masks[:, :2])
+        R.single_positive(Y, bias="size", masks=masks[:, :2])
     with pytest.raises(ValueError, match="bias"):
-        L.single_positive(Y, bias="colour", masks=masks)
+        R.single_positive(Y, bias="colour", masks=masks)
 
 
 def test_single_positive_bias_empty_masks_fall_back_to_uniform():
     Y = np.ones((1, 3), dtype=int)
     masks = np.zeros((1, 3, 4, 4), dtype=bool)
-    obs = L.single_positive(Y, seed=0, bias="size", masks=masks)
-    assert np.array_equal(obs, L.single_positive(Y, seed=0))
+    obs = R.single_positive(Y, seed=0, bias="size", masks=masks)
+    assert np.array_equal(obs, R.single_positive(Y, seed=0))
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.1, 0.3, 0.5, 0.7, 0.9])
 def test_drop_positives_counts_per_image_keep_one(alpha):
     Y = random_Y(300, 15, p=0.4)
-    obs = L.drop_positives(Y, alpha, seed=1, protocol="per_image_keep_one")
+    obs = R.drop_positives(Y, alpha, seed=1, protocol="per_image_keep_one")
     k = Y.sum(1)
     kept = (obs == L.POS).sum(1)
     expected = np.array([0 if ki == 0 else max(1, math.floor((1 - alpha) * ki + 0.5 + 1e-9))
@@ -238,17 +240,17 @@ def test_drop_positives_rounding_is_half_up():
     Y = np.zeros((6, 6), dtype=int)
     for i in range(6):
         Y[i, : i + 1] = 1
-    kept = (L.drop_positives(Y, 0.5, seed=0, protocol="per_image_keep_one") == L.POS).sum(1)
+    kept = (R.drop_positives(Y, 0.5, seed=0, protocol="per_image_keep_one") == L.POS).sum(1)
     assert kept.tolist() == [1, 1, 2, 2, 3, 3]
     # 1 - 0.9 is 0.0999...98 in floating point; 15 positives must still keep round(1.5) = 2
     Y15 = np.ones((1, 15), dtype=int)
-    assert (L.drop_positives(Y15, 0.9, protocol="per_image_keep_one") == L.POS).sum() == 2
+    assert (R.drop_positives(Y15, 0.9, protocol="per_image_keep_one") == L.POS).sum() == 2
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.25, 0.5, 0.75, 0.9])
 def test_drop_positives_per_label_drops_that_share_of_all_positives(alpha):
     Y = random_Y(300, 15, p=0.3)
-    obs = L.drop_positives(Y, alpha, seed=4)
+    obs = R.drop_positives(Y, alpha, seed=4)
     P = int(Y.sum())
     dropped = int(((Y == 1) & (obs == L.UNK)).sum())
     assert dropped == math.floor(alpha * P + 0.5 + 1e-9)  # round half up of alpha * P
@@ -263,37 +265,37 @@ def test_drop_rates_are_distinct_regimes_on_the_scenes():
     from mlpl_lab.data import make_scenes
 
     Y = make_scenes(4000, seed=0).labels.numpy()
-    per_image = {a: (L.drop_positives(Y, a, seed=0) == L.POS).sum(1).mean() for a in (0.25, 0.5, 0.75)}
+    per_image = {a: (R.drop_positives(Y, a, seed=0) == L.POS).sum(1).mean() for a in (0.25, 0.5, 0.75)}
     assert per_image[0.25] - per_image[0.5] >= 0.3 and per_image[0.5] - per_image[0.75] >= 0.3
-    sp = (L.single_positive(Y, seed=0) == L.POS).sum(1).mean()
+    sp = (R.single_positive(Y, seed=0) == L.POS).sum(1).mean()
     assert sp - per_image[0.75] >= 0.2
 
 
 def test_drop_positives_determinism_and_errors():
     Y = random_Y()
-    assert np.array_equal(L.drop_positives(Y, 0.5, seed=2), L.drop_positives(Y, 0.5, seed=2))
-    assert not np.array_equal(L.drop_positives(Y, 0.5, seed=2), L.drop_positives(Y, 0.5, seed=3))
+    assert np.array_equal(R.drop_positives(Y, 0.5, seed=2), R.drop_positives(Y, 0.5, seed=2))
+    assert not np.array_equal(R.drop_positives(Y, 0.5, seed=2), R.drop_positives(Y, 0.5, seed=3))
     for bad in (1.0, -0.1, 1.5):
         with pytest.raises(ValueError, match=r"\[0, 1\)"):
-            L.drop_positives(Y, bad)
-    out = L.drop_positives(torch.from_numpy(Y), 0.5)
+            R.drop_positives(Y, bad)
+    out = R.drop_positives(torch.from_numpy(Y), 0.5)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.int64
 
 
 def test_known_proportion():
     Y = random_Y(400, 50, p=0.2)
     for p in (0.1, 0.5):
-        obs = L.known_proportion(Y, p, seed=0)
+        obs = R.known_proportion(Y, p, seed=0)
         known = obs != L.UNK
         assert abs(known.mean() - p) < 0.02
         assert np.array_equal(obs[known], Y[known])  # POS where Y=1, NEG where Y=0
-    assert np.array_equal(L.known_proportion(Y, 1.0), L.full(Y))
-    assert np.array_equal(L.known_proportion(Y, 0.3, seed=5), L.known_proportion(Y, 0.3, seed=5))
-    assert not np.array_equal(L.known_proportion(Y, 0.3, seed=5),
-                              L.known_proportion(Y, 0.3, seed=6))
+    assert np.array_equal(R.known_proportion(Y, 1.0), R.full(Y))
+    assert np.array_equal(R.known_proportion(Y, 0.3, seed=5), R.known_proportion(Y, 0.3, seed=5))
+    assert not np.array_equal(R.known_proportion(Y, 0.3, seed=5),
+                              R.known_proportion(Y, 0.3, seed=6))
     for bad in (0.0, 1.01, -1):
         with pytest.raises(ValueError, match=r"\(0, 1\]"):
-            L.known_proportion(Y, bad)
+            R.known_proportion(Y, bad)
 
 
 def test_known_proportion_matches_hcp_mask():
@@ -303,14 +305,14 @@ def test_known_proportion_matches_hcp_mask():
     np.random.seed(0)
     mask = np.random.random(Y.shape) < 0.4
     np.random.set_state(state)
-    obs = L.known_proportion(Y, 0.4, seed=0)
+    obs = R.known_proportion(Y, 0.4, seed=0)
     assert np.array_equal(obs != L.UNK, mask)
 
 
 def test_positives_only_is_positive_part_of_known_proportion():
     Y = random_Y()
-    kp = L.known_proportion(Y, 0.3, seed=9)
-    po = L.positives_only(Y, 0.3, seed=9)
+    kp = R.known_proportion(Y, 0.3, seed=9)
+    po = R.positives_only(Y, 0.3, seed=9)
     assert np.array_equal(po == L.POS, kp == L.POS)
     assert not np.any(po == L.NEG)
 
@@ -318,66 +320,66 @@ def test_positives_only_is_positive_part_of_known_proportion():
 @settings(max_examples=50, deadline=None)
 @given(binary_matrices, st.integers(0, 2**31 - 1))
 def test_property_single_positive(Y, seed):
-    check_single_positive(Y, L.single_positive(Y, seed=seed))
+    check_single_positive(Y, R.single_positive(Y, seed=seed))
 
 
 @settings(max_examples=50, deadline=None)
 @given(binary_matrices, st.floats(0.0, 0.95), st.floats(0.05, 1.0), st.integers(0, 1000))
 def test_property_regimes_never_contradict_truth(Y, alpha, p, seed):
-    for obs in (L.drop_positives(Y, alpha, seed), L.known_proportion(Y, p, seed),
-                L.positives_only(Y, p, seed), L.full(Y)):
+    for obs in (R.drop_positives(Y, alpha, seed), R.known_proportion(Y, p, seed),
+                R.positives_only(Y, p, seed), R.full(Y)):
         L.validate(obs, num_classes=Y.shape[1])
         assert np.all(Y[obs == L.POS] == 1)
         assert np.all(Y[obs == L.NEG] == 0)
-    kept = (L.drop_positives(Y, alpha, seed, protocol="per_image_keep_one") == L.POS).sum(1)
+    kept = (R.drop_positives(Y, alpha, seed, protocol="per_image_keep_one") == L.POS).sum(1)
     assert np.all(kept[Y.sum(1) > 0] >= 1)
 
 
 def test_regimes_reject_non_binary_Y():
     with pytest.raises(ValueError, match="binary"):
-        L.single_positive(np.array([[1, -1, 0]]))
+        R.single_positive(np.array([[1, -1, 0]]))
     with pytest.raises(ValueError, match="2-D"):
-        L.full(np.array([1, 0]))
+        R.full(np.array([1, 0]))
 
 
 # --------------------------------------------------------------------------- regime()
 def test_regime_builder():
     Y = random_Y()
-    f = L.regime("drop_positives", alpha=0.5)
-    assert np.array_equal(f(Y, seed=4), L.drop_positives(Y, 0.5, seed=4))
-    g = L.regime("known_proportion", p=0.2, seed=7)
-    assert np.array_equal(g(Y), L.known_proportion(Y, 0.2, seed=7))
-    assert np.array_equal(L.regime("single_positive")(Y, seed=1), L.single_positive(Y, seed=1))
-    assert set(L.REGIMES) - {"noisy_negatives"} == {"full", "single_positive", "drop_positives",
+    f = R.regime("drop_positives", alpha=0.5)
+    assert np.array_equal(f(Y, seed=4), R.drop_positives(Y, 0.5, seed=4))
+    g = R.regime("known_proportion", p=0.2, seed=7)
+    assert np.array_equal(g(Y), R.known_proportion(Y, 0.2, seed=7))
+    assert np.array_equal(R.regime("single_positive")(Y, seed=1), R.single_positive(Y, seed=1))
+    assert set(R.REGIMES) - {"noisy_negatives"} == {"full", "single_positive", "drop_positives",
                               "known_proportion", "positives_only"}
 
 
 def test_regime_errors_at_build_time():
     with pytest.raises(ValueError, match="valid names"):
-        L.regime("singel_positive")
+        R.regime("singel_positive")
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
-        L.regime("drop_positives", alpha=1.0)
+        R.regime("drop_positives", alpha=1.0)
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
-        L.regime("positives_only", p=0)
+        R.regime("positives_only", p=0)
     with pytest.raises(ValueError, match="needs"):
-        L.regime("known_proportion")
+        R.regime("known_proportion")
     with pytest.raises(ValueError, match="unexpected"):
-        L.regime("full", alpha=0.3)
+        R.regime("full", alpha=0.3)
 
 
 def test_describe_regime():
-    assert L.describe_regime("single_positive") == "single positive"
-    assert L.describe_regime("drop_positives", alpha=0.5) == "drop 50 % of positives"
-    assert L.describe_regime("known_proportion", p=0.1) == "known proportion 10 %"
-    assert L.describe_regime("full") == "full labels"
-    assert "10 %" in L.describe_regime("positives_only", p=0.1)
+    assert R.describe_regime("single_positive") == "single positive"
+    assert R.describe_regime("drop_positives", alpha=0.5) == "drop 50 % of positives"
+    assert R.describe_regime("known_proportion", p=0.1) == "known proportion 10 %"
+    assert R.describe_regime("full") == "full labels"
+    assert "10 %" in R.describe_regime("positives_only", p=0.1)
 
 
 # --------------------------------------------------------------------------- stats
 def test_label_stats_hand_example():
     Y = np.array([[1, 1, 0], [0, 1, 0], [1, 0, 0]])
     obs = np.array([[1, -1, 0], [-1, 1, -1], [-1, -1, -1]])
-    s = L.label_stats(Y, obs)
+    s = R.label_stats(Y, obs)
     pc = s["per_class"]
     assert pc["observed_positive"].tolist() == [1, 1, 0]
     assert pc["hidden_positive"].tolist() == [1, 1, 0]
@@ -391,14 +393,14 @@ def test_label_stats_hand_example():
 
 def test_label_stats_partition_and_contradiction():
     Y = random_Y()
-    obs = L.known_proportion(Y, 0.4, seed=1)
-    pc = L.label_stats(torch.from_numpy(Y), torch.from_numpy(obs))["per_class"]
+    obs = R.known_proportion(Y, 0.4, seed=1)
+    pc = R.label_stats(torch.from_numpy(Y), torch.from_numpy(obs))["per_class"]
     total = sum(pc[k] for k in ("observed_positive", "hidden_positive", "observed_negative",
                                 "unknown_negative"))
     assert np.all(total == Y.shape[0])
-    assert L.label_stats(Y, L.full(Y))["hidden_positive_share"] == 0.0
+    assert R.label_stats(Y, R.full(Y))["hidden_positive_share"] == 0.0
     with pytest.raises(ValueError, match="contradicts"):
-        L.label_stats(Y, np.where(Y == 1, L.NEG, L.POS))
+        R.label_stats(Y, np.where(Y == 1, L.NEG, L.POS))
 
 
 # --------------------------------------------------------------------------- plots
@@ -408,8 +410,8 @@ def test_plots_return_axes():
     from mlpl_lab.viz.label_plots import plot_label_stats, show_label_matrix
 
     Y = random_Y(40, 6)
-    obs = L.single_positive(Y, seed=0)
-    s = L.label_stats(Y, obs)
+    obs = R.single_positive(Y, seed=0)
+    s = R.label_stats(Y, obs)
     ax = plot_label_stats(s, class_names=list("abcdef"), title="SPML")
     assert "hidden" in ax.get_title() and "%" in ax.get_title()
     ax2 = plot_label_stats(s, show_negatives=False, orientation="horizontal")
@@ -425,18 +427,18 @@ def test_plots_return_axes():
 @pytest.mark.parametrize("fn_rate", [0.0, 0.1, 0.3])
 def test_noisy_negatives_hits_its_false_negative_rate(fn_rate):
     Y = random_Y(2000, 20, p=0.15)
-    obs = L.noisy_negatives(Y, 0.3, fn_rate, seed=5)
-    known = L.known_proportion(Y, 0.3, seed=5) != L.UNK
+    obs = R.noisy_negatives(Y, 0.3, fn_rate, seed=5)
+    known = R.known_proportion(Y, 0.3, seed=5) != L.UNK
     assert np.all((obs != L.UNK)[known])  # every known entry stays observed
     fn = int(((obs == L.NEG) & (Y == 1)).sum())
     tn = int(((obs == L.NEG) & (Y == 0)).sum())
     assert fn / (fn + tn) == pytest.approx(fn_rate, abs=2e-4)
     assert np.all(Y[obs == L.POS] == 1)  # observed positives are never wrong
     if fn_rate == 0.0:
-        assert np.array_equal(obs, L.known_proportion(Y, 0.3, seed=5))
-    f = L.regime("noisy_negatives", p=0.3, fn_rate=fn_rate)
+        assert np.array_equal(obs, R.known_proportion(Y, 0.3, seed=5))
+    f = R.regime("noisy_negatives", p=0.3, fn_rate=fn_rate)
     assert np.array_equal(f(Y, seed=5), obs)
     with pytest.raises(ValueError, match="fn_rate"):
-        L.regime("noisy_negatives", p=0.3, fn_rate=1.0)
+        R.regime("noisy_negatives", p=0.3, fn_rate=1.0)
     with pytest.raises(ValueError, match="false negatives but Y has only"):
-        L.noisy_negatives(Y, 1.0, 0.9)
+        R.noisy_negatives(Y, 1.0, 0.9)

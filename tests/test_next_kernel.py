@@ -79,12 +79,12 @@ def test_a_report_runs_the_next_notebook_on_the_kernel_started_ahead(tmp_path, m
     handed, stopped = [], []
     real_execute, real_shutdown = cli.execute_notebook, next_kernel.shutdown
 
-    def execute(path, out, profile, parameters=None, km=None):
+    def execute(path, out, profile, parameters=None, km=None, timeout=None):
         handed.append(km)
-        return real_execute(path, out, profile, parameters, html=False, km=km)
+        return real_execute(path, out, profile, parameters, html=False, km=km, timeout=timeout)
 
-    def shutdown(km):
-        real_shutdown(km)
+    def shutdown(km, now=False):
+        real_shutdown(km, now=now)
         stopped.append(km)
 
     monkeypatch.setattr(cli, "execute_notebook", execute)

@@ -19,6 +19,12 @@ import pytest
 import torch
 
 from mlpl_lab import pack, runner, store
+
+from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV
+
+from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
+
+from mlpl_lab.runs.folders import DamagedRunError
 from mlpl_lab.numerics import NUMERICS_VERSION
 from mlpl_lab.profiles import get_profile
 
@@ -53,14 +59,14 @@ def source(tmp_path, monkeypatch):
         fake_run(st, spec, value=10.0 * (i + 1),
                  environment={"torch": "9.9.9", "device": "cuda", "amp_dtype": "bfloat16",
                               "world_size": 1, "threads": 1})
-    monkeypatch.setenv(store.CHAPTER_ENV, "02_x")
-    monkeypatch.setenv(store.PROFILE_ENV, "smoke")
-    monkeypatch.setenv(store.FOREIGN_ENV, "serve")
+    monkeypatch.setenv(CHAPTER_ENV, "02_x")
+    monkeypatch.setenv(PROFILE_ENV, "smoke")
+    monkeypatch.setenv(FOREIGN_ENV, "serve")
     with pytest.warns(RuntimeWarning):
         runs = [st.get(s) for s in specs]
     runs[0].weights()
-    monkeypatch.delenv(store.CHAPTER_ENV)
-    monkeypatch.delenv(store.FOREIGN_ENV)
+    monkeypatch.delenv(CHAPTER_ENV)
+    monkeypatch.delenv(FOREIGN_ENV)
     return st, specs
 
 
@@ -85,12 +91,12 @@ def test_export_then_import_into_an_empty_store_serves_the_same_records(exported
     src = store.RunStore(tmp_path / "source")
     for spec in specs:
         got = dest.get(spec)  # made with torch 9.9.9 on cuda: served without a ForeignRunError
-        with pytest.raises(store.ForeignRunError):
+        with pytest.raises(ForeignRunError):
             src.get(spec)  # the source store itself still refuses it (not imported there)
-        monkeypatch.setenv(store.FOREIGN_ENV, "serve")
+        monkeypatch.setenv(FOREIGN_ENV, "serve")
         with pytest.warns(RuntimeWarning):
             want = src.get(spec)
-        monkeypatch.delenv(store.FOREIGN_ENV)
+        monkeypatch.delenv(FOREIGN_ENV)
         assert got.history == want.history and got.best_epoch == want.best_epoch
         assert got.initial == want.initial and got.summary["test_mAP"] == want.summary["test_mAP"]
         assert got.origin["name"] == "smoke-test" and got.origin["environment"]["torch"] == "9.9.9"
@@ -98,7 +104,7 @@ def test_export_then_import_into_an_empty_store_serves_the_same_records(exported
     assert len(loaded) == 1
     assert torch.equal(dest.get(loaded[0]).weights()["weights"]["networks"]["net"]["w"], torch.full((3,), 10.0))
     other = next(s for s in specs if not dest.get(s).origin["weights"])
-    with pytest.raises(store.DamagedRunError, match="without its weights.*--weights all"):
+    with pytest.raises(DamagedRunError, match="without its weights.*--weights all"):
         dest.get(other).weights()
     line = pack.provenance([dest.get(s) for s in specs])
     assert line.startswith("results from pack smoke-test (commit ") and "torch 9.9.9, 1 thread): 3 runs" in line

@@ -187,6 +187,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from mlpl_lab import labels as L
+
+from mlpl_lab import regimes as R
 from mlpl_lab.chapters import pu_mlc as chapter
 
 
@@ -195,13 +197,13 @@ def test_control_hides_exactly_the_false_negatives():
     control that draws other entries, or leaves some missed positives negative."""
     rng = np.random.default_rng(0)
     Y = (rng.random((500, 12)) < 0.12).astype(np.int64)
-    noisy = L.noisy_negatives(Y, 0.5, 0.1, seed=3)
-    control = L.noisy_negatives(Y, 0.5, 0.1, seed=3, missed="unknown")
+    noisy = R.noisy_negatives(Y, 0.5, 0.1, seed=3)
+    control = R.noisy_negatives(Y, 0.5, 0.1, seed=3, missed="unknown")
     want = np.where((noisy == L.NEG) & (Y == 1), L.UNK, noisy)
     assert np.array_equal(control, want)
     assert ((noisy == L.NEG) & (Y == 1)).sum() > 100 and not ((control == L.NEG) & (Y == 1)).any()
     with pytest.raises(ValueError, match="missed"):
-        L.regime("noisy_negatives", p=0.5, fn_rate=0.1, missed="maybe")
+        R.regime("noisy_negatives", p=0.5, fn_rate=0.1, missed="maybe")
 
 
 def test_noise_counts_match_the_training_splits():

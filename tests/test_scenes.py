@@ -1,11 +1,15 @@
 """Tests of the embedded scene data: generator, cache, datasets, splits, plots."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
 
 from mlpl_lab import labels as L
+
+from mlpl_lab import regimes as R
 from mlpl_lab.data import (SHAPES, SceneDataset, Scenes, make_scenes, make_splits,
                            masks_from_segmentation)
 from mlpl_lab.data import glyphs as G
@@ -221,15 +225,15 @@ def test_an_unwritable_cache_warns_and_keeps_the_data(tmp_path):
 @pytest.mark.parametrize("seed, err", [(None, ValueError), (1.5, TypeError), (-1, ValueError),
                                        (2**32, ValueError), (True, TypeError)])
 def test_bad_seeds_are_refused_everywhere(seed, err):
-    from mlpl_lab import labels as L
+    from mlpl_lab import regimes as R
     from mlpl_lab.data import make_splits
 
     Y = torch.tensor([[1, 0, 1], [0, 1, 0]])
-    for regime in (L.full, L.single_positive):
+    for regime in (R.full, R.single_positive):
         with pytest.raises(err, match="seed"):
             regime(Y, seed=seed)
-    for regime, kw in ((L.drop_positives, {"alpha": 0.5}), (L.known_proportion, {"p": 0.5}),
-                       (L.positives_only, {"p": 0.5})):
+    for regime, kw in ((R.drop_positives, {"alpha": 0.5}), (R.known_proportion, {"p": 0.5}),
+                       (R.positives_only, {"p": 0.5})):
         with pytest.raises(err, match="seed"):
             regime(Y, seed=seed, **kw)
     with pytest.raises((TypeError, ValueError), match="seed"):
@@ -255,9 +259,90 @@ def test_bad_args(kwargs, match):
         make_scenes(**kwargs)
 
 
+# ------------------------------------------------- impossible scene parameters (issue 36)
+@pytest.mark.parametrize("kwargs, name, value", [
+    (dict(size_range=[0.5, 0.3]), "size_range", r"\[0\.5, 0\.3\]"),  # inverted
+    (dict(size_range=[0.0, 0.3]), r"size_range\[0\]", "0.0"),
+    (dict(size_range=[0.3, 1.2]), r"size_range\[1\]", "1.2"),
+    (dict(size_range=(0.3,)), "size_range", r"\(0\.3,\)"),
+    (dict(min_visible=1.5), "min_visible", "1.5"),
+    (dict(min_visible=-0.2), "min_visible", "-0.2"),
+    (dict(noise=-0.01), "noise", "-0.01"),
+    (dict(noise=float("nan")), "noise", "nan"),
+    (dict(colour_jitter=-0.1), "colour_jitter", "-0.1"),
+    (dict(colour_jitter=1.2), "colour_jitter", "1.2"),
+    (dict(background_gradient=0.9), "background_gradient", "0.9"),
+    (dict(context_strength="high"), "context_strength", "'high'"),
+    (dict(occlusion="yes"), "occlusion", "'yes'"),
+    (dict(size_range=[0.1, 0.3]), "size_range", r"\[0\.1, 0\.3\]"),  # 3 px objects at 32 px
+    (dict(image_size=20, size_range=[0.2, 0.4]), "image_size", "20"),  # 4 px objects
+])
+def test_impossible_scene_values_name_parameter_value_and_fix(kwargs, name, value):
+    with pytest.raises(ValueError) as err:
+        make_scenes(5, **kwargs)
+    msg = str(err.value)
+    assert re.search(name, msg) and re.search(value, msg), msg
+    assert "; " in msg and "\n" not in msg, msg  # one line: the problem, then the fix
+
+
+def test_size_range_inverted_suggests_the_swapped_pair():
+    with pytest.raises(ValueError, match=r"inverted.*size_range=\[0\.4, 0\.6\]"):
+        make_scenes(5, size_range=[0.6, 0.4])
+
+
+def _fit_by_hand(image_size, side, share):
+    """Objects that can all keep ``share`` of their mask visible: visible pixels of two objects
+    never coincide, so each needs ceil(share * area) of the image's pixels, area that of the
+    smallest shape at ``side`` px (shapes rasterised by the glyph module, counted here)."""
+    areas = [int((G.shape_template(s, side) >= 0.5).sum()) for s in SHAPES]
+    return image_size * image_size // int(np.ceil(share * min(areas) - 1e-9))
+
+
+@pytest.mark.parametrize("image_size, size_range, min_visible, occlusion", [
+    (16, [0.5, 0.5], 0.3, False),   # 8 px objects drawn whole in a 16 px image
+    (16, [0.75, 1.0], 0.9, True),   # 12-16 px objects keeping 90 % visible
+    (32, [0.8, 1.0], 1.0, True),
+])
+def test_more_objects_than_fit_are_refused(image_size, size_range, min_visible, occlusion):
+    side = int(round(size_range[0] * image_size))
+    fit = _fit_by_hand(image_size, side, min_visible if occlusion else 1.0)
+    assert 1 <= fit < 16
+    kw = dict(image_size=image_size, size_range=size_range, min_visible=min_visible, occlusion=occlusion)
+    with pytest.raises(ValueError, match=rf"max_objects={fit + 1} .*lower max_objects to {fit}\b"):
+        make_scenes(5, max_objects=fit + 1, **kw)
+    s = make_scenes(40, seed=1, max_objects=fit, **kw)  # the bound itself is accepted
+    assert int(s.num_objects.max()) <= fit
+
+
+def test_run_spec_data_is_checked_before_any_scene_or_training(monkeypatch):
+    """A bad scene parameter in any spec of a list stops ensure() before the first run's
+    scenes are generated or it trains (the good spec comes first)."""
+    from mlpl_lab import runner
+    from mlpl_lab.profiles import get_profile
+
+    def boom(*a, **k):
+        raise AssertionError("scenes generated or training started before the specs were checked")
+    monkeypatch.setattr(runner, "fit", boom)
+    monkeypatch.setattr(runner, "make_scene_sets", boom)
+    monkeypatch.setattr(runner, "make_val_scenes", boom)
+    P = get_profile("smoke", seeds=[0])
+    good = P.spec("an", seed=0)
+    for scene, match in [({"size_range": [0.5, 0.3]}, "size_range.*inverted"),
+                         ({"min_visible": 1.5}, "min_visible=1.5"),
+                         ({"max_objects": 16, "size_range": [0.8, 1.0], "min_visible": 1.0},
+                          "max_objects=16 objects cannot all be drawn"),
+                         ({"nosie": 0.1}, r"unknown scene parameter.*nosie"),
+                         ({"n_val": 0}, "n_val")]:
+        bad = P.spec("full", seed=0, scene=scene)
+        with pytest.raises(ValueError, match=match):
+            runner.ensure([good, bad])
+        with pytest.raises(ValueError, match=match):
+            runner.validate(bad)
+
+
 # ------------------------------------------------------------------ dataset / splits
 def test_scene_dataset_item_and_batch(s1000):
-    obs = L.single_positive(s1000.labels, seed=0)
+    obs = R.single_positive(s1000.labels, seed=0)
     ds = SceneDataset(s1000, obs, return_masks=True)
     assert len(ds) == 1000 and ds.num_classes == 20 and ds.class_names == s1000.class_names
     idx = [4, 0, 17]
@@ -288,10 +373,10 @@ def test_make_splits():
     assert not torch.equal(sp.val.images[:30], sp.test.images)
     assert torch.equal(sp.val.observed, sp.val.labels) and torch.equal(sp.test.observed, sp.test.labels)
     assert torch.equal((sp.train.observed == L.POS).sum(1), torch.ones(120, dtype=torch.int64))
-    assert torch.equal(sp.train.observed, L.single_positive(sp.train.labels, seed=2))
+    assert torch.equal(sp.train.observed, R.single_positive(sp.train.labels, seed=2))
     sp2 = make_splits(n_train=120, n_val=40, n_test=30, seed=2, regime="drop_positives",
                       regime_params={"alpha": 0.5}, regime_seed=9)
-    assert torch.equal(sp2.train.observed, L.drop_positives(sp2.train.labels, alpha=0.5, seed=9))
+    assert torch.equal(sp2.train.observed, R.drop_positives(sp2.train.labels, alpha=0.5, seed=9))
     biased = make_splits(n_train=50, n_val=10, n_test=10, regime_params={"bias": "size"})
     assert torch.equal((biased.train.observed == L.POS).sum(1), torch.ones(50, dtype=torch.int64))
 

@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from mlpl_lab import metrics, runner, store
+
+from mlpl_lab.runs.environment import FOREIGN_ENV
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.train import predict_dataset
 
@@ -17,7 +19,7 @@ from mlpl_lab.train import predict_dataset
 def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
-    monkeypatch.delenv(store.FOREIGN_ENV, raising=False)
+    monkeypatch.delenv(FOREIGN_ENV, raising=False)
     runner.clear_caches()
     return tmp_path
 
@@ -57,7 +59,9 @@ def test_a_changed_spec_or_numerics_version_misses_the_store(data_root, P, monke
     runner.ensure([P.spec("an", lr=1e-2)])
     runner.ensure([P.spec("gr", {"q2": 0.02})])
     assert len(calls) == 4
-    monkeypatch.setattr(store, "NUMERICS_VERSION", store.NUMERICS_VERSION + 1)
+    from mlpl_lab.runs import spec as run_spec
+
+    monkeypatch.setattr(run_spec, "NUMERICS_VERSION", run_spec.NUMERICS_VERSION + 1)
     assert store.RunStore().get(P.spec("an")) is None  # a numerics bump never serves a stale run
     runner.ensure([P.spec("an")])
     assert len(calls) == 5

@@ -21,6 +21,12 @@ import pytest
 import torch
 
 from mlpl_lab import runner, store
+
+from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
+
+from mlpl_lab.runs.folders import DamagedRunError, STALE_TMP_HOURS
+
+from mlpl_lab.runs.spec import RunSpec
 from mlpl_lab.profiles import get_profile
 
 PACKAGE = Path(store.__file__).resolve().parent
@@ -118,7 +124,7 @@ def test_the_numeric_environment_is_recorded_and_a_foreign_run_refused(data_root
     env = json.loads((st.path(spec) / "summary.json").read_text())["environment"]
     here = "cuda" if torch.cuda.is_available() else "cpu"
     assert env == {"torch": torch.__version__.split("+")[0], "device": here, "amp_dtype": "off",
-                   "world_size": 1}
+                   "world_size": 1, "threads": torch.get_num_threads()}
     amp = P.spec("an", amp=True)
     fake_run(st, amp)
     assert store.RunStore().get(amp).environment["amp_dtype"] == ("float16" if here == "cuda" else "bfloat16")
@@ -131,26 +137,28 @@ def test_the_numeric_environment_is_recorded_and_a_foreign_run_refused(data_root
 
     other = "cpu" if here == "cuda" else "cuda"
     made_elsewhere(device=other, amp_dtype="float16")
-    with pytest.raises(store.ForeignRunError, match=f"device {other} there, {here} here") as exc:
+    with pytest.raises(ForeignRunError, match=f"device {other} there, {here} here") as exc:
         st.get(spec)
     assert str(st.path(spec)) in str(exc.value) and "MLPL_LAB_FOREIGN_RUNS=serve" in str(exc.value)
     calls = []
     monkeypatch.setattr(runner, "fit", lambda *a, **k: calls.append(a))
-    with pytest.raises(store.ForeignRunError):  # refused before anything trains
+    with pytest.raises(ForeignRunError):  # refused before anything trains
         runner.ensure([P.spec("an", seed=1), spec])
     assert calls == []
-    monkeypatch.setenv(store.FOREIGN_ENV, "serve")
+    monkeypatch.setenv(FOREIGN_ENV, "serve")
     with pytest.warns(RuntimeWarning, match="another environment"):
         assert st.get(spec).environment["device"] == other
-    monkeypatch.setenv(store.FOREIGN_ENV, "retrain")
+    monkeypatch.setenv(FOREIGN_ENV, "retrain")
     assert st.get(spec) is None
-    monkeypatch.delenv(store.FOREIGN_ENV)
+    monkeypatch.delenv(FOREIGN_ENV)
     made_elsewhere(torch="1.0.0")
-    with pytest.raises(store.ForeignRunError, match="torch 1.0.0 there"):
+    with pytest.raises(ForeignRunError, match="torch 1.0.0 there"):
         st.get(spec)
     made_elsewhere(world_size=4)  # a torchrun run read by a notebook
     assert st.get(spec).environment["world_size"] == 4
-    monkeypatch.setenv(store.FOREIGN_ENV, "sometimes")
+    made_elsewhere(threads=64)  # made on a machine with other cores: served all the same
+    assert st.get(spec).environment["threads"] == 64
+    monkeypatch.setenv(FOREIGN_ENV, "sometimes")
     made_elsewhere(device=other)
     with pytest.raises(ValueError, match="not one of"):
         st.get(spec)
@@ -166,7 +174,7 @@ def test_a_real_dataset_whose_label_files_changed_is_retrained(data_root, P, tmp
     for phase in ("train", "val"):
         np.save(root / f"formatted_{phase}_labels.npy", labels)
         np.save(root / f"formatted_{phase}_images.npy", np.array([f"{i}.jpg" for i in range(10)]))
-    spec = store.RunSpec(method="an", data={"dataset": "voc2012", "root": str(root), "layout": "cole",
+    spec = RunSpec(method="an", data={"dataset": "voc2012", "root": str(root), "layout": "cole",
                                             "image_size": 32})
     st = store.RunStore()
     fake_run(st, spec)
@@ -238,7 +246,7 @@ def test_weights_load_without_pickled_code_and_are_checked(data_root, P):
     (run.path / "summary.json").write_text(json.dumps(summary))
     with pytest.raises(Exception, match="weights_only|Unsupported global"):
         store.RunStore().get(spec).weights()
-    with pytest.raises(store.DamagedRunError, match="sha256"):  # the run read before the change
+    with pytest.raises(DamagedRunError, match="sha256"):  # the run read before the change
         run.weights()
 
 
@@ -266,7 +274,7 @@ WRITER = textwrap.dedent("""
     import os, sys, time
     import torch
     from mlpl_lab import store
-    from mlpl_lab.store import RunSpec
+    from mlpl_lab.runs.spec import RunSpec
     who, n = int(sys.argv[1]), int(sys.argv[2])
     spec = RunSpec.from_dict(__import__("json").loads(sys.argv[3]))
     st = store.RunStore()
@@ -302,7 +310,7 @@ def test_two_writers_of_one_key_both_succeed_and_readers_see_whole_runs(data_roo
                 assert run.summary["test_mAP"] == value
                 try:
                     w = run.weights()["weights"]["networks"]["net"]["w"]
-                except store.DamagedRunError:  # replaced since it was read: said, not served
+                except DamagedRunError:  # replaced since it was read: said, not served
                     continue
                 assert torch.all(w == value), "weights of one write served with another's history"
     outs = [p.communicate() for p in procs]
@@ -336,7 +344,7 @@ def test_clear_leaves_writes_in_progress_alone(data_root, P):
     elsewhere = st.root / f".tmp-{spec.key}.{dead}.4.another-host.example"
     for d in (live, gone, old, elsewhere):
         d.mkdir()
-    hours_ago = time.time() - (store.STALE_TMP_HOURS + 1) * 3600
+    hours_ago = time.time() - (STALE_TMP_HOURS + 1) * 3600
     os.utime(old, (hours_ago, hours_ago))
     assert st.clear() == 1
     left = sorted(p.name for p in st.root.iterdir())

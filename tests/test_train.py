@@ -165,3 +165,85 @@ def test_channels_last_is_a_layout_not_a_different_run(tiny):
     nhwc = fit("an", tiny.train, tiny.val, tiny.test, cfg(seed=4, channels_last=True))
     assert nhwc.curve("loss") == pytest.approx(plain.curve("loss"), rel=1e-4)
     assert nhwc.curve("val_mAP") == pytest.approx(plain.curve("val_mAP"), abs=0.2)
+
+
+class Recorder(Method):
+    """Keeps a copy of every batch the loop hands it (and how many ``Tensor.to`` calls had been
+    made by then, when ``calls`` is a list); its loss reads one parameter, not the network."""
+
+    name = "recorder"
+
+    def __init__(self, calls=None):
+        super().__init__()
+        self.seen, self.calls, self.calls_at = [], calls, []
+
+    def training_step(self, batch, epoch):
+        self.seen.append((epoch, {k: v.clone() for k, v in batch.items()}))
+        if self.calls is not None:
+            self.calls_at.append((epoch, len(self.calls)))
+        return next(self.net.parameters()).sum() * 0.0, {}
+
+
+def _weak_views_by_hand(img):
+    """The 50 weak views of one image: mirrored or not, padded by F.pad (replicate), every window."""
+    import torch.nn.functional as F
+
+    h, w = img.shape[-2:]
+    out = []
+    for mirrored in (img, img.flip(-1)):
+        padded = F.pad(mirrored[None], (2, 2, 2, 2), mode="replicate")[0]
+        out += [padded[:, dy:dy + h, dx:dx + w] for dy in range(5) for dx in range(5)]
+    return out
+
+
+def test_each_batch_is_weak_views_of_its_own_rows_and_an_epoch_visits_a_row_once(tiny):
+    """Oracle: each image of a batch must be one of the 50 weak views (made by hand) of the row its
+    ``index`` names, with that row's true and observed labels. Bugs caught: a batch whose images,
+    labels and indices come from different rows; a row visited twice in an epoch; a crop read from
+    the wrong side of the padding; no augmentation at all; a seed that does not fix the batches."""
+    rec = Recorder()
+    fit(rec, tiny.train, tiny.val, tiny.test, cfg(epochs=2, seed=3))
+    assert len(rec.seen) == 2 * (len(tiny.train) // 32)
+    shifted = 0
+    for epoch in (0, 1):
+        rows = torch.cat([b["index"] for e, b in rec.seen if e == epoch])
+        assert len(set(rows.tolist())) == len(rows) == len(tiny.train)
+    for _, b in rec.seen:
+        assert torch.equal(b["labels"], tiny.train.labels[b["index"]])
+        assert torch.equal(b["observed"], tiny.train.observed[b["index"]])
+        for img, row in zip(b["image"], b["index"].tolist()):
+            views = _weak_views_by_hand(tiny.train.images[row])
+            assert any(torch.equal(img, v) for v in views), f"image of row {row} is no weak view of it"
+            shifted += not torch.equal(img, views[12])  # views[12]: not mirrored, not shifted
+    assert shifted > len(rec.seen) * 16
+    again = Recorder()
+    fit(again, tiny.train, tiny.val, tiny.test, cfg(epochs=2, seed=3))
+    assert all(torch.equal(a["image"], b["image"]) and torch.equal(a["index"], b["index"])
+               for (_, a), (_, b) in zip(rec.seen, again.seen))
+    other = Recorder()
+    fit(other, tiny.train, tiny.val, tiny.test, cfg(epochs=1, seed=4))
+    assert not torch.equal(other.seen[0][1]["index"], rec.seen[0][1]["index"])
+
+
+def test_an_in_memory_split_trains_without_a_dataloader_or_a_copy_per_step(tiny, monkeypatch):
+    """The training split is held on the device once (issue 34). Bugs caught: a loop that copies
+    each batch to the device (``Tensor.to`` between two steps of an epoch: what the loop did
+    before) or builds a DataLoader for an in-memory dataset."""
+    calls = []
+    real_to = torch.Tensor.to
+
+    def spy_to(self, *a, **kw):
+        calls.append(1)
+        return real_to(self, *a, **kw)
+
+    def no_loader(*a, **kw):
+        raise AssertionError("a DataLoader was built for an in-memory split")
+
+    monkeypatch.setattr(torch.Tensor, "to", spy_to)
+    monkeypatch.setattr(torch.utils.data.DataLoader, "__init__", no_loader)
+    rec = Recorder(calls)
+    fit(rec, tiny.train, tiny.val, tiny.test, cfg(epochs=2, seed=1))
+    for epoch in (0, 1):
+        counts = [n for e, n in rec.calls_at if e == epoch]
+        assert len(counts) == 3 and counts[-1] == counts[0], f"epoch {epoch}: {counts}"
+    assert calls  # the spy sees the loop's copies (once per run and per epoch)

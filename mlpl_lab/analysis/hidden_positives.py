@@ -12,6 +12,8 @@ import numpy as np
 import torch
 
 from .. import labels as L
+
+from .. import regimes as R
 from ..train import predict_dataset
 
 
@@ -26,8 +28,8 @@ def regime_overview(Y, regimes: Mapping[str, Tuple[str, dict]], seed: int = 0):
 
     rows = []
     for label, (name, params) in regimes.items():
-        observed = L.regime(name, **params)(Y, seed=seed)
-        stats = L.label_stats(Y, observed)
+        observed = R.regime(name, **params)(Y, seed=seed)
+        stats = R.label_stats(Y, observed)
         obs = torch.as_tensor(observed)
         rows.append({
             "regime": label,

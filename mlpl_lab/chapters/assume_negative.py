@@ -25,7 +25,7 @@ from ..analysis.hidden_positives import hidden_positive_confidences, summarise_c
 from ..analysis.tables import regimes_table
 from ..profiles import get_profile
 from ..runner import ensure_grid
-from .common import as_profile, runs_for, specs_for, splits_for
+from .common import as_profile, design_name, runs_for, specs_for, splits_for
 
 REGIMES: Dict[str, tuple] = {
     "single positive": ("single_positive", {}),
@@ -51,7 +51,7 @@ EARLY_EPOCH = 6
 
 
 def key_seeds(P) -> List[int]:
-    return list(P.seeds[:KEY_SEEDS.get(P.name, 1)])
+    return list(P.seeds[:KEY_SEEDS.get(design_name(P), 1)])
 
 
 def run(profile) -> Dict[str, Dict[str, list]]:
@@ -59,7 +59,7 @@ def run(profile) -> Dict[str, Dict[str, list]]:
     P = as_profile(profile)
     out = {}
     for label, (name, params) in REGIMES.items():
-        seeds = key_seeds(P) if label == "single positive" else P.seeds[:OTHER_SEEDS.get(P.name, 1)]
+        seeds = key_seeds(P) if label == "single positive" else P.seeds[:OTHER_SEEDS.get(design_name(P), 1)]
         out[label] = runs_for(P, METHODS, name, params, seeds=seeds, label="01 " + label)
     return out
 
@@ -75,7 +75,7 @@ def table(results) -> "Any":
 def candidate_runs(profile) -> Dict[str, Dict[str, Any]]:
     """Per candidate: its pretraining run and AN / the oracle fine-tuned from it (single positive)."""
     P = as_profile(profile)
-    seeds = list(P.seeds[:CANDIDATE_SEEDS.get(P.name, 1)])
+    seeds = list(P.seeds[:CANDIDATE_SEEDS.get(design_name(P), 1)])
     grid, pre = {}, {}
     for cand, overrides in PRETRAIN_CANDIDATES.items():
         base = specs_for(P, METHODS, "single_positive", seeds=seeds)
@@ -236,3 +236,70 @@ def confidence_table(summary):
 def gap_record(cands) -> Dict[str, float]:
     return {cand: _gap(c) for cand, c in cands.items()}
 
+
+
+# --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
+
+def regimes_view():
+    """The chapter's regimes: the label a table uses, the regime and its parameters."""
+    from ..analysis.display import caption, text_table
+
+    rows = {label: {"regime": name, "parameters": ", ".join(f"{k} = {v:g}" for k, v in params.items()) or "—"}
+            for label, (name, params) in REGIMES.items()}
+    return text_table(rows, caption("The regimes of the main comparison: the label the tables use, the "
+                                    "regime of mlpl_lab.labels and its parameters", intervals=False,
+                                    unconverged=False, bold=None), index="label", best=False)
+
+
+def candidates_view(cands):
+    """:func:`candidates_table` as the notebook shows it (mAP with one decimal)."""
+    from ..analysis.display import caption, styled
+
+    t = candidates_table(cands)
+    return styled(t, caption("Per pretraining candidate: its own val mAP, AN's and the oracle's test mAP (%) "
+                             "fine-tuned from it (single positive, mean over the seeds), the gap oracle − AN "
+                             "and how many of their runs converged", intervals=False, unconverged=False,
+                             bold=None), percent=["pretraining val mAP", "AN", "full labels", "gap"],
+                  counts=["seeds"], best=False)
+
+
+def table_view(results):
+    """The main table as the notebook shows it: rows = regimes, the oracle and AN as mean ± 95 %
+    interval (seeds) with † where a run did not converge, and the gap (difference of the means);
+    the better of the two in bold per regime."""
+    from ..analysis.benchmark import cell_frame, is_false, wide
+    from ..analysis.display import caption, styled
+
+    cells = cell_frame(results)
+    methods, regimes = list(METHODS), list(results)
+    mean = wide(cells, "mean", methods, regimes).T
+    half, n = wide(cells, "ci95", methods, regimes).T, wide(cells, "seeds", methods, regimes).T
+    unconv = wide(cells, "converged", methods, regimes).T.map(is_false)
+    frame = mean.copy()
+    frame["gap"] = table(results)["gap"]
+    frame.columns.name = None
+    return styled(frame, caption("Test mAP (%) at each run's best clean-validation epoch, per regime; gap: "
+                                 "oracle − AN, the difference of the means", bold="row"),
+                  percent=True, half=half, seeds=n, unconverged=unconv, axis=1, reference=["gap"])
+
+
+def early_view(early):
+    """:func:`early_vs_converged` as the notebook shows it."""
+    from ..analysis.display import caption, styled
+
+    return styled(early, caption("Clean validation mAP (%) of AN and the oracle (first seed, single positive) "
+                                 "read at the former protocol's epoch and at the best-val epoch, per start; "
+                                 "✓ / ✗: whether the run converged", intervals=False, unconverged=False,
+                                 bold=None), percent=True, best=False)
+
+
+def confidence_view(summary):
+    """The confidence summary (:func:`confidence_table`) as the notebook shows it."""
+    import pandas as pd
+
+    from ..analysis.display import caption, styled
+
+    return styled(pd.DataFrame(summary), caption(
+        "Predicted probability on the training set (single positive, first seed) by the label's true "
+        "status: the mean, and the share at or above 0.5", intervals=False, unconverged=False, bold=None),
+        best=False)

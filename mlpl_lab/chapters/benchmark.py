@@ -42,11 +42,11 @@ from ..analysis import benchmark as bm
 from ..analysis.claims import Claim, claims_table
 from ..profiles import Profile
 from ..runner import clean_val_labels, ensure_grid
-from ..store import RunSpec
+from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
 from . import opml as opml_chapter
-from .common import as_profile, splits_for
+from .common import as_profile, design_name, splits_for
 from .gr import expected_positives
 
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
@@ -224,9 +224,9 @@ def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
     — or, for the gpu profile and any method or regime outside the profile's grid, extend it."""
     P = as_profile(profile)
     methods, regimes = resolve_methods(methods), resolve_regimes(regimes)
-    if P.name in GRIDS and methods is None:
-        grid = {reg: tuple(rows) for reg, rows in GRIDS[P.name].items()}
-    else:  # gpu, or named methods: every named row under every regime it applies to
+    if design_name(P) in GRIDS and methods is None:
+        grid = {reg: tuple(rows) for reg, rows in GRIDS[design_name(P)].items()}
+    else:  # gpu (and gpu_shape), or named methods: every named row under every regime it applies to
         wanted = methods or [r.label for r in ROWS]
         if ORACLE not in wanted:
             wanted = [ORACLE] + list(wanted)
@@ -248,7 +248,7 @@ def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
     seeds = {}
     for reg, rows in grid.items():
         for row in rows:
-            n = CPU_KEY_SEEDS.get((reg, row), 1) if P.name == "cpu" else len(pool)
+            n = CPU_KEY_SEEDS.get((reg, row), 1) if design_name(P) == "cpu" else len(pool)
             seeds[(reg, row)] = pool[:max(1, n)]
     return BenchmarkDesign(P, grid, seeds, tuning=bool(tuning))
 
@@ -338,6 +338,8 @@ def left_out(design: BenchmarkDesign) -> List[str]:
 
 def protocol(profile) -> Dict[str, Any]:
     """The protocol of every cell, read from the profile (what the notebook states at the top)."""
+    from ..analysis.display import value_text
+
     P = as_profile(profile)
     data = (f"embedded scenes, {P.n_train} train / {P.n_val} val / {P.n_test} test, {P.image_size} px "
             f"({P.glyphs})" if P.dataset == "scenes" else
@@ -345,14 +347,14 @@ def protocol(profile) -> Dict[str, Any]:
             f"{P.image_size} px, ImageNet normalisation")
     return {"data": data,
             "splits and label draws": "seed s draws the split, the observed labels and the initialisation",
-            "backbone": f"{P.model} {P.model_kwargs or ''}".strip(),
+            "backbone": f"{P.model}" + (f" ({value_text(P.model_kwargs)})" if P.model_kwargs else ""),
             "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, {P.lr_schedule} LR"
                         + (", AMP" if P.amp else "")
                         + (f"; the OPML rows {opml_chapter.OPML_EPOCHS[P.name]} epochs (chapter 03's "
                            f"schedule, see OPML_EPOCHS)" if P.name in opml_chapter.OPML_EPOCHS else ""),
             "hyperparameters": "each method's paper defaults (the chapters' choices)",
             "selection": "test mAP at the epoch with the best clean-validation mAP",
-            "seeds": f"{list(P.seeds)}"}
+            "seeds": ", ".join(str(s) for s in P.seeds)}
 
 
 FRIEDMAN_NOTE = ("ranks over the methods that ran in every compared regime; Friedman's χ² with "
@@ -542,3 +544,104 @@ def claims(results, same_head: Mapping[str, list] | None = None):
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
                               "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime]))
     return claims_table(rows)
+
+
+# --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
+
+def protocol_view(profile):
+    """:func:`protocol` as a one-column table."""
+    import pandas as pd
+
+    from ..analysis.display import styled
+
+    return styled(pd.Series(protocol(profile), name="every cell").to_frame(),
+                  "The protocol every cell of the benchmark follows, read from the profile.", best=False)
+
+
+def rows_view():
+    """:func:`rows_table` with its caption."""
+    from ..analysis.display import styled
+
+    return styled(rows_table(), "Every row of the benchmark: its registered method, the chapter that teaches "
+                  "it, the regimes it applies to and where it leaves the protocol.", best=False)
+
+
+METRIC_WHAT = {"mAP": "Test mAP (%)", "CF1": "Test CF1 (per-class F1 at 0.5, %)",
+               "OF1": "Test OF1 (overall F1 at 0.5, %)"}
+
+
+def metric_view(tabs: Mapping[str, Any], metric: str = "mAP"):
+    """One metric of :func:`tables` as the notebook shows it: rows = methods, columns = regimes,
+    mean ± 95 % interval (seeds) with † where a run did not converge, the best method of each
+    regime in bold (the full-label oracle left out)."""
+    from ..analysis.display import caption, styled
+
+    mean = tabs[f"{metric}_mean"]
+    unconv = tabs["converged"].reindex(index=mean.index, columns=mean.columns).map(bm.is_false)
+    ref = [r for r in REFERENCE_ROWS if r in mean.index]
+    return styled(mean, caption(f"{METRIC_WHAT.get(metric, metric)} at each run's best clean-validation epoch, "
+                                "per regime", reference=ref, note="— the method does not run in that regime"),
+                  percent=True, half=tabs[f"{metric}_ci95"], seeds=tabs["seeds"], unconverged=unconv,
+                  reference=ref)
+
+
+def convergence_view(rec: Mapping[str, Any]):
+    """``records(...)["benchmark_convergence"]`` as a ✓ / ✗ grid: rows = methods, columns = regimes."""
+    from ..analysis.display import flags_table
+
+    return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.convergence)? ✓ yes, "
+                       "✗ no (the cell carries a † in the tables above), — unknown.")
+
+
+def friedman_view(tabs: Mapping[str, Any]):
+    """The Friedman test over the ranks, with the methods left out of them in the caption."""
+    from ..analysis.display import styled
+
+    left = tabs["ranks_left_out"]
+    out = ("; ".join(f"{m}: {why}" for m, why in left.iloc[:, 0].items()) if len(left)
+           else "no method left out")
+    return styled(tabs["friedman"], f"The ranks' test: methods (k) and regimes (N) compared, Friedman's χ² and p, "
+                  f"the Nemenyi critical difference of mean ranks. Left out of the ranks: {out}.",
+                  counts=["methods (k)", "regimes (N)"], p_values=["p"], best=False)
+
+
+def gap_view(tabs: Mapping[str, Any]):
+    """The share of the AN → oracle gap each method closes (text cells: estimate [95 % bootstrap
+    interval] (seeds), or — with the reason)."""
+    from ..analysis.display import styled
+
+    return styled(tabs["gap_closed"], "Share of the AN → oracle gap each method closes per regime (0: no better "
+                  "than AN, 1: as good as full labels): the ratio of mean gains over the seeds the method, AN "
+                  "and the oracle share, its 95 % percentile-bootstrap interval and those seeds; — with the "
+                  "reason where it is not defined.", best=False)
+
+
+def rare_view(gain):
+    """:func:`rare_vs_frequent` as a table (AP points, one decimal)."""
+    from ..analysis.display import styled
+
+    return styled(rare_vs_frequent(gain), "Mean per-class AP gain over AN (AP points, mean over shared seeds) "
+                  "on the rarer half of the classes and on the more frequent half (training frequency).",
+                  percent=True, best=False)
+
+
+def cost_view(tabs: Mapping[str, Any]):
+    """The cost table as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(tabs["cost"], "Cost per method (over every regime and seed it ran): training + evaluation "
+                  "seconds and peak memory (MiB; — unknown) of a run, the runs counted, and both relative "
+                  "to AN's.", counts=["runs"], best=False)
+
+
+def tuning_view():
+    """The declared tuning grids (paper default first), one column per hyperparameter."""
+    import pandas as pd
+
+    from ..analysis.display import number_text, styled
+
+    t = pd.DataFrame({row: {k: ", ".join(number_text(x, digits=None) if not isinstance(x, float) else f"{x:g}"
+                                         for x in v) for k, v in grid.items()}
+                      for row, grid in TUNING_GRIDS.items()}).T.fillna("")
+    return styled(t, "The declared tuning grids: each row's values per hyperparameter, the paper's default "
+                  "first (the first points are the trials).", best=False)

@@ -31,10 +31,12 @@ from typing import Any, Dict, List, Mapping, Tuple
 import numpy as np
 
 from .. import labels as L
+
+from .. import regimes as R
 from ..analysis.claims import Claim, by_seed, claims_table
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
-from .common import as_profile, runs_for, splits_for
+from .common import as_profile, design_name, runs_for, splits_for
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
@@ -113,12 +115,12 @@ def chapter_design(profile) -> CLSDesign:
     p = as_profile(profile)
     E_k = chapter_E_k(p.epochs)
     seeds = tuple(p.seeds)
-    if p.name == "smoke":
-        return CLSDesign("smoke", E_k, ("drop 50 %", "single positive"), ("single positive",),
+    if design_name(p) == "smoke":
+        return CLSDesign(p.name, E_k, ("drop 50 %", "single positive"), ("single positive",),
                          "single positive", (0.0, 0.012), (0.0, 0.06), seeds=seeds[:1],
                          key_seeds=seeds[:3])
-    if p.name == "gpu":
-        return CLSDesign("gpu", E_k, tuple(REGIMES), tuple(REGIMES), "single positive",
+    if design_name(p) == "gpu":  # gpu and gpu_shape
+        return CLSDesign(p.name, E_k, tuple(REGIMES), tuple(REGIMES), "single positive",
                          (0.0, 0.006, 0.012, 0.021, 0.06), (0.0, 0.02, 0.06, 0.14), with_clc=True,
                          seeds=seeds, key_seeds=seeds)
     # cpu and any custom profile: the reduced design of the module docstring (drop 25 % and
@@ -186,7 +188,7 @@ def regime_summary(design: CLSDesign, profile, seed: int = 0):
     for label in design.table_regimes:
         sp = _splits(profile, label, seed)
         obs, y = sp.train.observed, sp.train.labels
-        stats = L.label_stats(y, obs)
+        stats = R.label_stats(y, obs)
         hidden = (obs == L.UNK) & (y == 1)
         hp = design.cls_hparams(label)
         rows.append({
@@ -403,3 +405,96 @@ def strategy_table():
                                       "one (image, class) entry"]
     table.loc["lab method"] = ["coteaching", "—", "coteaching_plus", "jocor", "cls"]
     return table
+
+
+# ---------------------------------------------------------------------------------------
+# what the notebook shows (the one table style, mlpl_lab.analysis.display)
+# ---------------------------------------------------------------------------------------
+def strategy_view():
+    """:func:`strategy_table` with its caption."""
+    from ..analysis.display import styled
+
+    return styled(strategy_table(), "CLS, Table 1: the cooperation strategies of co-training methods "
+                  "(✓ / ✗), the unit each method drops in this lab's multi-label setting and its "
+                  "registered method.", best=False)
+
+
+def regime_view(summary):
+    """:func:`regime_summary` as the notebook shows it (the taus with three decimals)."""
+    from ..analysis.display import styled
+
+    return styled(summary, "Per regime (training split, first seed): observed and true positives per image, "
+                  "the share of unknown entries that are hidden positives (the label noise tau_h fights), "
+                  "the share of images with a hidden positive (the sample noise a forget rate refers to) "
+                  "and the paper's (COCO) tau_h and tau_l used here.",
+                  digits={"tau_h": 3, "tau_l": 3}, best=False)
+
+
+def table2_view(results: Mapping[str, Mapping[str, list]], metrics=("mAP", "CF1", "OF1")):
+    """:func:`table2` as the notebook shows it: each cell mean ± 95 % interval (seeds) with †
+    where a run did not converge, the best of each (regime, metric) column in bold."""
+    import pandas as pd
+
+    from ..analysis import benchmark as bm
+    from ..analysis.display import caption, styled
+
+    methods: List[str] = []
+    for runs in results.values():
+        methods += [m for m in runs if m not in methods]
+    regimes = list(results)
+    frames = {k: [] for k in ("mean", "ci95", "seeds", "converged")}
+    for k in metrics:
+        cells = bm.cell_frame(results, f"test_{k}")
+        for v in frames:
+            frames[v].append(bm.wide(cells, v, methods, regimes).reindex(index=methods, columns=regimes))
+    cols = pd.MultiIndex.from_tuples([(r, k) for r in regimes for k in metrics], names=["regime", "metric"])
+
+    def joined(v):
+        return pd.concat({k: f for k, f in zip(metrics, frames[v])}, axis=1).swaplevel(axis=1).reindex(columns=cols)
+
+    mean, unconv = joined("mean"), joined("converged").map(bm.is_false)
+    return styled(mean, caption("CLS, Table 2 at this scale: test mAP, CF1 and OF1 (%) of the reported "
+                                "prediction (two networks: their averaged probabilities) at the best "
+                                "clean-validation epoch", note="— not run in that regime"),
+                  percent=True, half=joined("ci95"), seeds=joined("seeds"), unconverged=unconv)
+
+
+def heads_view(heads):
+    """:func:`heads_table` as the notebook shows it (the best head of each row in bold)."""
+    from ..analysis.display import caption, styled
+
+    return styled(heads, caption("Test mAP (%) of the two-network methods' averaged prediction and of each "
+                                 "network alone (mean over seeds, best clean-validation epoch)",
+                                 intervals=False, unconverged=False, bold="row"), percent=True, axis=1)
+
+
+def trace_view(trace):
+    """:func:`coteaching_plus_trace` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(trace, "Co-teaching+ per epoch (first seed): the share of the batch on which the two "
+                  "networks disagree, the share of steps on each branch, the samples each network was "
+                  "updated on per step and the clean validation mAP (%).",
+                  percent=["val_mAP"], counts=["used_f", "used_g"], best=False)
+
+
+def selection_view(summary):
+    """:func:`mlpl_lab.methods.selection.selection_summary` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(summary, "What each method's selection removed at its last epoch (summed over its networks "
+                  "and runs): precision and recall (%) of the removal against the true labels, the labels "
+                  "removed, and for sample selection the clean labels lost per dropped image.",
+                  counts=["epoch", "removed labels", "observed positives lost"], best=False)
+
+
+def sensitivity_view(sens_h, sens_l):
+    """The two sweeps of :func:`sensitivity_table` side by side as the notebook shows them (the
+    best value of each column in bold)."""
+    from ..analysis.display import caption, styled
+
+    t = sens_h.add_suffix(" (tau_h sweep)").join(sens_l.add_suffix(" (tau_l sweep)"), how="outer")
+    t.index.name = "tau"
+    return styled(t, caption("Test mAP, CF1, OF1 and the mAP of f alone (%) per tau value of each sweep (mean "
+                             "over seeds, best clean-validation epoch); — the value is not on that sweep",
+                             intervals=False, unconverged=False), percent=True)

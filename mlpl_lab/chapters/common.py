@@ -13,8 +13,21 @@ SCALE_FIELDS = ("n_train", "n_val", "n_test", "image_size", "model", "model_kwar
                 "batch_size", "amp")
 
 
+#: profiles that take another profile's chapter designs — its method lists, rows, regimes, key
+#: seeds (capped at the profile's own seeds) and a chapter's image sizes — at their own run scale:
+#: ``gpu_shape`` executes the gpu designs at a CPU's sizes (issue 34). A chapter's epoch tables
+#: (LAC's stages, OPML_EPOCHS, PU_EPOCHS) stay keyed by the profile itself.
+DESIGN_OF = {"gpu_shape": "gpu"}
+
+
 def as_profile(profile) -> Profile:
     return get_profile(profile)
+
+
+def design_name(profile) -> str:
+    """The profile whose chapter designs ``profile`` takes (:data:`DESIGN_OF`; itself otherwise)."""
+    name = as_profile(profile).name
+    return DESIGN_OF.get(name, name)
 
 
 def as_spec(m: MethodSpec) -> Tuple[str, Dict[str, Any]]:

@@ -19,7 +19,7 @@ from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
 from ..runner import build_splits, initial_method
 from ..train import predict_dataset
-from .common import as_profile, runs_for, splits_for
+from .common import as_profile, design_name, runs_for, splits_for
 
 ZOO_ALL = ("full labels", "AN", "WAN", "AN-LS", "EPR", "ROLE", "Hill", "SPLC", "EM", "EM+APL", "LL-R", "GR")
 ZOO = {
@@ -54,12 +54,12 @@ def methods(profile, splits) -> Dict[str, Any]:
         "EPR": ("epr", {"expected_num_pos": k}), "ROLE": ("role", {"expected_num_pos": k}),
         "Hill": "hill", "SPLC": "splc", "EM": "em", "EM+APL": "em_apl", "LL-R": "ll_r", "GR": "gr",
     }
-    return {label: zoo[label] for label in ZOO.get(P.name, ZOO["cpu"])}
+    return {label: zoo[label] for label in ZOO.get(design_name(P), ZOO["cpu"])}
 
 
 def left_out(profile):
     P = as_profile(profile)
-    return [m for m in ZOO_ALL if m not in ZOO.get(P.name, ZOO["cpu"])]
+    return [m for m in ZOO_ALL if m not in ZOO.get(design_name(P), ZOO["cpu"])]
 
 
 #: seeds of the key comparison (GR vs AN) per profile; the other rows use the first seed
@@ -73,7 +73,7 @@ def run_main(profile, regime: str = "single_positive", seed: int = 0):
     P = as_profile(profile)
     splits = splits_for(P, regime, {}, seed)
     ms = methods(P, splits)
-    key_seeds = list(P.seeds[:KEY_SEEDS.get(P.name, 1)])
+    key_seeds = list(P.seeds[:KEY_SEEDS.get(design_name(P), 1)])
     key = runs_for(P, {k: ms[k] for k in KEY if k in ms}, regime, seeds=key_seeds, label="02 GR vs AN")
     rest = runs_for(P, {k: v for k, v in ms.items() if k not in KEY}, regime, seeds=[seed], label="02 zoo")
     return splits, {label: (key[label] if label in key else rest[label]) for label in ms}
@@ -99,7 +99,7 @@ def claims(results, ablation):
 
 def run_ablation(profile, regime: str = "single_positive", seed: int = 0):
     P = as_profile(profile)
-    rows = {label: ABLATION_LABELS[label] for label in ABLATION_ROWS.get(P.name, ABLATION_ROWS["cpu"])}
+    rows = {label: ABLATION_LABELS[label] for label in ABLATION_ROWS.get(design_name(P), ABLATION_ROWS["cpu"])}
     return runs_for(P, rows, regime, seeds=[seed], label="02 ablation")
 
 
@@ -195,3 +195,39 @@ def schedule_table(epochs: int):
             v = gr_schedule(e, epochs, schedule=sched)
             rows.append({"epoch": e + 1, "schedule": sched, **{k: round(x, 4) for k, x in v.items()}})
     return pd.DataFrame(rows).set_index(["epoch", "schedule"]).unstack("schedule")
+
+
+# --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
+
+def table1_view():
+    """:func:`table1` with its caption."""
+    from ..analysis.display import styled
+
+    return styled(table1(), "GR Loss, Table 1: each loss of the zoo as a choice of the label estimate k̂(p), "
+                  "the weight v(p) and the three terms L1 (observed positive), L2, L3 (unknown label), "
+                  "and the lab's registered loss of each row.", best=False)
+
+
+def schedule_view(epochs: int):
+    """:func:`schedule_table` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(schedule_table(epochs), "The (w, b, μ, σ) each training epoch uses under the paper's "
+                  "schedule and the official code's.", counts=[], best=False)
+
+
+def ablation_view(ablation_results: Mapping[str, list], main_results: Mapping[str, list]):
+    """:func:`ablation_table` as the notebook shows it: ✓ / ✗ per component, test mAP as mean ±
+    95 % interval (seeds) with † where a run did not converge, the best in bold."""
+    from ..analysis.display import caption, styled
+    from ..analysis.tables import interval_frames
+
+    t = ablation_table(ablation_results, main_results)
+    runs = {"AN (all off)": main_results.get("AN"), "GR (all on)": main_results.get("GR"), **ablation_results}
+    mean, half, n, unconv = interval_frames({row: runs[row] for row in t.index}, ("test_mAP",))
+    t = t.copy()
+    t["mAP"] = mean["mAP"].astype(float)
+    return styled(t, caption("GR Loss, Table 3 at this scale: which components are on (k̂, v and the robust "
+                             "terms L) and test mAP (%) at the best clean-validation epoch; AN (all off) and "
+                             "GR (all on) are the main comparison's runs"),
+                  half=half, seeds=n, unconverged=unconv)

@@ -41,6 +41,8 @@ Profile choices:
   label-query AN reached 83.1 val mAP after 5 epochs against 64 (measured at width 24,
   seed 0). Throughput: ``make benchmark`` (``bench_heads.py``).
 * ``smoke``: the same rows, 2 + 1 epochs on the smoke data (its seeds: two).
+* ``gpu_shape``: the gpu design below (its backbone, head, 128 px) for 1 + 1 epochs on the
+  profile's small data and two seeds: the gpu code path, executed on a CPU.
 * ``gpu``: ResNet-18 cut after ``layer3`` (stride 16) at **128 px**, so the attention maps
   are 8 x 8 like the cpu profile's (a full ResNet-18 at the gpu profile's 64 px would give
   2 x 2 maps, which cannot localise anything); the code's head sizes (d = backbone width 256,
@@ -54,9 +56,9 @@ from typing import Any, Dict, List, Mapping, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, claims_table
-from ..labels import REGIMES
+from ..regimes import REGIMES
 from ..methods import build_method
-from .common import as_profile, splits_for
+from .common import as_profile, design_name, splits_for
 from ..runner import ensure_grid
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
@@ -88,13 +90,13 @@ STAGE2 = ("two-stage", "two-stage + queue (LAC)", CODE_START)
 #: in their last quarter, all three end-to-end runs 1.2-2.3, so the key comparison rested on
 #: unconverged runs (the convergence criterion, :mod:`mlpl_lab.convergence`); 20 is the next try,
 #: and the notebook prints whether each run converged under it.
-STAGE1_EPOCHS = {"smoke": 2, "cpu": 20, "gpu": 14}
+STAGE1_EPOCHS = {"smoke": 2, "cpu": 20, "gpu": 14, "gpu_shape": 1}
 #: epochs of stage 2 per profile (the control trains STAGE1 + STAGE2). cpu was 4 until the first
 #: cpu report, where LAC's seed 4 still gained 0.51 in its last epoch (the OneCycle warm-up
 #: restarts in stage 2, so its first epochs dip below stage 1's best and climb back); 6 as gpu.
 #: At 6 (with stage 1 at 20) LAC's seeds 0 and 4 still gained 0.56 / 0.53 in their last two
 #: epochs (94.18 -> 94.74, 95.08 -> 95.60): the annealing phase was too short, so cpu takes 8.
-STAGE2_EPOCHS = {"smoke": 1, "cpu": 8, "gpu": 6}
+STAGE2_EPOCHS = {"smoke": 1, "cpu": 8, "gpu": 6, "gpu_shape": 1}
 #: every row runs on the profile's first N_SEEDS seeds (paired claims need >= 3); the key
 #: comparison (LAC vs PLC trained as long, and PLC, LAC's first stage) on KEY_SEEDS
 N_SEEDS = 3
@@ -146,13 +148,13 @@ def chapter_design(profile="cpu") -> LACDesign:
     e1 = STAGE1_EPOCHS.get(P.name, STAGE1_EPOCHS["cpu"])
     e2 = STAGE2_EPOCHS.get(P.name, STAGE2_EPOCHS["cpu"])
     seeds = tuple(P.seeds[:N_SEEDS])
-    key = tuple(P.seeds[:KEY_SEEDS.get(P.name, N_SEEDS)])
-    if P.name == "smoke":
-        return LACDesign("smoke", e1, e2, P.model, dict(P.model_kwargs, head="label_query",
+    key = tuple(P.seeds[:KEY_SEEDS.get(design_name(P), N_SEEDS)])
+    if design_name(P) == "smoke":
+        return LACDesign(P.name, e1, e2, P.model, dict(P.model_kwargs, head="label_query",
                                                           head_kwargs={"ffn_mult": 2, "dropout": 0.0}),
                          lr=P.lr, seeds=seeds, key_seeds=key)
-    if P.name == "gpu":
-        return LACDesign("gpu", e1, e2, "resnet18", {"last_layer": "layer3", "head": "label_query"},
+    if design_name(P) == "gpu":  # gpu and gpu_shape: the gpu profile's backbone, head and 128 px
+        return LACDesign(P.name, e1, e2, "resnet18", {"last_layer": "layer3", "head": "label_query"},
                          lr=P.lr, seeds=seeds, scene={"image_size": 128}, batch_size=P.batch_size,
                          key_seeds=key)
     small_head = {"d_model": 64, "ffn_mult": 2, "dropout": 0.0}
@@ -348,3 +350,156 @@ def claims(results):
               "code's start", "LAC", r[CODE_START], r["two-stage + queue (LAC)"]),
     ]
     return claims_table(rows)
+
+
+# --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
+
+def table3_view(results, design: LACDesign, metric: str = "test_mAP"):
+    """:func:`table3` as the notebook shows it: our mAP as mean ± 95 % interval (seeds) with †
+    where a run did not converge, the best row in bold."""
+    from ..analysis.display import caption, styled
+    from ..analysis.tables import interval_frames
+
+    t = table3(results, design, metric).copy()
+    mean, half, n, unconv = interval_frames({row: results[row] for row in t.index}, (metric,))
+    col = metric.replace("test_", "")
+    t["mAP"] = mean[col].astype(float)
+    return styled(t, caption("LAC, Table 3 at this scale: the parts of each row (✓), its epochs and seeds, our "
+                             "test mAP (%) with the raw weights at the best clean-validation epoch, the best "
+                             "epochs per seed of the epochs the row trains, and the paper's VOC / COCO mAP"),
+                  percent=["mAP"], half=half.rename(columns={col: "mAP"}), seeds=n.rename(columns={col: "mAP"}),
+                  unconverged=unconv.rename(columns={col: "mAP"}), counts=["epochs", "seeds"])
+
+
+def loss_forms_view(values: Mapping[str, float]):
+    """``{form: loss}`` (the contrastive loss of one toy batch in each form) as a two-row table."""
+    from ..analysis.display import text_table
+
+    return text_table({form: {"contrastive loss": v} for form, v in values.items()},
+                      "LAC's contrastive loss of the toy batch and queue above in the paper's form (a sum "
+                      "over each anchor's positives) and the official code's (their mean).",
+                      index="form", best=False)
+
+
+def scale_view(scale_table):
+    """The loss of each form against the queue size (:func:`loss_vs_queue`, pivoted)."""
+    from ..analysis.display import styled
+
+    t = scale_table.copy()
+    t.columns.name = None
+    return styled(t, "LAC's contrastive loss of one random batch against the number of queued pairs K, in "
+                  "the paper's form (a sum over each anchor's positives, the queue's included) and the "
+                  "code's (their mean).", best=False)
+
+
+def ema_view(ema):
+    """:func:`ema_table` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(ema, "Validation and test mAP (%) of the raw and the EMA weights per row (mean over seeds, "
+                  "at the best raw-validation epoch).", percent=True, best=False)
+
+
+def stage2_start_view(start):
+    """:func:`stage2_start_table` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(start, "Per seed of stage 1 (+PLC): the validation mAP (%) of its raw and EMA weights at the "
+                  "best raw-validation epoch, which of the two the official code would start stage 2 from, "
+                  "and what the code-start row loaded.", percent=["val raw", "val EMA", "EMA - raw"], best=False)
+
+
+def ratio_view(ratio_table):
+    """The per-epoch ``loss_lac / loss_an`` ratio and contrasted pairs (index run × quantity,
+    columns epochs) as one row per run, the pairs as integers."""
+    from ..analysis.display import styled
+
+    t = ratio_table.unstack("quantity").swaplevel(axis=1).sort_index(axis=1)
+    t.columns.names = ["quantity", "epoch"]
+    return styled(t, "Per epoch (mean over seeds): LAC's contrastive loss over AN's (lac_an_ratio) and the "
+                  "contrasted pairs per step (lac_contrast_pairs); — the run has no such epoch.",
+                  counts=[c for c in t.columns if c[0] == "lac_contrast_pairs"], best=False)
+
+
+def plc_view(plc_last):
+    """PLC's diagnostics at the last epoch (shares, 0–1) as the notebook shows them."""
+    from ..analysis.display import styled
+
+    t = plc_last.copy()
+    t.columns.name = None
+    return styled(t, "PLC at each run's last epoch (mean over seeds, shares 0–1): the unknown entries it "
+                  "labels (coverage), and the precision of its negatives and of its positives and the "
+                  "recall of the hidden positives against the true labels; — no pseudo-positive.", best=False)
+
+
+def flat_map_view(versus_flat):
+    """:func:`flat_map_comparison`'s table as the notebook shows it (three decimals: the
+    differences from the flat map are small)."""
+    from ..analysis.display import styled
+
+    return styled(versus_flat, "Localisation of the attention maps and Grad-CAM (pointing game, energy share; "
+                  "area: a flat map's score) and each minus the flat map's, per model and (image, class) "
+                  "pair set. Bold: the best pointing and energy scores.",
+                  digits={c: 3 for c in versus_flat.columns}, best=["pointing", "energy"])
+
+
+def geometry_view(geo: Mapping[str, Mapping[str, Any]]):
+    """:func:`mlpl_lab.analysis.lac_diagnostics.embedding_geometry` per stage and space as a table."""
+    from ..analysis.display import text_table
+
+    rows = {label: {"within a class": g["mean_within"], "between classes": g["mean_between"], "gap": g["gap"]}
+            for label, g in geo.items()}
+    return text_table(rows, "Mean cosine similarity of label embeddings (test set) within a class and between "
+                      "classes, and their gap, after each stage, before (h) and after (z) the projection.",
+                      index="stage, space", best=False)
+
+
+def converged_view(results):
+    """Whether each run of each row converged, as a ✓ / ✗ table (one column per seed)."""
+    from ..analysis.display import flags_table
+
+    return flags_table({label: [getattr(r, "converged", None) for r in runs] for label, runs in results.items()},
+                       "Did each run converge (criterion of mlpl_lab.convergence)? ✓ yes, ✗ no, one column "
+                       "per seed of the row.", seed_labels={label: [int(r.spec.seed) for r in runs]
+                                                            for label, runs in results.items()})
+
+
+def plc_targets_view(weak_probs, labels, delta: float = 0.6):
+    """PLC's targets and mask on one row of toy probabilities in both forms
+    (:func:`mlpl_lab.losses.lac.plc_targets`): one column per entry, rows target / used per form."""
+    import pandas as pd
+
+    from ..analysis.display import styled
+    from ..losses.lac import plc_targets
+
+    cols = [f"p = {float(p):g} ({'observed +' if int(y) == 1 else 'unknown' if int(y) == -1 else 'observed −'})"
+            for p, y in zip(weak_probs[0].tolist(), labels[0].tolist())]
+    rows = {}
+    for form in ("paper", "code"):
+        target, mask = plc_targets(weak_probs, labels, delta=delta, form=form)
+        rows[(form, "target")] = [int(t) for t in target[0].tolist()]
+        rows[(form, "used")] = [bool(m) for m in mask[0].tolist()]
+    t = pd.DataFrame.from_dict(rows, orient="index", columns=cols).astype(object)
+    t.index = pd.MultiIndex.from_tuples(list(rows), names=["form", ""])
+    return styled(t, f"PLC with δ = {delta:g} on one image's weak-view probabilities: the hard target each entry "
+                  "gets and whether it is used (✓), in the paper's form and the code's.", counts=cols, best=False)
+
+
+def outputs_view(out: Mapping[str, Any], image: int = 0, classes: int = 4):
+    """The outputs of LAC's network on a batch (``model.outputs(x)``): each output's shape, and the
+    attention of ``image`` summed over its map for the first ``classes`` classes (1: a softmax)."""
+    from ..analysis.display import text_table
+
+    rows = {k: {"shape": " × ".join(str(int(d)) for d in v.shape)} for k, v in out.items()}
+    sums = out["attention"].sum(dim=(2, 3))[image, :classes].tolist() if "attention" in out else []
+    return text_table(rows, f"The outputs of LAC's network on a batch of {len(next(iter(out.values())))} random "
+                      "images (batch × classes × …). The attention map of each class sums to 1 over the "
+                      f"map: image {image}, classes 0–{classes - 1}: " + ", ".join(f"{s:.2f}" for s in sums) + ".",
+                      index="output", best=False)
+
+
+def design_view(design: LACDesign):
+    """The chapter's design (:func:`chapter_design`) as a table of its fields."""
+    from ..analysis.display import fields_table
+
+    return fields_table(design, f"The chapter's design under the {design.profile} profile: what each row trains.")

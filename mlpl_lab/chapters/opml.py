@@ -9,7 +9,7 @@ from typing import Dict
 
 import numpy as np
 
-from .common import as_profile, as_spec, runs_for, splits_for
+from .common import as_profile, as_spec, design_name, runs_for, splits_for
 from ..analysis.claims import Claim, claims_table
 
 
@@ -40,7 +40,7 @@ def method_specs(profile="cpu", a: float = 0.0, b: float = 0.0) -> Dict[str, Dic
     if ab == {"a": 0.0, "b": 0.0}:
         del sp["ZLPR"]
     full = {"BCE (full)": ("full", {}), "OPML (full)": ("opml", dict(ab))}
-    if as_profile(profile).name == "smoke":
+    if design_name(profile) == "smoke":
         sp = {k: sp[k] for k in ("AN", "OPML", "OPML+HR", "OPML-SP")}
     return {"single_positive": sp, "full": full}
 
@@ -95,7 +95,7 @@ def run(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive"
     P = as_profile(profile)
     specs = method_specs(P, a=a, b=b)
     splits = splits_for(P, regime, {}, seed)
-    key_seeds = list(P.seeds[:KEY_SEEDS.get(P.name, 1)])
+    key_seeds = list(P.seeds[:KEY_SEEDS.get(design_name(P), 1)])
     sp_specs = specs["single_positive"]
     key = _runs(P, {k: sp_specs[k] for k in KEY if k in sp_specs}, regime, key_seeds,
                 "03 OPML-SP vs AN")
@@ -147,3 +147,51 @@ def ablation_table(results, metric: str = "test_mAP"):
     if not rows:
         raise ValueError("no OPML runs in these results")
     return pd.DataFrame(rows).T
+
+
+# --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
+
+def ablation_view(results, metric: str = "test_mAP"):
+    """:func:`ablation_table` as the notebook shows it: ✓ per part, ``metric`` as mean ± 95 %
+    interval (seeds) with † where a run did not converge, the best in bold."""
+    from ..analysis.display import caption, styled
+    from ..analysis.tables import interval_frames
+
+    t = ablation_table(results, metric).copy()
+    col = metric.replace("test_", "")
+    mean, half, n, unconv = interval_frames({row: results[row] for row in t.index}, (metric,))
+    t[col] = mean[col].astype(float)
+    return styled(t, caption(f"OPML, Table IV at this scale: the parts each OPML row switches on and test {col} "
+                             "(%) at the best clean-validation epoch (single positive)"),
+                  percent=[col], half=half, seeds=n, unconverged=unconv)
+
+
+def correction_view(log):
+    """:func:`mlpl_lab.analysis.opml_diagnostics.correction_log` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(log, "OPML-SP's label correction per epoch (first seed): the mean AP of the training "
+                  "predictions (train_ap_mean, 0–1), the labels corrected in the epoch and in total, and "
+                  "the share of corrections that were true positives (— where nothing was logged).",
+                  counts=[c for c in log.columns if c.startswith("corrected")], best=False)
+
+
+def localisation_view(loc, where: str):
+    """A Grad-CAM localisation table (:func:`mlpl_lab.viz.cam.localisation_table`) as the notebook
+    shows it: the best energy share and pointing score in bold."""
+    from ..analysis.display import styled
+
+    return styled(loc, f"Grad-CAM localisation on {where}: the share of each map's energy inside the "
+                  "class's object masks, the pointing game (the map's peak inside a mask) and area, the "
+                  "mask's share of the image — what a flat map scores; pairs: (image, class) pairs "
+                  "scored. Bold: the best energy share and pointing score.",
+                  counts=["pairs"], best=["energy", "pointing"])
+
+
+def confidence_view(summary, which: str):
+    """:func:`mlpl_lab.analysis.confidence.confidence_summary` as the notebook shows it."""
+    from ..analysis.display import text_table
+
+    return text_table(summary, f"Predicted probability of {which}: how many scores, their mean, the share below "
+                      "0.1 (pushed to absent) and the share at or above 0.5 (predicted present).",
+                      index="method", counts=["n"], best=False)

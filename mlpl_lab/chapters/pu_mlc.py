@@ -43,8 +43,9 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, by_seed, claims_table
-from ..labels import NEG, POS, regime as make_regime
-from .common import as_profile, splits_for
+from ..labels import NEG, POS
+from ..regimes import regime as make_regime
+from .common import as_profile, design_name, splits_for
 from ..runner import ensure_grid
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
@@ -115,12 +116,12 @@ KEY_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
 
 def chapter_design(profile="cpu") -> PUDesign:
     P = as_profile(profile)
-    key = tuple(P.seeds[:KEY_SEEDS.get(P.name, 3)])
-    if P.name == "smoke":
-        return PUDesign("smoke", P.epochs, tuple(P.seeds[:3]), (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
+    key = tuple(P.seeds[:KEY_SEEDS.get(design_name(P), 3)])
+    if design_name(P) == "smoke":
+        return PUDesign(P.name, P.epochs, tuple(P.seeds[:3]), (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
                         key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
-    if P.name == "gpu":
-        return PUDesign("gpu", P.epochs, tuple(P.seeds[:3]), (0.1, 0.5), 0.5, (0.0, 0.05, 0.1, 0.15),
+    if design_name(P) == "gpu":  # gpu and gpu_shape
+        return PUDesign(P.name, P.epochs, tuple(P.seeds[:3]), (0.1, 0.5), 0.5, (0.0, 0.05, 0.1, 0.15),
                         (0.0, 0.25, 0.55), key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
     # cpu: two noise levels (clean and fn = 0.1, which flips ~46 % of the positives at p = 0.5)
     # keep the sweep's cost within the series' budget; gpu adds 0.05 and 0.15
@@ -514,3 +515,137 @@ def claims(ladders, sweep):
     if len(set(unordered)) != len(unordered):
         raise ValueError("two claims compare the same pair of runs: one comparison, one claim")
     return claims_table(rows)
+
+
+# -- what the notebook shows (the one table style, mlpl_lab.analysis.display) -------------------
+
+def _interval_row(values, runs=()) -> Tuple[float, float, float, bool]:
+    """(mean, 95 % half-width, seeds, a run did not converge) of per-seed values."""
+    from ..analysis.benchmark import converged, t_interval
+
+    mean, half, n = t_interval(values)
+    return mean, half, n, converged(list(runs)) is False
+
+
+def _interval_frames(cells: Dict, columns: List[str]):
+    """``{row: {column: (mean, half, n, unconverged)}}`` as the four frames :func:`styled` reads."""
+    import pandas as pd
+
+    parts = [pd.DataFrame({c: {r: v[c][i] for r, v in cells.items() if c in v} for c in columns})
+             .reindex(index=list(cells), columns=columns) for i in range(4)]
+    return parts[0].astype(float), parts[1], parts[2], parts[3]
+
+
+def ladder_view(ladders, metric: str = "test_mAP"):
+    """:func:`ladder_table` as the notebook shows it: our test mAP as mean ± 95 % interval (seeds)
+    with † where a run did not converge, the paper's COCO / VOC numbers, the best of each
+    proportion in bold (the oracle left out)."""
+    from ..analysis.display import caption, styled
+
+    text = ladder_table(ladders, metric)
+    cells: Dict[str, Dict[str, tuple]] = {}
+    ours = [c for c in text.columns if c.endswith("(ours)")]
+    for key, results in ladders.items():
+        for label, runs in results.items():
+            cells.setdefault(label, {})[f"{key} (ours)"] = _interval_row([r.best[metric] for r in runs], runs)
+    mean, half, n, unconv = _interval_frames({r: cells.get(r, {}) for r in text.index}, ours)
+    frame = text.copy().astype(object)
+    for c in ours:
+        frame[c] = mean[c]
+    ref = [r for r in text.index if "oracle" in r]
+    return styled(frame, caption("PU-MLC's ladder at this scale: test mAP (%) at the best clean-validation "
+                                 "epoch per known proportion p, and the paper's COCO / VOC numbers where it "
+                                 "has them", reference=ref, note="— not run, or no number in the paper"),
+                  percent=ours, half=half, seeds=n, unconverged=unconv, reference=ref, best=ours)
+
+
+def noise_view(noise_tab):
+    """:func:`noise_table` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(noise_tab, "The noise the sweep injects, per fn_rate (mean over seeds): the share of true "
+                  "positives reported negative, false negatives per observed positive, the false share of "
+                  "the observed negatives, and the observed positives and false negatives per split.",
+                  digits={"observed positives": 1, "false negatives": 1}, best=False)
+
+
+def gamma_view(gamma_tab):
+    """:func:`gamma_table` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(gamma_tab, "PU-MLC per (fn_rate, γ): validation and test mAP (%) (mean over seeds) and the γ "
+                  "selected on the clean validation split (✓).", percent=["val mAP", "test mAP"], best=False)
+
+
+def sweep_view(sweep, noise, metric: str = "test_mAP"):
+    """:func:`sweep_table` as the notebook shows it: each method's test mAP and the paired
+    difference PU-MLC − partial BCE as mean ± 95 % interval (seeds), † where a run did not
+    converge; the best method of each noise level in bold."""
+    import pandas as pd
+
+    from ..analysis.display import caption, styled
+
+    cols = [PU, PBCE, CONTROL, f"{PU} − {PBCE}"]
+    cells: Dict[float, Dict[str, tuple]] = {}
+    share = {}
+    for fn, c in sorted(sweep.items()):
+        share[fn] = float(np.mean([x["share of true positives reported negative"] for x in noise[fn].values()]))
+        cells[fn] = {label: _interval_row(list(by_seed(c[label], metric).values()), c[label])
+                     for label in (PU, PBCE, CONTROL)}
+        cells[fn][cols[3]] = _interval_row(list(_paired(c[PU], c[PBCE], metric).values()), list(c[PU]) + list(c[PBCE]))
+    mean, half, n, unconv = _interval_frames(cells, cols)
+    frame = pd.concat([pd.Series(share, name="positives reported negative"), mean], axis=1)
+    frame.index.name = "fn_rate"
+    return styled(frame, caption("Test mAP (%) per noise level (fn_rate: the share of observed negatives that "
+                                 "are true positives) and the paired difference PU-MLC − partial BCE; "
+                                 "positives reported negative: the share of true positives the noise flips "
+                                 "(mean over seeds)", bold="row"),
+                  percent=cols, half=half, seeds=n, unconverged=unconv, axis=1,
+                  reference=["positives reported negative", cols[3]])
+
+
+def crossings_view(cross):
+    """:func:`crossings` as the notebook shows it."""
+    from ..analysis.display import styled
+
+    return styled(cross, "Where PU-MLC − partial BCE changes sign, per seed and for the mean curves: as fn_rate "
+                  "and as the share of true positives reported negative (— no crossing, the note says why).",
+                  digits={"fn_rate": 3, "positives reported negative": 3}, best=False)
+
+
+def decomposition_view(sweep, metric: str = "test_mAP"):
+    """:func:`decomposition` as the notebook shows it: each part as mean ± 95 % interval over the
+    paired seeds."""
+    from ..analysis.display import caption, styled
+
+    numbers = decomposition(sweep, metric, as_text=False)
+    clean = sweep[min(sweep)][PBCE]
+    cells = {}
+    for fn, c in sorted(sweep.items()):
+        if fn == min(sweep):
+            continue
+        parts = dict(zip(numbers.columns, (_paired(clean, c[CONTROL], metric), _paired(c[CONTROL], c[PBCE], metric),
+                                           _paired(clean, c[PBCE], metric))))
+        runs = list(clean) + list(c[CONTROL]) + list(c[PBCE])
+        cells[fn] = {k: _interval_row(list(v.values()), runs) for k, v in parts.items()}
+    mean, half, n, unconv = _interval_frames(cells, list(numbers.columns))
+    mean.index.name = "fn_rate"
+    return styled(mean, caption("What noisy negatives cost partial BCE, in test mAP points, paired by seed: the "
+                                "positives lost (clean − control), the wrong negatives (control − noisy) and "
+                                "the whole drop (clean − noisy)", bold=None),
+                  percent=True, half=half, seeds=n, unconverged=unconv, best=False)
+
+
+def differences_view(profile="cpu"):
+    """:func:`training_differences` with its caption."""
+    from ..analysis.display import styled
+
+    return styled(training_differences(profile), "What differs from the paper's training (its official code) "
+                  "and why, with this profile's settings.", best=False)
+
+
+def design_view(design: PUDesign):
+    """The chapter's design (:func:`chapter_design`) as a table of its fields."""
+    from ..analysis.display import fields_table
+
+    return fields_table(design, f"The chapter's design under the {design.profile} profile: what it trains.")

@@ -27,6 +27,11 @@ Each image shows 1..``max_objects`` objects on a noisy, gently tinted background
   mask with *exclusive* ends (``mask[y0:y1, x0:x1]`` crops it), -1 where absent.
 * **Images** are float32 in [0, 1] on the 8-bit grid (multiples of 1/255), so cached
   scenes (stored as uint8) load back bit-identical.
+* **Impossible parameters** (an inverted ``size_range``, ``min_visible`` outside (0, 1], negative
+  noise, objects under 5 px, more objects than can all be drawn, ...) raise a one-line
+  ``ValueError`` naming the parameter, its value and the fix before anything is generated
+  (:func:`scene_params`); :func:`check_scene_data` checks a run spec's data the same way, and
+  the runner calls it on every spec before any run trains.
 
 Generation is vectorised except for a short per-object paste loop; 32 px shape scenes
 run at several thousand images per second on one core (``benchmarks/bench_scenes.py``).
@@ -175,12 +180,55 @@ def context_priors(num_classes: int, num_contexts: int, structure_seed: int = 0)
     return prior / prior.sum(axis=1, keepdims=True)
 
 
-def _check_int(name: str, value, lo: int | None = None) -> int:
+def _check_int(name: str, value, lo: int | None = None, fix: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an int, got {value!r}")
     if lo is not None and value < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {value}")
+        raise ValueError(f"{name} must be >= {lo}, got {value}" + (f"; {fix}" if fix else ""))
     return int(value)
+
+
+def _check_float(name: str, value, lo: float, hi: float, fix: str, lo_open: bool = False) -> float:
+    """``value`` as a float in [lo, hi] (``(lo, hi]`` when ``lo_open``), else a ValueError that names
+    the parameter, its value and ``fix``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}; {fix}")
+    v = float(value)
+    inside = (lo < v if lo_open else lo <= v) and v <= hi  # False for NaN
+    if not inside:
+        interval = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
+        raise ValueError(f"{name}={value!r} is outside {interval}; {fix}")
+    return v
+
+
+#: the hard-mask area (pixels) of the smallest glyph of a set at a side length, by (glyphs, side)
+_SMALLEST_AREA: dict[tuple[str, int], int] = {}
+
+
+def smallest_glyph_area(glyphs: str, side: int) -> int:
+    """The fewest pixels any glyph of ``glyphs`` covers (hard mask ``alpha >= 0.5``) when drawn
+    ``side`` pixels wide: every shape, or every handwritten digit instance."""
+    key = (glyphs, int(side))
+    if key not in _SMALLEST_AREA:
+        source = _g.DigitGlyphs("all") if glyphs == "digits" else _g.ShapeGlyphs()
+        areas = np.array([int((source.template(k, i, side) >= 0.5).sum())
+                          for k in range(len(source.kinds)) for i in range(source.num_variants(k))])
+        areas = areas[areas > 0]  # an empty glyph is skipped by the generator, needs no room
+        _SMALLEST_AREA[key] = int(areas.min()) if areas.size else 0
+    return _SMALLEST_AREA[key]
+
+
+def objects_that_fit(image_size: int, glyphs: str, size_range, min_visible: float,
+                     occlusion: bool = True) -> int:
+    """How many objects at most can all be drawn: each drawn object keeps at least
+    ``ceil(min_visible * area)`` of its hard mask visible (``min_visible = 1`` without occlusion)
+    and visible pixels of two objects never coincide, so even objects of the smallest glyph at the
+    smallest size need that many pixels each of the ``image_size ** 2``. A bound: random
+    placement may fit fewer."""
+    side = int(round(float(size_range[0]) * image_size))
+    area = smallest_glyph_area(glyphs, side)
+    need = math.ceil((float(min_visible) if occlusion else 1.0) * area - 1e-9)
+    return image_size * image_size // need if need > 0 else 16
 
 
 def scene_params(n, seed=0, image_size=32, glyphs="shapes", min_objects=1, max_objects=4,
@@ -188,43 +236,75 @@ def scene_params(n, seed=0, image_size=32, glyphs="shapes", min_objects=1, max_o
                  min_visible=None, size_range=None, colour_jitter=0.08,
                  background_gradient=0.15, digit_pool="all", structure_seed=0,
                  placement_tries=4) -> dict[str, Any]:
-    """Validate the generation arguments and return them normalised (JSON-able dict)."""
-    n = _check_int("n", n, 1)
+    """Validate the generation arguments and return them normalised (JSON-able dict).
+
+    Every impossible value raises a one-line ``ValueError`` naming the parameter, its value and
+    the fix (before anything is generated): a count below its minimum, ``min_objects >
+    max_objects``, a fraction outside its interval (``min_visible`` in (0, 1], ``noise``,
+    ``colour_jitter`` and ``background_gradient`` in [0, 0.5], ``context_strength`` in [0, 1]),
+    an inverted or out-of-range ``size_range``, objects under 5 px at the smallest size, and more
+    objects than can all be drawn (:func:`objects_that_fit`)."""
+    n = _check_int("n", n, 1, "ask for at least one scene")
     seed = check_seed(seed)
-    image_size = _check_int("image_size", image_size, 16)
+    image_size = _check_int("image_size", image_size, 16, "use image_size=16 or more")
     if glyphs not in GLYPH_SOURCES:
         raise ValueError(f"unknown glyphs {glyphs!r}; valid: {list(GLYPH_SOURCES)}")
-    min_objects = _check_int("min_objects", min_objects, 1)
-    max_objects = _check_int("max_objects", max_objects, 1)
+    min_objects = _check_int("min_objects", min_objects, 1, "every scene shows at least one object")
+    max_objects = _check_int("max_objects", max_objects, 1, "every scene shows at least one object")
     if min_objects > max_objects:
-        raise ValueError(f"need 1 <= min_objects <= max_objects, got {min_objects} > {max_objects}")
+        raise ValueError(f"need 1 <= min_objects <= max_objects, got {min_objects} > {max_objects}; "
+                         f"raise max_objects to {min_objects} or lower min_objects to {max_objects}")
     if max_objects > 16:
-        raise ValueError(f"max_objects must be <= 16, got {max_objects}")
+        raise ValueError(f"max_objects must be <= 16, got {max_objects}; use max_objects=16 or fewer")
     num_classes = len(_g.class_names(glyphs))
-    num_contexts = _check_int("num_contexts", num_contexts, 1)
+    num_contexts = _check_int("num_contexts", num_contexts, 1, "use num_contexts=1 for no context structure")
     if num_contexts > num_classes:
-        raise ValueError(f"num_contexts must be <= number of classes ({num_classes}), got {num_contexts}")
-    if not 0.0 <= float(context_strength) <= 1.0:
-        raise ValueError(f"context_strength must be in [0, 1], got {context_strength}")
-    if not 0.0 <= float(noise) <= 0.5:
-        raise ValueError(f"noise (std) must be in [0, 0.5], got {noise}")
+        raise ValueError(f"num_contexts must be <= number of classes ({num_classes}), got {num_contexts}; "
+                         f"use num_contexts={num_classes} or fewer")
+    context_strength = _check_float("context_strength", context_strength, 0.0, 1.0,
+                                    "0 draws classes uniformly, 1 from the context's prior alone")
+    noise = _check_float("noise", noise, 0.0, 0.5, "give the pixel noise's std, e.g. noise=0.05 (0: none)")
+    if not isinstance(occlusion, (bool, np.bool_)) and occlusion not in (0, 1):
+        raise ValueError(f"occlusion must be True or False, got {occlusion!r}; True lets objects "
+                         "overlap (keeping min_visible of each), False draws them apart")
     if min_visible is None:
         min_visible = DEFAULT_MIN_VISIBLE[glyphs]
-    if not 0.0 < float(min_visible) <= 1.0:
-        raise ValueError(f"min_visible must be in (0, 1], got {min_visible}")
+    min_visible = _check_float("min_visible", min_visible, 0.0, 1.0,
+                               "give the share of each object that must stay visible, e.g. "
+                               f"min_visible={DEFAULT_MIN_VISIBLE[glyphs]} (1: no overlap)", lo_open=True)
     if size_range is None:
         size_range = DEFAULT_SIZE_RANGE[glyphs]
-    lo, hi = (float(v) for v in size_range)
-    if not 0.0 < lo <= hi <= 1.0:
-        raise ValueError(f"size_range must satisfy 0 < lo <= hi <= 1, got {size_range}")
+    if isinstance(size_range, (str, bytes)) or not hasattr(size_range, "__len__") or len(size_range) != 2:
+        raise ValueError(f"size_range must be a pair [lo, hi] of fractions of the image side, got "
+                         f"{size_range!r}; e.g. size_range={list(DEFAULT_SIZE_RANGE[glyphs])}")
+    fix_pair = "give [lo, hi] with 0 < lo <= hi <= 1 (fractions of the image side)"
+    lo = _check_float("size_range[0]", size_range[0], 0.0, 1.0, fix_pair, lo_open=True)
+    hi = _check_float("size_range[1]", size_range[1], 0.0, 1.0, fix_pair, lo_open=True)
+    if lo > hi:
+        raise ValueError(f"size_range={size_range!r} is inverted (lo {lo:g} > hi {hi:g}); "
+                         f"{fix_pair}, e.g. size_range={[hi, lo]}")
     if round(lo * image_size) < 5:
-        raise ValueError(f"objects would be < 5 px (size_range={size_range}, image_size={image_size})")
-    if not 0.0 <= float(colour_jitter) <= 0.5:
-        raise ValueError(f"colour_jitter must be in [0, 0.5], got {colour_jitter}")
-    if not 0.0 <= float(background_gradient) <= 0.5:
-        raise ValueError(f"background_gradient must be in [0, 0.5], got {background_gradient}")
+        raise ValueError(f"objects would be < 5 px (size_range={size_range}, image_size={image_size}); "
+                         f"raise size_range's lo to {math.ceil(5 / image_size * 100) / 100:g} or "
+                         f"image_size to {math.ceil(5 / lo)}")
+    colour_jitter = _check_float("colour_jitter", colour_jitter, 0.0, 0.5,
+                                 "give the per-channel colour jitter, e.g. colour_jitter=0.08 (0: none)")
+    background_gradient = _check_float("background_gradient", background_gradient, 0.0, 0.5,
+                                       "give the background gradient's amplitude, e.g. 0.15 (0: flat)")
     if digit_pool not in _g.DIGIT_POOLS:
         raise ValueError(f"unknown digit_pool {digit_pool!r}; valid: {list(_g.DIGIT_POOLS)}")
+    share = min_visible if occlusion else 1.0
+    boxes_fit = image_size * image_size // math.ceil(share * round(lo * image_size) ** 2 - 1e-9)
+    # a glyph covers at most its box, so up to boxes_fit objects always fit: only more need the
+    # glyphs' areas (which for digits means reading scikit-learn's digits)
+    fit = boxes_fit if max_objects <= boxes_fit else objects_that_fit(
+        image_size, glyphs, (lo, hi), min_visible, bool(occlusion))
+    if max_objects > fit:
+        raise ValueError(
+            f"max_objects={max_objects} objects cannot all be drawn: at most {fit} of the smallest "
+            f"(size_range lo {lo:g} of {image_size} px) keep min_visible={min_visible:g} of their area "
+            f"visible; lower max_objects to {fit}, or shrink size_range, lower min_visible or raise "
+            "image_size")
     return dict(
         n=n, seed=seed, image_size=image_size, glyphs=glyphs, min_objects=min_objects,
         max_objects=max_objects, num_contexts=num_contexts,
@@ -236,6 +316,32 @@ def scene_params(n, seed=0, image_size=32, glyphs="shapes", min_objects=1, max_o
         placement_tries=_check_int("placement_tries", placement_tries, 1),
         format_version=FORMAT_VERSION,
     )
+
+
+#: the keys a run spec's ``data`` may hold for the embedded scenes: the split sizes
+#: (:func:`mlpl_lab.data.make_splits`) and the generator's arguments
+SPLIT_SIZES = {"n_train": 4000, "n_val": 1000, "n_test": 1000}
+SCENE_ARGS = ("image_size", "glyphs", "min_objects", "max_objects", "num_contexts", "context_strength",
+              "occlusion", "noise", "min_visible", "size_range", "colour_jitter", "background_gradient",
+              "digit_pool", "structure_seed", "placement_tries")
+
+
+def check_scene_data(data: dict[str, Any]) -> None:
+    """Validate a run spec's ``data`` for the embedded scenes (``RunSpec.data``: split sizes and
+    generator arguments) without generating anything: an unknown key or an impossible value raises
+    the one-line ``ValueError`` of :func:`scene_params`. The runner calls it on every spec before
+    any run trains (:func:`mlpl_lab.runner.validate`)."""
+    data = dict(data)
+    data.pop("dataset", None)
+    unknown = sorted(k for k in data if k not in SPLIT_SIZES and k not in SCENE_ARGS)
+    if unknown:
+        raise ValueError(f"unknown scene parameter(s) {unknown}; valid: {sorted(SPLIT_SIZES) + list(SCENE_ARGS)}")
+    sizes = {k: data.pop(k, d) for k, d in SPLIT_SIZES.items()}
+    for name, n in sizes.items():
+        try:
+            scene_params(n, **data)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}" if str(e).startswith("n ") else str(e)) from None
 
 
 def params_hash(params: dict[str, Any]) -> str:

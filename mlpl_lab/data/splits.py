@@ -20,6 +20,8 @@ import torch
 from torch.utils.data import Dataset
 
 from .. import labels as L
+
+from .. import regimes as R
 from .scenes import Scenes, as_index, make_scenes, masks_from_segmentation, scene_params
 
 
@@ -174,7 +176,7 @@ def with_regime(sets: tuple[Scenes, Scenes, Scenes], seed: int, regime: str = "s
     ``regime`` exactly as :func:`make_splits` observes them (the scene sets are shared, not
     copied)."""
     regime_params = dict(regime_params or {})
-    make_obs = L.regime(regime, **regime_params)  # raises on unknown name / bad params
+    make_obs = R.regime(regime, **regime_params)  # raises on unknown name / bad params
     if regime_seed is not None and (isinstance(regime_seed, bool)
                                     or not isinstance(regime_seed, (int, np.integer))):
         raise ValueError(f"regime_seed must be an int or None, got {regime_seed!r}")
@@ -188,8 +190,8 @@ def with_regime(sets: tuple[Scenes, Scenes, Scenes], seed: int, regime: str = "s
     observed = make_obs(train_scenes.labels, **call_kwargs)
     return SceneSplits(
         train=SceneDataset(train_scenes, observed),
-        val=SceneDataset(val_scenes, L.full(val_scenes.labels)),
-        test=SceneDataset(test_scenes, L.full(test_scenes.labels)),
+        val=SceneDataset(val_scenes, R.full(val_scenes.labels)),
+        test=SceneDataset(test_scenes, R.full(test_scenes.labels)),
         class_names=list(train_scenes.class_names), regime=regime, regime_params=regime_params)
 
 
@@ -207,7 +209,7 @@ def make_splits(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed
     ``scene_kwargs`` go to :func:`make_scenes` (e.g. ``max_objects``, ``noise``).
     """
     regime_params = dict(regime_params or {})
-    L.regime(regime, **regime_params)  # raises on unknown name / bad params, before any scene
+    R.regime(regime, **regime_params)  # raises on unknown name / bad params, before any scene
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     if regime_seed is not None and (isinstance(regime_seed, bool)

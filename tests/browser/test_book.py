@@ -28,14 +28,14 @@ def book(browser_home):
         path = Path(given).resolve()
         assert (path / "student" / "index.html").exists(), f"MLPL_LAB_BOOK={given} holds no built book"
         return path
-    from mlpl_lab import course
+    from mlpl_lab.course import book
     from mlpl_lab.cli import execute_notebook
 
     executed = browser_home / "book-executed"
     for stem in STEMS:
         execute_notebook(ROOT / "notebooks" / f"{stem}.ipynb", executed, profile="smoke", html=False, timeout=600)
     for variant in ("student", "instructor"):
-        course.build_book(executed, browser_home / "book" / variant, variant, strict=True)
+        book.build_book(executed, browser_home / "book" / variant, variant, strict=True)
     return browser_home / "book"
 
 

@@ -1,0 +1,112 @@
+"""CPU time of each chapter's live exercise (mlpl_lab.chapters.live): the cut-down run a student
+trains in class, on 2 cores, in at most 3 minutes.
+
+``python benchmarks/bench_live.py [--profile cpu] [--chapters 01 02 ...] [--threads 2]``
+
+One process, in a temporary store (``MLPL_LAB_DATA``): the profile's pretraining run is trained
+first (a student gets it from the course pack; its time is recorded apart), then each chapter's
+live run the way the notebook trains it (:func:`mlpl_lab.chapters.live.train`), each starting with
+no scene set in memory or on disk — as a student who imported the pack, so the figure includes
+generating the run's scenes. Recorded per chapter: wall seconds of the call, the run's own
+training seconds, its test mAP, ``torch.get_num_threads()`` and the load average before and after
+(the machine may be shared: a figure taken under load overstates a student's time). Writes
+``benchmarks/records/live_exercises_<profile>.json``; prints a line per chapter and ``OVER`` for
+one above the 180 s limit (tests/test_live_exercises.py checks the cpu record).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+LIMIT_S = 180.0
+
+
+def _load():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("--chapters", nargs="*", default=None)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (a student's 2 cores)")
+    ap.add_argument("--out", default=None, help="default benchmarks/records/live_exercises_<profile>.json")
+    args = ap.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_live_"))
+    os.environ["MLPL_LAB_DATA"] = str(tmp)
+    os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
+    import torch
+
+    from mlpl_lab import runner
+    from mlpl_lab.chapters import live
+    from mlpl_lab.paths import cache_dir
+    from mlpl_lab.profiles import get_profile
+
+    torch.set_num_threads(args.threads)
+    chapters = args.chapters or list(live.CHAPTERS)
+    P = get_profile(args.profile)
+    record = {"what": "live exercises (mlpl_lab.chapters.live): wall seconds of live.train per chapter, "
+                      "scene generation included, the pretraining run already stored",
+              "profile": P.name, "date": _dt.datetime.now().isoformat(timespec="seconds"),
+              "limit_s": LIMIT_S,
+              "machine": {"python": platform.python_version(), "torch": torch.__version__,
+                          "cpus": os.cpu_count(), "threads": torch.get_num_threads(),
+                          "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")},
+              "chapters": {}}
+    try:
+        pre = live.live_exercise(chapters[0], P)[0]
+        pre = next(s.backbone_from for s in live.stages(pre) if s.backbone_from is not None)
+        t0, load0 = time.perf_counter(), _load()
+        runner.ensure([pre], quiet=True)
+        record["pretraining"] = {"spec": pre.describe(), "seconds": round(time.perf_counter() - t0, 1),
+                                 "load_before": load0, "load_after": _load()}
+        print(f"pretraining run {pre.describe()}: {record['pretraining']['seconds']} s (not counted)", flush=True)
+        for c in chapters:
+            runner.clear_caches()
+            shutil.rmtree(cache_dir(), ignore_errors=True)
+            spec, conv = live.live_exercise(c, P)
+            load0, threads = _load(), torch.get_num_threads()
+            t0 = time.perf_counter()
+            run = live.train(c, P)
+            seconds = time.perf_counter() - t0
+            stage_runs = [runner.RunStore().get(s) for s in live.stages(spec)]
+            record["chapters"][c] = {
+                "method": live.KEY_METHOD[c], "spec": spec.describe(), "key": spec.key,
+                "converged_key": conv.key,
+                "n_train": spec.data["n_train"], "epochs": [s.train["epochs"] for s in live.stages(spec)],
+                "converged_n_train": conv.data["n_train"],
+                "converged_epochs": [s.train["epochs"] for s in live.stages(conv)],
+                "seconds": round(seconds, 1),
+                "train_seconds": round(sum(r.summary["seconds"] for r in stage_runs), 1),
+                "test_mAP": round(float(run.best["test_mAP"]), 2),
+                "threads": threads, "load_before": load0, "load_after": _load(),
+                "date": _dt.datetime.now().isoformat(timespec="seconds")}
+            r = record["chapters"][c]
+            print(f"{c} {r['method']:<18} {r['n_train']} images, epochs {r['epochs']}: {r['seconds']:6.1f} s "
+                  f"(training {r['train_seconds']} s), test mAP {r['test_mAP']}, {threads} threads, load "
+                  f"{load0[0]} -> {r['load_after'][0]}" + ("  OVER" if seconds > LIMIT_S else ""), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = Path(args.out) if args.out else ROOT / "benchmarks" / "records" / f"live_exercises_{P.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.chapters and out.exists():  # a re-measure of some chapters keeps the others' figures
+        old = json.loads(out.read_text())
+        record["chapters"] = {**old.get("chapters", {}), **record["chapters"]}
+        record["chapters"] = {c: record["chapters"][c] for c in sorted(record["chapters"])}
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

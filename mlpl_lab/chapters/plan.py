@@ -1,0 +1,449 @@
+"""The series' runs, known before it starts: a plan across the notebooks (issue 34).
+
+Every notebook asks the run store for its runs through its chapter's functions
+(:func:`mlpl_lab.runner.ensure`). :func:`plan_series` calls those functions in the order each
+notebook calls them, with the notebook's own parameters (its ``parameters`` cell, the profile
+replaced), as a dry run (:func:`mlpl_lab.runner.planning`): nothing is read or trained, the specs
+asked for are recorded. What a notebook decides from results — chapter 06's validation-chosen γ
+at the sweep's proportion, chapter 07's tuned hyperparameters — cannot be known before those
+results exist: the dry run stops where a result is read (:class:`~mlpl_lab.runner.NeedsResults`),
+the plan says so (:attr:`NotebookPlan.left`), and the notebook trains those runs itself when it
+executes.
+
+The plan's runs are **deduplicated** by key (chapter 07 reads the runs of chapters 01–05; every
+run shares its pretraining run), **dependencies included** (a pretraining run named by
+``backbone_from``, the stage one named by ``init_from``), and ordered in **waves**: wave 0 holds
+the runs that depend on nothing (the pretraining runs, and runs from scratch), wave 1 the runs
+whose dependencies are all in wave 0 (the stage-one runs), wave 2 the stage-two runs; each wave
+longest first (:func:`level`: a run's images trained × pixels per image, plus the work of the
+runs that wait for it), so the pretraining runs start first and the longest chains do not start
+last. :mod:`mlpl_lab.workers` trains the plan, then the notebooks execute warm.
+
+:func:`flops_per_image` counts a model's floating-point operations with
+``torch.utils.flop_counter.FlopCounterMode`` (matrix multiplications and convolutions, forward
+and backward) on the real network :mod:`mlpl_lab.models` builds at a run's image size;
+:func:`projection` turns the plan into total FLOPs and a time at a stated throughput
+(``mlpl-lab plan --profile gpu --tflops X``).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ..profiles import Profile
+from ..runner import NeedsResults, planning
+from ..runs.spec import RunSpec
+from ..workers import dependencies
+from .common import as_profile
+
+#: the throughput ``mlpl-lab plan`` assumes unless ``--tflops`` says otherwise, in TFLOP/s: an
+#: **assumption**, not a measurement of this lab — the effective rate of the CIFAR-10 ResNet-18
+#: speed runs on one A100 (issue 34); the projection prints it with its result
+ASSUMED_TFLOPS = 77.0
+
+
+# ----------------------------------------------------------------------- the notebooks' calls
+def _assume_negative(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import assume_negative as chapter
+
+    chapter.candidate_runs(P)
+    results = chapter.run(P)
+    chapter.scratch_runs(P, results)
+
+
+def _gr(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import gr as chapter
+
+    chapter.run_main(P, p.get("regime", "single_positive"), p.get("seed", 0))
+    chapter.run_ablation(P, p.get("regime", "single_positive"), p.get("seed", 0))
+
+
+def _opml(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import opml as chapter
+
+    chapter.run(P, a=p.get("a", 0.0), b=p.get("b", 0.0), regime=p.get("regime", "single_positive"),
+                seed=p.get("seed", 0))
+
+
+def _cls(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import cls as chapter
+
+    design = chapter.chapter_design(P)
+    table = chapter.run_table(design, P)
+    chapter.run_study(design, P, table, seed=p.get("seed", 0))
+
+
+def _lac(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import lac as chapter
+
+    chapter.run(P, p.get("regime", "single_positive"), seed=p.get("seed", 0))
+
+
+def _pu_mlc(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import pu_mlc as chapter
+
+    chapter.run(P, seed=p.get("seed", 0))
+
+
+def _benchmark(P: Profile, p: Mapping[str, Any]) -> None:
+    from . import benchmark as chapter
+    from .common import with_dataset
+
+    P = with_dataset(P, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
+    _, results, _ = chapter.run(P, p.get("methods"), p.get("regimes"), p.get("tuning", False))
+    chapter.same_head_baselines(P, results)
+
+
+#: notebook stem -> the chapter calls it makes that ask for runs, in the notebook's order (a
+#: notebook missing here trains nothing: 00)
+NOTEBOOK_CALLS: Dict[str, Callable[[Profile, Mapping[str, Any]], None]] = {
+    "01_assume_negative": _assume_negative,
+    "02_gr_loss": _gr,
+    "03_opml": _opml,
+    "04_cls": _cls,
+    "05_lac": _lac,
+    "06_pu_mlc": _pu_mlc,
+    "07_benchmark": _benchmark,
+}
+
+
+def notebook_parameters(path: str | Path) -> Dict[str, Any]:
+    """The literals of a notebook's ``parameters`` cell (``{}`` without one)."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            out = {}
+            for node in ast.parse(src).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    out[node.targets[0].id] = ast.literal_eval(node.value)
+            return out
+    return {}
+
+
+# ---------------------------------------------------------------------------- the plan itself
+def images_per_step(spec: RunSpec) -> int:
+    """Forward-backward passes of one network per training image: the networks the method trains
+    (two for the co-training family, :class:`~mlpl_lab.methods.coteaching.TwoNetworkMethod`) times
+    the views the batch carries (two for LAC's stages with a strong view)."""
+    key = json.dumps([spec.method, spec.method_params], sort_keys=True, default=str)
+    if key not in _PASSES:
+        from ..methods import build_method
+        from ..methods.coteaching import TwoNetworkMethod
+
+        method = build_method(spec.method, **spec.method_params)
+        _PASSES[key] = (2 if isinstance(method, TwoNetworkMethod) else 1) * len(getattr(method, "views", ("weak",)))
+    return _PASSES[key]
+
+
+_PASSES: Dict[str, int] = {}
+
+
+def images_trained(spec: RunSpec) -> int:
+    """Training images one network passes forward and backward: epochs × n_train ×
+    :func:`images_per_step` (0 where the data's size is unknown: a real dataset)."""
+    n = int(spec.data.get("n_train", 0) or 0)
+    return int(spec.train.get("epochs", 1)) * n * images_per_step(spec)
+
+
+def images_evaluated(spec: RunSpec) -> int:
+    """Images passed forward only: the clean validation set every epoch (the test set too with
+    ``test_every_epoch``, else once at the end), and the probes' training images every epoch and
+    once before training."""
+    d, t = spec.data, spec.train
+    epochs, n_val, n_test = int(t.get("epochs", 1)), int(d.get("n_val", 0) or 0), int(d.get("n_test", 0) or 0)
+    probes = int(t.get("probe_size", 0)) if t.get("probes") else 0
+    every = n_val + (n_test if t.get("test_every_epoch", True) else 0) + probes
+    return epochs * every + (0 if t.get("test_every_epoch", True) else n_test) + probes
+
+
+def work(spec: RunSpec) -> float:
+    """What orders a wave, longest first: :func:`images_trained` × pixels per image."""
+    side = int(spec.data.get("image_size", 32))
+    return float(images_trained(spec)) * side * side
+
+
+def waves(specs: Iterable[RunSpec]) -> List[List[RunSpec]]:
+    """Every distinct run of ``specs`` and of their dependencies (by key), in waves: a run's wave
+    is one more than its latest dependency's (0 without any); each wave longest first by
+    :func:`level` (ties keep the order in which the runs were first asked for)."""
+    seen: Dict[str, RunSpec] = {}
+    depth: Dict[str, int] = {}
+
+    def visit(spec: RunSpec) -> int:
+        k = spec.key
+        if k not in depth:
+            deps = dependencies(spec)
+            d = 1 + max((visit(x) for x in deps), default=-1)
+            seen.setdefault(k, spec)
+            depth[k] = d
+        return depth[k]
+
+    first: Dict[str, int] = {}
+    for spec in specs:
+        for dep_first in _walk(spec):
+            first.setdefault(dep_first.key, len(first))
+        visit(spec)
+    out: List[List[RunSpec]] = [[] for _ in range(1 + max(depth.values(), default=-1))]
+    for k, spec in seen.items():
+        out[depth[k]].append(spec)
+    levels = level(seen.values())
+    return [sorted(w, key=lambda s: (-levels[s.key], first[s.key])) for w in out]
+
+
+def level(specs: Iterable[RunSpec]) -> Dict[str, float]:
+    """``{key: level}``: a run's :func:`work` plus the largest level among the runs of ``specs``
+    that start from it — the longest chain of work that waits for it. A run nothing depends on
+    has its own work; the pretraining run, which every run waits for, the highest; a stage one
+    carries its stage two's work, so a long two-stage chain does not start last."""
+    specs = list(specs)
+    after: Dict[str, List[RunSpec]] = {s.key: [] for s in specs}
+    for s in specs:
+        for d in dependencies(s):
+            if d.key in after:
+                after[d.key].append(s)
+    out: Dict[str, float] = {}
+
+    def visit(s: RunSpec) -> float:
+        if s.key not in out:
+            out[s.key] = work(s) + max((visit(x) for x in after[s.key]), default=0.0)
+        return out[s.key]
+
+    for s in specs:
+        visit(s)
+    return out
+
+
+def _walk(spec: RunSpec) -> List[RunSpec]:
+    """``spec`` and its dependencies, dependencies first."""
+    out = []
+    for dep in dependencies(spec):
+        out += _walk(dep)
+    return out + [spec]
+
+
+#: what each wave holds, for printing
+WAVE_NAMES = ("pretraining and runs from scratch", "stage one", "stage two")
+
+
+@dataclass
+class NotebookPlan:
+    """The runs one notebook asks for (its parameters, the profile replaced)."""
+
+    name: str
+    parameters: Dict[str, Any]
+    #: every distinct run the notebook asks for, dependencies included, in the order asked
+    specs: List[RunSpec] = field(default_factory=list)
+    #: the run whose results the dry run stopped at, before the notebook's last call (None: the
+    #: plan covers every call; else the runs the notebook chooses from those results are its own)
+    left: Optional[str] = None
+
+
+@dataclass
+class SeriesPlan:
+    profile: Profile
+    notebooks: List[NotebookPlan]
+    waves: List[List[RunSpec]]
+
+    @property
+    def order(self) -> List[RunSpec]:
+        """Every distinct run, in the order a pool takes them (wave by wave, longest first)."""
+        return [s for w in self.waves for s in w]
+
+    def first_notebook(self) -> Dict[str, str]:
+        """``{key: the first notebook that asks for it}``."""
+        out: Dict[str, str] = {}
+        for nb in self.notebooks:
+            for s in nb.specs:
+                out.setdefault(s.key, nb.name)
+        return out
+
+
+def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = None) -> NotebookPlan:
+    """The dry run of notebook ``name`` (a stem, e.g. ``"02_gr_loss"``) under ``profile``."""
+    P = as_profile(profile)
+    params = dict(parameters or {})
+    plan = NotebookPlan(name, params)
+    calls = NOTEBOOK_CALLS.get(name)
+    if calls is None:
+        return plan
+    with planning() as asked:
+        try:
+            calls(P, params)
+        except NeedsResults as exc:  # the notebook's later runs are chosen from these results
+            plan.left = str(exc).split(": .", 1)[0]
+    keys: Dict[str, RunSpec] = {}
+    for spec in asked:
+        for s in _walk(spec):
+            keys.setdefault(s.key, s)
+    plan.specs = list(keys.values())
+    return plan
+
+
+def plan_series(profile, notebooks: Sequence[str | Path], parameters: Mapping[str, Any] | None = None
+                ) -> SeriesPlan:
+    """The plan of the notebooks at ``notebooks`` (paths; each with its own ``parameters`` cell,
+    the profile and ``parameters`` replacing its values) under ``profile``."""
+    P = as_profile(profile)
+    plans = []
+    for path in notebooks:
+        path = Path(path)
+        params = notebook_parameters(path) | {"profile": P.name} | dict(parameters or {})
+        plans.append(plan_notebook(P, path.stem, params))
+    return SeriesPlan(P, plans, waves(s for nb in plans for s in nb.specs))
+
+
+# ------------------------------------------------------------------------- FLOPs and projection
+def num_classes(data: Mapping[str, Any]) -> Optional[int]:
+    """Classes of a spec's data: the glyph set's for the scenes, None for a real dataset."""
+    if data.get("dataset", "scenes") != "scenes":
+        return None
+    from ..data import class_names
+
+    return len(class_names(data.get("glyphs", "shapes")))
+
+
+_FLOPS: Dict[str, Tuple[float, float]] = {}
+
+
+def flops_per_image(model: str, model_kwargs: Mapping[str, Any], image_size: int, classes: int,
+                    batch: int = 2) -> Tuple[float, float]:
+    """``(forward + backward, forward)`` FLOPs per image of the network
+    ``build_model(model, classes, **model_kwargs)`` at ``image_size`` px, counted by
+    ``torch.utils.flop_counter.FlopCounterMode`` on a batch of ``batch`` random images in training
+    mode (the backward computes the weights' gradients; the input needs none). Memoised."""
+    key = json.dumps([model, dict(model_kwargs), image_size, classes, batch], sort_keys=True, default=str)
+    if key not in _FLOPS:
+        from ..models import build_model
+
+        kwargs = {k: v for k, v in dict(model_kwargs).items() if k != "weights"}  # no download
+        _FLOPS[key] = count_flops(build_model(model, classes, **kwargs), image_size, batch)
+    return _FLOPS[key]
+
+
+def count_flops(net, image_size: int, batch: int = 2) -> Tuple[float, float]:
+    """``(forward + backward, forward)`` FLOPs per image of ``net`` (an ``nn.Module`` taking
+    ``(batch, 3, image_size, image_size)`` images), in training mode, counted by
+    ``torch.utils.flop_counter.FlopCounterMode`` (2 per multiply-add of every matrix
+    multiplication and convolution; the backward of the sum of the outputs)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = net.train()
+    x = torch.rand(batch, 3, image_size, image_size)
+    with FlopCounterMode(display=False) as fwd:
+        net(x)
+    with FlopCounterMode(display=False) as both:
+        net(x).float().sum().backward()
+    net.zero_grad(set_to_none=True)
+    return both.get_total_flops() / batch, fwd.get_total_flops() / batch
+
+
+@dataclass
+class ModelCost:
+    """The runs of one network at one image size: its FLOPs per image and the images it sees."""
+
+    model: str
+    model_kwargs: Dict[str, Any]
+    image_size: int
+    classes: int
+    runs: int = 0
+    images_trained: int = 0
+    images_evaluated: int = 0
+    flops_train: float = 0.0   # forward + backward, per image
+    flops_eval: float = 0.0    # forward, per image
+
+    @property
+    def flops(self) -> float:
+        return self.images_trained * self.flops_train + self.images_evaluated * self.flops_eval
+
+    def describe(self) -> str:
+        kw = ", ".join(f"{k}={v}" for k, v in sorted(self.model_kwargs.items()))
+        return f"{self.model}({kw}) at {self.image_size} px, {self.classes} classes"
+
+
+def projection(specs: Iterable[RunSpec]) -> Tuple[List[ModelCost], List[RunSpec]]:
+    """The FLOPs of ``specs`` grouped by network and image size (:class:`ModelCost`), and the runs
+    that cannot be counted (a real dataset: its size is not in the spec)."""
+    groups: Dict[str, ModelCost] = {}
+    unknown = []
+    for spec in specs:
+        classes = num_classes(spec.data)
+        if classes is None or not spec.data.get("n_train"):
+            unknown.append(spec)
+            continue
+        model, kw = spec.train.get("model", "small_cnn"), dict(spec.train.get("model_kwargs", {}))
+        size = int(spec.data.get("image_size", 32))
+        key = json.dumps([model, kw, size, classes], sort_keys=True, default=str)
+        if key not in groups:
+            groups[key] = ModelCost(model, kw, size, classes)
+            groups[key].flops_train, groups[key].flops_eval = flops_per_image(model, kw, size, classes)
+        g = groups[key]
+        g.runs += 1
+        g.images_trained += images_trained(spec)
+        g.images_evaluated += images_evaluated(spec)
+    return sorted(groups.values(), key=lambda g: -g.flops), unknown
+
+
+# ---------------------------------------------------------------------------------- printing
+def _num(x: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.2f} {unit}"
+    return f"{x:.0f} "
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h" if seconds >= 3600 else f"{seconds / 60:.1f} min"
+
+
+def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[RunSpec], bool] | None = None
+             ) -> str:
+    """The plan as text: runs per notebook (asked for, new to it, images trained), the waves, and
+    with ``tflops`` the FLOPs per image of each network and the time they project to."""
+    if tflops is not None and not (isinstance(tflops, (int, float)) and tflops > 0 and math.isfinite(tflops)):
+        raise ValueError(f"tflops must be a positive number of TFLOP/s, got {tflops!r}")
+    order = plan.order
+    first = plan.first_notebook()
+    lines = [f"series plan, profile {plan.profile.name}: {len(plan.notebooks)} notebooks, "
+             f"{len(order)} distinct runs"
+             + (f", {sum(map(stored, order))} of them already stored" if stored else "")]
+    lines.append(f"  {'notebook':22s} {'runs asked':>10s} {'new':>5s} {'images trained (new)':>21s}  "
+                 "left to the notebook")
+    for nb in plan.notebooks:
+        new = [s for s in nb.specs if first[s.key] == nb.name]
+        left = ("no runs" if nb.name not in NOTEBOOK_CALLS else "nothing" if nb.left is None
+                else "the runs it chooses from results")
+        lines.append(f"  {nb.name:22s} {len(nb.specs):10d} {len(new):5d} "
+                     f"{sum(images_trained(s) for s in new):21,d}  {left}")
+        if nb.left is not None:
+            lines.append(f"  {'':22s} (the dry run stopped where it read the results of {nb.left})")
+    for i, w in enumerate(plan.waves):
+        name = WAVE_NAMES[i] if i < len(WAVE_NAMES) else f"depth {i}"
+        lines.append(f"  wave {i} ({name}): {len(w)} runs, {sum(images_trained(s) for s in w):,d} images trained")
+    if tflops is None:
+        return "\n".join(lines)
+    groups, unknown = projection(order)
+    total = sum(g.flops for g in groups)
+    lines.append("FLOPs per image (torch.utils.flop_counter on the network mlpl_lab.models builds; "
+                 "matmuls and convolutions), and the images each network sees:")
+    for g in groups:
+        lines.append(f"  {g.describe()}: {g.flops_train / 1e9:.3f} GFLOP forward+backward, "
+                     f"{g.flops_eval / 1e9:.3f} GFLOP forward; {g.runs} runs, "
+                     f"{g.images_trained:,d} images trained, {g.images_evaluated:,d} evaluated: "
+                     f"{g.flops / 1e15:.2f} PFLOP")
+    if unknown:
+        lines.append(f"  {len(unknown)} runs on a real dataset (size unknown to the plan) are not counted")
+    trained = sum(g.images_trained for g in groups)
+    seconds = total / (tflops * 1e12)
+    lines.append(f"total: {len(order) - len(unknown)} runs, {trained:,d} images trained, "
+                 f"{total / 1e15:.1f} PFLOP; at {tflops:g} TFLOP/s effective: {_hours(seconds)} "
+                 f"({seconds / max(1, len(order) - len(unknown)):.1f} s per run)")
+    if tflops == ASSUMED_TFLOPS:
+        lines.append(f"  ({ASSUMED_TFLOPS:g} TFLOP/s is an assumption, not a measurement: the effective "
+                     "rate of the CIFAR-10 ResNet-18 speed runs on one A100; give --tflops X for another)")
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""The book (:func:`build_book`): Sphinx + myst-nb + sphinx-book-theme (+ sphinx-exercise) from
+the notebooks a report executed, with execution off, the MathJax the reports ship, a student and
+an instructor variant."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List
+
+from ..report import NOTEBOOK_DIR
+from .notebooks import BEGIN, CourseError, END, PROFILES, as_lines, has_solution, new_cell, read_nb, source_of, strip_solutions, write_nb
+from .ranges import expected_ranges, load_ranges, merge_ranges, ranges_markdown
+from .syllabus import load_course, load_timings, syllabus_markdown, timings_from_executed
+
+# ---------------------------------------------------------------------------------------
+# the book: Sphinx + myst-nb + sphinx-book-theme (+ sphinx-exercise), from executed notebooks
+# ---------------------------------------------------------------------------------------
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+BOOK_PAGES = ("index.md", "guide.md", "syllabus.md", "fidelity.md", "handbook.md", "conf.py")
+EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(\d+)\s+—\s+(.+)$", re.M)
+
+
+def _widget_pngs(nb: Dict[str, Any], model_id: str) -> List[str]:
+    """The PNGs an executed widget shows (its ``Output`` widgets' images, found through its
+    children in the widget state nbclient saved in the notebook's metadata)."""
+    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    found: List[str] = []
+
+    def walk(mid: str, seen: set) -> None:
+        if mid in seen or mid not in state:
+            return
+        seen.add(mid)
+        model = state[mid].get("state", {})
+        for out in model.get("outputs", []) or []:
+            png = out.get("data", {}).get("image/png")
+            if png:
+                found.append(png if isinstance(png, str) else "".join(png))
+        for child in model.get("children", []) or []:
+            walk(str(child).replace("IPY_MODEL_", ""), seen)
+
+    walk(model_id, set())
+    return found
+
+
+def static_widgets(nb: Dict[str, Any]) -> int:
+    """Replace every widget output by the image(s) of its default state (a static page cannot
+    run the live panel); returns how many widget outputs were replaced."""
+    n = 0
+    for cell in nb["cells"]:
+        outputs = []
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view is None:
+                outputs.append(out)
+                continue
+            n += 1
+            pngs = _widget_pngs(nb, view.get("model_id", ""))
+            note = ("A static image of the panel's default state; run the notebook in JupyterLab "
+                    "to move its sliders.")
+            if not pngs:
+                note = "This live panel runs in JupyterLab only (no image of it was saved)."
+            outputs += [{"output_type": "display_data", "metadata": {}, "data": {"image/png": png}} for png in pngs]
+            outputs.append({"output_type": "display_data", "metadata": {},
+                            "data": {"text/markdown": f"*{note}*", "text/plain": note}})
+        if "outputs" in cell:
+            cell["outputs"] = outputs
+    nb.get("metadata", {}).pop("widgets", None)
+    return n
+
+
+def _exercise_directives(nb: Dict[str, Any], stem: str, variant: str) -> None:
+    """Exercises as sphinx-exercise directives; the instructor book adds each solution as a
+    dropdown ``solution`` directive after its code cell."""
+    cells: List[Dict[str, Any]] = []
+    label = None
+    for cell in nb["cells"]:
+        src = source_of(cell)
+        m = EXERCISE_HEADING.search(src) if cell["cell_type"] == "markdown" else None
+        if m:
+            label = f"ex-{stem[:2]}-{m.group(1)}"
+            body = src[m.end():].strip()
+            cell = dict(cell, source=as_lines(f":::{{exercise}} {m.group(2).strip()}\n:label: {label}\n\n"
+                                              f"{body}\n:::\n"))
+        cells.append(cell)
+        if cell["cell_type"] == "code" and has_solution(src) and label and variant == "instructor":
+            solution = "".join(_solution_blocks(src))
+            cells.append(new_cell("markdown", f":::{{solution}} {label}\n:class: dropdown\n\n```python\n"
+                                              f"{textwrap.dedent(solution).rstrip()}\n```\n:::\n", f"{label}-solution"))
+    nb["cells"] = cells
+
+
+def _solution_blocks(source: str) -> List[str]:
+    out, inside = [], False
+    for line in source.splitlines(keepends=True):
+        if line.strip() == BEGIN:
+            inside = True
+        elif line.strip() == END:
+            inside = False
+        elif inside:
+            out.append(line)
+    return out
+
+
+def book_notebook(nb: Dict[str, Any], stem: str, variant: str) -> Dict[str, Any]:
+    """An executed notebook as the book shows it: records' custom MIME dropped (their text
+    stays), widgets as static images, exercises as directives; the student variant shows each
+    solution cell as its stub without outputs, the instructor variant with its outputs."""
+    from ..report import RECORD_MIME
+
+    nb = json.loads(json.dumps(nb))
+    static_widgets(nb)
+    _exercise_directives(nb, stem, variant)   # reads the solutions before they are stripped
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = source_of(cell)
+        if has_solution(src):
+            cell["source"] = as_lines(strip_solutions(src, keep=variant == "instructor"))
+            if variant == "student":
+                cell["outputs"] = []
+        for out in cell.get("outputs", []):
+            out.get("data", {}).pop(RECORD_MIME, None)
+        cell["outputs"] = [o for o in cell.get("outputs", []) if o.get("output_type") != "display_data"
+                           or o.get("data")]
+    return nb
+
+
+def _page(name: str) -> str:
+    return (NOTEBOOK_DIR / name).read_text(encoding="utf-8")
+
+
+def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
+    """Write the book's Sphinx sources for ``variant`` into ``src``; return the chapters staged."""
+    from .. import __version__
+
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    course = load_course()
+    stems = [ch["notebook"] for ch in course["chapters"] if (Path(executed) / f"{ch['notebook']}.ipynb").exists()]
+    if not stems:
+        raise CourseError(f"no executed notebooks in {executed}: run `make report` (or `mlpl-lab report "
+                          f"--profile smoke --out {executed}`) first; the book never executes them again")
+    for stem in stems:
+        write_nb(book_notebook(read_nb(Path(executed) / f"{stem}.ipynb"), stem, variant), src / f"{stem}.ipynb")
+    profile_runs = timings_from_executed(Path(executed))
+    profiles = sorted(profile_runs) or ["?"]
+    shutil.copy(NOTEBOOK_DIR / "conf.py", src / "conf.py")
+    # the fidelity page (the losses against the official code) and the handbook (the protocol, the
+    # run store and packs, scaling out) follow the chapters in both books
+    pages = ["syllabus"] + stems + ["fidelity", "handbook"] + (["guide"] if variant == "instructor" else [])
+    for page in ("fidelity.md", "handbook.md"):
+        shutil.copy(NOTEBOOK_DIR / page, src / page)
+    index = _page("index.md").replace("{edition}", __version__).replace("{variant}", variant)
+    index += "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(pages) + "\n```\n"
+    (src / "index.md").write_text(index, encoding="utf-8")
+    timings = load_timings()
+    for profile, found in profile_runs.items():
+        timings.setdefault(profile, {}).update(found)
+    (src / "syllabus.md").write_text(_page("syllabus.md").replace("{syllabus}", syllabus_markdown(course, timings, stems)
+                                                                   .split("\n", 2)[2]), encoding="utf-8")
+    if variant == "instructor":
+        ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(executed) for p in profiles}))
+        shown = [p for p in PROFILES if any(p in v for rows in ranges.values() for v in rows.values())]
+        ranges = ranges_markdown(ranges, shown or profiles)
+        (src / "guide.md").write_text(_page("guide.md").replace("{expected_ranges}", ranges), encoding="utf-8")
+    (src / "_variant.txt").write_text(variant)
+    return stems
+
+
+def build_book(executed: Path, out: Path, variant: str = "student", strict: bool = False) -> Path:
+    """Stage the sources and run ``sphinx-build`` (html; ``-W --keep-going`` when ``strict``)
+    into ``out``, then copy MathJax into its ``_static`` folder. Returns ``out/index.html``."""
+    import subprocess
+    import sys
+
+    from ..report import install_mathjax
+
+    out = Path(out)
+    src = out.parent / f"_src_{variant}"
+    stage_book(Path(executed), src, variant)
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E"] + \
+        (["-W", "--keep-going"] if strict else []) + [str(src), str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CourseError(f"sphinx-build failed for the {variant} book:\n{proc.stderr[-4000:]}")
+    install_mathjax(out / "_static")  # Sphinx puts a relative mathjax_path under _static/
+    return out / "index.html"

@@ -1,0 +1,67 @@
+"""``mlpl-lab course sync|export|timings|book`` (registered by :mod:`mlpl_lab.cli`)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .book import build_book
+from .notebooks import RANGES_FILE, TIMINGS_FILE, export
+from .ranges import expected_ranges, load_ranges, merge_ranges
+from .syllabus import load_timings, sync, timings_from_executed
+
+# ---------------------------------------------------------------------------------------
+# the `mlpl-lab course` command
+# ---------------------------------------------------------------------------------------
+def cmd_course(args) -> int:
+    if args.action == "sync":
+        changes = sync(write=not args.check)
+        bad = {k: v for k, v in changes.items() if v}
+        for stem, what in bad.items():
+            print(f"{stem}: {', '.join(what)}")
+        if args.check and bad:
+            print("notebooks and notebooks/course.yml disagree: run `mlpl-lab course sync`")
+            return 1
+        print("notebooks agree with course.yml" if not bad else f"{len(bad)} notebooks updated")
+        return 0
+    if args.action == "export":
+        written = export(Path(args.out))
+        print(f"{len(written['student'])} student and {len(written['instructor'])} instructor notebooks "
+              f"in {args.out}/student and {args.out}/instructor")
+        return 0
+    if args.action == "timings":
+        found = timings_from_executed(Path(args.executed))
+        if not found:
+            print(f"no executed notebooks with papermill timings in {args.executed}")
+            return 1
+        data = load_timings() | {p: load_timings().get(p, {}) | t for p, t in found.items()}
+        TIMINGS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        print(f"timings of {sum(len(t) for t in found.values())} notebooks written to {TIMINGS_FILE}")
+        ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(args.executed) for p in found}))
+        RANGES_FILE.write_text(json.dumps(ranges, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        print(f"expected ranges of {', '.join(sorted(found))} written to {RANGES_FILE}")
+        return 0
+    for variant in (("student", "instructor") if args.variant == "both" else (args.variant,)):
+        path = build_book(Path(args.executed), Path(args.out) / variant, variant, strict=args.strict)
+        print(f"{variant} book: {path}")
+    return 0
+
+
+def add_course_parser(sub) -> None:
+    """``mlpl-lab course sync|export|timings|book`` (registered by :mod:`mlpl_lab.cli`)."""
+    course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
+                                           "copies, timings, the book")
+    course.add_argument("action", choices=("sync", "export", "timings", "book"))
+    course.add_argument("--check", action="store_true", help="sync: only report disagreements (exit 1)")
+    course.add_argument("--out", default=None, help="export: dist (default); book: reports/book (default)")
+    course.add_argument("--executed", default="reports", help="executed notebooks (timings, book)")
+    course.add_argument("--variant", default="both", choices=("student", "instructor", "both"))
+    course.add_argument("--strict", action="store_true", help="book: warnings are errors (CI)")
+    course.set_defaults(func=_course_entry)
+
+
+def _course_entry(args) -> int:
+    if args.out is None:
+        args.out = "dist" if args.action == "export" else "reports/book"
+    return cmd_course(args)
+
+

@@ -1,0 +1,141 @@
+"""``notebooks/course.yml``: per chapter the objectives, prerequisites, paper and difficulty; the
+notebook's objectives cell (second) and quiz cells (last) kept in sync with it (:func:`sync`);
+the syllabus page with the measured times of ``notebooks/timings.json``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from ..report import NOTEBOOK_DIR
+from .notebooks import COURSE_FILE, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES, QUIZ_ID, TIMINGS_FILE, chapter_notebooks, new_cell, read_nb, source_of, write_nb
+
+# ---------------------------------------------------------------------------------------
+# course.yml: objectives and the syllabus
+# ---------------------------------------------------------------------------------------
+CHAPTER_KEYS = {"notebook": str, "title": str, "paper": str, "difficulty": str, "prerequisites": list,
+                "objectives": list, "minutes": dict}
+
+
+def load_course(path: Path = COURSE_FILE) -> Dict[str, Any]:
+    """Read and check ``course.yml``: every chapter has the keys of :data:`CHAPTER_KEYS`, 3–5
+    objectives, a known difficulty, minutes per known profile (a measured number), and names a
+    notebook that exists."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("chapters"), list):
+        raise CourseError(f"{path}: expected a mapping with a `chapters:` list")
+    for i, ch in enumerate(data["chapters"]):
+        where = f"{path}: chapter {i + 1} ({ch.get('notebook', '?')})"
+        for key, kind in CHAPTER_KEYS.items():
+            if not isinstance(ch.get(key), kind):
+                raise CourseError(f"{where}: `{key}` must be a {kind.__name__}")
+        if not 3 <= len(ch["objectives"]) <= 5:
+            raise CourseError(f"{where}: give 3 to 5 objectives, not {len(ch['objectives'])}")
+        if ch["difficulty"] not in DIFFICULTIES:
+            raise CourseError(f"{where}: difficulty must be one of {DIFFICULTIES}")
+        for profile, minutes in ch["minutes"].items():
+            if profile not in PROFILES or not isinstance(minutes, (int, float)) or minutes <= 0:
+                raise CourseError(f"{where}: minutes must map a profile {PROFILES} to a measured "
+                                  "number of minutes (leave out a profile not yet measured)")
+        if not (NOTEBOOK_DIR / f"{ch['notebook']}.ipynb").exists():
+            raise CourseError(f"{where}: no notebook notebooks/{ch['notebook']}.ipynb")
+    return data
+
+
+def load_timings(path: Path = TIMINGS_FILE) -> Dict[str, Dict[str, float]]:
+    """``{profile: {notebook: seconds}}`` measured by :func:`timings_from_executed` (empty if absent)."""
+    return json.loads(Path(path).read_text()) if Path(path).exists() else {}
+
+
+def minutes(chapter: Dict[str, Any], profile: str, timings: Optional[Dict] = None) -> str:
+    """The measured minutes of a chapter under a profile: course.yml's value, else the timings
+    file's, else "not yet measured" (never a guess)."""
+    if profile in chapter["minutes"]:
+        return f"{chapter['minutes'][profile]:g}"
+    seconds = (timings or {}).get(profile, {}).get(chapter["notebook"])
+    return f"{seconds / 60:.1f}" if seconds else NOT_MEASURED
+
+
+def objectives_markdown(chapter: Dict[str, Any]) -> str:
+    """The notebook's objectives cell (generated; ``mlpl-lab course sync`` writes it)."""
+    lines = ["**Learning objectives** · difficulty: " + chapter["difficulty"],
+             "", "After this chapter you can:", ""]
+    lines += [f"{i}. {o}" for i, o in enumerate(chapter["objectives"], 1)]
+    lines += ["", "**Prerequisites:** " + "; ".join(chapter["prerequisites"]),
+              "", "**Paper:** " + chapter["paper"],
+              "", "<!-- generated from notebooks/course.yml by `mlpl-lab course sync`; edit the YAML, not this cell -->"]
+    return "\n".join(lines)
+
+
+QUIZ_TITLE = "## Quiz\n\nCheck yourself: pick an answer and read the feedback (nothing is graded or sent)."
+
+
+def quiz_cell_source(stem: str) -> str:
+    return f'from mlpl_lab.course.quiz import show_quiz\n\nshow_quiz("{stem}")'
+
+
+def sync_notebook(path: Path, chapter: Dict[str, Any], write: bool = True) -> List[str]:
+    """Put the objectives cell second and the quiz cell last; return what was (or would be) changed."""
+    nb = read_nb(path)
+    cells = nb["cells"]
+    changes: List[str] = []
+    want = objectives_markdown(chapter)
+    idx = [i for i, c in enumerate(cells) if c.get("id") == OBJECTIVES_ID]
+    if not idx:
+        cells.insert(1, new_cell("markdown", want, OBJECTIVES_ID))
+        changes.append("objectives cell added")
+    elif idx != [1] or source_of(cells[idx[0]]) != want:
+        cells.pop(idx[0])
+        cells.insert(1, new_cell("markdown", want, OBJECTIVES_ID))
+        changes.append("objectives cell differs from course.yml")
+    tail = [new_cell("markdown", QUIZ_TITLE, QUIZ_ID + "-title"),
+            new_cell("code", quiz_cell_source(path.stem), QUIZ_ID)]
+    if [(c.get("id"), source_of(c)) for c in cells[-2:]] != [(c["id"], source_of(c)) for c in tail]:
+        cells[:] = [c for c in cells if c.get("id") not in (QUIZ_ID, QUIZ_ID + "-title")] + tail
+        changes.append("quiz cells missing or not last")
+    if changes and write:
+        write_nb(nb, path)
+    return changes
+
+
+def sync(write: bool = True) -> Dict[str, List[str]]:
+    """:func:`sync_notebook` for every chapter of course.yml."""
+    course = load_course()
+    return {ch["notebook"]: sync_notebook(NOTEBOOK_DIR / f"{ch['notebook']}.ipynb", ch, write)
+            for ch in course["chapters"]}
+
+
+def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, linked=None) -> str:
+    """The syllabus page (MyST): one section per chapter with its objectives, and the measured
+    minutes per profile (course.yml, then the timings file, else "not yet measured")."""
+    timings = load_timings() if timings is None else timings
+    from .. import __version__
+
+    out = ["# Syllabus", "", f"Edition {__version__} · generated from `notebooks/course.yml`.", "",
+           "| chapter | difficulty | " + " | ".join(f"minutes ({p})" for p in PROFILES) + " |",
+           "|---|---|" + "---|" * len(PROFILES)]
+    for ch in course["chapters"]:
+        title = ch["title"] if linked is not None and ch["notebook"] not in linked else \
+            f"[{ch['title']}]({ch['notebook']}.ipynb)"
+        out.append(f"| {title} | {ch['difficulty']} | "
+                   + " | ".join(minutes(ch, p, timings) for p in PROFILES) + " |")
+    out.append("")
+    for ch in course["chapters"]:
+        out += [f"## {ch['title']}", "", objectives_markdown(ch).split("<!--")[0].rstrip(), ""]
+    return "\n".join(out)
+
+
+def timings_from_executed(executed_dir: Path) -> Dict[str, Dict[str, float]]:
+    """``{profile: {notebook: seconds}}`` from papermill's metadata in executed notebooks
+    (``metadata.papermill.duration`` and the injected ``profile`` parameter)."""
+    out: Dict[str, Dict[str, float]] = {}
+    for path in chapter_notebooks(executed_dir):
+        meta = read_nb(path).get("metadata", {}).get("papermill", {})
+        if meta.get("duration"):
+            profile = meta.get("parameters", {}).get("profile", "?")
+            out.setdefault(profile, {})[path.stem] = float(meta["duration"])
+    return out
+
+

@@ -1,0 +1,380 @@
+"""A series' planned runs on a pool of worker processes: one single-thread process per core, or
+one per GPU (issue 34).
+
+:func:`train` takes run specs in the order a plan gives them (:mod:`mlpl_lab.chapters.plan`:
+dependencies first, longest first), adds any dependency missing from the list, and trains those
+not yet in the store on ``workers`` plain processes (``multiprocessing``'s *spawn*, no cluster
+software). Each worker pins its threads before its first run (``OMP_NUM_THREADS``,
+``torch.set_num_threads(threads)``, one inter-op thread: one thread without GPUs, the cores shared
+out among the workers with GPUs) and, where CUDA GPUs exist, sees one GPU
+(``CUDA_VISIBLE_DEVICES``, worker ``i`` gets GPU ``i``). The parent hands out one run at a time
+to an idle worker: the first in the plan's order whose dependencies (pretraining run, stage one)
+are stored — no barrier between waves, so a worker never idles while a run is ready. Every worker
+writes into the one store, which takes several writers (:mod:`mlpl_lab.store`); a worker reads
+the store before training, so a run stored meanwhile is not trained twice.
+
+The thread count of the process that trained a run is recorded in the run's environment
+(``summary.json``: ``environment.threads``), never in its key: a store filled by single-thread
+workers serves a machine with any number of cores. A retrain that should reproduce a run bitwise
+uses the recorded count (:func:`reproduce`).
+
+Failures: a run that raises is reported, the runs that depend on it are skipped, the others
+complete; a worker that dies (the pool breaks) stops the pool. Either way what was not trained is
+left to the notebooks, which train any missing run themselves when they execute.
+
+Why plain processes rather than :mod:`mlpl_lab.cluster`'s Dask workers: the README's measurement
+(2 Dask workers 0.43x of one two-thread process on four cpu runs) spent most of its time waiting:
+every run depends on the pretraining run, which one worker trained while the other idled, and
+four runs cannot keep two workers busy after it. A series has hundreds of runs; here a worker
+starts in a couple of seconds and the queue is the plan's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .store import FRESH_ENV, RunStore
+
+from .runs.spec import RunSpec
+
+#: seconds between progress lines while no run finishes
+HEARTBEAT_S = 60.0
+
+
+def dependencies(spec: RunSpec) -> List[RunSpec]:
+    """The runs ``spec`` starts from: its pretraining run (``backbone_from``) and its stage one
+    (``init_from``)."""
+    return [d for d in (spec.backbone_from, spec.init_from) if d is not None]
+
+
+def gpu_count() -> int:
+    """CUDA devices visible here (0 without CUDA)."""
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def default_workers(n_runs: int, gpus: int | None = None) -> int:
+    """One worker per GPU where there are GPUs, else one per core (``os.cpu_count()``), never
+    more than there are runs, at least one."""
+    gpus = gpu_count() if gpus is None else gpus
+    n = gpus if gpus > 0 else (os.cpu_count() or 1)
+    return max(1, min(n, n_runs))
+
+
+def check_count(value, name: str = "workers") -> int:
+    """A positive whole number of workers (or threads); anything else is an error naming the fix."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})"
+                         + ("; leave it out for one worker per core (or per GPU)" if name == "workers" else ""))
+    return value
+
+
+def looks_stored(store: RunStore, spec: RunSpec) -> bool:
+    """Is ``spec`` in ``store`` (its ``summary.json`` there and made after ``--fresh``)? A cheap
+    check: the weights are not hashed (the worker's full read does that before training, and the
+    notebook's read decides about a run made in another environment)."""
+    path = store.path(spec) / "summary.json"
+    try:
+        created = json.loads(path.read_text()).get("created", 0.0)
+    except (OSError, ValueError):
+        return False
+    try:
+        fresh = float(os.environ.get(FRESH_ENV, "0"))
+    except ValueError:
+        fresh = 0.0
+    return created >= fresh
+
+
+def with_dependencies(specs: Sequence[RunSpec]) -> List[RunSpec]:
+    """``specs`` (each once, by key) with every dependency they name placed before the first run
+    that needs it; otherwise in the given order."""
+    out: Dict[str, RunSpec] = {}
+
+    def visit(spec: RunSpec) -> None:
+        if spec.key in out:
+            return
+        for dep in dependencies(spec):
+            visit(dep)
+        out[spec.key] = spec
+
+    for spec in specs:
+        visit(spec)
+    return list(out.values())
+
+
+# ------------------------------------------------------------------------------- in a worker
+_WORKER: Dict[str, Any] = {}
+
+
+def _init_worker(threads: int, gpu: Optional[int]) -> None:
+    """Runs once in each worker before its first run: pin the threads, pick the GPU, import the
+    training path (so every worker's imports overlap instead of delaying its first run)."""
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
+    os.environ["MLPL_LAB_PROGRESS"] = "0"  # no progress bars from the workers: the parent speaks
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    import torch
+
+    torch.set_num_threads(threads)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already fixed in this process
+        pass
+    from . import runner  # noqa: F401
+
+    _WORKER.update(threads=threads, gpu=gpu)
+
+
+def _train_one(spec: Dict[str, Any], root: str) -> Dict[str, Any]:
+    """One run in a worker: read the store, train and store the run if it is missing."""
+    import torch
+
+    from .runner import execute
+    from .runs.environment import ForeignRunError
+
+    spec = RunSpec.from_dict(spec)
+    store = RunStore(root)
+    t0 = time.perf_counter()
+    out = {"key": spec.key, "pid": os.getpid(), "threads": torch.get_num_threads(),
+           "gpu": _WORKER.get("gpu"), "trained": False}
+    try:
+        if store.get(spec) is not None:  # stored meanwhile (another process)
+            return out | {"seconds": time.perf_counter() - t0}
+    except ForeignRunError as exc:  # the notebook decides (refuse, serve or retrain)
+        return out | {"seconds": time.perf_counter() - t0, "note": str(exc)}
+    execute(spec, store)
+    return out | {"trained": True, "seconds": time.perf_counter() - t0}
+
+
+def _worker_main(index: int, threads: int, gpu: Optional[int], task: Callable, tasks, answers) -> None:
+    """A worker's life: pin, say it is ready, then take ``(spec, root)`` from ``tasks`` until
+    ``None``, answering each on ``answers`` as ``(index, "done" | "error", result or message)``."""
+    import traceback
+
+    _init_worker(threads, gpu)
+    answers.put((index, "ready", None))
+    while True:
+        item = tasks.get()
+        if item is None:
+            return
+        try:
+            answers.put((index, "done", task(*item)))
+        except BaseException as exc:  # noqa: BLE001 — reported to the parent, the worker goes on
+            answers.put((index, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+
+
+# ------------------------------------------------------------------------------- in the parent
+@dataclass
+class PoolReport:
+    """What :func:`train` did: per run key its worker's answer, the failures, the skipped runs."""
+
+    workers: int = 0
+    threads: int = 1
+    seconds: float = 0.0
+    results: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    failed: Dict[str, str] = field(default_factory=dict)
+    skipped: Dict[str, str] = field(default_factory=dict)
+    already_stored: int = 0
+
+    @property
+    def trained(self) -> List[str]:
+        return [k for k, r in self.results.items() if r.get("trained")]
+
+    def describe(self) -> str:
+        if not self.workers:
+            return f"nothing to train: the {self.already_stored} runs are stored"
+        text = (f"{len(self.trained)} runs trained on {self.workers} workers × {self.threads} thread(s) "
+                f"in {_fmt(self.seconds)} ({self.already_stored} were stored)")
+        if self.failed:
+            text += f"; {len(self.failed)} failed"
+        if self.skipped:
+            text += f"; {len(self.skipped)} skipped (a run they start from failed)"
+        return text
+
+
+def _fmt(s: float) -> str:
+    s = max(0.0, s)
+    return f"{s / 3600:.2f} h" if s >= 5400 else f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
+
+
+def _work(spec: RunSpec) -> float:
+    """A run's size for the time estimate: epochs × training images × pixels per image."""
+    side = int(spec.data.get("image_size", 32))
+    return float(spec.train.get("epochs", 1)) * float(spec.data.get("n_train", 1) or 1) * side * side
+
+
+class _Pool:
+    """``n`` worker processes (spawned), each with its own task queue, one answer queue."""
+
+    def __init__(self, n: int, threads: int, task: Callable):
+        import multiprocessing
+
+        self.ctx = multiprocessing.get_context("spawn")
+        self.threads, self.task = threads, task
+        self.gpus = gpu_count()
+        self.answers = self.ctx.Queue()
+        self.procs: List[Any] = [None] * n
+        self.queues: List[Any] = [None] * n
+        for i in range(n):
+            self.start(i)
+
+    def start(self, i: int) -> None:
+        self.queues[i] = self.ctx.Queue()
+        gpu = i % self.gpus if self.gpus else None
+        self.procs[i] = self.ctx.Process(target=_worker_main, name=f"mlpl-lab-worker-{i}",
+                                         args=(i, self.threads, gpu, self.task, self.queues[i], self.answers))
+        self.procs[i].start()
+
+    def dead(self) -> List[int]:
+        return [i for i, p in enumerate(self.procs) if p is not None and not p.is_alive()]
+
+    def close(self) -> None:
+        for q in self.queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+
+
+def default_threads(workers: int, gpus: int | None = None) -> int:
+    """One thread per worker on CPUs (a worker per core); with GPUs, the cores shared out among
+    the workers (their threads feed a GPU)."""
+    gpus = gpu_count() if gpus is None else gpus
+    return max(1, (os.cpu_count() or 1) // workers) if gpus else 1
+
+
+def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int | None = None,
+          threads: int | None = None, note: Callable[[str], None] | None = None,
+          task: Callable | None = None) -> PoolReport:
+    """Train the runs of ``specs`` missing from ``store`` (and the missing runs they start from) on
+    ``workers`` processes (default :func:`default_workers`) of ``threads`` threads each (default
+    :func:`default_threads`: one without GPUs), in the order given wherever the runs they start
+    from are stored. ``note`` gets the progress lines.
+    Returns a :class:`PoolReport`; raises nothing for a failed run (see the module docstring).
+    ``task``: the module-level function a worker runs per ``(spec dict, store root)`` (default:
+    train it; tests wrap it)."""
+    import queue
+
+    store = store or RunStore()
+    note = note or (lambda text: None)
+    if threads is not None:
+        check_count(threads, "threads")
+    if workers is not None:
+        check_count(workers)
+    every = with_dependencies(specs)
+    todo = [s for s in every if not looks_stored(store, s)]
+    report = PoolReport(threads=threads or 1, already_stored=len(every) - len(todo))
+    if not todo:
+        return report
+    n = default_workers(len(todo)) if workers is None else min(workers, len(todo))
+    threads = report.threads = threads or default_threads(n)
+    report.workers = n
+    keys = {s.key for s in todo}
+    needs = {s.key: [d.key for d in dependencies(s) if d.key in keys] for s in todo}
+    pending, done = list(todo), set()
+    running: Dict[int, RunSpec] = {}  # worker -> its run
+    idle: List[int] = []
+    total_work, work_done = sum(_work(s) for s in todo), 0.0
+    t0 = last = time.perf_counter()
+    pool = _Pool(n, threads, task or _train_one)
+    note(f"{len(todo)} runs to train ({report.already_stored} stored) on {n} worker processes × "
+         f"{threads} thread(s)" + (f", one GPU each ({pool.gpus} GPUs)" if pool.gpus else ""))
+
+    def finish(spec: RunSpec, failure: Optional[str] = None, result=None) -> None:
+        nonlocal work_done
+        if failure is not None:
+            report.failed[spec.key] = f"{spec.describe()}: {failure}"
+            note(f"FAILED {report.failed[spec.key]}")
+            return
+        report.results[spec.key] = result
+        done.add(spec.key)
+        work_done += _work(spec)
+        note(f"run {len(done)}/{len(todo)} {spec.describe()}: "
+             + (f"{result['seconds']:.0f} s" if result.get("trained") else "already stored")
+             + f" (worker {result.get('pid')}, {result.get('threads')} thread(s))")
+
+    try:
+        while pending or running:
+            blocked = [s for s in pending if any(d in report.failed or d in report.skipped for d in needs[s.key])]
+            for spec in blocked:
+                pending.remove(spec)
+                report.skipped[spec.key] = f"{spec.describe()}: a run it starts from failed"
+            while idle:
+                ready = next((s for s in pending if all(d in done for d in needs[s.key])), None)
+                if ready is None:
+                    break
+                pending.remove(ready)
+                i = idle.pop(0)
+                running[i] = ready
+                pool.queues[i].put((ready.as_dict(), str(store.root)))
+            if not running and not (pending and len(idle) < n):
+                break  # nothing runs and nothing can start: the rest waits on failed runs
+            try:
+                i, kind, payload = pool.answers.get(timeout=2.0)
+            except queue.Empty:
+                dead = pool.dead()
+                if any(i not in running for i in dead):  # died without a run: cannot start at all
+                    code = pool.procs[dead[0]].exitcode
+                    note(f"a worker process died before taking a run (exit code {code}); "
+                         "the notebooks train what is missing")
+                    for spec in list(running.values()) + pending:
+                        report.skipped[spec.key] = f"{spec.describe()}: the worker processes died"
+                    running.clear()
+                    pending.clear()
+                    break
+                for i in dead:  # a worker that died loses its run only; a new one replaces it
+                    finish(running.pop(i), f"its worker died (exit code {pool.procs[i].exitcode})")
+                    pool.start(i)
+            else:
+                if kind == "ready":
+                    idle.append(i)
+                else:
+                    spec = running.pop(i)
+                    idle.append(i)
+                    if kind == "done":
+                        finish(spec, result=payload)
+                    else:
+                        finish(spec, payload.strip().splitlines()[0] if payload else "failed")
+                    last = -HEARTBEAT_S  # a line now
+            now = time.perf_counter()
+            if now - last >= HEARTBEAT_S:
+                last = now
+                left = _fmt((now - t0) / work_done * (total_work - work_done)) if work_done else "?"
+                note(f"runs: {len(done)} done, {len(running)} running, {len(pending)} waiting"
+                     + (f", {len(report.failed)} failed" if report.failed else "")
+                     + f" · {_fmt(now - t0)} so far, about {left} left")
+    finally:
+        pool.close()
+        report.seconds = time.perf_counter() - t0
+    for spec in pending:  # their dependencies failed
+        report.skipped.setdefault(spec.key, f"{spec.describe()}: a run it starts from failed")
+    return report
+
+
+def reproduce(run, store: RunStore):
+    """Train ``run``'s spec again into ``store`` with the thread count recorded with it
+    (``run.environment["threads"]``; this process's count where none was recorded), so that on
+    the same machine and torch the result is the same bit for bit; returns the new stored run.
+    The runs it starts from are read from ``store`` (trained there first, with the same count, if
+    missing). The process's thread count is restored afterwards."""
+    import torch
+
+    from .runner import execute
+
+    before = torch.get_num_threads()
+    recorded = (run.environment or {}).get("threads")
+    try:
+        if recorded:
+            torch.set_num_threads(int(recorded))
+        return execute(run.spec, store)
+    finally:
+        torch.set_num_threads(before)

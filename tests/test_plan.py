@@ -1,0 +1,145 @@
+"""The series plan (issue 34): its order on hand-built specs, its dry run against what a notebook
+really stores, and the FLOP count of a network against a hand count."""
+from __future__ import annotations
+
+import pytest
+
+from mlpl_lab.chapters import plan as P
+from mlpl_lab.runs.spec import RunSpec
+
+ROOT_NOTEBOOKS = __import__("pathlib").Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def _spec(method, seed, epochs, n_train=100, size=32, **deps):
+    return RunSpec(method=method, seed=seed, data={"n_train": n_train, "image_size": size},
+                   train={"epochs": epochs}, **deps)
+
+
+def test_waves_put_dependencies_first_longest_first_each_run_once():
+    # work by hand: epochs × n_train × (side / 32)²
+    pre = _spec("full", 1000, 2, n_train=400)                      # 800, depends on nothing
+    scratch = _spec("an", 7, 1, n_train=300)                       # 300, depends on nothing
+    a = _spec("an", 0, 4, backbone_from=pre)                       # 400, after pre
+    b = _spec("gr", 0, 8, backbone_from=pre)                       # 800, after pre
+    big = _spec("an", 1, 3, size=64, backbone_from=pre)            # 3 × 100 × 4 = 1200, after pre
+    first = _spec("an", 2, 3, backbone_from=pre)                   # 300, after pre
+    second = _spec("gr", 2, 9, init_from=first)                    # 900, after first
+    # asked: a stage two before its stage one, a duplicate, the pretraining run never named alone
+    waves = P.waves([second, a, b, a, scratch, big])
+    keys = [[s.key for s in w] for w in waves]
+    # levels (work + the longest chain waiting for it): second 900; first 300 + 900 = 1200, tied
+    # with big (1200) and asked before it (through second); b 800, a 400; scratch 300; pre 800 +
+    # 1200: the pretraining run first although scratch was asked for first
+    assert keys == [[pre.key, scratch.key], [first.key, big.key, b.key, a.key], [second.key]]
+    flat = [k for w in keys for k in w]
+    assert len(flat) == len(set(flat)) == 7
+
+
+def test_a_run_that_others_wait_for_comes_before_a_longer_one():
+    # level = work + the largest level among the runs that start from it (work: epochs × n_train)
+    pre = _spec("full", 1000, 1, n_train=10)                       # 10 + max(4000, 3500) = 4010
+    scratch = _spec("an", 7, 40)                                   # 4000, nothing waits for it
+    stage1 = _spec("an", 0, 10, backbone_from=pre)                 # 1000 + 3000 = 4000
+    other = _spec("gr", 0, 35, backbone_from=pre)                  # 3500
+    stage2 = _spec("gr", 1, 30, init_from=stage1)                  # 3000
+    w = P.waves([scratch, other, stage2])
+    assert [s.key for s in w[0]] == [pre.key, scratch.key]         # 4010 > 4000 (work 10 < 4000)
+    assert [s.key for s in w[1]] == [stage1.key, other.key]        # 4000 > 3500 (work 1000 < 3500)
+    assert [s.key for s in w[2]] == [stage2.key]
+
+
+def test_waves_break_ties_by_the_order_first_asked():
+    pre = _spec("full", 1000, 2)
+    x, y = _spec("an", 0, 4, backbone_from=pre), _spec("an", 1, 4, backbone_from=pre)
+    assert [s.key for s in P.waves([y, x])[1]] == [y.key, x.key]
+    assert [s.key for s in P.waves([x, y])[1]] == [x.key, y.key]
+
+
+def test_images_trained_and_evaluated_count_what_the_loop_sees():
+    s = RunSpec(method="an", data={"n_train": 50, "n_val": 20, "n_test": 30, "image_size": 32},
+                train={"epochs": 3, "test_every_epoch": False, "probes": ["separation"], "probe_size": 10})
+    assert P.images_trained(s) == 3 * 50
+    # every epoch: validation 20 + probes 10; once: test 30 at the end, probes 10 before training
+    assert P.images_evaluated(s) == 3 * (20 + 10) + 30 + 10
+    two = s.replace(method="coteaching")  # two networks, each sees every image
+    assert P.images_trained(two) == 2 * 3 * 50
+
+
+def test_flop_count_of_a_conv_and_a_linear_layer_by_hand():
+    import torch.nn as nn
+
+    size, c_in, c_out, k, classes = 8, 3, 4, 3, 5
+    net = nn.Sequential(nn.Conv2d(c_in, c_out, k, padding=1, bias=False), nn.Flatten(),
+                        nn.Linear(c_out * size * size, classes))
+    conv = 2 * c_in * c_out * k * k * size * size        # one multiply-add = 2 FLOPs per output
+    linear = 2 * (c_out * size * size) * classes
+    forward = conv + linear
+    # backward: the conv's weight gradient (its input needs none), the linear's input and weight
+    # gradients, each as many FLOPs as the forward product
+    backward = conv + 2 * linear
+    both, fwd = P.count_flops(net, size)
+    assert fwd == forward
+    assert both == forward + backward
+
+
+def test_notebook_parameters_reads_the_literals_of_the_parameters_cell():
+    params = P.notebook_parameters(ROOT_NOTEBOOKS / "03_opml.ipynb")
+    assert params["profile"] == "cpu" and params["a"] == 0.0 and params["regime"] == "single_positive"
+
+
+def test_a_dry_run_reads_and_trains_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    nb = P.plan_notebook("smoke", "05_lac", {"seed": 0})
+    assert nb.left is None and nb.specs
+    assert not (tmp_path / "runs").exists()  # nothing stored, not even the pretraining run
+    stage2 = [s for s in nb.specs if s.init_from is not None]
+    assert stage2 and all(any(t.key == s.init_from.key for t in nb.specs) for s in stage2)
+
+
+def test_a_dry_run_builds_no_training_images(tmp_path, monkeypatch):
+    """Notebook 03 asks for its splits (unread in the dry run: nothing generated); notebook 02's
+    EPR and ROLE read the clean validation labels: the validation scenes alone are generated."""
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    assert P.plan_notebook("smoke", "03_opml", {"seed": 0}).specs
+    assert not (tmp_path / "cache").exists()
+    assert P.plan_notebook("smoke", "02_gr_loss", {"seed": 0}).specs
+    made = list((tmp_path / "cache").iterdir())
+    assert len(made) == 1 and "-n128-" in made[0].name  # smoke: n_val 128 (n_train is 256)
+
+
+def test_a_dry_run_stops_where_a_notebook_reads_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    nb = P.plan_notebook("smoke", "06_pu_mlc", {"seed": 0})
+    assert nb.left is not None and "pu_mlc" in nb.left  # γ is chosen from the γ grid's results
+    assert any(s.method == "pu_mlc" for s in nb.specs)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "--tflops", "0"], "not a positive number"),
+    (["plan", "--tflops", "fast"], "not a positive number"),
+    (["plan", "--notebooks", "99"], "no notebook matches"),
+    (["report", "--plan-workers", "-1"], "not a whole number >= 0"),
+])
+def test_cli_plan_arguments_fail_with_a_message(argv, message, capsys):
+    from mlpl_lab import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.notebook
+def test_the_smoke_plan_of_notebook_02_is_what_the_notebook_stores(tmp_path, monkeypatch):
+    """Executed on an empty store as a report executes it (its live exercise, a class activity,
+    not trained), notebook 02 stores exactly the runs its plan names."""
+    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.store import RunStore
+
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))  # the kernel inherits it
+    path = ROOT_NOTEBOOKS / "02_gr_loss.ipynb"
+    plan = P.plan_series("smoke", [path])
+    assert plan.notebooks[0].left is None
+    params = {"live_training": False} if "live_training" in P.notebook_parameters(path) else {}
+    execute_notebook(path, tmp_path / "out", profile="smoke", parameters=params, html=False, timeout=600)
+    stored = set(RunStore(tmp_path / "data" / "runs").keys())
+    assert stored == {s.key for s in plan.order}

@@ -1,0 +1,143 @@
+"""The plan's runs on worker processes (issue 34): each run trained once, into one store, with one
+thread recorded, the same numbers as one process; a failure costs only its run and its dependants.
+
+The task wrappers are module-level so the spawned workers import them from this file.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+
+from mlpl_lab import runner, workers
+from mlpl_lab.profiles import get_profile
+from mlpl_lab.store import RunStore
+
+_LOG_ENV = "MLPL_LAB_TEST_WORKER_LOG"
+_FAIL_ENV = "MLPL_LAB_TEST_WORKER_FAIL"   # key of the run whose task raises
+_DIE_ENV = "MLPL_LAB_TEST_WORKER_DIE"     # key of the run whose worker exits
+
+
+def logging_task(spec, root):
+    out = workers._train_one(spec, root)
+    with open(os.environ[_LOG_ENV], "a") as f:
+        f.write(json.dumps(out) + "\n")
+    return out
+
+
+def failing_task(spec, root):
+    from mlpl_lab.runs.spec import RunSpec
+
+    key = RunSpec.from_dict(spec).key
+    if key == os.environ.get(_FAIL_ENV):
+        raise RuntimeError("this run fails on purpose")
+    if key == os.environ.get(_DIE_ENV):
+        os._exit(3)
+    return workers._train_one(spec, root)
+
+
+def _numbers(history):
+    """A history less what measures the machine (wall times, memory)."""
+    return [{k: v for k, v in row.items() if "seconds" not in k and "memory" not in k and "mib" not in k.lower()}
+            for row in history]
+
+
+def _specs():
+    """Smoke runs: AN and GR on two seeds (each from the pretraining run), and LAC's stage two on
+    seed 0 (its stage one not named: the pool adds it)."""
+    from mlpl_lab.chapters import lac
+
+    P = get_profile("smoke")
+    plain = [P.spec(m, seed=s) for m in ("an", "gr") for s in (0, 1)]
+    return plain + [lac.row_spec(P, "two-stage + queue (LAC)", 0)]
+
+
+def test_two_workers_train_each_run_once_with_one_thread_as_one_process_would(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv(_LOG_ENV, str(tmp_path / "log.jsonl"))
+    specs = _specs()
+    store = RunStore(tmp_path / "pool")
+    report = workers.train(specs + specs[:2], store, workers=2, task=logging_task)
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    expected = {s.key for s in workers.with_dependencies(specs)}
+    assert len(expected) == len(specs) + 2  # the pretraining run and LAC's stage one added
+    assert sorted(e["key"] for e in log if e["trained"]) == sorted(expected)  # each once
+    assert report.workers == 2 and not report.failed and not report.skipped
+    assert os.getpid() not in {e["pid"] for e in log}
+    for key in expected:
+        summary = json.loads((store.root / key / "summary.json").read_text())
+        assert summary["environment"]["threads"] == 1
+
+    # one process, one thread: the same numbers, bit for bit
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        one = RunStore(tmp_path / "one")
+        ref = runner.ensure(specs, store=one)
+    finally:
+        torch.set_num_threads(before)
+    got = [store.get(s) for s in specs]
+    for r, g in zip(ref, got):
+        assert _numbers(r.history) == _numbers(g.history) and r.best_epoch == g.best_epoch
+
+    # a second call finds everything stored and starts no worker
+    again = workers.train(specs, store, workers=2, task=logging_task)
+    assert again.workers == 0 and again.already_stored == len(expected) and not again.results
+
+
+def test_reproduce_trains_with_the_recorded_thread_count(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
+    spec = get_profile("smoke").spec("gr", seed=0)
+    store = RunStore(tmp_path / "pool")
+    workers.train([spec], store, workers=1)
+    run = store.get(spec)
+    assert run.environment["threads"] == 1
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        again = workers.reproduce(run, RunStore(tmp_path / "again"))
+        assert torch.get_num_threads() == 2  # restored
+    finally:
+        torch.set_num_threads(before)
+    assert again.environment["threads"] == 1
+    assert _numbers(again.history) == _numbers(run.history)
+
+
+def test_a_failed_run_skips_its_dependants_and_a_dead_worker_loses_only_its_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
+    specs = _specs()
+    stage2 = specs[-1]
+    monkeypatch.setenv(_FAIL_ENV, stage2.init_from.key)  # LAC's stage one raises
+    monkeypatch.setenv(_DIE_ENV, specs[1].key)          # AN seed 1's worker exits
+    store = RunStore(tmp_path / "pool")
+    lines = []
+    report = workers.train(specs, store, workers=2, task=failing_task, note=lines.append)
+    assert set(report.failed) == {stage2.init_from.key, specs[1].key}
+    assert "fails on purpose" in report.failed[stage2.init_from.key]
+    assert "worker died" in report.failed[specs[1].key]
+    assert set(report.skipped) == {stage2.key}  # it starts from the failed stage one
+    others = [s for s in specs if s.key not in (specs[1].key, stage2.key)]
+    assert all(store.get(s) is not None for s in others)
+    assert any(line.startswith("FAILED") for line in lines)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_worker_and_thread_counts_are_checked(bad, tmp_path):
+    spec = get_profile("smoke").spec("an", seed=0)
+    with pytest.raises(ValueError, match="whole number >= 1"):
+        workers.train([spec], RunStore(tmp_path), workers=bad)
+    with pytest.raises(ValueError, match="threads must be a whole number"):
+        workers.train([spec], RunStore(tmp_path), threads=bad)
+
+
+def test_default_workers_one_per_gpu_else_per_core_never_more_than_runs(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert workers.default_workers(10, gpus=0) == 2
+    assert workers.default_workers(1, gpus=0) == 1
+    assert workers.default_workers(10, gpus=4) == 4
+    assert workers.default_workers(3, gpus=8) == 3
+    assert workers.default_threads(2, gpus=0) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert workers.default_threads(1, gpus=1) == 16 and workers.default_threads(4, gpus=4) == 4
