@@ -50,8 +50,8 @@ os.environ.setdefault("MLPL_LAB_DATA", tempfile.mkdtemp(prefix="mlpl-bench-data-
 
 from mlpl_lab.methods import Method  # noqa: E402
 from mlpl_lab.profiles import get_profile  # noqa: E402
-from mlpl_lab.runner import build_splits, config_of  # noqa: E402
-from mlpl_lab.train import fit  # noqa: E402
+from mlpl_lab.runs.runner import build_splits, config_of  # noqa: E402
+from mlpl_lab.engine.train import fit  # noqa: E402
 
 RECORD = ROOT / "benchmarks" / "records" / "data_path_cpu.json"
 #: run name -> (method, model_kwargs overrides)

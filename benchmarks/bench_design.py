@@ -28,7 +28,7 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from mlpl_lab.chapters import benchmark as bm
 from mlpl_lab.profiles import get_profile
-from mlpl_lab import runner
+from mlpl_lab.runs import runner
 imported = time.perf_counter()
 P = get_profile(sys.argv[1])
 design = bm.chapter_design(P)

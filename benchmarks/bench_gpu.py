@@ -26,7 +26,7 @@ os.environ.setdefault("MLPL_LAB_DATA", tempfile.mkdtemp(prefix="mlpl-bench-"))
 from mlpl_lab.data import make_splits  # noqa: E402
 from mlpl_lab.losses import an_loss  # noqa: E402
 from mlpl_lab.models import build_model  # noqa: E402
-from mlpl_lab.train import TrainConfig, fit  # noqa: E402
+from mlpl_lab.engine.train import TrainConfig, fit  # noqa: E402
 
 
 def bare(n, batch, size, classes, device, amp, steps_per_epoch, epochs):

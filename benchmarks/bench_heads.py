@@ -17,7 +17,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mlpl_lab.data import make_splits  # noqa: E402
-from mlpl_lab.train import TrainConfig, fit  # noqa: E402
+from mlpl_lab.engine.train import TrainConfig, fit  # noqa: E402
 
 
 def throughput(method, splits, epochs, model_kwargs, init_from=None):

@@ -47,9 +47,9 @@ def main(argv=None) -> int:
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
     import torch
 
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
     from mlpl_lab.chapters import live
-    from mlpl_lab.paths import cache_dir
+    from mlpl_lab.core.paths import cache_dir
     from mlpl_lab.profiles import get_profile
 
     torch.set_num_threads(args.threads)

@@ -22,7 +22,7 @@ from mlpl_lab.data import make_splits  # noqa: E402
 from mlpl_lab.data.augment import VIEWS  # noqa: E402
 from mlpl_lab.losses import an_loss  # noqa: E402
 from mlpl_lab.models import build_model  # noqa: E402
-from mlpl_lab.train import TrainConfig, fit, iterate_batches, seed_everything  # noqa: E402
+from mlpl_lab.engine.train import TrainConfig, fit, iterate_batches, seed_everything  # noqa: E402
 
 
 def bare(train, epochs, batch_size, augment, width, lr, head="linear"):

@@ -6,7 +6,7 @@ A *warm* report is one whose runs are all in the store: the notebooks only read 
 the time goes to starting kernels, importing torch and the package, plotting and exporting HTML.
 The script first runs the series once (training what the store lacks: under ``smoke`` in a fresh
 temporary store unless ``MLPL_LAB_DATA`` names one), then times ``--repeats`` warm series each way,
-alternating: ``ahead`` (:mod:`mlpl_lab.next_kernel`, the report's behaviour) and ``one by one``
+alternating: ``ahead`` (:mod:`mlpl_lab.reporting.next_kernel`, the report's behaviour) and ``one by one``
 (every kernel started by papermill when its notebook's turn comes). It refuses to time a series
 that trained anything (that would not be warm).
 
@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 def series(paths, out: Path, profile: str, ahead: bool, warm: bool = True) -> float:
     """Seconds of one series; ``warm``: refuse a series that trained anything."""
-    from mlpl_lab import cli, next_kernel
+    from mlpl_lab import cli
+    from mlpl_lab.reporting import next_kernel
 
     progress = out / ".progress.log"
     progress.write_text("")

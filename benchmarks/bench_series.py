@@ -10,8 +10,8 @@ smoke plan of notebooks 01, 02 and 05 — pretraining, stage-one and LAC's stage
 trained twice from an empty run store in a temporary folder (the scene cache is warmed first, so
 data generation counts for neither side): once in this process with ``torch.set_num_threads(T)``
 (default: one per core, what a notebook's kernel does; ``--threads 1 2`` times each), runs one
-after another in the plan's order (:func:`mlpl_lab.runner.ensure`); once on ``N`` single-thread worker processes (default: one
-per core; :func:`mlpl_lab.workers.train`, worker start-up included). Prints both times and writes
+after another in the plan's order (:func:`mlpl_lab.runs.runner.ensure`); once on ``N`` single-thread worker processes (default: one
+per core; :func:`mlpl_lab.runs.workers.train`, worker start-up included). Prints both times and writes
 a JSON record (``benchmarks/records/bench_series_<profile>.json`` unless ``--out``): the machine,
 the load average before and after (the machine may be shared), the plan, both wall times, the
 speed-up, and each run's seconds and recorded thread count on each side.
@@ -24,7 +24,7 @@ that the plan did not name (chosen from results; from the store's access logs, w
 report`` wrote them); the longest runs; and the span from the first run's creation to the last's.
 Written to ``benchmarks/records/series_breakdown_<profile>.json`` unless ``--out``.
 
-**Engines** (``--engines``): why ``mlpl_lab.cluster``'s Dask workers measured 0.43x of one process
+**Engines** (``--engines``): why ``mlpl_lab.runs.cluster``'s Dask workers measured 0.43x of one process
 (README): the same cpu run, one thread each, in this process, in a warm Dask worker and in a pool
 worker; the seconds inside ``fit`` (``train_seconds``) and the wall time of each
 (``benchmarks/records/bench_series_engines.json``).
@@ -71,9 +71,9 @@ def summaries(store, specs) -> dict:
 
 
 def compare(args) -> dict:
-    from mlpl_lab import runner, workers
+    from mlpl_lab.runs import runner, workers
     from mlpl_lab.chapters.plan import plan_series
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs.store import RunStore
     import torch
 
     paths = notebook_paths(args.notebooks)
@@ -137,11 +137,11 @@ def compare(args) -> dict:
 
 def engines(args) -> dict:
     """The same run (cpu profile, AN from scratch, ``--epochs``) trained ``--repeat`` times in this
-    process with one thread, in a warm one-thread Dask worker (:mod:`mlpl_lab.cluster`) and in a
-    pool worker (:mod:`mlpl_lab.workers`, a fresh process each time): wall and in-``fit`` seconds."""
-    from mlpl_lab import cluster, runner, workers
+    process with one thread, in a warm one-thread Dask worker (:mod:`mlpl_lab.runs.cluster`) and in a
+    pool worker (:mod:`mlpl_lab.runs.workers`, a fresh process each time): wall and in-``fit`` seconds."""
+    from mlpl_lab.runs import cluster, runner, workers
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs.store import RunStore
     import torch
 
     data = Path(tempfile.mkdtemp(prefix="bench-engines-"))
@@ -181,7 +181,7 @@ def engines(args) -> dict:
 
 def breakdown(args) -> dict:
     from mlpl_lab.chapters.plan import plan_series
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs.store import RunStore
     from mlpl_lab.runs.access import accessed
 
     paths = notebook_paths(args.notebooks)

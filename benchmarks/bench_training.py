@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mlpl_lab.losses import an_loss  # noqa: E402
 from mlpl_lab.models import build_model  # noqa: E402
-from mlpl_lab.train import pick_device  # noqa: E402
+from mlpl_lab.engine.train import pick_device  # noqa: E402
 
 
 def bench(name, size, batch, steps, device, channels_last=False, **kw):

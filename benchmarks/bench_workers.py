@@ -5,7 +5,7 @@
 
 Each grid is trained twice from an empty run store (a temporary folder; the scene cache is
 warmed first, so data generation counts for neither side): once in this process with
-``torch.set_num_threads(threads)`` (the default path of :func:`mlpl_lab.runner.ensure`), once on
+``torch.set_num_threads(threads)`` (the default path of :func:`mlpl_lab.runs.runner.ensure`), once on
 a local Dask cluster of ``workers`` single-thread workers (``ensure(..., workers=N)``). The
 cluster's start-up is timed apart from the grid (it is paid once per command). Grids:
 
@@ -43,8 +43,8 @@ def grid(name: str):
 def one_process(specs, root: Path, threads: int) -> float:
     import torch
 
-    from mlpl_lab import runner
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs import runner
+    from mlpl_lab.runs.store import RunStore
 
     torch.set_num_threads(threads)
     runner._SPLITS_CACHE.clear()  # read the scenes from the disk cache, as the workers do
@@ -54,8 +54,8 @@ def one_process(specs, root: Path, threads: int) -> float:
 
 
 def on_workers(specs, root: Path, workers: int):
-    from mlpl_lab import cluster, runner
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs import cluster, runner
+    from mlpl_lab.runs.store import RunStore
 
     t0 = time.perf_counter()
     c = cluster.client(workers)
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     os.environ["MLPL_LAB_DATA"] = str(data)  # the scene cache (warmed below) and the stores
     os.environ.pop("MLPL_LAB_WORKERS", None)
     os.environ.pop("MLPL_LAB_SCHEDULER", None)
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
 
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} cores", flush=True)
     try:

@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mlpl_lab.chapters import scenes_choice as sc  # noqa: E402
 from mlpl_lab.chapters.common import as_profile  # noqa: E402
-from mlpl_lab.paths import data_root  # noqa: E402
-from mlpl_lab.runner import ensure  # noqa: E402
-from mlpl_lab.store import RunStore  # noqa: E402
+from mlpl_lab.core.paths import data_root  # noqa: E402
+from mlpl_lab.runs.runner import ensure  # noqa: E402
+from mlpl_lab.runs.store import RunStore  # noqa: E402
 
 
 def run_row(run, wall: float | None, cand: str, label: str) -> dict:

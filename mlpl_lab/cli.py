@@ -4,7 +4,7 @@
 executes the notebooks in order with papermill (kernel ``python3``), injecting the profile,
 and exports each to HTML with nbconvert (inputs hidden). Notebooks run one after another:
 two torch processes at once are several times slower on 2 cores; only the next notebook's kernel
-starts (and imports) while the current one runs (:mod:`mlpl_lab.next_kernel`). While a notebook trains,
+starts (and imports) while the current one runs (:mod:`mlpl_lab.reporting.next_kernel`). While a notebook trains,
 the terminal shows which run and epoch, with an estimate of the time left. No report hangs: a cell
 may run the profile's ``cell_timeout_s`` (``--cell-timeout SECONDS`` overrides it); a notebook
 whose cell raises, outlasts that limit or loses its kernel is reported at once (notebook, cell
@@ -18,13 +18,13 @@ CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the sa
 
 ``--workers N`` (``report`` and ``benchmark``) starts a local Dask cluster of N single-threaded
 workers that train the missing runs side by side (one GPU each where GPUs exist); ``--scheduler
-ADDRESS`` sends them to an existing Dask cluster instead (:mod:`mlpl_lab.cluster`). The
+ADDRESS`` sends them to an existing Dask cluster instead (:mod:`mlpl_lab.runs.cluster`). The
 notebooks' kernels find the cluster through ``MLPL_LAB_SCHEDULER``. The default stays one process.
 
 ``mlpl-lab report`` first trains the series' planned runs — every run the notebooks ask for
 that does not depend on another run's results, deduplicated, stage one before stage two, longest
 first (:mod:`mlpl_lab.chapters.plan`) — on ``--plan-workers N`` single-thread worker processes
-(default: one per core, or one per GPU; :mod:`mlpl_lab.workers`), then executes the notebooks
+(default: one per core, or one per GPU; :mod:`mlpl_lab.runs.workers`), then executes the notebooks
 warm; ``--plan-workers 0`` leaves every run to the notebooks. ``mlpl-lab plan [--profile ...]
 [--notebooks ...] [--tflops X]`` prints that plan: runs per notebook, images trained, FLOPs per
 image and the time they take at X TFLOP/s.
@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 
 from .profiles import PROFILE_NAMES
-from .report import MATHJAX_CONFIG, NOTEBOOK_DIR, install_mathjax  # noqa: F401 (moved to report)
+from .reporting.report import MATHJAX_CONFIG, NOTEBOOK_DIR, install_mathjax  # noqa: F401 (moved to report)
 
 
 class UsageError(Exception):
@@ -138,15 +138,15 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
                      timeout: int | None = None, km=None) -> Path:
     """Execute ``path`` with papermill under ``profile``; write the executed notebook (and its
     HTML export) to ``out_dir``. Returns the executed notebook's path. ``km``: a kernel already
-    started for this notebook (:mod:`mlpl_lab.next_kernel`; the caller shuts it down); without
+    started for this notebook (:mod:`mlpl_lab.reporting.next_kernel`; the caller shuts it down); without
     it papermill starts one. ``timeout``: seconds a cell may run (None: no limit).
 
     A notebook that does not run to its end -- a cell raising, a cell past ``timeout``, a dead
-    kernel -- raises :class:`~mlpl_lab.report.NotebookFailed` naming the notebook and the cell
+    kernel -- raises :class:`~mlpl_lab.reporting.report.NotebookFailed` naming the notebook and the cell
     (no HTML is written for it; the executed notebook keeps what ran)."""
     import papermill as pm
 
-    from .report import describe_failure
+    from .reporting.report import describe_failure
 
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / path.name
@@ -183,9 +183,9 @@ def kernel_config():
     from traitlets.config import Config
 
     folder = Path(tempfile.mkdtemp(prefix="mlpl-lab-kernel-"))
-    # waits without a deadline re-poll (mlpl_lab.kernel_client: a report once hung on a lost wake-up)
+    # waits without a deadline re-poll (mlpl_lab.reporting.kernel_client: a report once hung on a lost wake-up)
     return Config({"KernelManager": {"transport": "ipc", "ip": str(folder / "kernel")},
-                   "AsyncKernelManager": {"client_class": "mlpl_lab.kernel_client.RepollingKernelClient"}})
+                   "AsyncKernelManager": {"client_class": "mlpl_lab.reporting.kernel_client.RepollingKernelClient"}})
 
 
 class _Tail(threading.Thread):
@@ -218,7 +218,7 @@ def dask_engine(args):
     if not (args.workers or args.scheduler):
         yield
         return
-    from . import cluster
+    from .runs import cluster
 
     try:
         c = cluster.client(args.workers, args.scheduler)
@@ -244,8 +244,8 @@ def cmd_report(args) -> int:
     if not paths:
         print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
         return 1
-    from .runner import PROGRESS_FILE_ENV
-    from .store import RunStore
+    from .runs.runner import PROGRESS_FILE_ENV
+    from .runs.store import RunStore
 
     if args.cold:
         print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
@@ -278,9 +278,9 @@ def train_plan_first(args, paths) -> None:
     n = getattr(args, "plan_workers", None)
     if n == 0 or getattr(args, "workers", None) or getattr(args, "scheduler", None):
         return
-    from . import workers
+    from .runs import workers
     from .chapters.plan import describe, plan_series
-    from .store import RunStore
+    from .runs.store import RunStore
 
     t0 = time.perf_counter()
     plan = plan_series(args.profile, paths)
@@ -299,8 +299,8 @@ def cmd_plan(args) -> int:
     """Print the series' plan (:mod:`mlpl_lab.chapters.plan`): runs per notebook, images
     trained, FLOPs per image, and the time they take at ``--tflops``."""
     from .chapters.plan import ASSUMED_TFLOPS, describe, plan_series
-    from .store import RunStore
-    from .workers import looks_stored
+    from .runs.store import RunStore
+    from .runs.workers import looks_stored
 
     paths = notebook_paths(args.notebooks)
     plan = plan_series(args.profile, paths)
@@ -339,8 +339,8 @@ def shipped_pack(profile: str) -> Path | None:
 def import_shipped_pack(profile: str) -> None:
     """When the store holds no run, import the shipped course pack of ``profile`` (verified
     whole first; a damaged pack stops the report with the reason and writes nothing)."""
-    from . import pack
-    from .store import RunStore
+    from .runs import pack
+    from .runs.store import RunStore
 
     store, path = RunStore(), shipped_pack(profile)
     if path is None or any(True for _ in store.keys()):
@@ -393,7 +393,7 @@ def set_fresh(args, out: Path) -> None:
     """``--fresh``: runs made before now are retrained; the time is recorded in ``out`` and
     printed, so an interrupted report resumes with ``--fresh-after last`` without retraining
     what it already made. ``--fresh-after``: that time instead of now."""
-    from .store import FRESH_ENV
+    from .runs.store import FRESH_ENV
 
     after = args.fresh_after
     if args.fresh:
@@ -414,7 +414,7 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     from .chapters import benchmark
     from .chapters.common import with_dataset
 
-    from .runner import read_only
+    from .runs.runner import read_only
 
     p = dict(parameters or {})
     P = with_dataset(profile, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
@@ -426,19 +426,19 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
 def _run_notebooks(paths, out: Path, profile: str, parameters=None,
                    cell_timeout: float | None = None) -> None:
     """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
-    notebook imports, while the current one runs (:mod:`mlpl_lab.next_kernel`).
+    notebook imports, while the current one runs (:mod:`mlpl_lab.reporting.next_kernel`).
 
     A cell may run ``cell_timeout`` seconds (default: the profile's ``cell_timeout_s``). A notebook
     that fails -- a cell raising, a cell past the limit, a dead kernel -- is reported at once, its
     kernel is stopped, and the series goes on with the next notebook; at the end every failure is
     listed in one :class:`CommandError` (exit code 1)."""
-    from .audit import summarise, summary_text
-    from .next_kernel import NextKernel, shutdown
+    from .reporting.audit import summarise, summary_text
+    from .reporting.next_kernel import NextKernel, shutdown
     from .profiles import get_profile
-    from .report import NotebookFailed, read_records
-    from .numerics import NUMERICS_VERSION, version_on_disk
+    from .reporting.report import NotebookFailed, read_records
+    from .core.numerics import NUMERICS_VERSION, version_on_disk
     from .runs.access import CHAPTER_ENV, PROFILE_ENV, forget_access
-    from .store import RunStore
+    from .runs.store import RunStore
 
     done, failures = [], []
     timeout = cell_timeout if cell_timeout is not None else get_profile(profile).cell_timeout_s
@@ -504,7 +504,7 @@ def cmd_benchmark(args) -> int:
     """Run (or complete) the benchmark grid, then write its report and CSV tables."""
     out = check_out_dir(args.out)
     from .chapters import benchmark
-    from .runner import PROGRESS_FILE_ENV
+    from .runs.runner import PROGRESS_FILE_ENV
 
     from .chapters.common import with_dataset
 
@@ -532,7 +532,7 @@ def cmd_benchmark(args) -> int:
 
 
 def cmd_store(args) -> int:
-    from .store import RunStore
+    from .runs.store import RunStore
 
     store = RunStore()
     if args.clear:
@@ -556,8 +556,8 @@ def cmd_store(args) -> int:
 
 
 def cmd_pack(args) -> int:
-    """``mlpl-lab pack export|inspect|import``: run packs (:mod:`mlpl_lab.pack`)."""
-    from . import pack
+    """``mlpl-lab pack export|inspect|import``: run packs (:mod:`mlpl_lab.runs.pack`)."""
+    from .runs import pack
 
     try:
         if args.pack_command == "export":

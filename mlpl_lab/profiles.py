@@ -17,10 +17,10 @@ stand-in for the ImageNet backbone every paper fine-tunes): a run of the full-la
 object-centric scenes, stored like any other run and named in each dependent spec
 (``RunSpec.backbone_from``), whose backbone is copied into each run with a fresh head.
 ``get_profile("cpu", init="scratch")`` trains from random weights instead. Every run records
-whether it converged (:mod:`mlpl_lab.convergence`).
+whether it converged (:mod:`mlpl_lab.core.convergence`).
 
 **Seeds** mean one thing in every chapter: seed ``s`` draws its own data split (scenes),
-its own observed labels and its own network initialisation (see :mod:`mlpl_lab.store`).
+its own observed labels and its own network initialisation (see :mod:`mlpl_lab.runs.store`).
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ class Profile:
              regime: str = "single_positive", regime_params: Dict[str, Any] | None = None,
              seed: int | None = None, scene: Dict[str, Any] | None = None, init_from=None,
              **train_overrides):
-        """The :class:`~mlpl_lab.store.RunSpec` of one run under this profile.
+        """The :class:`~mlpl_lab.runs.store.RunSpec` of one run under this profile.
 
         The full-label oracle (``method="full"``) reads only the true labels, so its regime is
         recorded as ``"full"``: one oracle run per seed serves every regime. Under

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import mlpl_lab
-from mlpl_lab.report import MATHJAX_CONFIG
+from mlpl_lab.reporting.report import MATHJAX_CONFIG
 
 variant = (Path(__file__).parent / "_variant.txt").read_text().strip()
 project = "mlpl_lab — multi-label learning with partial labels"

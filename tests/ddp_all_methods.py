@@ -1,11 +1,11 @@
 """Run by tests/test_distributed.py under torchrun (2 ranks): every registered method (stage-1
 ones; stage 2 needs a stored stage 1) trains one smoke epoch; rank 0 prints the failures."""
 import torch, traceback
-from mlpl_lab import distributed
+from mlpl_lab.engine import distributed
 from mlpl_lab.methods import METHODS, build_method
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runner import build_splits, config_of
-from mlpl_lab.train import fit
+from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.engine.train import fit
 distributed.init_from_env()
 P = get_profile("smoke")
 bad = []

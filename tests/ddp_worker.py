@@ -10,11 +10,11 @@ import sys
 
 import torch
 
-from mlpl_lab import distributed
+from mlpl_lab.engine import distributed
 from mlpl_lab.methods import build_method
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runner import build_splits, config_of
-from mlpl_lab.train import fit
+from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.engine.train import fit
 
 out = sys.argv[1]
 distributed.init_from_env()

@@ -1,6 +1,6 @@
 """Golden records: what a few short smoke runs compute, committed so CI notices a change of numerics.
 
-A run's key is its spec and :data:`mlpl_lab.numerics.NUMERICS_VERSION` (no source hash), so a
+A run's key is its spec and :data:`mlpl_lab.core.numerics.NUMERICS_VERSION` (no source hash), so a
 change that alters what runs compute must bump that version; otherwise stored runs and the
 shipped course pack would be served for code that no longer computes them. These records catch
 such a change: each holds a frozen spec (one per method family: AN's plain loss, GR Loss, OPML,
@@ -79,7 +79,7 @@ def _isolated() -> Iterator[Path]:
     """A temporary store and cache, one thread, restored afterwards."""
     import torch
 
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
 
     before = (os.environ.get("MLPL_LAB_DATA"), os.environ.get("MLPL_LAB_PROGRESS"), torch.get_num_threads())
     with tempfile.TemporaryDirectory(prefix="goldens-") as tmp:
@@ -134,7 +134,7 @@ def _numbers(history: List[Dict[str, Any]]) -> List[Dict[str, float]]:
 
 def record(spec) -> Dict[str, Any]:
     """Train ``spec`` (and what it starts from) in the current store; its golden record."""
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
 
     run = runner.ensure([spec], quiet=True)[0]
     return {"spec": spec.as_dict(), "best_epoch": run.best_epoch, "history": _numbers(run.history),
@@ -142,7 +142,7 @@ def record(spec) -> Dict[str, Any]:
 
 
 def make() -> Dict[str, Any]:
-    from mlpl_lab.numerics import NUMERICS_VERSION
+    from mlpl_lab.core.numerics import NUMERICS_VERSION
 
     with _isolated():
         runs = {name: record(spec) for name, spec in _specs().items()}

@@ -250,7 +250,7 @@ def store(tmp_path, monkeypatch):
 def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     import matplotlib
     matplotlib.use("Agg")
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
     from mlpl_lab.viz import benchmark_plots as plots
 
     calls, armed = [], [True]
@@ -303,7 +303,7 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
 
 
 def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch):
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
     from mlpl_lab.profiles import get_profile
 
     monkeypatch.setitem(chapter.TUNING_GRIDS, "GR", {"q2": [0.01, 0.05, 0.001]})

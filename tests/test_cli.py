@@ -86,7 +86,7 @@ def test_fresh_records_its_time_and_a_resumed_report_reuses_it(tmp_path, monkeyp
     retraining the runs the first invocation had already made."""
     import argparse
 
-    from mlpl_lab.store import FRESH_ENV
+    from mlpl_lab.runs.store import FRESH_ENV
 
     monkeypatch.delenv(FRESH_ENV, raising=False)
     first = argparse.Namespace(fresh=True, fresh_after=None)
@@ -106,7 +106,7 @@ def test_the_csv_step_never_trains(tmp_path, monkeypatch):
     """Bug caught: the CSV step silently retraining the whole grid when the sources changed while
     the report ran (its keys then differ from the notebook's): it reads only, and a change of
     the numerics version during notebook 07 stops it with the reason."""
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
     from mlpl_lab.profiles import get_profile
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
@@ -116,13 +116,13 @@ def test_the_csv_step_never_trains(tmp_path, monkeypatch):
         with pytest.raises(RuntimeError, match="not in the store.*the CSV step"):
             runner.ensure([P.spec("an")])
 
-    from mlpl_lab import numerics
+    from mlpl_lab.core import numerics
 
     versions = iter([numerics.NUMERICS_VERSION, numerics.NUMERICS_VERSION + 1])  # before, after
     monkeypatch.setattr(numerics, "version_on_disk", lambda: next(versions))
     monkeypatch.setattr(cli, "execute_notebook", lambda path, out, *a, **k: path)
     monkeypatch.setattr(cli, "write_benchmark_csv", lambda *a, **k: pytest.fail("CSV written"))
-    monkeypatch.setattr("mlpl_lab.report.read_records", lambda path: {})
+    monkeypatch.setattr("mlpl_lab.reporting.report.read_records", lambda path: {})
     monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
     bench = [p for p in cli.notebook_paths() if p.stem == cli.BENCHMARK_NOTEBOOK]
     with pytest.raises(cli.CommandError, match="numerics version changed while 07_benchmark"):

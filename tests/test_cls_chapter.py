@@ -6,7 +6,7 @@ import math
 import pytest
 
 from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
-                                          heads_table, left_out, margins, method_specs, sensitivity_table,
+                                   heads_table, left_out, margins, method_specs, sensitivity_table,
                                    table2)
 from mlpl_lab.analysis.tables import total_seconds
 

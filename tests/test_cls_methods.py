@@ -11,7 +11,7 @@ from mlpl_lab.methods import build_method
 from mlpl_lab.methods.cls import CoLabelSelection, explain_batch, paper_hparams, regime_key
 from mlpl_lab.methods.coteaching import CoTeaching, JoCoR, bernoulli_kl, per_sample_an_loss
 from mlpl_lab.methods.selection import keep_count, reserve_rate, selection_rows
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -189,7 +189,7 @@ def test_coteaching_plus_disagreement_readings():
 
 
 def _prepared(name, tiny, **hp):
-    from mlpl_lab.train import prepare
+    from mlpl_lab.engine.train import prepare
 
     m = build_method(name, **hp)
     prepare(m, tiny.train, cfg(epochs=2))

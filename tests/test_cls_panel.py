@@ -12,9 +12,9 @@ import torch  # noqa: E402
 from mlpl_lab.data import make_splits  # noqa: E402
 from mlpl_lab.methods import build_method  # noqa: E402
 from mlpl_lab.methods.selection import co_label_selection, selection_frame  # noqa: E402
-from mlpl_lab.train import TrainConfig, fit  # noqa: E402
+from mlpl_lab.engine.train import TrainConfig, fit  # noqa: E402
 from mlpl_lab.viz.cls_panel import CLSPanel  # noqa: E402
-from mlpl_lab.viz.cls_plots import (CATEGORIES, plot_schedules, plot_selection_batch,  # noqa: E402
+from mlpl_lab.viz.cls_plots import (CATEGORIES, plot_schedules, plot_selection_batch,
                                     plot_selection_curves, selection_categories)
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab import cluster, runner
+from mlpl_lab.runs import cluster, runner
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.store import RunStore
+from mlpl_lab.runs.store import RunStore
 
 TIMING_KEYS = ("seconds", "train_seconds", "peak_memory_mib")
 _TRAIN_TASK = cluster.train_task  # the real task, for the wrappers (also on the workers)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from mlpl_lab.convergence import convergence
+from mlpl_lab.core.convergence import convergence
 
 
 def test_a_rising_last_quarter_is_not_converged():

@@ -209,7 +209,7 @@ def test_instructor_notebook_passes_every_check_under_smoke(stem, exported, tmp_
 @pytest.mark.notebook
 @pytest.mark.parametrize("stem", STEMS)
 def test_student_notebook_runs_end_to_end_under_smoke(stem, exported, tmp_path):
-    from mlpl_lab.report import read_records
+    from mlpl_lab.reporting.report import read_records
 
     executed, marks = _run_copy(exported, "student", stem, tmp_path)
     assert all("✗" in ticks for ticks in marks), marks   # every stub reports ✗ and the notebook went on

@@ -46,8 +46,8 @@ def test_first_step_gradients_equal_one_process_on_the_global_batch(ranks):
     from mlpl_lab.data.augment import VIEWS
     from mlpl_lab.methods import build_method
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.runner import build_splits, config_of
-    from mlpl_lab.train import prepare
+    from mlpl_lab.runs.runner import build_splits, config_of
+    from mlpl_lab.engine.train import prepare
 
     P = get_profile("smoke")
     spec = P.spec("an", seed=0, epochs=1, probes=[], augment="none",
@@ -82,7 +82,7 @@ def test_learnable_label_state_stays_identical_across_ranks(ranks):
 
 
 def test_two_rank_smoke_run_stores_one_result(tmp_path):
-    proc = _torchrun(["-m", "mlpl_lab.run", "--profile", "smoke", "--method", "gr", "--seed", "1",
+    proc = _torchrun(["-m", "mlpl_lab.commands.torchrun", "--profile", "smoke", "--method", "gr", "--seed", "1",
                       "--set", "epochs=1"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "on 2 process(es)" in proc.stdout
@@ -98,7 +98,7 @@ def test_two_rank_smoke_run_stores_one_result(tmp_path):
 
 
 def test_a_global_batch_that_does_not_split_is_refused(monkeypatch):
-    from mlpl_lab import distributed
+    from mlpl_lab.engine import distributed
 
     monkeypatch.setattr(distributed, "world_size", lambda: 3)
     with pytest.raises(ValueError, match="multiple of 3"):
@@ -108,7 +108,7 @@ def test_a_global_batch_that_does_not_split_is_refused(monkeypatch):
 
 def test_run_refuses_a_bad_method_before_starting(tmp_path):
     env = dict(os.environ, MLPL_LAB_DATA=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-m", "mlpl_lab.run", "--method", "nope"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "mlpl_lab.commands.torchrun", "--method", "nope"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "nope" in proc.stderr
 

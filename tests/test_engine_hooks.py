@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from mlpl_lab import losses, metrics
+from mlpl_lab import losses
+from mlpl_lab.core import metrics
 from mlpl_lab.data import make_splits
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.ema import per_step_decay
 from mlpl_lab.methods.loss_method import LossMethod
-from mlpl_lab.train import TrainConfig, fit, predict_dataset
+from mlpl_lab.engine.train import TrainConfig, fit, predict_dataset
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def test_ema_follows_its_formula(tiny):
     # oracle: start from the initial weights (the snapshot before step 0 is the EMA's copy),
     # then e <- d e + (1 - d) theta_t after every step
     start = build_method("an")
-    from mlpl_lab.train import prepare
+    from mlpl_lab.engine.train import prepare
 
     prepare(start, tiny.train, cfg(epochs=2))
     ema = {k: v.clone().double() for k, v in start.net.state_dict().items()}

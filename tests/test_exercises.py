@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from scipy import stats
 
-from mlpl_lab import exercises as ex
+from mlpl_lab.course import exercises as ex
 
 
 def run(capsys, check, *args):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 import goldens
-from mlpl_lab.numerics import NUMERICS_VERSION
+from mlpl_lab.core.numerics import NUMERICS_VERSION
 
-FIX = ("bump NUMERICS_VERSION in mlpl_lab/numerics.py, regenerate the goldens (python "
+FIX = ("bump NUMERICS_VERSION in mlpl_lab/core/numerics.py, regenerate the goldens (python "
        "tests/goldens.py --write) and the course pack (the cold cpu series), and say why in the commit")
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from claims_oracle import check_claims_record
 from mlpl_lab.profiles import PROFILE_NAMES, get_profile
-from mlpl_lab.report import all_finite
+from mlpl_lab.reporting.report import all_finite
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -91,7 +91,7 @@ def gpu_shape_notebooks(tmp_path_factory):
     its records. ``MLPL_LAB_GPU_SHAPE_OUT`` keeps the executed notebooks (their papermill
     durations are the timings ``mlpl-lab course timings`` reads)."""
     from mlpl_lab.cli import execute_notebook
-    from mlpl_lab.report import read_records
+    from mlpl_lab.reporting.report import read_records
 
     out = Path(os.environ.get("MLPL_LAB_GPU_SHAPE_OUT") or tmp_path_factory.mktemp("gpu-shape"))
     cache = {}
@@ -108,7 +108,7 @@ def gpu_shape_notebooks(tmp_path_factory):
 
 def _stored(specs):
     """The stored runs of ``specs`` (the notebook's kernel trained them into this session's store)."""
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs.store import RunStore
 
     st = RunStore()
     return [st.get(s) for s in specs]

@@ -19,7 +19,7 @@ from mlpl_lab.analysis.tables import training_seconds  # noqa: E402
 from mlpl_lab.chapters import gr as chapter  # noqa: E402
 from mlpl_lab.chapters.gr import ablation_table, expected_positives  # noqa: E402
 from mlpl_lab.methods import METHODS, build_method  # noqa: E402
-from mlpl_lab.train import TrainConfig, fit  # noqa: E402
+from mlpl_lab.engine.train import TrainConfig, fit  # noqa: E402
 from mlpl_lab.viz import gr_plots  # noqa: E402
 
 
@@ -74,7 +74,7 @@ def test_separation_probe_records_without_changing_training(tiny_splits):
     assert "train_separation" not in plain.history[0]
     curve = [probed.initial["separation"]] + [r["train_separation"] for r in probed.history]
     assert len(curve) == 3 and all(np.isfinite(curve))
-    from mlpl_lab.train import predict_dataset
+    from mlpl_lab.engine.train import predict_dataset
 
     tr = tiny_splits.train
     probs = predict_dataset(probed.method, tr, torch.device("cpu"))[:48]

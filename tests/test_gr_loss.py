@@ -262,7 +262,7 @@ def test_method_passes_scheduled_values_and_switches_off():
 
 
 def test_gr_trains_through_the_loop_and_logs_its_schedule(tiny_splits):
-    from mlpl_lab.train import TrainConfig, fit
+    from mlpl_lab.engine.train import TrainConfig, fit
 
     cfg = TrainConfig(epochs=2, batch_size=32, model="small_cnn", model_kwargs={"width": 8},
                       progress=False)

@@ -22,8 +22,7 @@ from mlpl_lab.losses.lac import lac_loss, plc_loss
 from mlpl_lab.losses.opml import high_rank_penalty, opml_loss, soft_opml_loss, zlpr_loss
 from mlpl_lab.losses.pu import vpu_from_statistics
 from mlpl_lab.losses.terms import gce_neg, gce_pos
-from mlpl_lab.methods.pu_mlc import (mix_log_targets, mixup_log_target, mixup_regulariser,
-                                     mixup_target)
+from mlpl_lab.methods.pu_mlc import mix_log_targets, mixup_log_target, mixup_regulariser, mixup_target
 
 
 def gradcheck(fn, *inputs):

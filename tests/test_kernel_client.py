@@ -24,7 +24,7 @@ def test_a_wait_without_deadline_outlasts_many_polls_and_returns_the_message(mon
     """The message arrives after several re-poll periods. Bug caught: a channel that polls once
     with the short period and lets ``Empty`` escape (nbclient would take it for a timeout), or one
     that returns nothing."""
-    from mlpl_lab import kernel_client as kc
+    from mlpl_lab.reporting import kernel_client as kc
 
     monkeypatch.setattr(kc, "REPOLL_SECONDS", 0.05)
 
@@ -50,7 +50,7 @@ def test_a_wait_without_deadline_outlasts_many_polls_and_returns_the_message(mon
 def test_a_wait_with_a_deadline_still_times_out(monkeypatch):
     """nbclient's own timeouts keep their meaning. Bug caught: a channel that loops also when
     a deadline is given (the wait would never end; the test's timeout fails it)."""
-    from mlpl_lab import kernel_client as kc
+    from mlpl_lab.reporting import kernel_client as kc
 
     monkeypatch.setattr(kc, "REPOLL_SECONDS", 0.05)
 
@@ -69,7 +69,7 @@ def test_the_report_kernel_config_installs_the_repolling_client():
     from jupyter_client.manager import AsyncKernelManager
 
     from mlpl_lab.cli import kernel_config
-    from mlpl_lab.kernel_client import RepollingChannel, RepollingKernelClient
+    from mlpl_lab.reporting.kernel_client import RepollingChannel, RepollingKernelClient
 
     km = AsyncKernelManager(kernel_name="python3", config=kernel_config())
     client = km.client()
@@ -84,7 +84,7 @@ def test_a_long_deadline_is_waited_in_short_polls_and_the_message_returned(monke
     """The reports give every cell an hours-long deadline. Bug caught: a channel that hands such a
     deadline to one socket poll -- a lost wake-up (see the module) would then stop the report until
     the deadline instead of for one poll period. Oracle: the socket's own poll calls, recorded."""
-    from mlpl_lab import kernel_client as kc
+    from mlpl_lab.reporting import kernel_client as kc
 
     monkeypatch.setattr(kc, "REPOLL_SECONDS", 0.05)
 

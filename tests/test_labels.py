@@ -1,4 +1,4 @@
-"""Tests of mlpl_lab.labels: encoding, converters, regimes, statistics, plots."""
+"""Tests of mlpl_lab.core.labels: encoding, converters, regimes, statistics, plots."""
 
 import math
 
@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlpl_lab import labels as L
+from mlpl_lab.core import labels as L
 
 
 
-from mlpl_lab import regimes as R
+from mlpl_lab.core import regimes as R
 def random_Y(n=200, c=12, p=0.3, seed=0):
     rng = np.random.default_rng(seed)
     Y = (rng.random((n, c)) < p).astype(np.int64)

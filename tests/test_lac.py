@@ -17,7 +17,7 @@ from mlpl_lab.methods import build_method
 from mlpl_lab.methods.lac import LACMethod, MemoryQueue
 from mlpl_lab.models import build_model
 from mlpl_lab.models.label_query import GroupWiseLinear, sine_position_encoding
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 
 
 # ---------------------------------------------------------------------------- oracles
@@ -437,7 +437,7 @@ def test_code_stage_two_start_needs_an_ema_and_a_second_stage(tiny):
     """Bugs caught: the option accepted on a first stage, or a first stage without an EMA
     discovered only after it trained."""
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.runner import validate
+    from mlpl_lab.runs.runner import validate
 
     with pytest.raises(ValueError, match="stage2_start"):
         build_method("lac_plc", stage2_start="raw_or_ema")
@@ -469,7 +469,7 @@ def test_stage_two_refuses_to_start_from_scratch_and_the_head_is_checked(tiny):
 
 def test_runner_validates_lac_specs_before_training():
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.runner import validate
+    from mlpl_lab.runs.runner import validate
 
     P = get_profile("smoke")
     mk = {"width": 8, "head": "label_query"}
@@ -500,7 +500,7 @@ def test_plc_diagnostics_and_loss_ratio_against_a_naive_count(tiny):
     recall swapped, a ratio of the last step instead of the epoch's means, observed negatives
     counted as pseudo-positives."""
     from mlpl_lab.losses.basic import an_loss
-    from mlpl_lab.train import prepare
+    from mlpl_lab.engine.train import prepare
 
     g = torch.Generator().manual_seed(4)
     B, C, delta = 32, tiny.train.observed.shape[1], 0.6
@@ -546,7 +546,7 @@ def test_one_forward_pass_over_both_views(tiny):
     (eval) the two agree. AN reads the weak half of the joint pass. Bugs caught: two passes
     with live BN (each row's BN then sees other batches), AN on a weak-only pass."""
     from mlpl_lab.losses.basic import an_loss
-    from mlpl_lab.train import prepare
+    from mlpl_lab.engine.train import prepare
 
     torch.manual_seed(0)
     w, s_ = torch.rand(8, 3, 16, 16), torch.rand(8, 3, 16, 16)

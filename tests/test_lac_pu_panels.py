@@ -10,7 +10,7 @@ import torch
 
 from mlpl_lab.analysis.lac_diagnostics import plc_breakdown
 from mlpl_lab.data import make_splits
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 from mlpl_lab.viz.pu_panel import PUPanel
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from mlpl_lab.chapters import live, plan
-from mlpl_lab.exercises.live import TOLERANCE, check_live_prediction
+from mlpl_lab.course.exercises.live import TOLERANCE, check_live_prediction
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runner import NeedsResults, planning
+from mlpl_lab.runs.runner import NeedsResults, planning
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV, accessed
-from mlpl_lab.store import RunStore
+from mlpl_lab.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ["01", "02", "03", "04", "05", "06"]
@@ -145,7 +145,7 @@ def test_smoke_live_exercise_trains_compares_and_stays_out_of_the_pack(chapter, 
 def test_a_report_reads_the_live_run_and_never_trains_it(tmp_path, capsys, monkeypatch):
     """Bug caught: `mlpl-lab report` (live_training=False) training the live run, so a report from
     the course pack would not be free of training; a stored live run is read back."""
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
 
     store = RunStore(tmp_path / "runs")
     monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("trained"))

@@ -11,7 +11,7 @@ from mlpl_lab.methods import METHODS, TrainContext, build_method
 from mlpl_lab.methods.apl import apl_round
 from mlpl_lab.methods.expected_negative import expected_negative_mask
 from mlpl_lab.methods.role import role_initial_logits
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 
 ZOO_METHODS = ["an", "wan", "an_ls", "epr", "role", "focal", "asl", "hill", "splc", "em",
                "em_apl", "ll_r", "ll_ct", "ll_cp", "gr", "en", "gr_as_en", "gr_as_em",

@@ -1,4 +1,4 @@
-"""Tests of mlpl_lab.metrics against scikit-learn, scipy and hand-computed examples."""
+"""Tests of mlpl_lab.core.metrics against scikit-learn, scipy and hand-computed examples."""
 
 import warnings
 
@@ -11,8 +11,8 @@ from hypothesis.extra.numpy import arrays
 from sklearn.metrics import average_precision_score
 from torchmetrics.functional.classification import multilabel_f1_score
 
-from mlpl_lab import metrics as M
-from mlpl_lab.labels import UNK
+from mlpl_lab.core import metrics as M
+from mlpl_lab.core.labels import UNK
 
 
 def sklearn_ap(y, p):

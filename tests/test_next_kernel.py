@@ -1,4 +1,4 @@
-"""The next notebook's kernel, started ahead (``mlpl_lab.next_kernel``).
+"""The next notebook's kernel, started ahead (``mlpl_lab.reporting.next_kernel``).
 
 Oracles: import lists written by hand from a notebook written here, ``sys.modules`` and the
 namespace as a kernel reports them from inside, and a fresh kernel's outputs of the same notebook.
@@ -12,8 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mlpl_lab import cli, next_kernel
-from mlpl_lab.next_kernel import exec_line, imported_modules, preload
+from mlpl_lab import cli
+from mlpl_lab.reporting import next_kernel
+from mlpl_lab.reporting.next_kernel import exec_line, imported_modules, preload
 
 
 def _notebook(path: Path, cells) -> Path:

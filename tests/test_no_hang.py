@@ -15,7 +15,7 @@ import pytest
 
 from mlpl_lab import cli
 from mlpl_lab.profiles import PROFILES, get_profile
-from mlpl_lab.report import read_records
+from mlpl_lab.reporting.report import read_records
 
 
 def notebook(folder, name, cells):
@@ -52,7 +52,7 @@ def test_a_stuck_cell_a_dead_kernel_and_an_error_are_named_and_the_series_goes_o
         notebook(src, "a_stuck", ["import time", "x = 1", "time.sleep(600)  # stuck\ny = 2", "z = 3"]),
         notebook(src, "b_dies", ["import os", "\n\nos._exit(1)"]),
         notebook(src, "c_raises", ["raise ValueError('no such run')"]),
-        notebook(src, "d_fine", ["from mlpl_lab.report import record", "record('ran', 1)"]),
+        notebook(src, "d_fine", ["from mlpl_lab.reporting.report import record", "record('ran', 1)"]),
     ]
     out = tmp_path / "out"
     with pytest.raises(cli.CommandError) as failed:
@@ -110,7 +110,7 @@ def test_a_bad_cell_timeout_is_refused_before_any_work(value, capsys, monkeypatc
 def test_the_failing_cell_is_counted_as_in_the_notebook_file(tmp_path):
     """Papermill adds cells to an executed notebook (the injected parameters, error banners).
     Bug caught: a cell index counted in the executed file, off by those cells."""
-    from mlpl_lab.report import stopped_cell
+    from mlpl_lab.reporting.report import stopped_cell
 
     nb = nbformat.v4.new_notebook()
     banner = nbformat.v4.new_markdown_cell("An Exception was encountered")

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from claims_oracle import check_claims_record
-from mlpl_lab.report import all_finite
+from mlpl_lab.reporting.report import all_finite
 
 
 @pytest.mark.notebook

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from claims_oracle import check_claims_record
-from mlpl_lab.report import all_finite
+from mlpl_lab.reporting.report import all_finite
 
 pytestmark = pytest.mark.notebook
 

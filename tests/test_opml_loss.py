@@ -11,8 +11,7 @@ from mlpl_lab import losses
 from mlpl_lab.methods.opml_ap import train_ap_observed
 from mlpl_lab.losses.opml import high_rank_penalty, opml_loss, soft_opml_loss, zlpr_loss
 from mlpl_lab.methods import build_method
-from mlpl_lab.methods.opml import (apply_label_correction, correction_counts, opml_objective,
-                                   smoothing_targets)
+from mlpl_lab.methods.opml import apply_label_correction, correction_counts, opml_objective, smoothing_targets
 from mlpl_lab.viz.gradients import loss_and_gradient
 
 
@@ -245,7 +244,7 @@ def test_train_ap_reading_of_unknowns():
 
 def test_opml_sp_trains_and_corrects_only_unknowns():
     from mlpl_lab.data import make_splits
-    from mlpl_lab.train import TrainConfig, fit
+    from mlpl_lab.engine.train import TrainConfig, fit
 
     sp = make_splits(96, 32, 32, seed=1, image_size=16)
     m = build_method("opml_sp", correction_ratio=0.05, correction_start=0)

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlpl_lab import pack, runner, store
+from mlpl_lab.runs import pack, runner, store
 
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV
 
 from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
 
 from mlpl_lab.runs.folders import DamagedRunError
-from mlpl_lab.numerics import NUMERICS_VERSION
+from mlpl_lab.core.numerics import NUMERICS_VERSION
 from mlpl_lab.profiles import get_profile
 
 P = get_profile("smoke", init="scratch")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab import cli, pack
-from mlpl_lab.report import read_records
-from mlpl_lab.store import RunStore
+from mlpl_lab import cli
+from mlpl_lab.runs import pack
+from mlpl_lab.reporting.report import read_records
+from mlpl_lab.runs.store import RunStore
 
 NOTEBOOK = "04_cls"  # reads stored runs and loads weights (the CLS pairs, predictions)
 

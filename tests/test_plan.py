@@ -133,7 +133,7 @@ def test_the_smoke_plan_of_notebook_02_is_what_the_notebook_stores(tmp_path, mon
     """Executed on an empty store as a report executes it (its live exercise, a class activity,
     not trained), notebook 02 stores exactly the runs its plan names."""
     from mlpl_lab.cli import execute_notebook
-    from mlpl_lab.store import RunStore
+    from mlpl_lab.runs.store import RunStore
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))  # the kernel inherits it
     path = ROOT_NOTEBOOKS / "02_gr_loss.ipynb"

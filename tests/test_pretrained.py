@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlpl_lab import runner, store
+from mlpl_lab.runs import runner, store
 from mlpl_lab.profiles import get_profile
 
 
@@ -110,7 +110,7 @@ def test_lgconv_backbones_take_the_pretrained_weights_into_the_wrapped_convoluti
 
 
 def test_an_architecture_mismatch_is_refused_with_the_fix(data_root):
-    from mlpl_lab.train import init_backbones
+    from mlpl_lab.engine.train import init_backbones
 
     P = tiny()
     pre = runner.ensure([P.spec("an").backbone_from])[0].method

@@ -150,7 +150,7 @@ def test_every_notebook_records_convergence(executed_notebooks, name):
 
 
 def test_the_audit_counts_runs_and_claims_from_records():
-    from mlpl_lab.audit import notebook_summary
+    from mlpl_lab.reporting.audit import notebook_summary
 
     rec = {"convergence": {"a · seed 0": True, "a · seed 1": False},
            "convergence_scratch": {"b · seed 0": False},

@@ -91,8 +91,8 @@ def test_dtype_follows_the_input():
 
 
 # -- PU-MLC's mixup regulariser -----------------------------------------------------------------
-from mlpl_lab.methods.pu_mlc import (PUMLCMethod, mix_log_targets, mixup_log_target,  # noqa: E402
-                                     mixup_regulariser, mixup_target)
+from mlpl_lab.methods.pu_mlc import (PUMLCMethod, mix_log_targets, mixup_log_target, mixup_regulariser,
+                                     mixup_target)
 
 
 def log_sigmoid(v):

@@ -14,7 +14,7 @@ from mlpl_lab.methods import build_method
 from mlpl_lab.methods.pu_mlc import mixup_regulariser, mixup_target
 from mlpl_lab.models import build_model
 from mlpl_lab.models.lgconv import LocalGlobalConv, lgconv_modules
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 
 
 def test_mixup_regulariser_by_its_formula():
@@ -186,9 +186,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from mlpl_lab import labels as L
+from mlpl_lab.core import labels as L
 
-from mlpl_lab import regimes as R
+from mlpl_lab.core import regimes as R
 from mlpl_lab.chapters import pu_mlc as chapter
 
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 from PIL import Image
 
-from mlpl_lab import labels as L
+from mlpl_lab.core import labels as L
 
-from mlpl_lab import regimes as R
+from mlpl_lab.core import regimes as R
 from mlpl_lab.data import real as R
 
 

@@ -11,7 +11,7 @@ from PIL import Image
 
 from mlpl_lab.chapters.common import PAPER_STANDARD, with_dataset
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runner import build_splits, ensure
+from mlpl_lab.runs.runner import build_splits, ensure
 from mlpl_lab.data.real import COCO_CLASSES, VOC_CLASSES
 
 

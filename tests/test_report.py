@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from mlpl_lab.cli import execute_notebook, notebook_paths
-from mlpl_lab.report import RECORD_MIME, _plain, all_finite, read_records
+from mlpl_lab.reporting.report import RECORD_MIME, _plain, all_finite, read_records
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -24,7 +24,7 @@ def test_record_roundtrip_through_papermill(tmp_path, capfd):
     params = nbformat.v4.new_code_cell("profile = 'cpu'\nx = 1")
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "from mlpl_lab.report import record\nimport torch\n"
+        "from mlpl_lab.reporting.report import record\nimport torch\n"
         "record('x', x)\nrecord('profile', profile)\nrecord('t', torch.tensor([1.5, 2.0]))\n"
         "record('gap', {'a': float('nan'), 'b': [1.0, float('inf')]})")]
     src = tmp_path / "nb.ipynb"
@@ -99,7 +99,7 @@ def test_papermill_reads_every_parameter_without_a_warning(path, caplog):
 
 
 def test_records_read_as_lines_and_tables():
-    from mlpl_lab.report import readable
+    from mlpl_lab.reporting.report import readable
 
     assert readable("gap", 21.6583)["text/plain"] == "gap: 21.66"
     assert readable("gap", {"single positive": 21.6583, "drop 50 %": 3.0})["text/plain"] == \
@@ -125,7 +125,7 @@ def test_mathjax_is_copied_next_to_the_reports_once(tmp_path):
 
 
 def test_deeply_nested_records_read_as_a_table():
-    from mlpl_lab.report import readable
+    from mlpl_lab.reporting.report import readable
 
     out = readable("loc", {"AN": {"attention": {"energy": 0.2, "pairs": 3}}, "LAC": {"attention": {"energy": 0.3, "pairs": 4}}})
     assert "AN / attention" in out["text/plain"] and "text/html" in out

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from mlpl_lab import labels as L
+from mlpl_lab.core import labels as L
 
-from mlpl_lab import regimes as R
-from mlpl_lab.data import (SHAPES, SceneDataset, Scenes, make_scenes, make_splits,
-                           masks_from_segmentation)
+from mlpl_lab.core import regimes as R
+from mlpl_lab.data import SHAPES, SceneDataset, Scenes, make_scenes, make_splits, masks_from_segmentation
 from mlpl_lab.data import glyphs as G
 from mlpl_lab.data import splits as splits_mod
 
@@ -225,7 +224,7 @@ def test_an_unwritable_cache_warns_and_keeps_the_data(tmp_path):
 @pytest.mark.parametrize("seed, err", [(None, ValueError), (1.5, TypeError), (-1, ValueError),
                                        (2**32, ValueError), (True, TypeError)])
 def test_bad_seeds_are_refused_everywhere(seed, err):
-    from mlpl_lab import regimes as R
+    from mlpl_lab.core import regimes as R
     from mlpl_lab.data import make_splits
 
     Y = torch.tensor([[1, 0, 1], [0, 1, 0]])
@@ -317,7 +316,7 @@ def test_more_objects_than_fit_are_refused(image_size, size_range, min_visible, 
 def test_run_spec_data_is_checked_before_any_scene_or_training(monkeypatch):
     """A bad scene parameter in any spec of a list stops ensure() before the first run's
     scenes are generated or it trains (the good spec comes first)."""
-    from mlpl_lab import runner
+    from mlpl_lab.runs import runner
     from mlpl_lab.profiles import get_profile
 
     def boom(*a, **k):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlpl_lab import runner
+from mlpl_lab.runs import runner
 from mlpl_lab.chapters import benchmark as chapter
 from mlpl_lab.data import make_splits
 from mlpl_lab.profiles import get_profile

@@ -8,11 +8,12 @@ import os
 import pytest
 import torch
 
-from mlpl_lab import metrics, runner, store
+from mlpl_lab.core import metrics
+from mlpl_lab.runs import runner, store
 
 from mlpl_lab.runs.environment import FOREIGN_ENV
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.train import predict_dataset
+from mlpl_lab.engine.train import predict_dataset
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ def test_stored_weights_are_the_best_epoch_when_it_is_not_the_last(data_root, P,
     """Bug caught: the store keeping the last epoch's weights (or row) instead of the best-val
     epoch's. The validation score is forced to fall after epoch 1, so the best epoch is the first
     of three; the oracle is a copy of the weights taken when epoch 1 was evaluated."""
-    from mlpl_lab import train
+    from mlpl_lab.engine import train
 
     real, seen = train._evaluate, []
 
@@ -162,7 +163,7 @@ def test_a_second_stage_starts_from_the_first(data_root, P, monkeypatch):
 
 
 def test_data_location_follows_the_environment(data_root):
-    from mlpl_lab.paths import cache_dir, runs_dir
+    from mlpl_lab.core.paths import cache_dir, runs_dir
 
     assert runs_dir() == data_root / "runs" and cache_dir() == data_root / "cache"
 

@@ -20,16 +20,13 @@ import numpy as np
 import pytest
 import torch
 
-from mlpl_lab import runner, store
-
+from mlpl_lab.runs import runner, store
 from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
-
-from mlpl_lab.runs.folders import DamagedRunError, STALE_TMP_HOURS
-
+from mlpl_lab.runs.folders import STALE_TMP_HOURS, DamagedRunError
 from mlpl_lab.runs.spec import RunSpec
 from mlpl_lab.profiles import get_profile
 
-PACKAGE = Path(store.__file__).resolve().parent
+PACKAGE = Path(store.__file__).resolve().parents[1]
 
 
 from test_store import P, data_root  # noqa: F401  (fixtures: a temporary store, a tiny profile)
@@ -63,12 +60,12 @@ def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_them(tmp_pat
         root = tmp_path / edit
         shutil.copytree(PACKAGE, root / "mlpl_lab", ignore=shutil.ignore_patterns("__pycache__"))
         if edit == "comment":
-            for rel in ("train.py", "losses/gr.py", "store.py", "data/scenes.py"):
+            for rel in ("engine/train.py", "losses/gr.py", "runs/store.py", "data/scenes.py"):
                 with open(root / "mlpl_lab" / rel, "a") as f:
                     f.write("\n# an edit that changes no numbers\n")
-            (root / "mlpl_lab" / "moved_helper.py").write_text("X = 1\n")
+            (root / "mlpl_lab" / "runs" / "moved_helper.py").write_text("X = 1\n")
         if edit == "bump":
-            num = root / "mlpl_lab" / "numerics.py"
+            num = root / "mlpl_lab" / "core" / "numerics.py"
             text = num.read_text()
             assert f"NUMERICS_VERSION = {store.NUMERICS_VERSION}\n" in text
             num.write_text(text.replace(f"NUMERICS_VERSION = {store.NUMERICS_VERSION}\n",
@@ -85,7 +82,7 @@ def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_them(tmp_pat
 
 def test_the_numerics_version_on_disk_is_the_imported_one():
     """Bug caught: ``mlpl-lab report``'s check reading a different constant than the keys use."""
-    from mlpl_lab import numerics
+    from mlpl_lab.core import numerics
 
     assert numerics.version_on_disk() == store.NUMERICS_VERSION == numerics.NUMERICS_VERSION
 
@@ -273,7 +270,7 @@ def test_every_method_state_loads_with_weights_only(data_root, P, name):
 WRITER = textwrap.dedent("""
     import os, sys, time
     import torch
-    from mlpl_lab import store
+    from mlpl_lab.runs import store
     from mlpl_lab.runs.spec import RunSpec
     who, n = int(sys.argv[1]), int(sys.argv[2])
     spec = RunSpec.from_dict(__import__("json").loads(sys.argv[3]))

@@ -8,7 +8,7 @@ import torch
 
 from mlpl_lab.data import make_splits
 from mlpl_lab.methods import LossMethod, Method, build_method
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import os
 import pytest
 import torch
 
-from mlpl_lab import runner, workers
+from mlpl_lab.runs import runner, workers
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.store import RunStore
+from mlpl_lab.runs.store import RunStore
 
 _LOG_ENV = "MLPL_LAB_TEST_WORKER_LOG"
 _FAIL_ENV = "MLPL_LAB_TEST_WORKER_FAIL"   # key of the run whose task raises

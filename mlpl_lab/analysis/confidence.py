@@ -14,7 +14,7 @@ from typing import Dict, Mapping
 import numpy as np
 import torch
 
-from ..train import predict_dataset
+from ..engine.train import predict_dataset
 
 __all__ = ["positive_confidences", "confidence_histograms", "confidence_summary", "predicted_probabilities"]
 
@@ -69,7 +69,7 @@ def confidence_summary(probs_by_method: Mapping[str, torch.Tensor], truth, obser
 
 def predicted_probabilities(results, dataset, labels=None) -> Dict[str, torch.Tensor]:
     """``{label: probs}`` of the first seed's trained method over ``dataset`` (eval mode, the
-    final-epoch weights the method holds after :func:`mlpl_lab.train.fit`)."""
+    final-epoch weights the method holds after :func:`mlpl_lab.engine.train.fit`)."""
     labels = list(results) if labels is None else list(labels)
     missing = [k for k in labels if k not in results]
     if missing:

@@ -12,7 +12,7 @@ The style, as papers print their tables:
   half-width t(0.975, n − 1) · s / √n (Student t, s the sample standard deviation, ddof = 1) and
   n seeds; ``"23.8 (1 seed)"`` where one seed gives no interval (:func:`interval_text`);
 * a ``†`` after a cell one of whose runs did not converge (:data:`UNCONVERGED`,
-  :mod:`mlpl_lab.convergence`);
+  :mod:`mlpl_lab.core.convergence`);
 * **counts and epochs** as integers; other real numbers (shares, rates, confidences, ratios,
   seconds) with :data:`DECIMALS` decimals; yes / no as ✓ / ✗; a missing value as ``—``;
 * **the best value** of each compared column (or row) **in bold**, reference rows such as the

@@ -11,10 +11,10 @@ from typing import Dict, Mapping, Tuple
 import numpy as np
 import torch
 
-from .. import labels as L
+from ..core import labels as L
 
-from .. import regimes as R
-from ..train import predict_dataset
+from ..core import regimes as R
+from ..engine.train import predict_dataset
 
 
 def regime_overview(Y, regimes: Mapping[str, Tuple[str, dict]], seed: int = 0):

@@ -26,7 +26,7 @@ def mean_std(runs, metric: str = "test_mAP") -> tuple[float, float]:
 def results_table(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_CF1", "test_OF1")):
     """A DataFrame, one row per label: each metric at the best-val epoch, mean (and std over
     seeds when there are several), the seeds, the mean best epoch and how many of the runs
-    converged (``converged``: "k/n", :mod:`mlpl_lab.convergence`)."""
+    converged (``converged``: "k/n", :mod:`mlpl_lab.core.convergence`)."""
     import pandas as pd
 
     rows = []
@@ -39,7 +39,7 @@ def results_table(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_C
                 row[m.replace("test_", "") + "_std"] = std
         row["seeds"] = len(runs)
         row["best_epoch"] = float(np.mean([r.best_epoch + 1 for r in runs]))
-        if all(hasattr(r, "converged") for r in runs):  # stored runs (mlpl_lab.convergence)
+        if all(hasattr(r, "converged") for r in runs):  # stored runs (mlpl_lab.core.convergence)
             row["converged"] = f"{sum(bool(r.converged) for r in runs)}/{len(runs)}"
         rows.append(row)
     return pd.DataFrame(rows).set_index("method")
@@ -104,7 +104,7 @@ def _runs_in(obj, prefix: str = ""):
 def convergence_record(*result_sets) -> Dict[str, bool]:
     """``{"<labels> · seed s": converged}`` of every run in nested result dicts (a run reached
     by two labels is listed under the first) — what every notebook records as ``convergence``
-    (criterion: :data:`mlpl_lab.convergence.CRITERION`)."""
+    (criterion: :data:`mlpl_lab.core.convergence.CRITERION`)."""
     out: Dict[str, bool] = {}
     seen = set()
     for rs in result_sets:
@@ -126,7 +126,7 @@ def convergence_summary(record: Mapping[str, bool]) -> str:
 
 def mark_unconverged(table, by_regime: Mapping[str, Mapping[str, List[Any]]], digits: int = 2):
     """``table`` (rows = regimes, columns = methods, as :func:`regimes_table`) as text, with a
-    † after every cell one of whose runs did not converge (:mod:`mlpl_lab.convergence`)."""
+    † after every cell one of whose runs did not converge (:mod:`mlpl_lab.core.convergence`)."""
     out = table.copy().astype(object)
     for r in table.index:
         for c in table.columns:

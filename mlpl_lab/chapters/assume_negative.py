@@ -4,7 +4,7 @@ Design (literals per profile):
 
 * **The main comparison**: the oracle and AN under three regimes, every run from the lab's
   pretrained backbone (``Profile.init="pretrained"``) and trained until its validation curve
-  flattens (:mod:`mlpl_lab.convergence`). Single positive (the key comparison) on
+  flattens (:mod:`mlpl_lab.core.convergence`). Single positive (the key comparison) on
   ``KEY_SEEDS`` seeds, the other regimes on ``OTHER_SEEDS`` (one oracle run per seed serves
   every regime, see ``Profile.spec``).
 * **The pretraining data, chosen by measurement** (:data:`PRETRAIN_CANDIDATES`): each candidate
@@ -24,7 +24,7 @@ from ..analysis.claims import Claim, by_seed, claims_table, paired
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table
 from ..profiles import get_profile
-from ..runner import ensure_grid
+from ..runs.runner import ensure_grid
 from .common import as_profile, design_name, runs_for, specs_for, splits_for
 
 REGIMES: Dict[str, tuple] = {
@@ -247,7 +247,7 @@ def regimes_view():
     rows = {label: {"regime": name, "parameters": ", ".join(f"{k} = {v:g}" for k, v in params.items()) or "—"}
             for label, (name, params) in REGIMES.items()}
     return text_table(rows, caption("The regimes of the main comparison: the label the tables use, the "
-                                    "regime of mlpl_lab.labels and its parameters", intervals=False,
+                                    "regime of mlpl_lab.core.labels and its parameters", intervals=False,
                                     unconverged=False, bold=None), index="label", best=False)
 
 

@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..analysis import benchmark as bm
 from ..analysis.claims import Claim, claims_table
 from ..profiles import Profile
-from ..runner import clean_val_labels, ensure_grid
+from ..runs.runner import clean_val_labels, ensure_grid
 from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
@@ -589,7 +589,7 @@ def convergence_view(rec: Mapping[str, Any]):
     """``records(...)["benchmark_convergence"]`` as a ✓ / ✗ grid: rows = methods, columns = regimes."""
     from ..analysis.display import flags_table
 
-    return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.convergence)? ✓ yes, "
+    return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.core.convergence)? ✓ yes, "
                        "✗ no (the cell carries a † in the tables above), — unknown.")
 
 

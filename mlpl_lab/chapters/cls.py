@@ -30,9 +30,9 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from .. import labels as L
+from ..core import labels as L
 
-from .. import regimes as R
+from ..core import regimes as R
 from ..analysis.claims import Claim, by_seed, claims_table
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule

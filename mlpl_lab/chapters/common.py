@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 
 from ..profiles import Profile, get_profile
-from ..runner import build_splits, ensure_grid
-from ..store import StoredRun
+from ..runs.runner import build_splits, ensure_grid
+from ..runs.store import StoredRun
 
 MethodSpec = Union[str, Tuple[str, Dict[str, Any]]]
 #: the profile fields that set a run's scale (what a cpu run trades for time against gpu)

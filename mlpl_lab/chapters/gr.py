@@ -17,8 +17,8 @@ from ..analysis.claims import Claim, claims_table
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
-from ..runner import build_splits, initial_method
-from ..train import predict_dataset
+from ..runs.runner import build_splits, initial_method
+from ..engine.train import predict_dataset
 from .common import as_profile, design_name, runs_for, splits_for
 
 ZOO_ALL = ("full labels", "AN", "WAN", "AN-LS", "EPR", "ROLE", "Hill", "SPLC", "EM", "EM+APL", "LL-R", "GR")
@@ -40,7 +40,7 @@ def expected_positives(splits_or_labels) -> float:
     """Average number of positives per image on the *clean validation* labels: EPR's and
     ROLE's k (Cole et al. take it as known; the validation set is clean in this protocol
     and already used for model selection, so no training label is peeked at). Takes the
-    splits, or the validation labels themselves (:func:`mlpl_lab.runner.clean_val_labels`)."""
+    splits, or the validation labels themselves (:func:`mlpl_lab.runs.runner.clean_val_labels`)."""
     labels = getattr(getattr(splits_or_labels, "val", None), "labels", splits_or_labels)
     return float(labels.float().sum(1).mean())
 

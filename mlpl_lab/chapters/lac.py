@@ -56,10 +56,10 @@ from typing import Any, Dict, List, Mapping, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, claims_table
-from ..regimes import REGIMES
+from ..core.regimes import REGIMES
 from ..methods import build_method
 from .common import as_profile, design_name, splits_for
-from ..runner import ensure_grid
+from ..runs.runner import ensure_grid
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
 PAPER_TABLE3 = {"AN": (87.6, 72.3), "+PLC": (89.0, 73.7), "+LAC end-to-end": (84.5, 65.6),
@@ -88,7 +88,7 @@ STAGE2 = ("two-stage", "two-stage + queue (LAC)", CODE_START)
 #: epochs of stage 1 (and of the AN / end-to-end rows) per profile: raise until stage 1 converges.
 #: cpu was 12 until the first cpu report: there +PLC seeds 3 and 4 still gained 0.8 / 0.63 val mAP
 #: in their last quarter, all three end-to-end runs 1.2-2.3, so the key comparison rested on
-#: unconverged runs (the convergence criterion, :mod:`mlpl_lab.convergence`); 20 is the next try,
+#: unconverged runs (the convergence criterion, :mod:`mlpl_lab.core.convergence`); 20 is the next try,
 #: and the notebook prints whether each run converged under it.
 STAGE1_EPOCHS = {"smoke": 2, "cpu": 20, "gpu": 14, "gpu_shape": 1}
 #: epochs of stage 2 per profile (the control trains STAGE1 + STAGE2). cpu was 4 until the first
@@ -459,7 +459,7 @@ def converged_view(results):
     from ..analysis.display import flags_table
 
     return flags_table({label: [getattr(r, "converged", None) for r in runs] for label, runs in results.items()},
-                       "Did each run converge (criterion of mlpl_lab.convergence)? ✓ yes, ✗ no, one column "
+                       "Did each run converge (criterion of mlpl_lab.core.convergence)? ✓ yes, ✗ no, one column "
                        "per seed of the row.", seed_labels={label: [int(r.spec.seed) for r in runs]
                                                             for label, runs in results.items()})
 

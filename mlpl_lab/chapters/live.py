@@ -12,9 +12,9 @@ differs, so it is never served from the course pack's converged run nor overwrit
 The flow in a notebook: :func:`describe` (what will train, what it is compared with), the
 student's prediction of the live test mAP, :func:`train` (the run store's tqdm bar with its time
 estimate), :func:`compare` (a table of both runs and the self-check of
-:mod:`mlpl_lab.exercises.live`, which never raises).
+:mod:`mlpl_lab.course.exercises.live`, which never raises).
 
-* The live run is trained **without an access-log entry** (:func:`mlpl_lab.store.log_access`), so
+* The live run is trained **without an access-log entry** (:func:`mlpl_lab.runs.store.log_access`), so
   ``mlpl-lab pack export`` never ships it: a student who imports the pack trains it. The
   pretraining run it starts from is logged with its weights, so the pack carries them.
 * The converged run is read from the store. Under ``smoke`` (:data:`TRAIN_REFERENCE`) the
@@ -33,11 +33,11 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..exercises.live import TOLERANCE, as_number, check_live_prediction
-from ..runner import ensure, load_method
+from ..course.exercises.live import TOLERANCE, as_number, check_live_prediction
+from ..runs.runner import ensure, load_method
 from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
-from ..store import RunStore, StoredRun
+from ..runs.store import RunStore, StoredRun
 from .common import as_profile, specs_for
 
 CHAPTERS = ("01", "02", "03", "04", "05", "06")

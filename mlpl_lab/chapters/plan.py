@@ -1,12 +1,12 @@
 """The series' runs, known before it starts: a plan across the notebooks (issue 34).
 
 Every notebook asks the run store for its runs through its chapter's functions
-(:func:`mlpl_lab.runner.ensure`). :func:`plan_series` calls those functions in the order each
+(:func:`mlpl_lab.runs.runner.ensure`). :func:`plan_series` calls those functions in the order each
 notebook calls them, with the notebook's own parameters (its ``parameters`` cell, the profile
-replaced), as a dry run (:func:`mlpl_lab.runner.planning`): nothing is read or trained, the specs
+replaced), as a dry run (:func:`mlpl_lab.runs.runner.planning`): nothing is read or trained, the specs
 asked for are recorded. What a notebook decides from results — chapter 06's validation-chosen γ
 at the sweep's proportion, chapter 07's tuned hyperparameters — cannot be known before those
-results exist: the dry run stops where a result is read (:class:`~mlpl_lab.runner.NeedsResults`),
+results exist: the dry run stops where a result is read (:class:`~mlpl_lab.runs.runner.NeedsResults`),
 the plan says so (:attr:`NotebookPlan.left`), and the notebook trains those runs itself when it
 executes.
 
@@ -17,7 +17,7 @@ the runs that depend on nothing (the pretraining runs, and runs from scratch), w
 whose dependencies are all in wave 0 (the stage-one runs), wave 2 the stage-two runs; each wave
 longest first (:func:`level`: a run's images trained × pixels per image, plus the work of the
 runs that wait for it), so the pretraining runs start first and the longest chains do not start
-last. :mod:`mlpl_lab.workers` trains the plan, then the notebooks execute warm.
+last. :mod:`mlpl_lab.runs.workers` trains the plan, then the notebooks execute warm.
 
 :func:`flops_per_image` counts a model's floating-point operations with
 ``torch.utils.flop_counter.FlopCounterMode`` (matrix multiplications and convolutions, forward
@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..profiles import Profile
-from ..runner import NeedsResults, planning
+from ..runs.runner import NeedsResults, planning
 from ..runs.spec import RunSpec
-from ..workers import dependencies
+from ..runs.workers import dependencies
 from .common import as_profile
 
 #: the throughput ``mlpl-lab plan`` assumes unless ``--tflops`` says otherwise, in TFLOP/s: an

@@ -43,10 +43,10 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, by_seed, claims_table
-from ..labels import NEG, POS
-from ..regimes import regime as make_regime
+from ..core.labels import NEG, POS
+from ..core.regimes import regime as make_regime
 from .common import as_profile, design_name, splits_for
-from ..runner import ensure_grid
+from ..runs.runner import ensure_grid
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
@@ -441,7 +441,7 @@ def training_differences(profile="cpu"):
     with this profile's settings."""
     import pandas as pd
 
-    from ..train import TrainConfig
+    from ..engine.train import TrainConfig
 
     P = as_profile(profile)
     t = TrainConfig(**{k: v for k, v in P.train_settings().items() if k in TrainConfig.__dataclass_fields__})

@@ -5,7 +5,7 @@ syllabus from ``notebooks/course.yml``, the chapter quizzes, the book and the in
   (single ``#``: the markers nbgrader and otter both read). :func:`export` writes
   ``dist/instructor/`` (markers removed, solutions kept) and ``dist/student/`` (each solution
   replaced by a stub that assigns ``None`` to the names it defined, or ``pass`` — the checks of
-  :mod:`mlpl_lab.exercises` then print ✗ and the notebook runs on), outputs stripped.
+  :mod:`mlpl_lab.course.exercises` then print ✗ and the notebook runs on), outputs stripped.
 * **course.yml** holds per chapter the objectives, prerequisites, paper, difficulty and the
   measured minutes; :func:`objectives_markdown` is the notebook's second cell (a test compares
   them) and :func:`syllabus_markdown` the syllabus page.

@@ -10,8 +10,9 @@ import textwrap
 from pathlib import Path
 from typing import Any, Dict, List
 
-from ..report import NOTEBOOK_DIR
-from .notebooks import BEGIN, CourseError, END, PROFILES, as_lines, has_solution, new_cell, read_nb, source_of, strip_solutions, write_nb
+from ..reporting.report import NOTEBOOK_DIR
+from .notebooks import (BEGIN, CourseError, END, PROFILES, as_lines, has_solution, new_cell, read_nb,
+                        source_of, strip_solutions, write_nb)
 from .ranges import expected_ranges, load_ranges, merge_ranges, ranges_markdown
 from .syllabus import load_course, load_timings, syllabus_markdown, timings_from_executed
 
@@ -109,7 +110,7 @@ def book_notebook(nb: Dict[str, Any], stem: str, variant: str) -> Dict[str, Any]
     """An executed notebook as the book shows it: records' custom MIME dropped (their text
     stays), widgets as static images, exercises as directives; the student variant shows each
     solution cell as its stub without outputs, the instructor variant with its outputs."""
-    from ..report import RECORD_MIME
+    from ..reporting.report import RECORD_MIME
 
     nb = json.loads(json.dumps(nb))
     static_widgets(nb)
@@ -177,7 +178,7 @@ def build_book(executed: Path, out: Path, variant: str = "student", strict: bool
     import subprocess
     import sys
 
-    from ..report import install_mathjax
+    from ..reporting.report import install_mathjax
 
     out = Path(out)
     src = out.parent / f"_src_{variant}"

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ..report import NOTEBOOK_DIR
+from ..reporting.report import NOTEBOOK_DIR
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 COURSE_FILE = NOTEBOOK_DIR / "course.yml"

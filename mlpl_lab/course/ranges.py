@@ -33,7 +33,7 @@ GUIDE_RECORDS = {"00_partial_labels": ["hidden_positive_share", "an_false_negati
 def expected_ranges(executed_dirs: Dict[str, Path]) -> Dict[str, Dict[str, Dict[str, str]]]:
     """``{notebook: {"record / key": {profile: value}}}`` read from executed notebooks' records,
     one folder per profile (a value over seeds is already the chapter's mean)."""
-    from ..report import read_records
+    from ..reporting.report import read_records
 
     out: Dict[str, Dict[str, Dict[str, str]]] = {}
     for profile, folder in executed_dirs.items():

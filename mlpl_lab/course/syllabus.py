@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ..report import NOTEBOOK_DIR
-from .notebooks import COURSE_FILE, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES, QUIZ_ID, TIMINGS_FILE, chapter_notebooks, new_cell, read_nb, source_of, write_nb
+from ..reporting.report import NOTEBOOK_DIR
+from .notebooks import (COURSE_FILE, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES,
+                        QUIZ_ID, TIMINGS_FILE, chapter_notebooks, new_cell, read_nb, source_of,
+                        write_nb)
 
 # ---------------------------------------------------------------------------------------
 # course.yml: objectives and the syllabus

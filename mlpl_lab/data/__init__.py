@@ -7,8 +7,8 @@ demand, not here).
 """
 from .glyphs import COLOURS, DIGIT_POOLS, GLYPH_SOURCES, SHAPES, class_names
 from .scenes import FORMAT_VERSION, Scenes, context_priors, make_scenes, masks_from_segmentation
-from .splits import (SceneDataset, SceneSplits, make_scene_sets, make_splits, make_val_scenes, split_seeds,
-                     with_regime)
+from .splits import (SceneDataset, SceneSplits, make_scene_sets, make_splits, make_val_scenes,
+                     split_seeds, with_regime)
 
 __all__ = [
     "COLOURS", "DIGIT_POOLS", "GLYPH_SOURCES", "SHAPES", "class_names",

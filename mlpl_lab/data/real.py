@@ -15,7 +15,7 @@ Three on-disk layouts are supported:
 
 Every loader returns an :class:`ImageListDataset` holding the **true** {0,1} labels.  The
 observed (partial) labels are produced by the *caller* with a regime of
-:mod:`mlpl_lab.labels`, e.g. ``labels.single_positive(ds.labels, seed=1200)``; to use the
+:mod:`mlpl_lab.core.labels`, e.g. ``labels.single_positive(ds.labels, seed=1200)``; to use the
 exact observed labels Cole distributed instead, read them with :func:`observed_from_cole_npy`.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from mlpl_lab import labels as L
+from mlpl_lab.core import labels as L
 
 __all__ = [
     "VOC_CLASSES",
@@ -112,7 +112,7 @@ class ImageListDataset(Dataset):
 
     ``ds[i]`` returns ``{"image": transform(PIL image), "labels": labels[i], "index": i}``.
     Observed (partial) labels are not stored here: draw them with a regime from
-    :mod:`mlpl_lab.labels` from ``ds.labels`` and index them with ``"index"``.
+    :mod:`mlpl_lab.core.labels` from ``ds.labels`` and index them with ``"index"``.
     """
 
     def __init__(self, image_paths: Sequence[PathLike], labels, class_names: Sequence[str],
@@ -148,7 +148,7 @@ class ImageListDataset(Dataset):
         return len(self.image_paths)
 
     def eval_targets(self) -> torch.Tensor:
-        """Targets for :mod:`mlpl_lab.metrics`: the labels, with UNK (-1) where
+        """Targets for :mod:`mlpl_lab.core.metrics`: the labels, with UNK (-1) where
         ``ignore_mask`` is set; use them with ``ignore_index=-1``."""
         if self.ignore_mask is None:
             return self.labels.clone()
@@ -317,7 +317,7 @@ def observed_from_cole_npy(path: PathLike,
 
     Cole's ``preproc/generate_observed_labels.py`` writes +1 (observed positive), 0
     (unobserved) and -1 (observed negative); this converts with
-    :func:`mlpl_lab.labels.from_cole` and returns a torch.int64 (N, C) matrix with POS=1,
+    :func:`mlpl_lab.core.labels.from_cole` and returns a torch.int64 (N, C) matrix with POS=1,
     NEG=0, UNK=-1.  ``indices`` selects rows, e.g. ``ds.source_indices`` of a dataset from
     :func:`load_cole_formatted` (the file covers the whole official train split).
     """
@@ -328,7 +328,7 @@ def observed_from_cole_npy(path: PathLike,
             f"preproc/generate_observed_labels.py of {COLE_REPO} (named "
             f"formatted_<train|val>_labels_obs.npy, or formatted_<phase>_<bias>_labels_obs.npy "
             f"in newer versions). Alternatively draw the labels with "
-            f"mlpl_lab.labels.single_positive(Y, seed=1200)"
+            f"mlpl_lab.core.labels.single_positive(Y, seed=1200)"
         )
     arr = np.load(path, allow_pickle=False)
     obs = L.from_cole(torch.from_numpy(np.asarray(arr)))

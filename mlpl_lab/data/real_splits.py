@@ -31,10 +31,10 @@ from typing import Any, Dict, List
 import torch
 from torch.utils.data import Dataset
 
-from .. import labels as L
+from ..core import labels as L
 
 
-from .. import regimes as R
+from ..core import regimes as R
 #: our dataset names -> Cole's dataset key
 REAL_DATASETS = {"voc2012": "pascal", "coco2014": "coco", "nuswide": "nuswide", "cub": "cub"}
 LAYOUTS = {"cole": tuple(REAL_DATASETS), "voc_raw": ("voc2012",), "coco_json": ("coco2014",)}

@@ -1,6 +1,6 @@
 """Datasets and train/val/test splits over generated scenes, with observed partial labels.
 
-Label encoding (``mlpl_lab.labels``): observed 1 = positive, 0 = negative, -1 = unknown.
+Label encoding (``mlpl_lab.core.labels``): observed 1 = positive, 0 = negative, -1 = unknown.
 
 Seeds: ``make_splits(seed=s)`` draws train, val and test scenes with the scene seeds
 ``3*s + 0``, ``3*s + 1`` and ``3*s + 2``, so the three sets never share a scene, and two
@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from .. import labels as L
+from ..core import labels as L
 
-from .. import regimes as R
+from ..core import regimes as R
 from .scenes import Scenes, as_index, make_scenes, masks_from_segmentation, scene_params
 
 
@@ -201,7 +201,7 @@ def make_splits(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed
                 cache_dir=None, **scene_kwargs) -> SceneSplits:
     """Train/val/test scene datasets; the train labels observed under ``regime``.
 
-    ``regime``/``regime_params`` go to ``mlpl_lab.labels.regime`` (checked before any
+    ``regime``/``regime_params`` go to ``mlpl_lab.core.labels.regime`` (checked before any
     scene is generated); the train set's observed matrix is
     ``labels.regime(regime, **regime_params)(Y_train, seed=regime_seed or seed)``
     (``regime_seed=None`` -> ``seed``).  For ``single_positive`` with ``bias`` the

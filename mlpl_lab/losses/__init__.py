@@ -8,7 +8,7 @@ from .registry import LOSSES, accepts, check_inputs, get, reduce, register_loss 
 from . import basic  # noqa: F401  (registers bce, an)
 from .basic import an_loss, bce_loss  # noqa: F401
 
-from .._discover import import_submodules
+from ..core.discover import import_submodules
 
 # Every module of this package registers its losses on import (chapters add modules, not
 # edits here). An import error is a bug, so it is not guarded.

@@ -77,7 +77,7 @@ def check_inputs(logits: torch.Tensor, labels: torch.Tensor) -> None:
         raise ValueError(
             f"labels hold values {values} outside {{1, 0, -1}} (mlpl_lab encoding: 1 observed "
             "positive, 0 observed negative, -1 unknown); convert Cole-style +1/-1/0 labels "
-            "with mlpl_lab.labels.from_cole"
+            "with mlpl_lab.core.labels.from_cole"
         )
 
 

@@ -1,4 +1,4 @@
-"""Training methods: networks + optimisers + state, plugged into :func:`mlpl_lab.train.fit`.
+"""Training methods: networks + optimisers + state, plugged into :func:`mlpl_lab.engine.train.fit`.
 
 ``build_method(name, **hp)`` builds a registered method; ``METHODS`` lists them.
 """
@@ -6,7 +6,7 @@ from .base import Method, TrainContext  # noqa: F401
 from .registry import METHODS, build_method, register_method  # noqa: F401
 from .loss_method import FullLabelOracle, LossMethod, loss_method_factory  # noqa: F401
 
-from .._discover import import_submodules
+from ..core.discover import import_submodules
 
 # Every module of this package registers its methods on import (chapters add modules).
 import_submodules(__name__, __path__)

@@ -1,4 +1,4 @@
-"""The hook interface every method implements; :func:`mlpl_lab.train.fit` is the one loop.
+"""The hook interface every method implements; :func:`mlpl_lab.engine.train.fit` is the one loop.
 
 A method owns its networks, optimisers and any state (a label matrix, a memory queue, a
 selection schedule). The loop owns everything else: seeding, batching, augmentation views,

@@ -52,7 +52,7 @@ from typing import Dict
 import torch
 import torch.nn.functional as F
 
-from ..labels import NEG, POS
+from ..core.labels import NEG, POS
 from .coteaching import TwoNetworkMethod
 from .registry import register_method
 from .selection import co_label_selection, label_selection_counts, negative_entry_loss, reserve_rate

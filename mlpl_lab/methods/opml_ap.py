@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from .. import labels as L
-from ..metrics import average_precision
+from ..core import labels as L
+from ..core.metrics import average_precision
 
 
 

@@ -14,7 +14,7 @@ from typing import Callable, Dict
 
 import torch
 
-from .. import metrics
+from ..core import metrics
 
 PROBES: Dict[str, Callable[..., Dict[str, float]]] = {}
 

@@ -69,7 +69,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..labels import POS, UNK
+from ..core.labels import POS, UNK
 from .topk import top_k_mask
 
 #: tolerance added before flooring R * n (see the module docstring)
@@ -210,7 +210,7 @@ def _check_observed(observed: torch.Tensor, shape) -> None:
     bad = (observed != 1) & (observed != 0) & (observed != -1)
     if bool(bad.any()):
         raise ValueError("observed must hold only 1 (positive), 0 (negative) and -1 (unknown); "
-                         "convert Cole-style labels with mlpl_lab.labels.from_cole")
+                         "convert Cole-style labels with mlpl_lab.core.labels.from_cole")
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Which runs each notebook read: the access logs that ``mlpl-lab pack export`` reads to know a
-notebook's runs and which of them need their weights (:mod:`mlpl_lab.pack`)."""
+notebook's runs and which of them need their weights (:mod:`mlpl_lab.runs.pack`)."""
 from __future__ import annotations
 
 import json

@@ -28,7 +28,7 @@ class ForeignRunError(RuntimeError):
 def git_commit() -> Optional[str]:
     """The commit the project's checkout is at (read from ``.git``, no subprocess), or None
     outside a checkout: recorded with each run as provenance, never part of its key."""
-    git = Path(__file__).resolve().parent.parent / ".git"
+    git = Path(__file__).resolve().parents[2] / ".git"
     try:
         head = (git / "HEAD").read_text().strip()
         if not head.startswith("ref: "):
@@ -46,11 +46,11 @@ def git_commit() -> Optional[str]:
 
 # ----------------------------------------------------------------- what the key does not hold
 def _amp_dtype_name(device_type: str, amp: bool) -> str:
-    """The name of the dtype :func:`mlpl_lab.train.fit` autocasts to on this machine's
-    ``device_type`` (:func:`mlpl_lab.train.autocast_dtype`, the function ``fit`` itself calls):
+    """The name of the dtype :func:`mlpl_lab.engine.train.fit` autocasts to on this machine's
+    ``device_type`` (:func:`mlpl_lab.engine.train.autocast_dtype`, the function ``fit`` itself calls):
     ``"bfloat16"`` on the CPU and on CUDA devices with bfloat16, ``"float16"`` on CUDA devices
     without it, ``"off"`` without AMP."""
-    from ..train import autocast_dtype
+    from ..engine.train import autocast_dtype
 
     dtype = autocast_dtype(device_type, amp)
     return "off" if dtype is None else str(dtype).removeprefix("torch.")
@@ -61,11 +61,11 @@ def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
     its build tag), the device type the spec trains on here, the AMP dtype and the world size; and
     ``threads``, the intra-op threads of the training process (``torch.get_num_threads()``:
     recorded, never checked, so a store is served on a machine with another core count; a retrain
-    meant to reproduce a run bitwise pins it, :func:`mlpl_lab.workers.reproduce`)."""
+    meant to reproduce a run bitwise pins it, :func:`mlpl_lab.runs.workers.reproduce`)."""
     import torch
 
-    from .. import distributed
-    from ..train import pick_device
+    from ..engine import distributed
+    from ..engine.train import pick_device
 
     device = pick_device(spec.train.get("device", "auto")).type
     return {"torch": torch.__version__.split("+")[0], "device": device,

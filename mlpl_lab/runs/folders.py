@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Tuple
 
-#: the file in a run folder that says the run came from a run pack (:mod:`mlpl_lab.pack`)
+#: the file in a run folder that says the run came from a run pack (:mod:`mlpl_lab.runs.pack`)
 PACK_FILE = "pack.json"
 #: a temporary folder older than this is an abandoned write, whatever its process
 STALE_TMP_HOURS = 6.0
@@ -91,7 +91,7 @@ def read_run(path: Path) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]
         origin = json.loads(texts[PACK_FILE]) if texts[PACK_FILE] else None
     except (ValueError, KeyError, IndexError, TypeError) as exc:  # JSONDecodeError is a ValueError
         raise DamagedRunError(f"{path}: unreadable run files ({type(exc).__name__}: {exc})") from None
-    if origin is not None:  # imported from a run pack (mlpl_lab.pack)
+    if origin is not None:  # imported from a run pack (mlpl_lab.runs.pack)
         summary["_pack"] = origin
         if not origin.get("weights", True) and not texts["weights.pt"]:
             return summary, stored, hist  # records and curves only: no weights to check

@@ -2,7 +2,7 @@
 
 A :class:`RunSpec` holds the method and its hyperparameters, the label regime and its
 parameters, the seed, the data settings and the training settings, and the specs it starts
-from. Its **key** is a hash of the spec and :data:`mlpl_lab.numerics.NUMERICS_VERSION`, an
+from. Its **key** is a hash of the spec and :data:`mlpl_lab.core.numerics.NUMERICS_VERSION`, an
 explicit constant bumped when a change alters what a run computes (CI's golden records guard
 it), so a comment, a renamed file or a moved module changes no key.
 """
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from ..numerics import NUMERICS_VERSION
+from ..core.numerics import NUMERICS_VERSION
 
 
 def _canonical(value: Any) -> Any:

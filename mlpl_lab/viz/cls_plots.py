@@ -10,7 +10,7 @@ import torch
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from ..labels import NEG, POS
+from ..core.labels import NEG, POS
 
 #: (name, colour) of each entry category of :func:`selection_categories`, in code order
 CATEGORIES = (

@@ -21,7 +21,7 @@ import seaborn as sns
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from mlpl_lab import labels as L
+from mlpl_lab.core import labels as L
 
 __all__ = ["plot_label_stats", "show_label_matrix", "STATUS_COLORS", "STATUS_NAMES"]
 
@@ -39,7 +39,7 @@ def plot_label_stats(stats: Dict[str, Any], class_names: Optional[Sequence[str]]
 
     Parameters
     ----------
-    stats: the dict returned by :func:`mlpl_lab.labels.label_stats`.
+    stats: the dict returned by :func:`mlpl_lab.core.labels.label_stats`.
     class_names: tick labels (default ``0 .. C-1``).
     ax: Axes to draw on (default: a new figure sized to the number of classes).
     title: title prefix; the share of hidden positives is always appended, since it is the
@@ -53,7 +53,7 @@ def plot_label_stats(stats: Dict[str, Any], class_names: Optional[Sequence[str]]
     Returns the matplotlib Axes.
     """
     if not isinstance(stats, dict) or "per_class" not in stats:
-        raise TypeError("stats must be the dict returned by mlpl_lab.labels.label_stats(Y, "
+        raise TypeError("stats must be the dict returned by mlpl_lab.core.labels.label_stats(Y, "
                         "observed)")
     pc = stats["per_class"]
     parts = [np.asarray(pc["observed_positive"]), np.asarray(pc["hidden_positive"])]

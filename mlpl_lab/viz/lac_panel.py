@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..analysis.lac_diagnostics import plc_breakdown
-from ..train import predict_dataset
+from ..engine.train import predict_dataset
 from .attention import attention_maps
 from .panel_display import show_in
 from .cam import as_model, class_status

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..losses.pu import pu_temperature, vpu_loss
-from ..train import predict_dataset
+from ..engine.train import predict_dataset
 from .panel_display import show_in
 from .cam import as_model
 

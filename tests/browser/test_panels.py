@@ -34,7 +34,7 @@ CELLS = {
     "opml": "_ = OPMLPanel()",
     "cls": "CLSPanel()",
     "lac": '''from mlpl_lab.data import make_splits
-from mlpl_lab.train import TrainConfig, fit
+from mlpl_lab.engine.train import TrainConfig, fit
 splits = make_splits(n_train=96, n_val=48, n_test=48, seed=0, image_size=16)
 cfg = TrainConfig(epochs=1, batch_size=32, model="small_cnn", progress=False, probes=(),
                   model_kwargs={"width": 4, "head": "label_query"})

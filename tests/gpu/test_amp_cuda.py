@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlpl_lab import store
+from mlpl_lab.runs import store
 
 from mlpl_lab.runs.environment import numeric_environment
-from mlpl_lab import train as train_mod
+from mlpl_lab.engine import train as train_mod
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runner import build_splits, config_of
+from mlpl_lab.runs.runner import build_splits, config_of
 
 pytestmark = pytest.mark.gpu
 

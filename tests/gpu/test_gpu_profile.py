@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab.report import all_finite
+from mlpl_lab.reporting.report import all_finite
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/claims_oracle.py
 from claims_oracle import check_claims_record  # noqa: E402
@@ -49,7 +49,7 @@ def run_gpu(tmp_path_factory):
     if not torch.cuda.is_available():
         pytest.fail("the gpu-profile tests need CUDA (make test-gpu checks this first)", pytrace=False)
     from mlpl_lab.cli import execute_notebook
-    from mlpl_lab.report import read_records
+    from mlpl_lab.reporting.report import read_records
 
     out = tmp_path_factory.mktemp("gpu-reports")
     return lambda name: read_records(execute_notebook(ROOT / "notebooks" / name, out, profile="gpu",

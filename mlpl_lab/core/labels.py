@@ -21,7 +21,7 @@ Because all three use the value set {-1, 0, 1}, a matrix in the wrong encoding p
 naive range check and silently means something else (users of Cole's code hit exactly
 this, elijahcole/single-positive-multi-label issues #6 and #12).  So: convert at the edges
 with the named converters below and call :func:`validate` at every boundary. The regimes that
-turn true labels into observed ones live in :mod:`mlpl_lab.regimes`.
+turn true labels into observed ones live in :mod:`mlpl_lab.core.regimes`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The run grid beyond one process: Dask distributed workers fill the one run store.
 
-The run store is content-addressed and written atomically (:mod:`mlpl_lab.store`), so any
+The run store is content-addressed and written atomically (:mod:`mlpl_lab.runs.store`), so any
 process that shares its folder can fill it. This module hands the runs
-:func:`mlpl_lab.runner.ensure` finds missing to a Dask cluster instead of training them one
+:func:`mlpl_lab.runs.runner.ensure` finds missing to a Dask cluster instead of training them one
 after another:
 
 * ``workers=N`` (``mlpl-lab benchmark --workers N``, env ``MLPL_LAB_WORKERS``) starts a local
@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .store import FRESH_ENV, RunStore
 
-from .runs.spec import RunSpec
+from .spec import RunSpec
 
 #: env var: number of local single-threaded workers (set by ``--workers``)
 WORKERS_ENV = "MLPL_LAB_WORKERS"
@@ -216,7 +216,7 @@ def train_task(spec: RunSpec, store_root: str, execute: Callable, env: Dict[str,
                *stage_one: Any) -> Dict[str, Any]:
     """One run on a worker: one thread, the submitter's environment, the store read first.
 
-    ``execute(spec, store)`` trains and stores (:func:`mlpl_lab.runner.execute`);
+    ``execute(spec, store)`` trains and stores (:func:`mlpl_lab.runs.runner.execute`);
     ``stage_one``: the results of the runs this one starts from (Dask passes them once they
     are stored). Returns ``{"key", "trained", "seconds"}``.
     """
@@ -259,7 +259,7 @@ def train(todo: Sequence[RunSpec], store: RunStore, execute: Callable, progress=
           workers: Optional[int] = None, scheduler: Optional[str] = None,
           retries: int = RETRIES, task: Optional[Callable] = None) -> Dict[str, Any]:
     """Train ``todo`` (specs missing from ``store``) on the cluster; return
-    ``{key: task result}``. ``progress``: the runner's :class:`~mlpl_lab.runner.Progress`
+    ``{key: task result}``. ``progress``: the runner's :class:`~mlpl_lab.runs.runner.Progress`
     (its ``note`` gets the progress lines). Raises :class:`GridFailed` naming the runs that
     failed after the other runs completed. ``task``: :func:`train_task` (default) or a wrapper."""
     task = task or train_task

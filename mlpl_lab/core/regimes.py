@@ -2,7 +2,7 @@
 
 The functions :func:`full`, :func:`single_positive`, :func:`drop_positives`,
 :func:`known_proportion`, :func:`positives_only` and :func:`noisy_negatives` turn a true matrix
-``Y`` into an observed matrix (the encoding of :mod:`mlpl_lab.labels`) following the protocols
+``Y`` into an observed matrix (the encoding of :mod:`mlpl_lab.core.labels`) following the protocols
 of the papers this lab reproduces.  Each one creates its own random generator from ``seed`` and
 never touches numpy's or torch's global random state, so a notebook cell that draws labels
 cannot change what a later cell draws. :func:`regime` builds such a function from a name and
@@ -24,8 +24,8 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
-from .labels import (NEG, POS, UNK, Matrix, _as_binary, _check_container, _check_prob, _distinct_bad_values,
-                     _like, _to_numpy, check_seed, validate)
+from .labels import (NEG, POS, UNK, Matrix, _as_binary, _check_container, _check_prob,
+                     _distinct_bad_values, _like, _to_numpy, check_seed, validate)
 
 __all__ = ["full", "single_positive", "drop_positives", "known_proportion", "positives_only",
            "noisy_negatives", "REGIMES", "regime", "describe_regime", "label_stats"]

@@ -2,7 +2,7 @@
 
 A :class:`RunSpec` fully describes a run: the method and its hyperparameters, the label
 regime and its parameters, the seed, the data settings and the training settings. Its
-**key** is a hash of the spec and the numerics version (:data:`mlpl_lab.numerics.NUMERICS_VERSION`,
+**key** is a hash of the spec and the numerics version (:data:`mlpl_lab.core.numerics.NUMERICS_VERSION`,
 an explicit constant bumped when a change alters what a run computes; golden records in
 ``tests/goldens/`` make CI fail on a change that alters a run without a bump). A comment, a
 renamed file or a moved module changes no key, so a stored run or a shipped course pack stays
@@ -17,8 +17,8 @@ What the key does not hold is **recorded with the run and checked when it is rea
   serves it anyway (e.g. a GPU-made store read on a laptop), ``=retrain`` trains it here
   instead. The environment is not in the key so that a reading elsewhere never silently
   retrains (or overwrites) a store. The world size and the thread count are recorded but never
-  refused: training a spec under torchrun (``mlpl_lab.run``) or on single-thread workers
-  (:mod:`mlpl_lab.workers`) is how a store is filled for the notebooks.
+  refused: training a spec under torchrun (``mlpl_lab.commands.torchrun``) or on single-thread workers
+  (:mod:`mlpl_lab.runs.workers`) is how a store is filled for the notebooks.
 * the *identity of a real dataset* (:func:`data_identity`: size and sha256 of its label files):
   the key holds the root's path only, so a run whose label files changed is treated as missing
   (retrained), with a warning naming the file.
@@ -60,15 +60,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from . import __version__
-from .convergence import run_convergence
-from .numerics import NUMERICS_VERSION
-from .paths import runs_dir
-from .runs.access import log_access
-from .runs.environment import (_file_sha256, data_identity, git_commit, numeric_environment, same_data,
-                               same_environment)
-from .runs.folders import DamagedRunError, _abandoned, _tmp_name, publish, read_run
-from .runs.spec import RunSpec
+from .. import __version__
+from ..core.convergence import run_convergence
+from ..core.numerics import NUMERICS_VERSION
+from ..core.paths import runs_dir
+from .access import log_access
+from .environment import (_file_sha256, data_identity, git_commit, numeric_environment, same_data,
+                          same_environment)
+from .folders import DamagedRunError, _abandoned, _tmp_name, publish, read_run
+from .spec import RunSpec
 
 #: environment variable: ignore stored runs created before this UNIX time (``--fresh``)
 FRESH_ENV = "MLPL_LAB_FRESH_AFTER"
@@ -124,12 +124,12 @@ class StoredRun:
 
     @property
     def convergence(self) -> Dict[str, Any]:
-        """The convergence record of :mod:`mlpl_lab.convergence` (written with the run)."""
+        """The convergence record of :mod:`mlpl_lab.core.convergence` (written with the run)."""
         return self.summary.get("convergence") or run_convergence(self.history)
 
     @property
     def converged(self) -> bool:
-        """Did the clean-validation curve flatten (:data:`mlpl_lab.convergence.CRITERION`)?"""
+        """Did the clean-validation curve flatten (:data:`mlpl_lab.core.convergence.CRITERION`)?"""
         return bool(self.convergence["converged"])
 
     @property
@@ -152,7 +152,7 @@ class StoredRun:
         if self._method is None:
             if self.loader is None:
                 raise RuntimeError("this run was not read through a runner; use "
-                                   "mlpl_lab.runner.load_method(run)")
+                                   "mlpl_lab.runs.runner.load_method(run)")
             self._method = self.loader(self)
         return self._method
 

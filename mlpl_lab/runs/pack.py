@@ -10,7 +10,7 @@ A pack is a gzip-compressed tar archive (``.mlplpack``) of run folders and a man
     runs/<key>/spec.json, history.json, summary.json[, weights.pt]
 
 **Export** (:func:`export`) takes the runs the named notebooks read when ``mlpl-lab report`` last
-ran them on this store (:func:`mlpl_lab.store.accessed`): records and curves of every run, and the
+ran them on this store (:func:`mlpl_lab.runs.store.accessed`): records and curves of every run, and the
 weights only of the runs whose weights a notebook loaded (Grad-CAM, attention maps, CLS pairs, PU
 panels, predictions: ``--weights needed``, the default), of every run (``all``) or of none.
 
@@ -42,12 +42,12 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from .numerics import NUMERICS_VERSION
-from .runs.folders import PACK_FILE, DamagedRunError
-from .runs.spec import RunSpec
+from ..core.numerics import NUMERICS_VERSION
+from .access import accessed
+from .environment import git_commit
+from .folders import PACK_FILE, DamagedRunError, read_run
+from .spec import RunSpec
 from .store import RunStore
-from .runs.access import accessed
-from .runs.environment import git_commit
 
 #: the pack format this code writes; it reads this one and older
 FORMAT = 1
@@ -104,7 +104,7 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
     for key in sorted(keys):
         folder = store.root / key
         try:
-            summary, spec, _ = store._read(folder)
+            summary, spec, _ = read_run(folder)
         except (FileNotFoundError, DamagedRunError) as exc:
             raise PackError(f"run {key} that a notebook read is missing or damaged in {store.root} "
                             f"({exc}); run the report again, then export") from None
@@ -400,7 +400,7 @@ def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace:
 def provenance(runs: Iterable[Any]) -> str:
     """One line saying where results came from: the packs the imported runs came from (name,
     commit, torch, threads) and how many were trained in this store. ``runs``: stored runs (their
-    :attr:`~mlpl_lab.store.StoredRun.origin`) or origins (a dict, or None for a local run)."""
+    :attr:`~mlpl_lab.runs.store.StoredRun.origin`) or origins (a dict, or None for a local run)."""
     packs: Dict[str, Dict[str, Any]] = {}
     local = 0
     for run in runs:

@@ -1,6 +1,6 @@
 """The numerics version: the one thing besides its spec that a run's key holds.
 
-A run's key (:attr:`mlpl_lab.store.RunSpec.key`) is a hash of its spec and
+A run's key (:attr:`mlpl_lab.runs.store.RunSpec.key`) is a hash of its spec and
 :data:`NUMERICS_VERSION`. The version is an explicit constant, **bumped by hand when a change
 alters what a run computes** (a loss, a method's update, the data a seed draws, the training
 loop's order of operations, the initialisation). A comment, a docstring, a renamed file or a

@@ -22,17 +22,17 @@ from typing import Any, Dict, Iterable, List, Sequence
 
 from collections import OrderedDict
 
-from . import distributed
-from .data import make_scene_sets, make_val_scenes, with_regime
-from .data.scenes import check_scene_data
-from .labels import check_seed
-from .regimes import regime as build_regime
-from .methods import build_method
-from .paths import cache_dir
-from .runs.access import CHAPTER_ENV  # noqa: F401 (the notebook being run: read by the progress lines)
-from .runs.spec import RunSpec
+from ..engine import distributed
+from ..data import make_scene_sets, make_val_scenes, with_regime
+from ..data.scenes import check_scene_data
+from ..core.labels import check_seed
+from ..core.regimes import regime as build_regime
+from ..methods import build_method
+from ..core.paths import cache_dir
+from .access import CHAPTER_ENV  # noqa: F401 (the notebook being run: read by the progress lines)
+from .spec import RunSpec
 from .store import RunStore, StoredRun
-from .train import TrainConfig, cpu_copy, fit, init_backbones, prepare
+from ..engine.train import TrainConfig, cpu_copy, fit, init_backbones, prepare
 
 #: env var naming a file the runner appends progress lines to (set by ``mlpl-lab report``)
 PROGRESS_FILE_ENV = "MLPL_LAB_PROGRESS_FILE"
@@ -238,7 +238,7 @@ def _build_splits(spec_or_data, regime, regime_params, seed, cache):
     if key not in _SPLITS_CACHE:  # a real dataset (Cole's protocol): mlpl_lab.data.real_splits
         if len(_SPLITS_CACHE) > 24:
             _SPLITS_CACHE.clear()
-        from .data.real_splits import make_real_splits
+        from ..data.real_splits import make_real_splits
 
         _SPLITS_CACHE[key] = make_real_splits(dataset, seed=seed, regime=regime,
                                               regime_params=regime_params, **data)
@@ -286,7 +286,7 @@ def clean_val_labels(data: Dict[str, Any], seed: int) -> Any:
 
 
 def config_of(spec: RunSpec, **runtime):
-    """The :class:`~mlpl_lab.train.TrainConfig` of a spec (``runtime``: device, progress, ...)."""
+    """The :class:`~mlpl_lab.engine.train.TrainConfig` of a spec (``runtime``: device, progress, ...)."""
     fields = dict(spec.train)
     if "probes" in fields:
         fields["probes"] = tuple(fields["probes"])
@@ -432,7 +432,7 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
 
     Every spec is validated first, so a typo fails before any training. Duplicate specs are
     trained once. Under :func:`planning` the specs are recorded, not read or trained. ``workers=N`` / ``scheduler=ADDRESS`` (or ``MLPL_LAB_WORKERS`` /
-    ``MLPL_LAB_SCHEDULER``) train the missing runs on Dask workers (:mod:`mlpl_lab.cluster`);
+    ``MLPL_LAB_SCHEDULER``) train the missing runs on Dask workers (:mod:`mlpl_lab.runs.cluster`);
     the default trains them here, one after another.
     """
     store = store or RunStore()

@@ -4,7 +4,7 @@ Three kinds (issue 22): *implement a piece* — the student's function is compar
 library's reference on random inputs; *predict, then check* — a number or a choice compared
 with what the library computes (or what the run measured); *read the evidence* — an answer
 compared with what the notebook's own records say (never a value typed here). Every check
-prints ``✓``/``✗`` and returns a bool, and never raises (:mod:`mlpl_lab.exercises.core`).
+prints ``✓``/``✗`` and returns a bool, and never raises (:mod:`mlpl_lab.course.exercises.core`).
 """
 from __future__ import annotations
 
@@ -97,14 +97,14 @@ def check_pick(title: str, answer, values: Mapping[str, float], hint: str, large
 # 00 · partial labels
 # ---------------------------------------------------------------------------------------
 def _an_reference(observed):
-    from ..labels import assume_negative
+    from ...core.labels import assume_negative
 
     return assume_negative(observed)
 
 
 def check_an_targets(student: Callable) -> bool:
     """*Implement*: ``student(observed) -> targets`` (1 / 0 / -1 in, float 0/1 out) against
-    :func:`mlpl_lab.labels.assume_negative`."""
+    :func:`mlpl_lab.core.labels.assume_negative`."""
     g = rng(100)
     cases = [(random_observed(g, *_sizes(g)),) for _ in range(20)]
     return implement("Exercise — AN targets", student, _an_reference, cases,
@@ -125,7 +125,7 @@ def check_hidden_share(answer, overview_row: Mapping[str, float]) -> bool:
 # 01 · assume negative
 # ---------------------------------------------------------------------------------------
 def _an_loss_reference(logits, observed):
-    from ..losses import an_loss
+    from ...losses import an_loss
 
     return an_loss(logits, observed)
 
@@ -144,7 +144,7 @@ def check_an_loss(student: Callable) -> bool:
 
 def an_penalty(p: float) -> float:
     """The library's AN loss on one unknown entry the model scores with probability ``p``."""
-    from ..losses import an_loss
+    from ...losses import an_loss
 
     z = torch.logit(torch.tensor([[p]], dtype=torch.float64))
     return float(an_loss(z, torch.tensor([[-1]])))
@@ -173,7 +173,7 @@ def _gr_cases(seed: int, n: int = 20):
 def check_gr_pieces(k_hat: Callable, v: Callable) -> bool:
     """*Implement*: ``k_hat(p, w, b)`` (Eq. 7) and ``v(p, mu, sigma)`` (Eq. 11) against
     :func:`mlpl_lab.losses.gr.k_hat` and :func:`~mlpl_lab.losses.gr.v_weight`."""
-    from ..losses import gr
+    from ...losses import gr
 
     hint = ("k̂ is a sigmoid of a line in p (Eq. 7); v is a Gaussian bump centred at μ with width σ, "
             "not normalised (Eq. 11)")
@@ -195,7 +195,7 @@ def _adapt(fn: Callable, which: str) -> Callable:
 def k_hat_crossing(w: float, b: float) -> float | None:
     """Where the library's k̂(p; w, b) crosses 0.5 for p in [0, 1], by bisection on
     :func:`mlpl_lab.losses.gr.k_hat`; ``None`` when it stays on one side."""
-    from ..losses.gr import k_hat
+    from ...losses.gr import k_hat
 
     f = lambda p: float(k_hat(torch.tensor(p, dtype=torch.float64), w, b)) - 0.5  # noqa: E731
     lo, hi = 0.0, 1.0
@@ -230,7 +230,7 @@ def check_k_crossing(answer, w: float, b: float) -> bool:
 
 def _unknown_gradient_reference(z, w, b, q2, q3):
     """∂L/∂z of GR Loss on unknown entries, by autograd of the library's loss (v switched off)."""
-    from ..losses.gr import gr_loss
+    from ...losses.gr import gr_loss
 
     z = z.clone().double().requires_grad_(True)
     labels = torch.full(z.shape, -1, dtype=torch.long)
@@ -241,7 +241,7 @@ def _unknown_gradient_reference(z, w, b, q2, q3):
 def check_unknown_gradient(student: Callable) -> bool:
     """*Implement*: ``student(p, k, q2, q3) -> g`` (Eq. 18, v = 1) against autograd of the
     library's ``gr`` loss on unknown labels."""
-    from ..losses.gr import k_hat
+    from ...losses.gr import k_hat
 
     g = rng(103)
     cases = []
@@ -265,7 +265,7 @@ def check_unknown_gradient(student: Callable) -> bool:
 # 03 · OPML
 # ---------------------------------------------------------------------------------------
 def _opml_reference(logits, observed, alpha, beta):
-    from ..losses.opml import opml_loss
+    from ...losses.opml import opml_loss
 
     return opml_loss(logits, observed, alpha=alpha, beta=beta, reduction="none")
 
@@ -288,7 +288,7 @@ def check_opml_pair_term(student: Callable) -> bool:
 def zlpr_positive_gradient(s_p: float, n_negatives: int = 5, seed: int = 0) -> float:
     """∂L/∂s_p of ZLPR (OPML at α = β = 1) for a row with one positive scored ``s_p``, by
     autograd of the library's loss (the negatives' scores are random: they do not matter)."""
-    from ..losses.opml import zlpr_loss
+    from ...losses.opml import zlpr_loss
 
     g = rng(seed)
     z = torch.tensor([[s_p] + list(g.normal(0, 2, n_negatives))], dtype=torch.float64, requires_grad=True)
@@ -308,7 +308,7 @@ def check_positive_gradient(answer, s_p: float) -> bool:
 # 04 · CLS
 # ---------------------------------------------------------------------------------------
 def _cross_selection_reference(peer_loss, observed, R_h):
-    from ..methods.selection import co_label_selection
+    from ...methods.selection import co_label_selection
 
     sel = co_label_selection(peer_loss, peer_loss, observed, R_h, 1.0)
     return (sel.kept | sel.removed_low).to(torch.float64)
@@ -337,7 +337,7 @@ def check_cross_selection(student: Callable) -> bool:
 def kept_count(n_unknown: int, R_h: float, R_l: float, seed: int = 0) -> int:
     """How many of ``n_unknown`` unknown entries CLS trains as negatives at (R_h, R_l), counted
     on the library's selection of random losses."""
-    from ..methods.selection import co_label_selection
+    from ...methods.selection import co_label_selection
 
     g = rng(seed)
     observed = torch.full((1, n_unknown), -1)
@@ -357,7 +357,7 @@ def check_kept_count(answer, n_unknown: int, R_h: float, R_l: float) -> bool:
 # 05 · LAC
 # ---------------------------------------------------------------------------------------
 def _plc_reference(weak_probs, observed, delta):
-    from ..losses.lac import plc_targets
+    from ...losses.lac import plc_targets
 
     target, mask = plc_targets(weak_probs, observed, delta, form="paper")
     return target.to(torch.float64), mask.to(torch.float64)
@@ -388,7 +388,7 @@ def check_plc_selection(student: Callable) -> bool:
 
 def ignored_share(weak_probs, observed, delta: float) -> float:
     """The share of unknown entries PLC leaves out at ``delta`` (library's selection)."""
-    from ..losses.lac import plc_targets
+    from ...losses.lac import plc_targets
 
     _, mask = plc_targets(weak_probs, observed, delta, form="paper")
     unknown = observed == -1
@@ -407,7 +407,7 @@ def check_ignored_share(answer, weak_probs, observed, delta: float) -> bool:
 # 06 · PU-MLC
 # ---------------------------------------------------------------------------------------
 def _vpu_class_reference(logits, observed, c, alpha, gamma):
-    from ..losses.pu import vpu_loss
+    from ...losses.pu import vpu_loss
 
     return vpu_loss(logits, observed, alpha=alpha, gamma=gamma, reduction="none")[c]
 

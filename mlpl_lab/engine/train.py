@@ -49,15 +49,16 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from . import distributed, metrics
-from .data.augment import VIEWS
-from .data.device_split import DeviceSplit
+from . import distributed
+from ..core import metrics
+from ..data.augment import VIEWS
+from ..data.device_split import DeviceSplit
 from .memory import PeakMemory
-from .labels import check_seed
-from .labels import validate as validate_labels
-from .methods import Method, TrainContext, build_method
-from .methods.probes import PROBES, run_probes
-from .models import build_model
+from ..core.labels import check_seed
+from ..core.labels import validate as validate_labels
+from ..methods import Method, TrainContext, build_method
+from ..methods.probes import PROBES, run_probes
+from ..models import build_model
 
 
 SCHEDULES = ("constant", "cosine", "onecycle")
@@ -219,7 +220,7 @@ def autocast_dtype(device, amp: bool) -> torch.dtype | None:
     so small gradients do not underflow. float16 only as the fallback on CUDA devices without
     bfloat16, and only there does :func:`fit` scale the loss (a ``GradScaler``,
     :func:`uses_grad_scaler`). The run store records the name of this dtype
-    (:func:`mlpl_lab.store.numeric_environment`)."""
+    (:func:`mlpl_lab.runs.store.numeric_environment`)."""
     if not amp:
         return None
     if torch.device(device).type == "cuda" and not torch.cuda.is_bf16_supported(including_emulation=False):

@@ -1,7 +1,7 @@
 """Where mlpl_lab keeps what it generates: ``data/`` of the project, or ``$MLPL_LAB_DATA``.
 
 * ``data_root()/cache`` — generated scene sets (keyed by their parameters);
-* ``data_root()/runs`` — the run store (:mod:`mlpl_lab.store`).
+* ``data_root()/runs`` — the run store (:mod:`mlpl_lab.runs.store`).
 
 Set the environment variable ``MLPL_LAB_DATA`` to move both (a faster disk, a shared
 folder, a temporary directory for tests).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PROJECT_DATA = Path(__file__).resolve().parent.parent / "data"
+PROJECT_DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def data_root() -> Path:

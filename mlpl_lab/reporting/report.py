@@ -199,7 +199,7 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
     import torchvision
 
     import mlpl_lab
-    from .train import pick_device
+    from ..engine.train import pick_device
 
     info = {
         "edition": f"mlpl_lab {mlpl_lab.__version__} (CHANGELOG.md)",
@@ -236,17 +236,17 @@ def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
     sns.set_theme(context="notebook", style="whitegrid")
     extra = {}
     if start:
-        from .chapters.common import describe_start
+        from ..chapters.common import describe_start
 
         extra["start"] = describe_start(profile)
-        from .pack import store_provenance
+        from ..runs.pack import store_provenance
 
         extra["results"] = store_provenance()  # a shipped or imported pack, or this store's runs
     name = getattr(profile, "name", profile)
     return print_header(name, seeds, extra)
 
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"

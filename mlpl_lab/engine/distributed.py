@@ -1,9 +1,9 @@
 """torchrun and DistributedDataParallel for the one training loop (nanoGPT's ~20 lines, plus
-what methods with state need). The loop in :mod:`mlpl_lab.train` calls these; nothing else does.
+what methods with state need). The loop in :mod:`mlpl_lab.engine.train` calls these; nothing else does.
 
 Launch (every rank runs the same command; ``torchrun`` sets ``RANK``/``WORLD_SIZE``)::
 
-    torchrun --nproc_per_node=2 -m mlpl_lab.run --profile smoke --method gr --seed 0
+    torchrun --nproc_per_node=2 -m mlpl_lab.commands.torchrun --profile smoke --method gr --seed 0
 
 What each rank does, and why:
 
@@ -74,7 +74,7 @@ def init_from_env() -> bool:
     for var in ("RANK", "MASTER_ADDR", "MASTER_PORT"):
         if var not in os.environ:
             raise RuntimeError(f"WORLD_SIZE is set but {var} is not: launch with torchrun "
-                               "(torchrun --nproc_per_node=N -m mlpl_lab.run ...)")
+                               "(torchrun --nproc_per_node=N -m mlpl_lab.commands.torchrun ...)")
     use_cuda = torch.cuda.is_available()
     if use_cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))

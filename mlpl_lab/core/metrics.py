@@ -30,7 +30,7 @@ from torchmetrics.functional.classification import (
     multilabel_average_precision,
 )
 
-from mlpl_lab.labels import UNK, validate
+from mlpl_lab.core.labels import UNK, validate
 
 __all__ = [
     "average_precision",

@@ -10,7 +10,7 @@ out among the workers with GPUs) and, where CUDA GPUs exist, sees one GPU
 (``CUDA_VISIBLE_DEVICES``, worker ``i`` gets GPU ``i``). The parent hands out one run at a time
 to an idle worker: the first in the plan's order whose dependencies (pretraining run, stage one)
 are stored — no barrier between waves, so a worker never idles while a run is ready. Every worker
-writes into the one store, which takes several writers (:mod:`mlpl_lab.store`); a worker reads
+writes into the one store, which takes several writers (:mod:`mlpl_lab.runs.store`); a worker reads
 the store before training, so a run stored meanwhile is not trained twice.
 
 The thread count of the process that trained a run is recorded in the run's environment
@@ -22,7 +22,7 @@ Failures: a run that raises is reported, the runs that depend on it are skipped,
 complete; a worker that dies (the pool breaks) stops the pool. Either way what was not trained is
 left to the notebooks, which train any missing run themselves when they execute.
 
-Why plain processes rather than :mod:`mlpl_lab.cluster`'s Dask workers: the README's measurement
+Why plain processes rather than :mod:`mlpl_lab.runs.cluster`'s Dask workers: the README's measurement
 (2 Dask workers 0.43x of one two-thread process on four cpu runs) spent most of its time waiting:
 every run depends on the pretraining run, which one worker trained while the other idled, and
 four runs cannot keep two workers busy after it. A series has hundreds of runs; here a worker
@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .store import FRESH_ENV, RunStore
 
-from .runs.spec import RunSpec
+from .spec import RunSpec
 
 #: seconds between progress lines while no run finishes
 HEARTBEAT_S = 60.0
@@ -134,7 +134,7 @@ def _train_one(spec: Dict[str, Any], root: str) -> Dict[str, Any]:
     import torch
 
     from .runner import execute
-    from .runs.environment import ForeignRunError
+    from .environment import ForeignRunError
 
     spec = RunSpec.from_dict(spec)
     store = RunStore(root)

@@ -72,7 +72,7 @@ def preload(names: Sequence[str]) -> None:
 
 def exec_line(names: Sequence[str]) -> str:
     """The kernel's start-up line: imports ``names`` and binds no name in the user namespace."""
-    return f"__import__('mlpl_lab.next_kernel', fromlist=['preload']).preload({list(names)!r})"
+    return f"__import__('mlpl_lab.reporting.next_kernel', fromlist=['preload']).preload({list(names)!r})"
 
 
 class NextKernel:
