@@ -6,6 +6,8 @@ the largest val gap wins, gaps within 1 mAP of it tie and go to the oracle neare
 """
 from __future__ import annotations
 
+import dataclasses
+
 from types import SimpleNamespace
 
 import pytest
@@ -93,7 +95,8 @@ def test_every_candidate_is_a_valid_distinct_scene_setting(profile):
     for (cand, label), ss in specs.items():
         assert [s.seed for s in ss] == [0, 1] and ss[0].method == sc.METHODS[label]
         check_scene_data(ss[0].data)
-        expected = P.data_kwargs() | dict(sc.SCENE_CANDIDATES[cand])
+        # over the generator's defaults, not over the profile's chosen scenes
+        expected = dataclasses.replace(P, scene={}).data_kwargs() | dict(sc.SCENE_CANDIDATES[cand])
         assert ss[0].data == expected
         datas.add(repr(sorted(ss[0].data.items())))
     assert len(datas) == len(sc.SCENE_CANDIDATES)  # no two candidates the same scenes
@@ -141,3 +144,17 @@ def test_the_recorded_decision_is_what_the_rule_says_of_the_record():
     assert sc.choose_scenes(runs)["chosen"] == decision["chosen"]
     assert record["candidates"][decision["chosen"]] == sc.SCENE_CANDIDATES[decision["chosen"]]
     assert set(sc.runs_from_record(record, seeds=[decision["seeds"][0]])) == set(sc.SCENE_CANDIDATES)
+
+
+def test_the_profiles_use_the_scenes_the_rule_chose():
+    """Bug caught: a profile whose scenes are not the ones the measurement's rule picked (a
+    setting typed by hand, or a record re-measured without switching the profiles)."""
+    from mlpl_lab.chapters.scenes_choice import SCENE_CANDIDATES, choose_scenes, runs_from_record
+    from mlpl_lab.profiles import SCENES_WITH_HEADROOM, get_profile
+
+    chosen = choose_scenes(runs_from_record())["chosen"]
+    assert dict(SCENE_CANDIDATES[chosen]) == SCENES_WITH_HEADROOM
+    for name in ("cpu", "gpu", "gpu_shape"):
+        data = get_profile(name).spec("an").data
+        assert {k: data[k] for k in SCENES_WITH_HEADROOM} == SCENES_WITH_HEADROOM
+    assert not set(SCENES_WITH_HEADROOM) & set(get_profile("smoke").spec("an").data)  # CI keeps the defaults

@@ -69,8 +69,12 @@ CPU_RECORD = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / "s
 def candidate_specs(profile, seeds: Iterable[int] | None = None,
                     candidates: Mapping[str, Mapping[str, Any]] | None = None) -> Dict[tuple, list]:
     """``{(candidate, "full labels" | "AN"): [RunSpec per seed]}``: single positive, the
-    profile's protocol (every run from its shared pretraining run), the candidate's scenes."""
-    P = as_profile(profile)
+    profile's protocol (every run from its shared pretraining run), the candidate's scenes over
+    the generator's defaults (not over the profile's chosen scenes: the candidates are what chose
+    them)."""
+    from dataclasses import replace
+
+    P = replace(as_profile(profile), scene={})
     seeds = [P.seeds[0]] if seeds is None else list(seeds)
     out = {}
     for cand, scene in (SCENE_CANDIDATES if candidates is None else candidates).items():
@@ -208,3 +212,17 @@ def runs_from_record(record=CPU_RECORD, seeds: Iterable[int] | None = None) -> D
         out = {c: r for c, r in out.items()
                if all({x.seed for x in r[label]} >= keep for label in METHODS)}
     return out
+
+
+def candidates_view(cands: Mapping[str, Mapping[str, list]], choice: Mapping[str, Any] | None = None):
+    """:func:`candidates_table` in the lab's table style (mAP with one decimal, the caption says
+    what the numbers are and which rule read them)."""
+    from ..analysis.display import styled
+
+    choice = choose_scenes(cands) if choice is None else choice
+    frame = candidates_table(cands, choice)
+    return styled(frame, "Scene candidates, seed 0 (and seed 1 for the top two): the full-label oracle and AN "
+                  "under single positive, mAP at the best-validation epoch. The rule reads the val columns "
+                  f"and convergence only; chosen: {choice['chosen']} — {choice['reason']}.",
+                  percent=["oracle val", "AN val", "gap val", "oracle test", "AN test", "gap test"],
+                  counts=["seeds"], best=False)
