@@ -13,6 +13,11 @@ from .syllabus import load_timings, sync, timings_from_executed
 # the `mlpl-lab course` command
 # ---------------------------------------------------------------------------------------
 def cmd_course(args) -> int:
+    if args.action == "figure":  # the README's picture, from the lab's own scenes
+        from .figures import front_figure
+
+        print(f"wrote {front_figure()}")
+        return 0
     if args.action == "sync":
         changes = sync(write=not args.check)
         bad = {k: v for k, v in changes.items() if v}
@@ -50,7 +55,7 @@ def add_course_parser(sub) -> None:
     """``mlpl-lab course sync|export|timings|book`` (registered by :mod:`mlpl_lab.cli`)."""
     course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
                                            "copies, timings, the book")
-    course.add_argument("action", choices=("sync", "export", "timings", "book"))
+    course.add_argument("action", choices=("sync", "export", "timings", "book", "figure"))
     course.add_argument("--check", action="store_true", help="sync: only report disagreements (exit 1)")
     course.add_argument("--out", default=None, help="export: dist (default); book: reports/book (default)")
     course.add_argument("--executed", default="reports", help="executed notebooks (timings, book)")
