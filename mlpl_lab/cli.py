@@ -134,6 +134,10 @@ def check_out_dir(out: str) -> Path:
     return path
 
 
+#: parameters a report passes to every notebook, dropped where a notebook does not declare them
+REPORT_PARAMETERS = {"live_training"}
+
+
 def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, html: bool = True,
                      timeout: int | None = None, km=None) -> Path:
     """Execute ``path`` with papermill under ``profile``; write the executed notebook (and its
@@ -152,6 +156,9 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     executed = out_dir / path.name
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # progress bars would clutter reports
     params = {"profile": profile} | dict(parameters or {})
+    if REPORT_PARAMETERS & set(params):  # given to every notebook of a report: only where declared
+        declared = set(pm.inspect_notebook(str(path)))
+        params = {k: v for k, v in params.items() if k not in REPORT_PARAMETERS or k in declared}
     executed.unlink(missing_ok=True)  # what a failure reports on is this execution's
     try:
         pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
@@ -265,7 +272,8 @@ def cmd_report(args) -> int:
     try:
         train_plan_first(args, paths)
         with dask_engine(args):
-            _run_notebooks(paths, out, args.profile, cell_timeout=args.cell_timeout)
+            # a report trains nothing a pack does not hold: the live exercises are left to class
+            _run_notebooks(paths, out, args.profile, {"live_training": False}, cell_timeout=args.cell_timeout)
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)

@@ -257,3 +257,19 @@ def test_stored_ranges_merge_with_the_built_profile(tmp_path):
     assert merged["01_assume_negative"]["gap / single positive"] == {"cpu": "7.9", "smoke": "2.0"}
     assert merged["02_gr_loss"] == {"mAP / GR": {"smoke": "40"}}
     assert merge_ranges(built, stored)["01_assume_negative"]["gap / single positive"]["cpu"] == "8.1"
+
+
+def test_the_first_cell_states_the_measured_times_from_the_timings_file():
+    """Bug caught: a time typed into a notebook by hand, or one the timings file does not hold
+    (issue 33: every notebook's opening states its measured cold time and its time from the
+    pack, generated from notebooks/timings.json)."""
+    fake = {"cpu": {"02_gr_loss": 1164.75}, "cpu-pack": {"02_gr_loss": 21.4}}
+    line = syllabus.time_line("02_gr_loss", fake)
+    assert "19.4 min training every run from scratch; 21 s from the course pack" in line
+    assert "not yet measured from the course pack" in syllabus.time_line("02_gr_loss", {"cpu": fake["cpu"]})
+    assert syllabus.time_line("02_gr_loss", {}) is None
+    timings = syllabus.load_timings()
+    for path in NOTEBOOKS:
+        first = "".join(json.loads(path.read_text())["cells"][0]["source"])
+        want = syllabus.time_line(path.stem, timings)
+        assert want is None or first.endswith(want), f"{path.name}: run `mlpl-lab course sync`"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..reporting.report import NOTEBOOK_DIR
-from .notebooks import (COURSE_FILE, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES,
+from .notebooks import (COURSE_FILE, as_lines, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES,
                         QUIZ_ID, TIMINGS_FILE, chapter_notebooks, new_cell, read_nb, source_of,
                         write_nb)
 
@@ -78,6 +78,31 @@ def quiz_cell_source(stem: str) -> str:
     return f'from mlpl_lab.course.quiz import show_quiz\n\nshow_quiz("{stem}")'
 
 
+#: the generated line of a notebook's first cell that states its measured times
+TIME_MARK = "<!-- measured times: notebooks/timings.json (mlpl-lab course timings); mlpl-lab course sync writes this line -->"
+#: the timings of a series served by the course pack are kept under this suffix of the profile
+PACK_SUFFIX = "-pack"
+
+
+def time_line(stem: str, timings: Optional[Dict] = None, profile: str = "cpu") -> Optional[str]:
+    """The first cell's last line: the notebook's measured cold time and its time from the course
+    pack under ``profile`` (from ``notebooks/timings.json``; "not yet measured" when absent, never a
+    guess). None for a notebook with no measurement of either kind."""
+    timings = load_timings() if timings is None else timings
+
+    def said(key: str) -> str:
+        seconds = timings.get(key, {}).get(stem)
+        if not seconds:
+            return NOT_MEASURED
+        return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+    cold, pack = said(profile), said(profile + PACK_SUFFIX)
+    if cold == pack == NOT_MEASURED:
+        return None
+    return (f"{TIME_MARK}\n*Measured on two cores ({profile} profile): {cold} training every run from "
+            f"scratch; {pack} from the course pack.*")
+
+
 def sync_notebook(path: Path, chapter: Dict[str, Any], write: bool = True) -> List[str]:
     """Put the objectives cell second and the quiz cell last; return what was (or would be) changed."""
     nb = read_nb(path)
@@ -92,6 +117,13 @@ def sync_notebook(path: Path, chapter: Dict[str, Any], write: bool = True) -> Li
         cells.pop(idx[0])
         cells.insert(1, new_cell("markdown", want, OBJECTIVES_ID))
         changes.append("objectives cell differs from course.yml")
+    if cells and cells[0].get("cell_type") == "markdown":  # the opening states the measured times
+        first = source_of(cells[0])
+        body = first.split(TIME_MARK)[0].rstrip()
+        line = time_line(path.stem)
+        if line is not None and first != f"{body}\n\n{line}":
+            cells[0]["source"] = as_lines(f"{body}\n\n{line}")
+            changes.append("measured times in the first cell differ from notebooks/timings.json")
     tail = [new_cell("markdown", QUIZ_TITLE, QUIZ_ID + "-title"),
             new_cell("code", quiz_cell_source(path.stem), QUIZ_ID)]
     if [(c.get("id"), source_of(c)) for c in cells[-2:]] != [(c["id"], source_of(c)) for c in tail]:
@@ -131,12 +163,18 @@ def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, li
 
 def timings_from_executed(executed_dir: Path) -> Dict[str, Dict[str, float]]:
     """``{profile: {notebook: seconds}}`` from papermill's metadata in executed notebooks
-    (``metadata.papermill.duration`` and the injected ``profile`` parameter)."""
+    (``metadata.papermill.duration`` and the injected ``profile`` parameter). A notebook whose
+    header says its results came from a pack counts under ``<profile>-pack``."""
     out: Dict[str, Dict[str, float]] = {}
     for path in chapter_notebooks(executed_dir):
-        meta = read_nb(path).get("metadata", {}).get("papermill", {})
+        nb = read_nb(path)
+        meta = nb.get("metadata", {}).get("papermill", {})
         if meta.get("duration"):
             profile = meta.get("parameters", {}).get("profile", "?")
+            header = "".join("".join(o.get("text", "")) for c in nb["cells"][:8] if c.get("cell_type") == "code"
+                             for o in c.get("outputs", []) if o.get("name") == "stdout")
+            if "results from pack " in header:
+                profile += PACK_SUFFIX
             out.setdefault(profile, {})[path.stem] = float(meta["duration"])
     return out
 
