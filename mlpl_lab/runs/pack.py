@@ -326,6 +326,12 @@ def inspect(path: str | os.PathLike) -> Dict[str, Any]:
     return pack["manifest"]
 
 
+def missing(manifest: Dict[str, Any], keys) -> List[str]:
+    """The run keys of ``keys`` a pack does not hold (sorted): what ``make report`` would train."""
+    held = {str(r["key"]) for r in manifest["runs"]}
+    return sorted(set(keys) - held)
+
+
 def describe(manifest: Dict[str, Any], size: int | None = None) -> str:
     """What ``mlpl-lab pack inspect`` prints: provenance, runs, sizes, notebooks covered."""
     env = manifest.get("environment", {})

@@ -1,0 +1,80 @@
+"""CI keeps the shipped course pack honest (issue 33): every run the cpu series needs is in it
+(keys computed without training: a change that alters a key fails here instead of making
+``make report`` silently train for hours), and one cheap run of it retrains to the same record.
+
+The pack is made by the cold cpu series on a release's final code (issue 36); a checkout without
+it skips these two tests and says so. The check itself is tested on a pack made here."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlpl_lab.chapters.plan import plan_series
+from mlpl_lab.cli import notebook_paths, shipped_pack
+from mlpl_lab.runs import pack, runner
+from mlpl_lab.runs.store import RunStore
+
+SHIPPED = shipped_pack("cpu")
+needs_pack = pytest.mark.skipif(SHIPPED is None, reason="no course pack shipped yet (data/packs/"
+                                "cpu-course.mlplpack is made by the cold cpu series)")
+
+
+def series_keys(profile: str) -> set:
+    plan = plan_series(profile, notebook_paths(None))
+    return {s.key for s in plan.order}
+
+
+def test_the_coverage_check_names_what_a_pack_lacks(tmp_path, monkeypatch):
+    """The check on a pack made here: complete, then with one planned run left out."""
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("smoke", init="scratch")
+    st = RunStore(tmp_path / "runs")
+    specs = [P.spec("an", seed=s) for s in (0, 1)]
+    for spec in specs:
+        st.put(spec, [{"epoch": 1, "val_mAP": 1.0}], 0, {}, {"w": torch.zeros(2)})
+    monkeypatch.setenv("MLPL_LAB_CHAPTER", "nb")
+    monkeypatch.setenv("MLPL_LAB_PROFILE", "smoke")
+    for spec in specs:
+        st.get(spec)
+    manifest = pack.export(tmp_path / "p.mlplpack", "smoke", ["nb"], store=st)
+    assert pack.missing(manifest, {s.key for s in specs}) == []
+    extra = P.spec("an", seed=2)
+    assert pack.missing(manifest, {s.key for s in specs} | {extra.key}) == [extra.key]
+
+
+@needs_pack
+def test_the_shipped_pack_holds_every_run_the_cpu_series_needs():
+    manifest = pack.inspect(SHIPPED)
+    lacking = pack.missing(manifest, series_keys("cpu"))
+    assert not lacking, (f"{len(lacking)} runs the cpu series needs are not in {SHIPPED.name} (a change "
+                         "altered their keys, or the series grew): `make report` would train them. "
+                         "Regenerate the pack with the cold cpu series, or bump nothing by mistake")
+
+
+@needs_pack
+def test_a_cheap_run_of_the_shipped_pack_retrains_to_the_same_record(tmp_path, monkeypatch):
+    """Seed-fixed, at the thread count the run records: the history equal to the last digit."""
+    from mlpl_lab.runs.spec import RunSpec
+
+    manifest = pack.inspect(SHIPPED)
+    store = RunStore(tmp_path / "runs")
+    pack.import_pack(SHIPPED, store)
+    cheapest = min((r for r in manifest["runs"] if r["spec"]["init_from"] is None),
+                   key=lambda r: r["spec"]["train"]["epochs"] * r["spec"]["data"]["n_train"])
+    spec = RunSpec.from_dict(cheapest["spec"])
+    shipped = store.get(spec)
+    threads = int((cheapest.get("environment") or {}).get("threads") or torch.get_num_threads())
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "retrain"))
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        fresh = runner.ensure([spec], store=RunStore(tmp_path / "retrain" / "runs"), quiet=True)[0]
+    finally:
+        torch.set_num_threads(before)
+    drop = ("seconds", "train_seconds", "peak_memory_mib")
+    strip = lambda h: [{k: v for k, v in row.items() if k not in drop} for row in h]  # noqa: E731
+    assert json.dumps(strip(fresh.history)) == json.dumps(strip(shipped.history))
