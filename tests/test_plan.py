@@ -99,7 +99,10 @@ def test_a_dry_run_reads_and_trains_nothing(tmp_path, monkeypatch):
 def test_a_dry_run_builds_no_training_images(tmp_path, monkeypatch):
     """Notebook 03 asks for its splits (unread in the dry run: nothing generated); notebook 02's
     EPR and ROLE read the clean validation labels: the validation scenes alone are generated."""
+    from mlpl_lab.runs import runner
+
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    runner.clear_caches()  # an earlier test may hold these scenes in memory
     assert P.plan_notebook("smoke", "03_opml", {"seed": 0}).specs
     assert not (tmp_path / "cache").exists()
     assert P.plan_notebook("smoke", "02_gr_loss", {"seed": 0}).specs

@@ -10,7 +10,7 @@ from PIL import Image
 
 from mlpl_lab.core import labels as L
 
-from mlpl_lab.core import regimes as R
+from mlpl_lab.core import regimes
 from mlpl_lab.data import real as R
 
 
@@ -92,7 +92,7 @@ def test_cole_getitem_and_regimes(cole_pascal):
     assert set(item) == {"image", "labels", "index"}
     assert item["image"].shape == (3, 16, 16) and item["image"].dtype == torch.float32
     assert torch.equal(item["labels"], ds.labels[3]) and item["index"] == 3
-    obs = R.single_positive(ds.labels, seed=1200)  # observed labels: drawn by the caller
+    obs = regimes.single_positive(ds.labels, seed=1200)  # observed labels: drawn by the caller
     assert isinstance(obs, torch.Tensor) and ((obs == L.POS).sum(1) == 1).all()
 
 

@@ -24,7 +24,7 @@ def test_building_the_gpu_grid_builds_no_training_images(fresh, monkeypatch):
     images) of every regime and seed while the design was made — over 24 GB for the gpu grid.
     Building the specs must not build a scene set; k must still be the mean number of positives
     per image of the clean validation labels (oracle: a naive count over make_splits' val set)."""
-    P = get_profile("gpu", n_train=40, n_val=30, n_test=20, image_size=16, seeds=[0, 1])
+    P = get_profile("gpu", n_train=40, n_val=30, n_test=20, image_size=16, seeds=[0, 1], scene={})  # 16 px: the default scenes
 
     def refuse(*a, **k):
         raise AssertionError("the design built whole scene sets")

@@ -15,7 +15,7 @@ Three on-disk layouts are supported:
 
 Every loader returns an :class:`ImageListDataset` holding the **true** {0,1} labels.  The
 observed (partial) labels are produced by the *caller* with a regime of
-:mod:`mlpl_lab.core.labels`, e.g. ``labels.single_positive(ds.labels, seed=1200)``; to use the
+:mod:`mlpl_lab.core.regimes`, e.g. ``regimes.single_positive(ds.labels, seed=1200)``; to use the
 exact observed labels Cole distributed instead, read them with :func:`observed_from_cole_npy`.
 """
 
@@ -328,7 +328,7 @@ def observed_from_cole_npy(path: PathLike,
             f"preproc/generate_observed_labels.py of {COLE_REPO} (named "
             f"formatted_<train|val>_labels_obs.npy, or formatted_<phase>_<bias>_labels_obs.npy "
             f"in newer versions). Alternatively draw the labels with "
-            f"mlpl_lab.core.labels.single_positive(Y, seed=1200)"
+            f"mlpl_lab.core.regimes.single_positive(Y, seed=1200)"
         )
     arr = np.load(path, allow_pickle=False)
     obs = L.from_cole(torch.from_numpy(np.asarray(arr)))

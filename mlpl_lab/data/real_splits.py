@@ -34,7 +34,7 @@ from torch.utils.data import Dataset
 from ..core import labels as L
 
 
-from ..core import regimes as R
+from ..core import regimes
 #: our dataset names -> Cole's dataset key
 REAL_DATASETS = {"voc2012": "pascal", "coco2014": "coco", "nuswide": "nuswide", "cub": "cub"}
 LAYOUTS = {"cole": tuple(REAL_DATASETS), "voc_raw": ("voc2012",), "coco_json": ("coco2014",)}
@@ -123,9 +123,9 @@ def make_real_splits(dataset: str, root, seed: int = 0, regime: str = "single_po
         raise ValueError(f"image_size must be an integer >= 8, got {image_size!r}")
     seed = L.check_seed(seed)
     regime_params = dict(regime_params or {})
-    make_obs = R.regime(regime, **regime_params)
+    make_obs = regimes.regime(regime, **regime_params)
     train, val, test = _load(dataset, Path(os.fspath(root)), layout, image_size)
     observed = make_obs(train.labels, seed=seed)
-    return RealSplits(train=ObservedImages(train, observed), val=ObservedImages(val, R.full(val.labels)),
-                      test=ObservedImages(test, R.full(test.labels)), class_names=list(train.class_names),
+    return RealSplits(train=ObservedImages(train, observed), val=ObservedImages(val, regimes.full(val.labels)),
+                      test=ObservedImages(test, regimes.full(test.labels)), class_names=list(train.class_names),
                       regime=regime, regime_params=regime_params, dataset=dataset)
