@@ -266,6 +266,24 @@ def describe(chapter, profile) -> str:
                f"({m['date'][:10]}, benchmarks/bench_live.py)."))
 
 
+def _show(table) -> None:
+    """The comparison in the lab's table style (displayed in a notebook, printed elsewhere)."""
+    from ..analysis.display import styled
+
+    view = styled(table, f"The live run against the converged run of the same method ({table.attrs['source']}); "
+                  "test mAP at the best-validation epoch", percent=["test mAP"], best=False)
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+
+        if get_ipython() is not None:
+            display(view)
+            return
+    except ImportError:
+        pass
+    print(table.to_string())
+
+
 def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | None = None) -> bool:
     """Print the table of the live run against the converged run and grade ``prediction`` (the
     live test mAP in %, written before training). Returns the check's bool; never raises: a
@@ -280,7 +298,7 @@ def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | 
             return False
         t = table(c, profile, live_run, store)
         print(f"{KEY_METHOD[c]}: the run you trained against the converged run — {t.attrs['source']}")
-        print(t.to_string())
+        _show(t)
         hint = (f"the live run sees {live.data['n_train']} of {conv.data['n_train']} images for "
                 f"{epochs(live)} of {epochs(conv)} epochs, and its schedule anneals over the shorter "
                 "run: read the converged run's test mAP and its validation curve at the live run's last "
