@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu test-gpu-shape report setup clean clean-runs benchmark bench-workers student book
+.PHONY: test test-browser test-gpu test-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ benchmark: $(STAMP)
 # 2 single-thread Dask workers vs 1 two-thread process on the smoke grid and 4 cpu runs (README)
 bench-workers: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MLPL_LAB_PROGRESS=0 $(BIN)/python benchmarks/bench_workers.py
+
+# a series' plan on single-thread worker processes vs one process (smoke; records/bench_series_smoke.json);
+# after a series: bench_series.py --breakdown --profile cpu (where its time went)
+bench-series: $(STAMP)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MLPL_LAB_PROGRESS=0 $(BIN)/python benchmarks/bench_series.py --threads 1 2
 
 clean-runs: $(STAMP)
 	$(BIN)/mlpl-lab store --clear

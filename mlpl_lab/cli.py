@@ -19,9 +19,10 @@ CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the sa
 ``--workers N`` (``report`` and ``benchmark``) starts a local Dask cluster of N single-threaded
 workers that train the missing runs side by side (one GPU each where GPUs exist); ``--scheduler
 ADDRESS`` sends them to an existing Dask cluster instead (:mod:`mlpl_lab.runs.cluster`). The
-notebooks' kernels find the cluster through ``MLPL_LAB_SCHEDULER``. The default stays one process.
+notebooks' kernels find the cluster through ``MLPL_LAB_SCHEDULER``; with either, the plan below is
+left to the cluster.
 
-``mlpl-lab report`` first trains the series' planned runs — every run the notebooks ask for
+``mlpl-lab report`` (and ``benchmark``) first trains the series' planned runs — every run the notebooks ask for
 that does not depend on another run's results, deduplicated, stage one before stage two, longest
 first (:mod:`mlpl_lab.chapters.plan`) — on ``--plan-workers N`` single-thread worker processes
 (default: one per core, or one per GPU; :mod:`mlpl_lab.runs.workers`), then executes the notebooks
@@ -280,9 +281,10 @@ def cmd_report(args) -> int:
     return 0
 
 
-def train_plan_first(args, paths) -> None:
-    """``report``: train the notebooks' planned runs on worker processes before the notebooks run
-    (skipped with ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``)."""
+def train_plan_first(args, paths, parameters=None) -> None:
+    """``report`` and ``benchmark``: train the notebooks' planned runs (under ``parameters``, the
+    notebooks' own where None) on worker processes before the notebooks run (skipped with
+    ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``)."""
     n = getattr(args, "plan_workers", None)
     if n == 0 or getattr(args, "workers", None) or getattr(args, "scheduler", None):
         return
@@ -291,7 +293,7 @@ def train_plan_first(args, paths) -> None:
     from .runs.store import RunStore
 
     t0 = time.perf_counter()
-    plan = plan_series(args.profile, paths)
+    plan = plan_series(args.profile, paths, parameters)
     store = RunStore()
     text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
     print(f"[mlpl-lab] planned in {time.perf_counter() - t0:.1f} s: "
@@ -526,13 +528,12 @@ def cmd_benchmark(args) -> int:
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
     path = [p for p in notebook_paths() if p.stem == BENCHMARK_NOTEBOOK][0]
     total = time.perf_counter()
+    parameters = {"methods": args.methods, "regimes": args.regimes, "tuning": bool(args.tuning),
+                  "dataset": args.dataset, "data_root": args.root, "data_layout": args.layout or "cole"}
     try:
+        train_plan_first(args, [path], parameters)
         with dask_engine(args):
-            _run_notebooks([path], out, args.profile, {"methods": args.methods, "regimes": args.regimes,
-                                                       "tuning": bool(args.tuning), "dataset": args.dataset,
-                                                       "data_root": args.root,
-                                                       "data_layout": args.layout or "cole"},
-                           cell_timeout=args.cell_timeout)
+            _run_notebooks([path], out, args.profile, parameters, cell_timeout=args.cell_timeout)
     finally:
         progress_file.unlink(missing_ok=True)
     print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
@@ -666,6 +667,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", default="reports")
     add_fresh_args(bench)
     add_engine_args(bench)
+    bench.add_argument("--plan-workers", type=count_or_zero, default=None, metavar="N",
+                       help="train the grid's planned runs first on N single-thread worker processes "
+                            "(default: one per core, or one per GPU); 0: the notebook trains every run")
     bench.set_defaults(func=cmd_benchmark)
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")

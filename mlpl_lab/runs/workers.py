@@ -19,14 +19,20 @@ workers serves a machine with any number of cores. A retrain that should reprodu
 uses the recorded count (:func:`reproduce`).
 
 Failures: a run that raises is reported, the runs that depend on it are skipped, the others
-complete; a worker that dies (the pool breaks) stops the pool. Either way what was not trained is
-left to the notebooks, which train any missing run themselves when they execute.
+complete; a worker that dies loses only its run (a new worker takes its place); a worker that dies
+before taking any run stops the pool. Whatever was not trained is left to the notebooks, which
+train any missing run themselves when they execute.
 
-Why plain processes rather than :mod:`mlpl_lab.runs.cluster`'s Dask workers: the README's measurement
-(2 Dask workers 0.43x of one two-thread process on four cpu runs) spent most of its time waiting:
-every run depends on the pretraining run, which one worker trained while the other idled, and
-four runs cannot keep two workers busy after it. A series has hundreds of runs; here a worker
-starts in a couple of seconds and the queue is the plan's.
+Why plain processes rather than :mod:`mlpl_lab.runs.cluster`'s Dask workers (the README's 0.43x of
+one two-thread process on a pretraining run and four cpu runs): that grid is mostly waiting — every
+run depends on the pretraining run, which one worker trains while the other idles, and four runs
+leave the second round half empty — but waiting alone cannot make two workers slower than one
+process; the same run also trained about twice as long *inside* ``fit`` in a one-thread Dask worker
+as in a one-thread main process on the shared 2-core machine (``benchmarks/bench_series.py
+--engines`` compares the main process, a Dask worker and a pool worker; not the worker's profiler,
+malloc trimming or GC diagnosis, each switched off in turn; the cause is not pinned down, and the
+machine's load moved the pool worker's figure too). Here the queue is the plan's, the dependencies
+are the plan's waves, and nothing but the worker process runs beside a run.
 """
 from __future__ import annotations
 
