@@ -88,27 +88,36 @@ def test_a_long_deadline_is_waited_in_short_polls_and_the_message_returned(monke
 
     monkeypatch.setattr(kc, "REPOLL_SECONDS", 0.05)
 
+    class Recording:  # the receiving socket, its poll timeouts (ms) recorded
+        def __init__(self, socket):
+            self.socket, self.waits = socket, []
+
+        def poll(self, timeout=None, *a, **kw):
+            self.waits.append(timeout)
+            return self.socket.poll(timeout, *a, **kw)
+
+        def __getattr__(self, name):
+            return getattr(self.socket, name)
+
     async def main():
         receiver, sender = _pair()
         session = Session()
-        waits = []
-        real_poll = receiver.poll
-
-        def poll(timeout=None, *a, **kw):
-            waits.append(timeout)
-            return real_poll(timeout, *a, **kw)
-
-        receiver.poll = poll
         channel = kc.RepollingChannel(receiver, session)
+        channel.socket = recording = Recording(receiver)
 
         async def later():
             await asyncio.sleep(0.4)
             session.send(sender, "execute_reply", {"status": "ok"})
 
-        task = asyncio.ensure_future(later())
-        msg = await asyncio.wait_for(channel.get_msg(timeout=3600), 10)
-        await task
-        return msg, waits
+        try:
+            task = asyncio.ensure_future(later())
+            msg = await asyncio.wait_for(channel.get_msg(timeout=3600), 10)
+            await task
+        finally:  # closed here: a socket left to the garbage collector can block its context's term()
+            for sock in (receiver, sender):
+                sock.close(linger=0)
+                sock.context.term()
+        return msg, recording.waits
 
     msg, waits = asyncio.run(main())
     assert msg["content"] == {"status": "ok"}
