@@ -124,7 +124,8 @@ def test_the_numeric_environment_is_recorded_and_a_foreign_run_refused(data_root
                    "world_size": 1, "threads": torch.get_num_threads()}
     amp = P.spec("an", amp=True)
     fake_run(st, amp)
-    assert store.RunStore().get(amp).environment["amp_dtype"] == ("float16" if here == "cuda" else "bfloat16")
+    bf16 = here == "cpu" or torch.cuda.is_bf16_supported(including_emulation=False)
+    assert store.RunStore().get(amp).environment["amp_dtype"] == ("bfloat16" if bf16 else "float16")
 
     def made_elsewhere(**fields):
         path = st.path(spec) / "summary.json"
