@@ -84,6 +84,23 @@ def notebook_runs(store: RunStore, profile: str, notebooks: Sequence[str]) -> Di
     return out
 
 
+def starts_from(store: RunStore, key: str) -> List[str]:
+    """The keys of the runs ``key``'s spec starts from (its first stage, its pretraining run, and
+    theirs), read from its folder; empty where the folder holds no readable spec."""
+    try:
+        spec = RunSpec.from_dict(json.loads((store.root / key / "spec.json").read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    out, todo = [], [spec]
+    while todo:
+        s = todo.pop()
+        for dep in (s.init_from, s.backbone_from):
+            if dep is not None and dep.key not in out:
+                out.append(dep.key)
+                todo.append(dep)
+    return out
+
+
 def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weights: str = "needed",
            store: RunStore | None = None, name: str | None = None) -> Dict[str, Any]:
     """Write the runs ``notebooks`` read under ``profile`` to a pack at ``path``; returns the
@@ -99,6 +116,9 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
     for runs in per_notebook.values():
         for key, loaded in runs.items():
             keys[key] = keys.get(key, False) or loaded
+    for key in list(keys):  # and the runs they start from (a series' plan asks for those too)
+        for dep in starts_from(store, key):
+            keys.setdefault(dep, False)
     members: Dict[str, bytes] = {}
     runs_meta = []
     for key in sorted(keys):
