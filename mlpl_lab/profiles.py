@@ -200,7 +200,7 @@ PROFILES: Dict[str, Profile] = {
     "gpu": Profile(name="gpu", n_train=20000, n_val=2000, n_test=4000, image_size=64, glyphs="shapes",
                    epochs=20, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2, 3, 4], amp=True,
                    lr_schedule="cosine", scene=SCENES_WITH_HEADROOM,
-                   cell_timeout_s=172_800,  # 48 h: notebook 07's grid is about 34 GPU-hours (README's estimate)
+                   cell_timeout_s=172_800,  # 48 h per cell: notebook 07's grid (`mlpl-lab plan --profile gpu` projects it)
                    pretrain=PRETRAIN_DIGITS | {"n_train": 40000, "n_val": 2000, "n_test": 2000, "epochs": 10}),
     # gpu_shape: the gpu profile's shapes at a CPU's sizes, so its code paths execute without a
     # GPU (issue 34): ResNet-18 at 64 px, AMP (bfloat16 autocast on the CPU), NHWC, and every
