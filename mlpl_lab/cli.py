@@ -696,8 +696,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run one command. The environment variables a command sets for the kernels and workers it
+    starts (the notebook being run, the profile, the progress file, FRESH) are put back as they
+    were when it returns, so a caller in the same process -- a test, a notebook -- is not left
+    logging its own reads as a chapter's."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    saved_environ = dict(os.environ)
     try:
         if args.command == "report":
             notebook_paths(args.notebooks)  # every argument checked before any work
@@ -711,6 +716,9 @@ def main(argv=None) -> int:
         parser.exit(2, f"mlpl-lab: error: {exc}\n")
     except CommandError as exc:
         parser.exit(1, f"mlpl-lab: error: {exc}\n")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_environ)
 
 
 if __name__ == "__main__":

@@ -140,3 +140,25 @@ def test_progress_of_a_later_notebook_shows_only_its_own_lines(tmp_path, capsys)
     tail.poll()
     out = capsys.readouterr().out
     assert "this notebook's line" in out and "earlier" not in out
+
+
+def test_a_command_leaves_the_callers_environment_as_it_was(monkeypatch):
+    """Bug caught: `mlpl-lab report` run in-process (tests, a notebook) left MLPL_LAB_CHAPTER and
+    MLPL_LAB_PROFILE set, so the caller's later store reads were logged as a chapter's (an
+    `.access` folder appeared in stores no report touched); also a command that fails half-way."""
+    from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV
+
+    monkeypatch.delenv(CHAPTER_ENV, raising=False)
+    monkeypatch.setenv(PROFILE_ENV, "before")
+    before = dict(os.environ)
+
+    def sets_and_fails(args):
+        os.environ[CHAPTER_ENV] = "02_x"
+        os.environ[PROFILE_ENV] = "cpu"
+        os.environ["MLPL_LAB_PROGRESS_FILE"] = "/tmp/x"
+        raise cli.CommandError("failed after setting the environment")
+
+    monkeypatch.setattr(cli, "cmd_plan", sets_and_fails)
+    with pytest.raises(SystemExit):
+        cli.main(["plan", "--profile", "smoke"])
+    assert dict(os.environ) == before
