@@ -11,7 +11,7 @@ whose cell raises, outlasts that limit or loses its kernel is reported at once (
 index and first line), its kernel is stopped, and the series goes on; every failure is listed at
 the end and the command exits with 1.
 
-``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...] [--tuning]``
+``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...] [--[no-]tuning]``
 runs or completes the benchmark grid (resumable: finished runs are stored one by one, so an
 interrupted grid continues where it stopped), writes notebook 07 as HTML and its tables as
 CSV next to it (``07_benchmark_<table>.csv``). ``mlpl-lab report`` writes the same CSVs.
@@ -281,10 +281,17 @@ def cmd_report(args) -> int:
     return 0
 
 
+#: at most this many rounds of plan-then-train (each round reaches past the choices made from the
+#: runs the round before stored: tuning, chapter 06's γ)
+PLAN_ROUNDS = 4
+
+
 def train_plan_first(args, paths, parameters=None) -> None:
     """``report`` and ``benchmark``: train the notebooks' planned runs (under ``parameters``, the
     notebooks' own where None) on worker processes before the notebooks run (skipped with
-    ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``)."""
+    ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``). Planned in rounds
+    (:data:`PLAN_ROUNDS`): after a round is trained the series is planned again with the stored
+    runs served, so runs chosen from results (tuning, chapter 06's γ) are trained here too."""
     n = getattr(args, "plan_workers", None)
     if n == 0 or getattr(args, "workers", None) or getattr(args, "scheduler", None):
         return
@@ -292,17 +299,23 @@ def train_plan_first(args, paths, parameters=None) -> None:
     from .chapters.plan import describe, plan_series
     from .runs.store import RunStore
 
-    t0 = time.perf_counter()
-    plan = plan_series(args.profile, paths, parameters)
     store = RunStore()
-    text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
-    print(f"[mlpl-lab] planned in {time.perf_counter() - t0:.1f} s: "
-          + text.replace("\n", "\n[mlpl-lab] "), flush=True)
-    report = workers.train(plan.order, store, workers=n,
-                           note=lambda text: print("  [plan] " + text, flush=True))
-    print(f"[mlpl-lab] plan: {report.describe()}", flush=True)
-    for why in list(report.failed.values()) + list(report.skipped.values()):
-        print(f"  [plan] left to the notebooks: {why}", flush=True)
+    for round_ in range(1, PLAN_ROUNDS + 1):
+        t0 = time.perf_counter()
+        plan = plan_series(args.profile, paths, parameters, serve_stored=round_ > 1)
+        todo = [s for s in plan.order if not workers.looks_stored(store, s)]
+        if round_ > 1 and not todo:
+            break
+        text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
+        print(f"[mlpl-lab] round {round_}, planned in {time.perf_counter() - t0:.1f} s: "
+              + text.replace("\n", "\n[mlpl-lab] "), flush=True)
+        report = workers.train(plan.order, store, workers=n,
+                               note=lambda text: print("  [plan] " + text, flush=True))
+        print(f"[mlpl-lab] plan: {report.describe()}", flush=True)
+        for why in list(report.failed.values()) + list(report.skipped.values()):
+            print(f"  [plan] left to the notebooks: {why}", flush=True)
+        if report.failed or not any(nb.left for nb in plan.notebooks):
+            break  # everything reached, or a failed run the next round could not get past
 
 
 def cmd_plan(args) -> int:
@@ -429,7 +442,7 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     p = dict(parameters or {})
     P = with_dataset(profile, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
     with read_only("the CSV tables are read from the runs notebook 07 stored"):
-        _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning", False))
+        _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning"))
     return benchmark.write_csv(benchmark.tables(results), out)
 
 
@@ -528,7 +541,7 @@ def cmd_benchmark(args) -> int:
     os.environ[PROGRESS_FILE_ENV] = str(progress_file.resolve())
     path = [p for p in notebook_paths() if p.stem == BENCHMARK_NOTEBOOK][0]
     total = time.perf_counter()
-    parameters = {"methods": args.methods, "regimes": args.regimes, "tuning": bool(args.tuning),
+    parameters = {"methods": args.methods, "regimes": args.regimes, "tuning": args.tuning,
                   "dataset": args.dataset, "data_root": args.root, "data_layout": args.layout or "cole"}
     try:
         train_plan_first(args, [path], parameters)
@@ -657,8 +670,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rows by label or registered name, e.g. AN GR em_apl cls")
     bench.add_argument("--regimes", nargs="+", default=None,
                        help="columns by label or slug: single drop25 drop50 drop75 known10 pos10")
-    bench.add_argument("--tuning", action="store_true",
-                       help="equal-budget tuning on the clean validation split")
+    bench.add_argument("--tuning", action=argparse.BooleanOptionalAction, default=None,
+                       help="equal-budget tuning on the clean validation split (default: the "
+                            "profile's design: on for cpu and gpu, off for smoke)")
     bench.add_argument("--dataset", default="scenes",
                        help="scenes (embedded) or voc2012, coco2014, nuswide, cub (with --root)")
     bench.add_argument("--root", default=None, help="the real dataset's folder (nothing is downloaded)")

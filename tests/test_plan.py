@@ -133,16 +133,30 @@ def test_cli_plan_arguments_fail_with_a_message(argv, message, capsys):
 
 @pytest.mark.notebook
 def test_the_smoke_plan_of_notebook_02_is_what_the_notebook_stores(tmp_path, monkeypatch):
-    """Executed on an empty store as a report executes it (its live exercise, a class activity,
-    not trained), notebook 02 stores exactly the runs its plan names."""
+    """Notebook 02 tunes (its fresh-seed runs are chosen from the trials' results), so one dry run
+    stops at the choice; the report's rounds of plan-then-train reach past it. Executed on the
+    store those rounds filled, as a report executes it (its live exercise, a class activity, not
+    trained), the notebook trains nothing: the rounds planned every run it reads.
+    Bugs caught: a round that does not serve stored runs (the plan never gets past the choice),
+    a chapter asking for runs its plan never names."""
+    import argparse
+
+    from mlpl_lab import cli
     from mlpl_lab.cli import execute_notebook
     from mlpl_lab.runs.store import RunStore
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))  # the kernel inherits it
+    monkeypatch.setenv("MLPL_LAB_PROGRESS", "0")
     path = ROOT_NOTEBOOKS / "02_gr_loss.ipynb"
-    plan = P.plan_series("smoke", [path])
-    assert plan.notebooks[0].left is None
-    params = {"live_training": False} if "live_training" in P.notebook_parameters(path) else {}
-    execute_notebook(path, tmp_path / "out", profile="smoke", parameters=params, html=False, timeout=600)
-    stored = set(RunStore(tmp_path / "data" / "runs").keys())
-    assert stored == {s.key for s in plan.order}
+    first = P.plan_series("smoke", [path])
+    assert first.notebooks[0].left is not None  # one dry run stops where the trials are read
+    cli.train_plan_first(argparse.Namespace(profile="smoke", plan_workers=2), [path],
+                         {"live_training": False})
+    store = RunStore(tmp_path / "data" / "runs")
+    before = set(store.keys())
+    final = P.plan_series("smoke", [path], {"live_training": False}, serve_stored=True)
+    assert final.notebooks[0].left is None and {s.key for s in final.order} <= before
+    assert len(before) > len({s.key for s in first.order})  # the rounds reached further
+    execute_notebook(path, tmp_path / "out", profile="smoke", parameters={"live_training": False},
+                     html=False, timeout=600)
+    assert set(store.keys()) == before  # the notebook trained nothing the rounds had not

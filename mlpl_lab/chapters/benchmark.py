@@ -10,23 +10,23 @@ test mAP at the best clean-validation epoch. Rows that cannot follow it say so i
 paper (chapter 05's design); the oracle reads the true labels (one run per seed serves every
 column).
 
-**Equal-budget tuning** (``tuning=True``; off in the cpu profile): each method with a declared
-grid (:data:`TUNING_GRIDS`) gets the same number of trials (:data:`TUNING_TRIALS`, the first
-points of its grid, paper default first) under each regime on the profile's first seed (the
-*selection seed*); the trial with the best clean-validation mAP is then re-run on **fresh
-seeds** — the profile's seeds after the first, as many as the untuned design gives the cell —
-and only those are reported (the selection trials never are: their test mAP is optimistically
-biased by the choice). Every row, tuned or not, reports the same fresh seeds, so the pairing
-by seed holds. Methods without hyperparameters to tune (AN, WAN, ...) run their one
-configuration.
+**Equal-budget tuning** (``tuning=None``: on for the cpu and gpu designs, off for smoke; shared
+with chapter 02, :mod:`mlpl_lab.chapters.tuning`): each method with a declared grid
+(:data:`TUNING_GRIDS`) gets the same number of trials (the first points of its grid, paper
+default first) under each regime on the profile's first seed (the *selection seed*); the trial
+with the best clean-validation mAP is then re-run on **fresh seeds** — as many as the profile has
+seeds, all after the selection seed — and only those are reported (the selection trials never
+are: their test mAP is optimistically biased by the choice). Every row, tuned or not, reports the
+same fresh seeds, so the pairing by seed holds. Methods without hyperparameters to tune (AN, WAN,
+...) run their one configuration.
 
 **Profiles** (literals below):
 
 * ``smoke``: AN and GR × single positive and drop 50 % × 2 seeds, with the oracle as the
   reference row (the issue's smoke grid).
-* ``cpu``: the rows chapters 01–05 ran on their five key seeds — the oracle, AN, GR, OPML-SP,
-  CLS and LAC — under single positive, read from the run store (the benchmark trains nothing of
-  its own). A converged cpu run costs about a minute on two cores, so the other 18 rows and the
+* ``cpu``: the key rows of chapters 01–05 — the oracle, AN, GR, OPML-SP, CLS and LAC — under
+  single positive, tuned, on the five fresh seeds 1–5 (GR's trials and runs are chapter 02's;
+  the others' seeds 1–4 are their chapters'; the benchmark trains OPML-SP's trials and seed 5). A converged cpu run costs about a minute on two cores, so the other 18 rows and the
   other five regimes are the gpu profile's; :func:`left_out` lists them.
 * ``gpu``: every row × every regime it applies to × the profile's five seeds.
 """
@@ -46,6 +46,7 @@ from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
 from . import opml as opml_chapter
+from . import tuning as tuner
 from .common import as_profile, design_name, splits_for
 from .gr import expected_positives
 
@@ -134,22 +135,10 @@ ROWS: Tuple[Row, ...] = (
 ROW_BY_LABEL = {r.label: r for r in ROWS}
 REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 
-#: equal-budget tuning: each grid lists the paper default first (literals)
-TUNING_TRIALS = 3
-TUNING_GRIDS: Dict[str, Dict[str, List[Any]]] = {
-    "ROLE": {"lr_mult": [10.0, 1.0, 30.0]},
-    "EM+APL": {"alpha": [0.2, 0.1, 0.4]},
-    "LL-R": {"delta_rel": [0.002, 0.001, 0.004]},
-    "LL-Ct": {"delta_rel": [0.002, 0.001, 0.004]},
-    "LL-Cp": {"delta_rel": [0.002, 0.001, 0.004]},
-    "GR": {"q2": [0.01, 0.05, 0.001], "q3": [1.0, 0.5]},
-    "OPML": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
-    "OPML-SP": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
-    "Co-teaching": {"forget_rate": [0.2, 0.1, 0.3]},
-    "Co-teaching+": {"forget_rate": [0.2, 0.1, 0.3]},
-    cls_chapter.JOCOR: {"forget_rate": [0.2, 0.1, 0.3]},
-    "PU-MLC": {"gamma": [0.55, 0.0, 0.25]},
-}
+#: equal-budget tuning (:mod:`mlpl_lab.chapters.tuning`, shared with chapter 02): the grids and
+#: the budget; on by default where the design compares tuned methods (``tuning=None``)
+TUNING_GRIDS = tuner.GRIDS
+TUNED_BY_DEFAULT = {"smoke": False, "cpu": True, "gpu": True}
 
 #: the rows chapters 01-05 ran on their key seeds (the cpu benchmark trains nothing of its own)
 _CPU_SP = (ORACLE, "AN", "GR", "OPML-SP", "CLS", "LAC")
@@ -175,7 +164,7 @@ class BenchmarkDesign:
     @property
     def selection_seed(self) -> Optional[int]:
         """The seed tuning selects on (never reported); None without tuning."""
-        return self.profile.seeds[0] if self.tuning else None
+        return tuner.selection_seed(self.profile) if self.tuning else None
 
     def cells(self) -> List[Tuple[str, str]]:
         return [(reg, row) for reg, rows in self.grid.items() for row in rows]
@@ -184,7 +173,8 @@ class BenchmarkDesign:
         n_runs = sum(len(self.seeds[c]) for c in self.cells())
         return (f"{len(self.cells())} cells ({len({r for _, r in self.cells()})} methods × "
                 f"{len(self.grid)} regimes where they apply), {n_runs} runs"
-                + (f"; equal-budget tuning, {TUNING_TRIALS} trials per method" if self.tuning else ""))
+                + (f"; equal-budget tuning, {tuner.trials_for(self.profile)} trials per method on seed "
+                   f"{self.selection_seed}" if self.tuning else ""))
 
 
 def resolve_methods(names: Sequence[str] | None) -> Optional[List[str]]:
@@ -219,7 +209,7 @@ def resolve_regimes(names: Sequence[str] | None) -> Optional[List[str]]:
 
 
 def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
-                   regimes: Sequence[str] | None = None, tuning: bool = False) -> BenchmarkDesign:
+                   regimes: Sequence[str] | None = None, tuning: bool | None = None) -> BenchmarkDesign:
     """The grid under ``profile``; ``methods``/``regimes`` (labels, names or slugs) restrict it
     — or, for the gpu profile and any method or regime outside the profile's grid, extend it."""
     P = as_profile(profile)
@@ -239,12 +229,10 @@ def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
                                                 or r.label in (ORACLE, AN)))
                 for reg in regimes}
     grid = {reg: tuple(r for r in rows if ROW_BY_LABEL[r].applies(reg)) for reg, rows in grid.items()}
-    if tuning and len(P.seeds) < 2:
-        raise ValueError(f"tuning needs at least two seeds (the first selects the setting, the others "
-                         f"report it); profile {P.name!r} has seeds {list(P.seeds)}: give it more seeds "
-                         f"or set tuning=False")
-    # with tuning the first seed only selects: every cell reports seeds after it
-    pool = tuple(P.seeds[1:]) if tuning else tuple(P.seeds)
+    if tuning is None:  # the design's default: tuned where methods are compared as the papers do
+        tuning = TUNED_BY_DEFAULT.get(design_name(P), False)
+    # with tuning the first seed only selects: every cell reports the fresh seeds after it
+    pool = tuner.fresh_seeds(P) if tuning else tuple(P.seeds)
     seeds = {}
     for reg, rows in grid.items():
         for row in rows:
@@ -265,16 +253,11 @@ def spec_for(P: Profile, row_label: str, regime: str, seed: int,
 
 
 def tuning_trials(P: Profile, row_label: str, regime: str) -> List[Dict[str, Any]]:
-    """The row's trials: the first :data:`TUNING_TRIALS` points of its grid (paper default
-    first), each merged over the row's default hyperparameters; ``[defaults]`` without a grid."""
-    row = ROW_BY_LABEL[row_label]
-    base = row.params(P, regime, P.seeds[0])
-    grid = TUNING_GRIDS.get(row_label)
-    if not grid:
-        return [base]
-    keys = list(grid)
-    points = [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
-    return [dict(base, **p) for p in points[:TUNING_TRIALS]]
+    """The row's trials: the first points of its grid (:func:`mlpl_lab.chapters.tuning.trial_points`,
+    paper default first, the profile's budget), each merged over the row's default
+    hyperparameters; ``[defaults]`` without a grid."""
+    base = ROW_BY_LABEL[row_label].params(P, regime, tuner.selection_seed(P))
+    return [dict(base, **point) for point in tuner.trial_points(row_label, tuner.trials_for(P))]
 
 
 def tune(P: Profile, design: BenchmarkDesign, label: str = "07 tuning") -> Dict[Tuple[str, str], Dict[str, Any]]:
@@ -282,18 +265,19 @@ def tune(P: Profile, design: BenchmarkDesign, label: str = "07 tuning") -> Dict[
     profile's first), the best clean-validation mAP wins (ties: the earlier trial, i.e. the paper
     default). The trials are never reported: :func:`run` re-runs the choice on fresh seeds."""
     specs = {}
+    sel = tuner.selection_seed(P)
     for reg, row in design.cells():
         if row == ORACLE or row == "LAC":
             continue
         for i, hp in enumerate(tuning_trials(P, row, reg)):
-            specs[(reg, row, i)] = [spec_for(P, row, reg, P.seeds[0], hp)]
+            specs[(reg, row, i)] = [spec_for(P, row, reg, sel, hp)]
     runs = ensure_grid(specs, label=label)
     chosen = {}
     for reg, row in design.cells():
-        trials = [(i, runs[(reg, row, i)][0]) for i in range(TUNING_TRIALS) if (reg, row, i) in runs]
+        trials = [(hp, runs[(reg, row, i)][0]) for i, hp in enumerate(tuning_trials(P, row, reg))
+                  if (reg, row, i) in runs]
         if trials:
-            best = max(trials, key=lambda t: (t[1].best["val_mAP"], -t[0]))
-            chosen[(reg, row)] = dict(best[1].spec.method_params)
+            chosen[(reg, row)] = dict(trials[tuner.choose(trials)][1].spec.method_params)
     return chosen
 
 
@@ -304,7 +288,7 @@ def grid_specs(design: BenchmarkDesign, chosen: Mapping | None = None) -> Dict[T
             for reg, row in design.cells()}
 
 
-def run(profile="cpu", methods=None, regimes=None, tuning: bool = False):
+def run(profile="cpu", methods=None, regimes=None, tuning: bool | None = None):
     """``(design, {regime: {row: [stored runs]}}, chosen hyperparameters)``: from the run store,
     training what is missing (an interrupted grid resumes: finished runs are stored one by one)."""
     design = chapter_design(profile, methods, regimes, tuning)
@@ -436,7 +420,8 @@ def tuning_table():
     """The declared tuning grids (paper default first)."""
     import pandas as pd
 
-    return pd.DataFrame({row: {k: str(v) for k, v in grid.items()} for row, grid in TUNING_GRIDS.items()}).T.fillna("")
+    return pd.DataFrame({row: {k: str(v) for k, v in grid.items()} for row, grid in TUNING_GRIDS.items()
+                         if row in ROW_BY_LABEL}).T.fillna("")
 
 
 def write_csv(tabs: Mapping[str, Any], out_dir, prefix: str = "07_benchmark") -> List[Path]:
@@ -642,6 +627,7 @@ def tuning_view():
 
     t = pd.DataFrame({row: {k: ", ".join(number_text(x, digits=None) if not isinstance(x, float) else f"{x:g}"
                                          for x in v) for k, v in grid.items()}
-                      for row, grid in TUNING_GRIDS.items()}).T.fillna("")
+                      for row, grid in TUNING_GRIDS.items() if row in ROW_BY_LABEL}).T.fillna("")
     return styled(t, "The declared tuning grids: each row's values per hyperparameter, the paper's default "
-                  "first (the first points are the trials).", best=False)
+                  "first; a grid is walked as a product in this order and its first points are the trials "
+                  "(the same number for every tuned method).", best=False)

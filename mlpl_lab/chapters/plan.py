@@ -5,10 +5,12 @@ Every notebook asks the run store for its runs through its chapter's functions
 notebook calls them, with the notebook's own parameters (its ``parameters`` cell, the profile
 replaced), as a dry run (:func:`mlpl_lab.runs.runner.planning`): nothing is read or trained, the specs
 asked for are recorded. What a notebook decides from results — chapter 06's validation-chosen γ
-at the sweep's proportion, chapter 07's tuned hyperparameters — cannot be known before those
-results exist: the dry run stops where a result is read (:class:`~mlpl_lab.runs.runner.NeedsResults`),
-the plan says so (:attr:`NotebookPlan.left`), and the notebook trains those runs itself when it
-executes.
+at the sweep's proportion, chapters 02's and 07's tuned hyperparameters — cannot be known before
+those results exist: the dry run stops where a result is read (:class:`~mlpl_lab.runs.runner.NeedsResults`)
+and the plan says so (:attr:`NotebookPlan.left`). ``mlpl-lab report`` therefore plans in
+**rounds**: it trains what the plan knows, plans again with the stored runs served
+(``serve_stored=True``), trains what the dry run now reaches, and so on until nothing new appears;
+only what a round could not reach is left to the notebook.
 
 The plan's runs are **deduplicated** by key (chapter 07 reads the runs of chapters 01–05; every
 run shares its pretraining run), **dependencies included** (a pretraining run named by
@@ -58,8 +60,8 @@ def _assume_negative(P: Profile, p: Mapping[str, Any]) -> None:
 def _gr(P: Profile, p: Mapping[str, Any]) -> None:
     from . import gr as chapter
 
-    chapter.run_main(P, p.get("regime", "single_positive"), p.get("seed", 0))
-    chapter.run_ablation(P, p.get("regime", "single_positive"), p.get("seed", 0))
+    _, _, tuned = chapter.run_main(P, p.get("regime", "single_positive"))
+    chapter.run_ablation(P, tuned, p.get("regime", "single_positive"))
 
 
 def _opml(P: Profile, p: Mapping[str, Any]) -> None:
@@ -94,7 +96,7 @@ def _benchmark(P: Profile, p: Mapping[str, Any]) -> None:
     from .common import with_dataset
 
     P = with_dataset(P, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
-    _, results, _ = chapter.run(P, p.get("methods"), p.get("regimes"), p.get("tuning", False))
+    _, results, _ = chapter.run(P, p.get("methods"), p.get("regimes"), p.get("tuning"))
     chapter.same_head_baselines(P, results)
 
 
@@ -263,15 +265,17 @@ class SeriesPlan:
         return out
 
 
-def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = None) -> NotebookPlan:
-    """The dry run of notebook ``name`` (a stem, e.g. ``"02_gr_loss"``) under ``profile``."""
+def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = None,
+                  serve_stored: bool = False) -> NotebookPlan:
+    """The dry run of notebook ``name`` (a stem, e.g. ``"02_gr_loss"``) under ``profile``;
+    ``serve_stored``: stored runs are read, so the dry run goes past choices made from them."""
     P = as_profile(profile)
     params = dict(parameters or {})
     plan = NotebookPlan(name, params)
     calls = NOTEBOOK_CALLS.get(name)
     if calls is None:
         return plan
-    with planning() as asked:
+    with planning(serve_stored) as asked:
         try:
             calls(P, params)
         except NeedsResults as exc:  # the notebook's later runs are chosen from these results
@@ -284,16 +288,19 @@ def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = Non
     return plan
 
 
-def plan_series(profile, notebooks: Sequence[str | Path], parameters: Mapping[str, Any] | None = None
-                ) -> SeriesPlan:
+def plan_series(profile, notebooks: Sequence[str | Path], parameters: Mapping[str, Any] | None = None,
+                serve_stored: bool = False) -> SeriesPlan:
     """The plan of the notebooks at ``notebooks`` (paths; each with its own ``parameters`` cell,
-    the profile and ``parameters`` replacing its values) under ``profile``."""
+    the profile and ``parameters`` replacing its values) under ``profile``. ``serve_stored``: the
+    dry run reads stored runs (see :func:`mlpl_lab.runs.runner.planning`), so a series planned
+    again after a first round of training knows the runs chosen from that round's results
+    (``mlpl-lab report`` plans in such rounds)."""
     P = as_profile(profile)
     plans = []
     for path in notebooks:
         path = Path(path)
         params = notebook_parameters(path) | {"profile": P.name} | dict(parameters or {})
-        plans.append(plan_notebook(P, path.stem, params))
+        plans.append(plan_notebook(P, path.stem, params, serve_stored))
     return SeriesPlan(P, plans, waves(s for nb in plans for s in nb.specs))
 
 

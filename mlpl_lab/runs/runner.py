@@ -130,6 +130,7 @@ def read_only(reason: str):
 
 
 _PLANNING: List[List[RunSpec]] = []
+_SERVE_STORED: List[bool] = []
 
 
 class NeedsResults(RuntimeError):
@@ -156,18 +157,22 @@ class PlannedRun:
 
 
 @contextlib.contextmanager
-def planning():
+def planning(serve_stored: bool = False):
     """A dry run: within this block :func:`ensure` validates its specs, appends them to the list
-    this yields (in the order asked for) and returns :class:`PlannedRun` placeholders, reading
-    and training nothing; :func:`build_splits` builds the splits on first use only (their clean
-    validation labels alone without the train and test images), so planning a gpu series does
-    not generate its data."""
+    this yields (in the order asked for) and returns :class:`PlannedRun` placeholders, training
+    nothing; :func:`build_splits` builds the splits on first use only (their clean validation
+    labels alone without the train and test images), so planning a gpu series does not generate
+    its data. ``serve_stored=True``: a run already in the store is returned as itself (its
+    records read), so the dry run goes on past a choice made from stored results -- a series
+    planned again after its first runs are trained learns the runs chosen from them."""
     asked: List[RunSpec] = []
     _PLANNING.append(asked)
+    _SERVE_STORED.append(bool(serve_stored))
     try:
         yield asked
     finally:
         _PLANNING.pop()
+        _SERVE_STORED.pop()
 
 
 class _DeferredSplits:
@@ -349,7 +354,7 @@ def pretrained_method(spec: RunSpec, store: RunStore | None = None):
     trained first if missing."""
     store = store or RunStore()
     ensure([spec], store=store, quiet=True)  # every rank under torchrun: stored by rank 0
-    if _PLANNING:
+    if _PLANNING and not (_SERVE_STORED[-1] and store.get(spec, loader=load_method) is not None):
         raise NeedsResults(f"{spec.describe()}: the pretrained backbone needs the run's weights")
     return store.get(spec, loader=load_method).method
 
@@ -441,9 +446,12 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
         if not isinstance(spec, RunSpec):
             raise TypeError(f"ensure() takes RunSpecs, got {type(spec).__name__}")
         validate(spec)
-    if _PLANNING:  # a dry run (planning()): record, read and train nothing
+    if _PLANNING:  # a dry run (planning()): record and train nothing
         _PLANNING[-1].extend(specs)
-        return [PlannedRun(s) for s in specs]
+        if not _SERVE_STORED[-1]:
+            return [PlannedRun(s) for s in specs]
+        stored = {s.key: store.get(s, loader=load_method) for s in {s.key: s for s in specs}.values()}
+        return [stored[s.key] or PlannedRun(s) for s in specs]
     unique: Dict[str, RunSpec] = {}
     for spec in specs:
         unique.setdefault(spec.key, spec)

@@ -1,0 +1,120 @@
+"""Equal-budget tuning on the clean validation split, shared by chapter 02 and the benchmark (07).
+
+Cole et al. (2021, Sec. 4) tune every method on a clean validation set with one budget; the
+papers' comparisons do the same. Here every method with a declared grid (:data:`GRIDS`, paper
+default first) gets the same number of trials (:func:`trials_for`: 3, or 2 in the small CI
+profiles) on the **selection seed** (the profile's first); the trial with the best clean-
+validation mAP at its best epoch wins (ties: the earlier trial, i.e. the paper default). The
+choice is then re-run on **fresh seeds** (:func:`fresh_seeds`: as many as the profile has seeds,
+all after the selection seed) and only those are reported: a selection trial's test mAP is
+biased upward by the choice. Methods with no hyperparameter of their own (the oracle, AN, WAN)
+run their one configuration on the same fresh seeds, so every claim pairs by seed.
+
+A trial holds only the values that differ from the paper default (trial 0 is ``{}``), so the
+default trial *is* the untuned run: the same spec, the same stored run.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+from .cls import JOCOR
+from .common import as_profile
+
+#: row label -> {hyperparameter: values, paper default first} (literals; the papers' and Cole et
+#: al.'s defaults). A grid is walked as a product in this order; its first trials are the budget.
+GRIDS: Dict[str, Dict[str, List[Any]]] = {
+    "AN-LS": {"ls_coef": [0.1, 0.05, 0.2]},
+    "ROLE": {"lr_mult": [10.0, 1.0, 30.0]},
+    "Hill": {"lamb": [1.5, 1.0, 2.0]},
+    "EM": {"alpha": [0.2, 0.1, 0.4]},
+    "EM+APL": {"alpha": [0.2, 0.1, 0.4]},
+    "LL-R": {"delta_rel": [0.002, 0.001, 0.004]},
+    "LL-Ct": {"delta_rel": [0.002, 0.001, 0.004]},
+    "LL-Cp": {"delta_rel": [0.002, 0.001, 0.004]},
+    # GR: the paper's schedule and q2 first, then q2 = 0.05, then the official code's schedule
+    "GR": {"schedule": ["paper", "code"], "q2": [0.01, 0.05]},
+    "OPML": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
+    "OPML-SP": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
+    "Co-teaching": {"forget_rate": [0.2, 0.1, 0.3]},
+    "Co-teaching+": {"forget_rate": [0.2, 0.1, 0.3]},
+    JOCOR: {"forget_rate": [0.2, 0.1, 0.3]},
+    "PU-MLC": {"gamma": [0.55, 0.0, 0.25]},
+}
+#: trials per method (the equal budget); the small profiles that only prove the code paths in CI
+#: take two, so the path from trials to a choice is still executed
+TRIALS = 3
+TRIALS_OF_PROFILE = {"smoke": 2, "gpu_shape": 2}
+
+
+def trials_for(profile) -> int:
+    """The budget: trials per tuned method under ``profile``."""
+    return TRIALS_OF_PROFILE.get(as_profile(profile).name, TRIALS)
+
+
+def trial_points(label: str, budget: int) -> List[Dict[str, Any]]:
+    """The first ``budget`` points of ``label``'s grid, each holding only the values that differ
+    from the paper default; ``[{}]`` for a method without a grid (one configuration)."""
+    grid = GRIDS.get(label)
+    if not grid:
+        return [{}]
+    keys = list(grid)
+    default = {k: grid[k][0] for k in keys}
+    points = [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
+    return [{k: v for k, v in p.items() if v != default[k]} for p in points[:budget]]
+
+
+def selection_seed(profile) -> int:
+    """The seed tuning selects on (never reported): the profile's first."""
+    return int(as_profile(profile).seeds[0])
+
+
+def fresh_seeds(profile) -> Tuple[int, ...]:
+    """The reported seeds: as many as the profile has, all after the selection seed (cpu: seeds
+    0-4 -> selection 0, fresh 1-5)."""
+    P = as_profile(profile)
+    first = selection_seed(P)
+    return tuple(range(first + 1, first + 1 + len(P.seeds)))
+
+
+def choose(trials: Sequence[Tuple[Dict[str, Any], Any]]) -> int:
+    """Index of the winning trial: the best clean-validation mAP at its best epoch; ties go to
+    the earlier trial (the paper default first)."""
+    if not trials:
+        raise ValueError("no trials to choose from")
+    return max(range(len(trials)), key=lambda i: (trials[i][1].best["val_mAP"], -i))
+
+
+def tuning_record(trials: Mapping[str, Sequence[Tuple[Dict[str, Any], Any]]],
+                  chosen: Mapping[str, int]) -> Dict[str, Any]:
+    """``{label: {"trials": [{"params", "val_mAP", "best_epoch", "converged"}], "chosen": i,
+    "chosen_params": {...}}}`` — what each method tried on the selection seed and kept."""
+    out = {}
+    for label, ts in trials.items():
+        rows = [{"params": dict(p), "val_mAP": float(run.best["val_mAP"]),
+                 "best_epoch": int(run.best_epoch) + 1, "converged": bool(run.converged)} for p, run in ts]
+        out[label] = {"trials": rows, "chosen": int(chosen[label]),
+                      "chosen_params": dict(ts[chosen[label]][0])}
+    return out
+
+
+def tuning_frame(record: Mapping[str, Any]):
+    """The record as a table: one row per method, the trials' validation mAP and the choice."""
+    import pandas as pd
+
+    rows = []
+    for label, r in record.items():
+        for i, t in enumerate(r["trials"]):
+            rows.append({"method": label, "trial": i + 1,
+                         "setting": _describe(t["params"]),
+                         "val mAP": t["val_mAP"], "chosen": "✓" if i == r["chosen"] else ""})
+    return pd.DataFrame(rows).set_index(["method", "trial"]) if rows else pd.DataFrame()
+
+
+def _describe(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "paper default"
+
+
+def budgets(record: Mapping[str, Any]) -> Dict[str, int]:
+    """``{label: trials run}`` (equal for every tuned method: the parity the claims rest on)."""
+    return {label: len(r["trials"]) for label, r in record.items()}
