@@ -141,3 +141,69 @@ def test_default_workers_one_per_gpu_else_per_core_never_more_than_runs(monkeypa
     assert workers.default_threads(2, gpus=0) == 1
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
     assert workers.default_threads(1, gpus=1) == 16 and workers.default_threads(4, gpus=4) == 4
+
+
+def sleeping_task(spec, root):
+    """Writes its pid, then sleeps far longer than the test waits."""
+    import time
+
+    with open(os.environ[_LOG_ENV], "a") as f:
+        f.write(f"{os.getpid()}\n")
+    time.sleep(600)
+
+
+def _workers_of(parent: int):
+    """Pids of the spawned worker processes whose parent is ``parent`` (from /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if ppid == parent and b"spawn_main" in cmd:
+            out.append(int(d))
+    return out
+
+
+def test_workers_end_when_the_parent_is_killed(tmp_path):
+    """Bug caught: `kill` of `mlpl-lab report` (or its terminal closing) left both worker
+    processes training on with nobody to read their answers, holding the cores for minutes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "pids"
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from test_workers import _specs, sleeping_task\n"
+            "from mlpl_lab.runs import workers\nfrom mlpl_lab.runs.store import RunStore\n"
+            "workers.train(_specs()[:2], RunStore(%r), workers=2, task=sleeping_task)\n"
+            % (os.path.dirname(__file__), str(tmp_path / "pool")))
+    env = dict(os.environ, **{_LOG_ENV: str(log), "MLPL_LAB_DATA": str(tmp_path / "data")})
+    parent = subprocess.Popen([sys.executable, "-c", code], env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline and not log.exists():
+        time.sleep(0.2)
+    assert log.exists(), "no worker started a run"
+    pids = _workers_of(parent.pid)  # the one in a run and the one waiting for the next
+    assert len(pids) == 2 and int(log.read_text().split()[0]) in pids
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        with open(f"/proc/{pid}/stat") as f:  # a zombie waiting for its reaper is gone too
+            return f.read().split()[2] != "Z"
+
+    deadline = time.time() + 20
+    while time.time() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.2)
+    assert not any(alive(p) for p in pids), "a worker outlived its parent"

@@ -116,7 +116,7 @@ def with_dependencies(specs: Sequence[RunSpec]) -> List[RunSpec]:
 _WORKER: Dict[str, Any] = {}
 
 
-def _init_worker(threads: int, gpu: Optional[int]) -> None:
+def _init_worker(threads: int, gpu: Optional[int], parent: Optional[int] = None) -> None:
     """Runs once in each worker before its first run: pin the threads, pick the GPU, import the
     training path (so every worker's imports overlap instead of delaying its first run)."""
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
@@ -133,6 +133,27 @@ def _init_worker(threads: int, gpu: Optional[int]) -> None:
     from . import runner  # noqa: F401
 
     _WORKER.update(threads=threads, gpu=gpu)
+    # the parent's pid as the parent gave it: a parent killed while this worker was still
+    # importing would otherwise be missed (os.getppid() would already name its new parent)
+    _exit_with_parent(os.getppid() if parent is None else parent)
+
+
+def _exit_with_parent(parent: int, every_s: float = 2.0) -> None:
+    """A worker ends when the parent that hands out its runs is gone (killed, or its terminal
+    closed): it would otherwise train its run to the end with nobody to read the answer, holding
+    a core. Checked every ``every_s`` seconds on a daemon thread; the run in progress is lost (the
+    store never sees half a run: runs are written whole)."""
+    import threading
+
+    def watch() -> None:
+        if os.getppid() != parent:
+            os._exit(3)
+        while True:
+            time.sleep(every_s)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _train_one(spec: Dict[str, Any], root: str) -> Dict[str, Any]:
@@ -156,12 +177,13 @@ def _train_one(spec: Dict[str, Any], root: str) -> Dict[str, Any]:
     return out | {"trained": True, "seconds": time.perf_counter() - t0}
 
 
-def _worker_main(index: int, threads: int, gpu: Optional[int], task: Callable, tasks, answers) -> None:
+def _worker_main(index: int, threads: int, gpu: Optional[int], task: Callable, tasks, answers,
+                 parent: Optional[int] = None) -> None:
     """A worker's life: pin, say it is ready, then take ``(spec, root)`` from ``tasks`` until
     ``None``, answering each on ``answers`` as ``(index, "done" | "error", result or message)``."""
     import traceback
 
-    _init_worker(threads, gpu)
+    _init_worker(threads, gpu, parent)
     answers.put((index, "ready", None))
     while True:
         item = tasks.get()
@@ -232,7 +254,8 @@ class _Pool:
         self.queues[i] = self.ctx.Queue()
         gpu = i % self.gpus if self.gpus else None
         self.procs[i] = self.ctx.Process(target=_worker_main, name=f"mlpl-lab-worker-{i}",
-                                         args=(i, self.threads, gpu, self.task, self.queues[i], self.answers))
+                                         args=(i, self.threads, gpu, self.task, self.queues[i], self.answers,
+                                               os.getpid()))
         self.procs[i].start()
 
     def dead(self) -> List[int]:
