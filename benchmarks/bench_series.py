@@ -186,7 +186,11 @@ def breakdown(args) -> dict:
 
     paths = notebook_paths(args.notebooks)
     store = RunStore(args.store) if args.store else RunStore()
-    plan = plan_series(args.profile, paths)
+    if args.store:  # the dry run reads this store: the chapters ask the default one
+        os.environ["MLPL_LAB_DATA"] = str(Path(args.store).resolve().parent)
+    # the runs chosen from results too (tuning, 06's γ): the dry run reads the stored ones, as the
+    # report's later rounds do
+    plan = plan_series(args.profile, paths, serve_stored=True)
     first = plan.first_notebook()
     stored = summaries(store, plan.order)
     by_key = {s.key: s for s in plan.order}
