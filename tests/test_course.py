@@ -273,3 +273,28 @@ def test_the_first_cell_states_the_measured_times_from_the_timings_file():
         first = "".join(json.loads(path.read_text())["cells"][0]["source"])
         want = syllabus.time_line(path.stem, timings)
         assert want is None or first.endswith(want), f"{path.name}: run `mlpl-lab course sync`"
+
+
+def test_cold_seconds_add_each_notebooks_first_asked_runs_shared_by_the_workers(tmp_path, monkeypatch):
+    """Hand-derived: run A (100 s) and C (40 s) are first asked by nb1, B (60 s) by nb2 (which also
+    reads C); two workers. nb1 = 10 + (100 + 40) / 2 = 80 s; nb2 = 5 + 60 / 2 = 35 s. Bugs caught:
+    a shared run counted twice, run time not shared by the workers, a missing run silently 0."""
+    import json as _json
+
+    from mlpl_lab.chapters import plan as plan_module
+
+    runs = tmp_path / "runs"
+    for key, seconds in (("A", 100.0), ("B", 60.0), ("C", 40.0)):
+        (runs / key).mkdir(parents=True)
+        (runs / key / "summary.json").write_text(_json.dumps({"seconds": seconds}))
+
+    class FakePlan:
+        def first_notebook(self):
+            return {"A": "nb1", "C": "nb1", "B": "nb2"}
+
+    monkeypatch.setattr(plan_module, "plan_series", lambda *a, **k: FakePlan())
+    got = syllabus.cold_seconds({"nb1": 10.0, "nb2": 5.0}, "cpu", runs, 2, [])
+    assert got == {"nb1": 80.0, "nb2": 35.0}
+    (runs / "B" / "summary.json").unlink()
+    with pytest.raises(ValueError, match="not complete"):
+        syllabus.cold_seconds({"nb1": 10.0, "nb2": 5.0}, "cpu", runs, 2, [])

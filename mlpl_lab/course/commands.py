@@ -7,7 +7,8 @@ from pathlib import Path
 from .book import build_book
 from .notebooks import RANGES_FILE, TIMINGS_FILE, export
 from .ranges import expected_ranges, load_ranges, merge_ranges
-from .syllabus import load_timings, sync, timings_from_executed
+from .notebooks import chapter_notebooks
+from .syllabus import PACK_SUFFIX, load_timings, sync, timings_from_executed
 
 # ---------------------------------------------------------------------------------------
 # the `mlpl-lab course` command
@@ -38,6 +39,17 @@ def cmd_course(args) -> int:
         if not found:
             print(f"no executed notebooks with papermill timings in {args.executed}")
             return 1
+        if args.store:  # a cold series run as mlpl-lab report runs it: add its runs' measured time
+            from .syllabus import cold_seconds
+
+            executed = {p.stem: p for p in chapter_notebooks(Path(args.executed))}
+            for profile in [p for p in found if not p.endswith(PACK_SUFFIX)]:
+                try:
+                    found[profile] = cold_seconds(found[profile], profile, Path(args.store), args.workers,
+                                                  [executed[s] for s in found[profile]])
+                except ValueError as exc:
+                    print(f"mlpl-lab course timings: {exc}")
+                    return 1
         data = load_timings() | {p: load_timings().get(p, {}) | t for p, t in found.items()}
         TIMINGS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
         print(f"timings of {sum(len(t) for t in found.values())} notebooks written to {TIMINGS_FILE}")
@@ -61,6 +73,12 @@ def add_course_parser(sub) -> None:
     course.add_argument("--executed", default="reports", help="executed notebooks (timings, book)")
     course.add_argument("--variant", default="both", choices=("student", "instructor", "both"))
     course.add_argument("--strict", action="store_true", help="book: warnings are errors (CI)")
+    course.add_argument("--store", default=None,
+                        help="timings: the run store (folder 'runs') of the cold series the executed "
+                             "notebooks came from; each notebook's cold time adds its runs' measured "
+                             "time shared by --workers (mlpl-lab report trains the plan first)")
+    course.add_argument("--workers", type=int, default=2,
+                        help="timings: the worker processes that trained the series' plan (default 2)")
     course.set_defaults(func=_course_entry)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..reporting.report import NOTEBOOK_DIR
 from .notebooks import (COURSE_FILE, as_lines, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES,
@@ -179,3 +179,35 @@ def timings_from_executed(executed_dir: Path) -> Dict[str, Dict[str, float]]:
     return out
 
 
+
+
+def cold_seconds(warm: Dict[str, float], profile: str, store_root: Path, workers: int,
+                 notebooks: Sequence[Path]) -> Dict[str, float]:
+    """``{notebook: seconds}`` of a cold series run the way ``mlpl-lab report`` runs it (its plan
+    trained first on ``workers`` single-thread processes, then each notebook executed warm): the
+    notebook's measured warm execution (``warm``, papermill's duration) plus the measured run
+    time (``summary.json``: ``seconds``) of the runs it is the first in the series to ask for,
+    shared by the workers. Every term is a measurement of that series; the sharing assumes the
+    workers were kept busy, which the plan's longest-first order aims at."""
+    import os
+
+    from ..chapters.plan import plan_series
+
+    saved = os.environ.get("MLPL_LAB_DATA")
+    os.environ["MLPL_LAB_DATA"] = str(Path(store_root).resolve().parent)  # the dry run reads it
+    try:
+        plan = plan_series(profile, list(notebooks), serve_stored=True)
+    finally:
+        if saved is None:
+            os.environ.pop("MLPL_LAB_DATA", None)
+        else:
+            os.environ["MLPL_LAB_DATA"] = saved
+    run_seconds: Dict[str, float] = {}
+    for key, name in plan.first_notebook().items():
+        try:
+            summary = json.loads((Path(store_root) / key / "summary.json").read_text())
+        except (OSError, ValueError):
+            raise ValueError(f"run {key} of {name} is not in {store_root}: the series is not complete "
+                             "(run mlpl-lab report to its end first)") from None
+        run_seconds[name] = run_seconds.get(name, 0.0) + float(summary["seconds"])
+    return {stem: warm[stem] + run_seconds.get(stem, 0.0) / workers for stem in warm}
