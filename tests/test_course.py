@@ -298,3 +298,50 @@ def test_cold_seconds_add_each_notebooks_first_asked_runs_shared_by_the_workers(
     (runs / "B" / "summary.json").unlink()
     with pytest.raises(ValueError, match="not complete"):
         syllabus.cold_seconds({"nb1": 10.0, "nb2": 5.0}, "cpu", runs, 2, [])
+
+
+def _executed_with_records(path, records, profile="cpu", end="2026-11-26T10:00:00"):
+    from mlpl_lab.reporting.report import RECORD_MIME
+
+    cells = [{"cell_type": "code", "execution_count": 1, "id": f"c{i}", "metadata": {}, "source": "",
+              "outputs": [{"output_type": "display_data", "metadata": {},
+                           "data": {RECORD_MIME: {"name": name, "value": value}}}]}
+             for i, (name, value) in enumerate(records.items())]
+    nb = {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"papermill": {"parameters": {"profile": profile}, "end_time": end}}}
+    path.write_text(json.dumps(nb))
+
+
+def test_results_block_is_written_from_the_records_between_the_markers(tmp_path):
+    """Hand-written expectation of one claim's bullet and the convergence count; the page outside
+    the markers is kept; a page without markers and a folder without claims are clear errors.
+    Bugs caught: a typed or stale figure, the interval's bounds swapped, the prose around the
+    block overwritten."""
+    from mlpl_lab.course import results
+
+    executed = tmp_path / "reports"
+    executed.mkdir()
+    claim = {"margin": 6.871, "ci95": [6.38, 7.364], "n": 5, "seeds": [1, 2, 3, 4, 5],
+             "verdict": "holds", "converged": True}
+    _executed_with_records(executed / "02_gr_loss.ipynb", {
+        "claims": {"GR beats AN (single positive)": claim,
+                   "GR beats the best other zoo method (EM)": dict(claim, margin=-0.5, ci95=[-1.0, 0.0],
+                                                                    verdict="inconclusive", converged=False)},
+        "convergence": {"AN": True, "GR": {"seed 1": True, "seed 2": False}}})
+    page = tmp_path / "handbook.md"
+    page.write_text(f"before\n{results.BEGIN}\nold\n{results.END}\nafter\n")
+    assert results.write_results(executed, page, check=True) and "old" in page.read_text()
+    assert results.write_results(executed, page)
+    text = page.read_text()
+    assert text.startswith("before\n") and text.endswith("\nafter\n") and "\nold\n" not in text
+    assert "* **02_gr_loss**: 2 of 3 recorded runs converged" in text
+    assert ("  * GR beats AN (single positive): +6.87 [+6.38, +7.36] over 5 paired seed(s) "
+            "(1, 2, 3, 4, 5) — **holds**") in text
+    assert "-0.50 [-1.00, +0.00]" in text and "(a run of it did not converge)" in text
+    assert "profile cpu; executed 2026-11-26" in text
+    assert not results.write_results(executed, page)  # current: nothing to change
+    page.write_text("no markers")
+    with pytest.raises(ValueError, match="no results markers"):
+        results.write_results(executed, page)
+    with pytest.raises(ValueError, match="no executed notebook with claims"):
+        results.results_markdown(tmp_path / "empty")

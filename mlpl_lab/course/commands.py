@@ -1,4 +1,4 @@
-"""``mlpl-lab course sync|export|timings|book`` (registered by :mod:`mlpl_lab.cli`)."""
+"""``mlpl-lab course sync|export|timings|book|figure|results`` (registered by :mod:`mlpl_lab.cli`)."""
 from __future__ import annotations
 
 import json
@@ -28,6 +28,19 @@ def cmd_course(args) -> int:
             print("notebooks and notebooks/course.yml disagree: run `mlpl-lab course sync`")
             return 1
         print("notebooks agree with course.yml" if not bad else f"{len(bad)} notebooks updated")
+        return 0
+    if args.action == "results":  # the handbook's results block, from the executed notebooks
+        from .results import HANDBOOK, write_results
+
+        try:
+            changed = write_results(Path(args.executed), check=args.check)
+        except ValueError as exc:
+            print(f"mlpl-lab course results: {exc}")
+            return 1
+        if args.check and changed:
+            print(f"{HANDBOOK} does not hold the results of {args.executed}: run `mlpl-lab course results`")
+            return 1
+        print(f"{HANDBOOK}: results block {'updated' if changed and not args.check else 'current'}")
         return 0
     if args.action == "export":
         written = export(Path(args.out))
@@ -67,7 +80,7 @@ def add_course_parser(sub) -> None:
     """``mlpl-lab course sync|export|timings|book`` (registered by :mod:`mlpl_lab.cli`)."""
     course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
                                            "copies, timings, the book")
-    course.add_argument("action", choices=("sync", "export", "timings", "book", "figure"))
+    course.add_argument("action", choices=("sync", "export", "timings", "book", "figure", "results"))
     course.add_argument("--check", action="store_true", help="sync: only report disagreements (exit 1)")
     course.add_argument("--out", default=None, help="export: dist (default); book: reports/book (default)")
     course.add_argument("--executed", default="reports", help="executed notebooks (timings, book)")
