@@ -446,8 +446,28 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     return benchmark.write_csv(benchmark.tables(results), out)
 
 
-def _run_notebooks(paths, out: Path, profile: str, parameters=None,
-                   cell_timeout: float | None = None) -> None:
+@contextlib.contextmanager
+def environment_kept():
+    """Within this block a command may set environment variables for the kernels and workers it
+    starts (the notebook being run, the profile, the progress file); on leaving, the caller's
+    environment is put back as it was, so an in-process caller -- a test, a notebook -- is not
+    left logging its own reads as a chapter's."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _run_notebooks(paths, out: Path, profile: str, parameters=None, **kwargs) -> None:
+    """:func:`_execute_series` with the caller's environment kept (:func:`environment_kept`)."""
+    with environment_kept():
+        _execute_series(paths, out, profile, parameters, **kwargs)
+
+
+def _execute_series(paths, out: Path, profile: str, parameters=None,
+                    cell_timeout: float | None = None) -> None:
     """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
     notebook imports, while the current one runs (:mod:`mlpl_lab.reporting.next_kernel`).
 
@@ -716,7 +736,11 @@ def main(argv=None) -> int:
     logging its own reads as a chapter's."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    saved_environ = dict(os.environ)
+    with environment_kept():
+        return _main(parser, args)
+
+
+def _main(parser, args) -> int:
     try:
         if args.command == "report":
             notebook_paths(args.notebooks)  # every argument checked before any work
@@ -730,9 +754,6 @@ def main(argv=None) -> int:
         parser.exit(2, f"mlpl-lab: error: {exc}\n")
     except CommandError as exc:
         parser.exit(1, f"mlpl-lab: error: {exc}\n")
-    finally:
-        os.environ.clear()
-        os.environ.update(saved_environ)
 
 
 if __name__ == "__main__":

@@ -113,8 +113,20 @@ class Method:
 
     def batch_labels(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
         """The method's current labels (1/0/-1) of the batch's rows: ``self.labels[index]`` on
-        the batch's device. The one place a method reads its training labels."""
-        return self.labels[batch["index"].cpu()].to(batch["image"].device)
+        the batch's device. The one place a method reads its training labels.
+
+        On an accelerator the whole label matrix is copied to the device once and kept there
+        (no host-to-device copy per step); the copy is renewed when ``self.labels`` is replaced
+        or changed in place (the tensor's identity and its in-place version counter), as LL-R's
+        and OPML-SP's label corrections do."""
+        labels, device = self.labels, batch["image"].device
+        if labels.device == device:
+            return labels[batch["index"].to(device)]
+        key = (id(labels), labels._version, str(device))
+        cached = getattr(self, "_labels_on_device", None)
+        if cached is None or cached[0] != key:
+            cached = self._labels_on_device = (key, labels.to(device))
+        return cached[1][batch["index"].to(device)]
 
     def log_epoch(self, **values) -> None:
         """Report per-epoch diagnostics (numbers); they land in this epoch's history row."""
