@@ -26,8 +26,10 @@ same fresh seeds, so the pairing by seed holds. Methods without hyperparameters 
   reference row (the issue's smoke grid).
 * ``cpu``: the key rows of chapters 01–05 — the oracle, AN, GR, OPML-SP, CLS and LAC — under
   single positive, tuned, on the five fresh seeds 1–5 (GR's trials and runs are chapter 02's;
-  the others' seeds 1–4 are their chapters'; the benchmark trains OPML-SP's trials and seed 5). A converged cpu run costs about a minute on two cores, so the other 18 rows and the
-  other five regimes are the gpu profile's; :func:`left_out` lists them.
+  the others' seeds 1–4 are their chapters'; the benchmark trains OPML-SP's trials and seed 5).
+  A converged cpu run is long on two cores (measured per chapter by ``benchmarks/bench_series.py
+  --breakdown``), so the other 18 rows and the other five regimes are the gpu profile's;
+  :func:`left_out` lists them.
 * ``gpu``: every row × every regime it applies to × the profile's five seeds.
 """
 from __future__ import annotations
@@ -140,17 +142,16 @@ REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 TUNING_GRIDS = tuner.GRIDS
 TUNED_BY_DEFAULT = {"smoke": False, "cpu": True, "gpu": True}
 
-#: the rows chapters 01-05 ran on their key seeds (the cpu benchmark trains nothing of its own)
+#: the key rows of chapters 01-05 (their chapters train most of their runs; see the module docstring)
 _CPU_SP = (ORACLE, "AN", "GR", "OPML-SP", "CLS", "LAC")
 #: per profile: {regime: rows}; seeds per (row, regime) from :data:`CPU_KEY_SEEDS`
 GRIDS: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "smoke": {"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
-    # cpu: converged runs of a 36-epoch cosine schedule cost about a minute each on 2 cores, so
-    # the cpu benchmark is the chapters' key comparisons under single positive, read from the
-    # store on their five seeds; the other 18 rows and 5 regimes are the gpu grid's (left_out())
+    # cpu: the chapters' key comparisons under single positive (converged cpu runs are long on two
+    # cores); the other 18 rows and 5 regimes are the gpu grid's (left_out())
     "cpu": {"single positive": _CPU_SP},
 }
-#: cpu: the chapters' key comparisons ran on five seeds; the benchmark reads them all
+#: cpu: five reported seeds per cell (the fresh seeds 1-5 when tuned)
 CPU_KEY_SEEDS = {("single positive", r): 5 for r in _CPU_SP}
 
 
