@@ -635,6 +635,13 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def add_plan_workers_arg(parser, what: str, zero: str) -> None:
+    """``--plan-workers N``: train ``what`` first on N single-thread worker processes."""
+    parser.add_argument("--plan-workers", type=count_or_zero, default=None, metavar="N",
+                        help=f"train {what} first on N single-thread worker processes (default: one "
+                             f"per core, or one per GPU); 0: {zero}")
+
+
 def add_engine_args(parser) -> None:
     engine = parser.add_mutually_exclusive_group()
     engine.add_argument("--workers", type=positive_int, default=None,
@@ -672,9 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="refuse to start when the store is empty and no pack is shipped (make book)")
     add_fresh_args(rep)
     add_engine_args(rep)
-    rep.add_argument("--plan-workers", type=count_or_zero, default=None, metavar="N",
-                     help="train the planned runs first on N single-thread worker processes (default: "
-                          "one per core, or one per GPU); 0: the notebooks train every run")
+    add_plan_workers_arg(rep, "the planned runs", "the notebooks train every run")
     rep.set_defaults(func=cmd_report)
     pl = sub.add_parser("plan", help="print the series' runs, images trained, FLOPs and a time projection")
     pl.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
@@ -701,9 +706,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", default="reports")
     add_fresh_args(bench)
     add_engine_args(bench)
-    bench.add_argument("--plan-workers", type=count_or_zero, default=None, metavar="N",
-                       help="train the grid's planned runs first on N single-thread worker processes "
-                            "(default: one per core, or one per GPU); 0: the notebook trains every run")
+    add_plan_workers_arg(bench, "the grid's planned runs", "the notebook trains every run")
     bench.set_defaults(func=cmd_benchmark)
     st = sub.add_parser("store", help="list the stored runs (or --clear them)")
     st.add_argument("--clear", action="store_true", help="delete every stored run")

@@ -6,12 +6,12 @@ import math
 import pytest
 import torch
 
-from mlpl_lab.data import make_splits
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.cls import CoLabelSelection, explain_batch, paper_hparams, regime_key
 from mlpl_lab.methods.coteaching import CoTeaching, JoCoR, bernoulli_kl, per_sample_an_loss
 from mlpl_lab.methods.selection import keep_count, reserve_rate, selection_rows
-from mlpl_lab.engine.train import TrainConfig, fit
+from mlpl_lab.engine.train import fit
+from tiny import tiny_config, tiny_splits
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -25,14 +25,10 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def tiny():
-    return make_splits(n_train=96, n_val=48, n_test=48, seed=3, regime="single_positive")
+    return tiny_splits(seed=3)
 
 
-def cfg(**kw):
-    base = dict(epochs=2, batch_size=32, lr=2e-3, model="small_cnn", model_kwargs={"width": 4},
-                progress=False)
-    base.update(kw)
-    return TrainConfig(**base)
+cfg = tiny_config
 
 
 @pytest.fixture(scope="module")

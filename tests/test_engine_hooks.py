@@ -15,19 +15,17 @@ from mlpl_lab.data import make_splits
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.ema import per_step_decay
 from mlpl_lab.methods.loss_method import LossMethod
-from mlpl_lab.engine.train import TrainConfig, fit, predict_dataset
+from mlpl_lab.engine.train import fit, predict_dataset
+from tiny import tiny_config, tiny_splits
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    return make_splits(n_train=96, n_val=48, n_test=48, seed=0, image_size=16)
+    return tiny_splits(seed=0, image_size=16)
 
 
 def cfg(**kw):
-    base = dict(epochs=3, batch_size=32, lr=5e-3, model="small_cnn", model_kwargs={"width": 4},
-                progress=False)
-    base.update(kw)
-    return TrainConfig(**base)
+    return tiny_config(**{"epochs": 3, "lr": 5e-3, **kw})
 
 
 class Recorder(LossMethod):

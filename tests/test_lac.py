@@ -10,14 +10,14 @@ import pytest
 import torch
 
 from mlpl_lab import losses
-from mlpl_lab.data import make_splits
 from mlpl_lab.chapters.lac import regime_defined
 from mlpl_lab.losses.lac import lac_loss, lac_valid, plc_loss, plc_targets
 from mlpl_lab.methods import build_method
 from mlpl_lab.methods.lac import LACMethod, MemoryQueue
 from mlpl_lab.models import build_model
 from mlpl_lab.models.label_query import GroupWiseLinear, sine_position_encoding
-from mlpl_lab.engine.train import TrainConfig, fit
+from mlpl_lab.engine.train import fit
+from tiny import tiny_config, tiny_splits
 
 
 # ---------------------------------------------------------------------------- oracles
@@ -327,14 +327,11 @@ def test_label_query_head_bad_sizes_fail_clearly():
 # ---------------------------------------------------------------------------- method
 @pytest.fixture(scope="module")
 def tiny():
-    return make_splits(n_train=96, n_val=48, n_test=48, seed=0, image_size=16)  # single positive
+    return tiny_splits(seed=0, image_size=16)  # single positive
 
 
 def cfg(**kw):
-    base = dict(epochs=2, batch_size=32, lr=3e-3, model="small_cnn",
-                model_kwargs={"width": 4, "head": "label_query"}, progress=False)
-    base.update(kw)
-    return TrainConfig(**base)
+    return tiny_config(**{"lr": 3e-3, "model_kwargs": {"width": 4, "head": "label_query"}, **kw})
 
 
 class StartRecorder(LACMethod):

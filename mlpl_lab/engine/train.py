@@ -54,6 +54,7 @@ from ..core import metrics
 from ..data.augment import VIEWS
 from ..data.device_split import DeviceSplit
 from .memory import PeakMemory
+from ..core.history import EpochRows
 from ..core.labels import check_seed
 from ..core.labels import validate as validate_labels
 from ..methods import Method, TrainContext, build_method
@@ -169,7 +170,7 @@ class TrainConfig:
 
 
 @dataclass
-class TrainResult:
+class TrainResult(EpochRows):
     """What :func:`fit` returns. ``method`` holds the best-val epoch's weights (unless
     ``restore_best=False``); ``initial`` the probes measured before the first epoch."""
 
@@ -178,15 +179,6 @@ class TrainResult:
     history: List[Dict[str, Any]]
     best_epoch: int
     initial: Dict[str, float] = field(default_factory=dict)
-
-    @property
-    def best(self) -> Dict[str, Any]:
-        """The history row of the epoch with the best val mAP (what tables report)."""
-        return self.history[self.best_epoch]
-
-    @property
-    def final(self) -> Dict[str, Any]:
-        return self.history[-1]
 
     def curve(self, key: str = "test_mAP") -> List[float]:
         return [row[key] for row in self.history]

@@ -32,7 +32,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from .registry import check_inputs, register_loss
+from .registry import check_inputs, reduce, register_loss
 
 FORMS = ("paper", "code")
 
@@ -113,15 +113,8 @@ def plc_loss(logits, labels, *, weak_probs: Optional[torch.Tensor] = None, delta
     target, mask = plc_targets(weak_probs, labels, delta, form)
     matrix = F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype), reduction="none")
     matrix = matrix * mask.to(logits.dtype)
-    if reduction == "none":
-        return matrix
-    if reduction == "sum":
-        return matrix.sum()
-    if reduction != "mean":
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if form == "paper":
-        return matrix.sum() / logits.numel()
-    return matrix.sum() / mask.sum().clamp(min=1)
+    return reduce(matrix, reduction,
+                  denominator=logits.numel() if form == "paper" else mask.sum().clamp(min=1))
 
 
 def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor,

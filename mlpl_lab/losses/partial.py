@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
-from .registry import check_inputs, register_loss
+from .registry import check_inputs, reduce, register_loss
 
 
 @register_loss("partial_bce")
@@ -20,10 +20,4 @@ def partial_bce_loss(logits, labels, *, reduction="mean"):
     check_inputs(logits, labels)
     observed = (labels != -1).to(logits.dtype)
     matrix = F.binary_cross_entropy_with_logits(logits, (labels == 1).to(logits.dtype), reduction="none") * observed
-    if reduction == "none":
-        return matrix
-    if reduction == "sum":
-        return matrix.sum()
-    if reduction != "mean":
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    return matrix.sum() / observed.sum().clamp(min=1)
+    return reduce(matrix, reduction, denominator=observed.sum().clamp(min=1))

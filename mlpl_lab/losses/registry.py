@@ -81,10 +81,11 @@ def check_inputs(logits: torch.Tensor, labels: torch.Tensor) -> None:
         )
 
 
-def reduce(matrix: torch.Tensor, reduction: str) -> torch.Tensor:
-    """Apply ``reduction`` to an N x C loss matrix."""
+def reduce(matrix: torch.Tensor, reduction: str, denominator=None) -> torch.Tensor:
+    """Apply ``reduction`` to an N x C loss matrix; ``"mean"`` divides the sum by
+    ``denominator`` where one is given (a masked loss's count of entries it scores)."""
     if reduction == "mean":
-        return matrix.mean()
+        return matrix.mean() if denominator is None else matrix.sum() / denominator
     if reduction == "sum":
         return matrix.sum()
     if reduction == "none":

@@ -62,6 +62,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from .. import __version__
 from ..core.convergence import run_convergence
+from ..core.history import EpochRows
 from ..core.numerics import NUMERICS_VERSION
 from ..core.paths import runs_dir
 from .access import log_access
@@ -100,7 +101,7 @@ def _loadable(value: Any, where: str) -> Any:
 
 
 @dataclass
-class StoredRun:
+class StoredRun(EpochRows):
     """A finished run read from the store: its spec, history and summary; the method with
     the best-val weights is loaded on request (``run.method``, on CPU) and not kept otherwise."""
 
@@ -112,15 +113,6 @@ class StoredRun:
     path: Optional[Path] = None
     loader: Optional[Callable[["StoredRun"], Any]] = None
     _method: Any = None
-
-    @property
-    def best(self) -> Dict[str, Any]:
-        """The history row of the epoch with the best val mAP (what tables report)."""
-        return self.history[self.best_epoch]
-
-    @property
-    def final(self) -> Dict[str, Any]:
-        return self.history[-1]
 
     @property
     def convergence(self) -> Dict[str, Any]:

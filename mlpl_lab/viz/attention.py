@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .cam import as_model, class_status, localisation_pairs, localisation_scores, pair_cams
+from .cam import as_model, class_status, localisation_scores, pair_cams, scored_pairs
 
 __all__ = ["attention_maps", "pair_attention", "evaluate_maps", "map_localisation_table",
            "plot_attention_gallery"]
@@ -73,12 +73,7 @@ def evaluate_maps(model_or_method, dataset, which: str = "present", kind: str = 
     ``hidden``; see :func:`~mlpl_lab.viz.cam.localisation_pairs`)."""
     if kind not in ("attention", "grad-cam"):
         raise ValueError(f"kind must be 'attention' or 'grad-cam', got {kind!r}")
-    if not hasattr(dataset, "masks"):
-        raise TypeError("dataset has no per-class masks; use an embedded SceneDataset")
-    img, cls = localisation_pairs(dataset, which, max_images)
-    if len(img) == 0:
-        raise ValueError(f"no {which} (image, class) pairs to score in this dataset")
-    images = dataset.images[img]
+    img, cls, images = scored_pairs(dataset, which, max_images)
     maps = pair_attention(model_or_method, images, cls) if kind == "attention" else \
         pair_cams(model_or_method, images, cls.tolist())
     s = localisation_scores(maps, dataset.masks[img, cls].numpy())

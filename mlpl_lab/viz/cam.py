@@ -191,17 +191,23 @@ def localisation_pairs(dataset, which: str = "present", max_images: int | None =
     return img, cls
 
 
-def evaluate_localisation(model_or_method, dataset, which: str = "present",
-                          max_images: int | None = None, batch_size: int = 256) -> Dict[str, float]:
-    """Mean energy share and pointing-game hit over the (image, class) pairs of ``dataset``
-    (see :func:`localisation_pairs`), and the mean area share of the masks (the flat-map
-    baseline).  Needs a dataset with per-class masks (``SceneDataset.masks``)."""
+def scored_pairs(dataset, which: str, max_images: int | None):
+    """``(img, cls, images)``: the pairs of :func:`localisation_pairs` and their images, with a
+    clear error for a dataset without masks or without such pairs."""
     if not hasattr(dataset, "masks"):
         raise TypeError("dataset has no per-class masks; use an embedded SceneDataset")
     img, cls = localisation_pairs(dataset, which, max_images)
     if len(img) == 0:
         raise ValueError(f"no {which} (image, class) pairs to score in this dataset")
-    images = dataset.images[img]
+    return img, cls, dataset.images[img]
+
+
+def evaluate_localisation(model_or_method, dataset, which: str = "present",
+                          max_images: int | None = None, batch_size: int = 256) -> Dict[str, float]:
+    """Mean energy share and pointing-game hit over the (image, class) pairs of ``dataset``
+    (see :func:`localisation_pairs`), and the mean area share of the masks (the flat-map
+    baseline).  Needs a dataset with per-class masks (``SceneDataset.masks``)."""
+    img, cls, images = scored_pairs(dataset, which, max_images)
     masks = dataset.masks[img, cls].numpy()
     cams = pair_cams(model_or_method, images, cls.tolist(), batch_size=batch_size)
     s = localisation_scores(cams, masks)
