@@ -184,9 +184,9 @@ def drop_positives(Y: Matrix, alpha: float, seed: int = 0, protocol: str = "per_
       UNK. Labels, not images, are the unit: an image may lose all its positives (its row
       is then all UNK), and the mean observed positives per image falls linearly with alpha.
     * ``"per_image_keep_one"`` (the lab's first protocol, kept as an option): each image with
-      k > 0 positives keeps ``max(1, floor((1 - alpha) * k + 0.5))`` of them. With 1–4 objects
-      per image this keeps exactly one positive at alpha = 0.75 — the single-positive regime
-      under another name.
+      k > 0 positives keeps ``max(1, floor((1 - alpha) * k + 0.5))`` of them. With at most
+      five positives per image this keeps exactly one at alpha = 0.75 — the single-positive
+      regime under another name.
 
     Everything else (dropped positives and all negatives) is UNK. Uses
     ``numpy.random.default_rng(seed)``; the global RNG is untouched.
