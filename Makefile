@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu test-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book
+.PHONY: test test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ test-gpu: $(STAMP)
 # records; the executed notebooks (with their papermill durations) go to $(REPORT_DIR)/gpu_shape
 test-gpu-shape: $(STAMP)
 	MLPL_LAB_GPU_SHAPE=all MLPL_LAB_GPU_SHAPE_OUT=$(REPORT_DIR)/gpu_shape $(BIN)/python -m pytest -q tests/test_gpu_shape.py $(PYTEST_ARGS)
+
+# the wall time of test-gpu-shape, recorded in benchmarks/records/gpu_shape_cpu.json (the README's figure)
+bench-gpu-shape: $(STAMP)
+	$(BIN)/python benchmarks/bench_gpu_shape.py
 
 # an empty store starts from the shipped course pack (data/packs/); COLD=1 retrains every run
 report: $(STAMP)

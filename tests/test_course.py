@@ -345,3 +345,30 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
         results.write_results(executed, page)
     with pytest.raises(ValueError, match="no executed notebook with claims"):
         results.results_markdown(tmp_path / "empty")
+
+
+def test_the_readme_times_are_generated_from_their_records(tmp_path):
+    """Hand-made records: 2 h 30 min of cold series, 100 s of pack report, 45 min of gpu_shape;
+    the figures the README gets are written out by hand here."""
+    from mlpl_lab.course.readme_times import BEGIN, END, sync_readme
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{BEGIN}\nold text\n{END}\nrest\n")
+    timings = tmp_path / "timings.json"
+    timings.write_text(json.dumps({"cpu": {"a": 5400.0, "b": 3600.0}, "cpu-pack": {"a": 70.0, "b": 30.0}}))
+    record = tmp_path / "gpu_shape.json"
+    assert sync_readme(False, readme, timings, record) == ["measured times out of date"]
+    assert "old text" in readme.read_text()  # a check writes nothing
+    sync_readme(True, readme, timings, record)
+    text = readme.read_text()
+    assert text.startswith("intro\n") and text.endswith(f"{END}\nrest\n") and "old text" not in text
+    assert "course pack: **1.7 min** for 2 notebooks" in text
+    assert "two cores): **2.5 h** for 2 notebooks" in text
+    assert "on the CPU): **not yet measured**" in text
+    record.write_text(json.dumps({"seconds": 2700.0, "date": "2026-11-25", "notebooks": 8, "threads": 2}))
+    sync_readme(True, readme, timings, record)
+    assert "on the CPU): **45.0 min**, measured 2026-11-25 for 8 notebooks with 2 thread(s)" in readme.read_text()
+    assert sync_readme(True, readme, timings, record) == []  # current: nothing to change
+    readme.write_text("no markers\n")
+    with pytest.raises(ValueError, match="no times markers"):
+        sync_readme(True, readme, timings, record)

@@ -22,8 +22,10 @@ needs_pack = pytest.mark.skipif(SHIPPED is None, reason="no course pack shipped 
                                 "cpu-course.mlplpack is made by the cold cpu series)")
 
 
-def series_keys(profile: str) -> set:
-    plan = plan_series(profile, notebook_paths(None))
+def series_keys(profile: str, serve_stored: bool = False) -> set:
+    """The keys of the series' plan; ``serve_stored``: planned with the store's runs served, as
+    ``mlpl-lab report``'s later rounds are (so the runs chosen on validation are in it too)."""
+    plan = plan_series(profile, notebook_paths(None), serve_stored=serve_stored)
     return {s.key for s in plan.order}
 
 
@@ -47,9 +49,14 @@ def test_the_coverage_check_names_what_a_pack_lacks(tmp_path, monkeypatch):
 
 
 @needs_pack
-def test_the_shipped_pack_holds_every_run_the_cpu_series_needs():
+def test_the_shipped_pack_holds_every_run_the_cpu_series_needs(tmp_path, monkeypatch):
+    """Planned as ``mlpl-lab report`` plans: first without a store, then with the pack's runs
+    served, so the tuned methods' chosen settings on their fresh seeds are checked as well."""
     manifest = pack.inspect(SHIPPED)
-    lacking = pack.missing(manifest, series_keys("cpu"))
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    pack.import_pack(SHIPPED, RunStore(tmp_path / "runs"))
+    needed = series_keys("cpu") | series_keys("cpu", serve_stored=True)
+    lacking = pack.missing(manifest, needed)
     assert not lacking, (f"{len(lacking)} runs the cpu series needs are not in {SHIPPED.name} (a change "
                          "altered their keys, or the series grew): `make report` would train them. "
                          "Regenerate the pack with the cold cpu series, or bump nothing by mistake")

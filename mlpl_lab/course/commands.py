@@ -20,14 +20,18 @@ def cmd_course(args) -> int:
         print(f"wrote {front_figure()}")
         return 0
     if args.action == "sync":
+        from .readme_times import sync_readme
+
         changes = sync(write=not args.check)
+        changes["README.md"] = sync_readme(write=not args.check)
         bad = {k: v for k, v in changes.items() if v}
         for stem, what in bad.items():
             print(f"{stem}: {', '.join(what)}")
         if args.check and bad:
-            print("notebooks and notebooks/course.yml disagree: run `mlpl-lab course sync`")
+            print("notebooks, the README's times and their records disagree: run `mlpl-lab course sync`")
             return 1
-        print("notebooks agree with course.yml" if not bad else f"{len(bad)} notebooks updated")
+        print("notebooks and the README agree with course.yml and the records" if not bad
+              else f"{len(bad)} files updated")
         return 0
     if args.action == "results":  # the handbook's results block, from the executed notebooks
         from .results import HANDBOOK, write_results
