@@ -604,6 +604,11 @@ def cmd_pack(args) -> int:
     try:
         if args.pack_command == "export":
             names = [p.stem for p in notebook_paths(args.notebooks)]
+            if args.notebooks is None:  # every notebook that asks for runs (00 asks for none)
+                from .chapters.plan import plan_series
+
+                plan = plan_series(args.profile, notebook_paths(None))
+                names = [nb.name for nb in plan.notebooks if nb.specs]
             manifest = pack.export(args.file, args.profile, names, weights=args.weights, name=args.name)
             print(pack.describe(manifest, Path(args.file).stat().st_size))
             print(f"wrote {args.file}")

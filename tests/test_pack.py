@@ -345,3 +345,22 @@ def test_the_cli_says_one_line_and_exits_non_zero(exported, tmp_path):
     ok = subprocess.run([sys.executable, "-m", "mlpl_lab.cli", "pack", "inspect", str(path)],
                         capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and "pack smoke-test" in ok.stdout
+
+
+def test_export_without_notebooks_takes_every_notebook_that_asks_for_runs(tmp_path, monkeypatch):
+    """`pack export` with no --notebooks: notebook 00 trains nothing (it only draws scenes), so it
+    is not asked for runs it never read (the cold cpu series' first export failed on it)."""
+    from mlpl_lab import cli
+
+    seen = {}
+
+    def fake_export(path, profile, names, weights="needed", name=None):
+        seen["names"] = list(names)
+        raise pack.PackError("stop here")
+
+    monkeypatch.setattr(pack, "export", fake_export)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["pack", "export", str(tmp_path / "p.mlplpack"), "--profile", "smoke"])
+    assert exit_.value.code != 0
+    assert seen["names"] == ["01_assume_negative", "02_gr_loss", "03_opml", "04_cls", "05_lac",
+                             "06_pu_mlc", "07_benchmark"]
