@@ -23,20 +23,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 RECORD = ROOT / "benchmarks" / "records" / "gpu_shape_cpu.json"
 
 
 def _load():
     return [round(x, 2) for x in os.getloadavg()]
-
-
-def _durations(out: Path) -> dict:
-    found = {}
-    for path in sorted(out.glob("*.ipynb")):
-        meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
-        if meta.get("duration"):
-            found[path.stem] = round(float(meta["duration"]), 1)
-    return found
 
 
 def main(argv=None) -> int:
@@ -52,7 +44,10 @@ def main(argv=None) -> int:
     rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "tests/test_gpu_shape.py"], cwd=ROOT, env=env)
     seconds = time.perf_counter() - start
-    durations = _durations(work / "executed")
+    from mlpl_lab.course.syllabus import timings_from_executed  # papermill's durations, as timings.json reads them
+
+    found = timings_from_executed(work / "executed")
+    durations = {nb: round(sec, 1) for per_profile in found.values() for nb, sec in per_profile.items()}
     print(f"make test-gpu-shape: {seconds / 60:.1f} min, pytest exit {rc}, {len(durations)} notebooks "
           f"executed ({', '.join(f'{k} {v / 60:.1f} min' for k, v in durations.items())})")
     if rc != 0:
