@@ -18,6 +18,35 @@ _DATA = tempfile.mkdtemp(prefix="mlpl-lab-test-data-")
 os.environ["MLPL_LAB_DATA"] = _DATA
 
 
+#: the environment variables through which the lab's code and its workers talk to each other
+WATCHED_ENV = ("MLPL_LAB_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
+
+
+def _watched() -> dict:
+    return {k: v for k, v in os.environ.items() if k.startswith(WATCHED_ENV)}
+
+
+@pytest.fixture(autouse=True)
+def environment_unchanged():
+    """Every test leaves the lab's environment variables as it found them. Bug caught: a test
+    of ``--fresh`` left its time stamp in MLPL_LAB_FRESH_AFTER (monkeypatch records nothing when
+    it deletes an absent variable), and a later test in the same session found every run made
+    before it refused as stale -- a failure that only the full suite's order showed. The
+    variables are put back and the test that changed them fails, naming them."""
+    before = _watched()
+    yield
+    after = _watched()
+    if after != before:
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        for k in changed:
+            if k in before:
+                os.environ[k] = before[k]
+            else:
+                os.environ.pop(k, None)
+        pytest.fail(f"the test changed the environment variables {changed} and left them so "
+                    "(use monkeypatch.setenv / an environment_kept() block)", pytrace=False)
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_DATA, ignore_errors=True)
 

@@ -88,7 +88,11 @@ def test_fresh_records_its_time_and_a_resumed_report_reuses_it(tmp_path, monkeyp
 
     from mlpl_lab.runs.store import FRESH_ENV
 
-    monkeypatch.delenv(FRESH_ENV, raising=False)
+    # setenv first, so that monkeypatch records the variable's state before the test and puts it
+    # back (delenv of an absent variable records nothing, and set_fresh writes os.environ itself:
+    # the stamp leaked into later tests, which then refused every run made before it)
+    monkeypatch.setenv(FRESH_ENV, "0")
+    monkeypatch.delenv(FRESH_ENV)
     first = argparse.Namespace(fresh=True, fresh_after=None)
     before = time.time()
     cli.set_fresh(first, tmp_path)

@@ -347,3 +347,37 @@ def test_clear_leaves_writes_in_progress_alone(data_root, P):
     assert st.clear() == 1
     left = sorted(p.name for p in st.root.iterdir())
     assert left == sorted([live.name, elsewhere.name])
+
+
+def test_a_folder_replaced_between_opening_and_reading_is_read_again_not_damaged(tmp_path, monkeypatch):
+    """Bug caught (seen once as a flaky two-writers test under load): a reader that had opened a
+    run folder when another writer moved it aside, deleted it and renamed its own in place found
+    the old folder's files gone, saw *a* folder at the path, and returned the run as damaged
+    (empty files) instead of reading the new one. The swap is made here at the exact moment:
+    right after the folder's descriptor is opened, before its first file is."""
+    from mlpl_lab.runs import folders
+
+    final = tmp_path / "runs" / "k"
+
+    def write(folder: Path, tag: str) -> None:
+        folder.mkdir(parents=True)
+        for name in ("summary.json", "spec.json", "history.json", "weights.pt"):
+            (folder / name).write_text(tag)
+
+    write(final, "old")
+    real_open, swapped = os.open, []
+
+    def racing_open(name, flags, *args, dir_fd=None, **kwargs):
+        if dir_fd is not None and not swapped:  # the folder is open: another writer replaces it
+            swapped.append(True)
+            aside = tmp_path / "runs" / ".old-k"
+            os.rename(final, aside)
+            shutil.rmtree(aside)
+            write(final, "new")
+        return real_open(name, flags, *args, dir_fd=dir_fd, **kwargs)
+
+    monkeypatch.setattr(folders.os, "open", racing_open)
+    with pytest.raises(FileNotFoundError):  # the caller (RunStore.get) reads the path again
+        folders._read_folder(final)
+    monkeypatch.setattr(folders.os, "open", real_open)
+    assert folders._read_folder(final)["summary.json"] == b"new"

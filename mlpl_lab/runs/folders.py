@@ -33,7 +33,7 @@ def _read_folder(path: Path) -> Dict[str, bytes]:
             try:
                 f = os.open(name, os.O_RDONLY, dir_fd=fd)
             except FileNotFoundError:
-                if not os.path.exists(path):  # moved away: read again
+                if _moved_away(fd, path):  # the folder we opened is no longer at path: read again
                     raise
                 out[name] = b""
                 continue
@@ -42,6 +42,19 @@ def _read_folder(path: Path) -> Dict[str, bytes]:
         return out
     finally:
         os.close(fd)
+
+
+def _moved_away(fd: int, path: Path) -> bool:
+    """Is the folder opened as ``fd`` gone from ``path``: moved aside, deleted, or replaced by
+    another writer's folder? Bug caught (the two-writers test, under load): checking only that
+    *a* folder exists at ``path`` took a file deleted from the moved-aside folder for a file
+    missing from the new one, and reported a whole run as damaged."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return True
+    opened = os.fstat(fd)
+    return (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino)
 
 
 class DamagedRunError(RuntimeError):
