@@ -166,10 +166,15 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     # what chapter 03 asks the store for (ensure_grid replaced: specs only, nothing trains)
     monkeypatch.setattr(common, "ensure_grid", lambda specs, label=None: dict(specs))
     _, sp_specs, full_specs = opml.run(P)
-    # the longer schedule reaches the OPML family only (AN and the oracle are shared with 01)
-    assert {k: v[0].train["epochs"] for k, v in sp_specs.items()} == {
-        k: (48 if k.startswith("OPML") else 36) for k in sp_specs}
-    assert full_specs["BCE (full)"][0].train["epochs"] == 36 and full_specs["OPML (full)"][0].train["epochs"] == 48
+    # under cpu every row trains the profile's 54 epochs (more than the 48 OPML once needed)
+    assert {k: v[0].train["epochs"] for k, v in sp_specs.items()} == {k: 54 for k in sp_specs}
+    assert full_specs["BCE (full)"][0].train["epochs"] == 54 == full_specs["OPML (full)"][0].train["epochs"]
+    # an OPML_EPOCHS entry reaches the OPML family only (AN and the oracle are shared with 01)
+    monkeypatch.setitem(opml.OPML_EPOCHS, "cpu", 60)
+    _, longer, longer_full = opml.run(P)
+    assert {k: v[0].train["epochs"] for k, v in longer.items()} == {
+        k: (60 if k.startswith("OPML") else 54) for k in longer}
+    assert longer_full["BCE (full)"][0].train["epochs"] == 54 and longer_full["OPML (full)"][0].train["epochs"] == 60
     assert chapter.spec_for(P, "OPML-SP", sp, 1) == sp_specs["OPML-SP"][1]
     assert chapter.spec_for(P, "AN", sp, 3) == sp_specs["AN"][3]
     d = cls.chapter_design(P)

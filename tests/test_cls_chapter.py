@@ -29,7 +29,7 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
-    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 36, 2, 20 epochs
+    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 54, 2, 20 epochs
     assert cpu.table_regimes == ("drop 50 %", "single positive") and cpu.family_regimes == ("single positive",)
     # cpu: 2 AN + 2 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
     # reused points), plus AN and CLS under single positive on four more seeds

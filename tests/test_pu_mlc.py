@@ -275,9 +275,9 @@ def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
     ladder = ch.ladder_specs(P, d, gamma_at_sweep_p=d.paper_gamma)["p=0.1"]
     epochs = {label: {s.train["epochs"] for s in specs} for label, specs in ladder.items()}
     longer = {"vPU", "+γ", "+γ+α", "PU-MLC (+mixup)", "PU-MLC + LgConv"}
-    assert all(epochs[label] == {96} for label in longer), epochs
+    assert all(epochs[label] == {128} for label in longer), epochs
     assert all(epochs[label] == {P.epochs} for label in set(ladder) - longer), epochs
-    assert {s.train["epochs"] for specs in ch.gamma_specs(P, d).values() for s in specs} == {96}
+    assert {s.train["epochs"] for specs in ch.gamma_specs(P, d).values() for s in specs} == {128}
     assert {s.train["epochs"] for specs in ch.baseline_specs(P, d).values() for s in specs} == {P.epochs}
     # the oracle is chapter 01's run (same key), the smoke design is unchanged
     assert ladder[ch.ORACLE][0].key == P.spec("full", {}, seed=P.seeds[0]).key
