@@ -11,7 +11,7 @@ from mlpl_lab.methods.cls import CoLabelSelection, explain_batch, paper_hparams,
 from mlpl_lab.methods.coteaching import CoTeaching, JoCoR, bernoulli_kl, per_sample_an_loss
 from mlpl_lab.methods.selection import keep_count, reserve_rate, selection_rows
 from mlpl_lab.engine.train import fit
-from tiny import tiny_config, tiny_splits
+from tiny import PoisonedTruth, tiny_config, tiny_splits
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -88,26 +88,11 @@ def test_cls_first_step_equals_two_an_losses(tiny):
     assert float(loss) == pytest.approx(float(an), rel=1e-5)
 
 
-class Poisoned:
-    """The train set with its TRUE labels flipped in every batch (observed labels untouched)."""
-
-    def __init__(self, ds):
-        self.ds, self.observed, self.labels = ds, ds.observed, ds.labels
-
-    def __len__(self):
-        return len(self.ds)
-
-    def get_batch(self, idx):
-        batch = self.ds.get_batch(idx)
-        batch["labels"] = 1 - batch["labels"]
-        return batch
-
-
 @pytest.mark.parametrize("name, hp", [("cls", {"E_k": 1, "tau_h": 0.1}), ("coteaching", {"T_k": 1}),
                                       ("coteaching_plus", {"T_k": 1}), ("jocor", {"T_k": 1})])
 def test_training_never_reads_the_true_labels(tiny, name, hp):
     clean = fit(build_method(name, **hp), tiny.train, tiny.val, tiny.test, cfg())
-    poisoned = fit(build_method(name, **hp), Poisoned(tiny.train), tiny.val, tiny.test, cfg())
+    poisoned = fit(build_method(name, **hp), PoisonedTruth(tiny.train), tiny.val, tiny.test, cfg())
     assert clean.curve("loss") == poisoned.curve("loss")
     assert clean.curve("test_mAP") == poisoned.curve("test_mAP")
     # ...while the diagnostics do read them (the poisoned truth gives other counts)

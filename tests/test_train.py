@@ -9,7 +9,7 @@ import torch
 from mlpl_lab.data import make_splits
 from mlpl_lab.methods import LossMethod, Method, build_method
 from mlpl_lab.engine.train import fit
-from tiny import tiny_config, tiny_splits
+from tiny import PoisonedTruth, tiny_config, tiny_splits
 
 
 @pytest.fixture(scope="module")
@@ -77,22 +77,8 @@ def test_interrupted_run_resumes_from_a_weights_only_checkpoint(tiny, tmp_path, 
 
 def test_an_baseline_never_reads_true_labels(tiny):
     """Poison the true labels in the batches: AN's training must not change."""
-
-    class Poisoned:
-        def __init__(self, ds):
-            self.ds = ds
-            self.observed, self.labels = ds.observed, ds.labels
-
-        def __len__(self):
-            return len(self.ds)
-
-        def get_batch(self, idx):
-            batch = self.ds.get_batch(idx)
-            batch["labels"] = 1 - batch["labels"]
-            return batch
-
     clean = fit("an", tiny.train, tiny.val, tiny.test, cfg(epochs=1))
-    poisoned = fit("an", Poisoned(tiny.train), tiny.val, tiny.test, cfg(epochs=1))
+    poisoned = fit("an", PoisonedTruth(tiny.train), tiny.val, tiny.test, cfg(epochs=1))
     assert clean.curve("loss") == poisoned.curve("loss")
 
 

@@ -15,3 +15,19 @@ def tiny_config(**kw) -> TrainConfig:
                 progress=False)
     base.update(kw)
     return TrainConfig(**base)
+
+
+class PoisonedTruth:
+    """A training set whose batches carry their TRUE labels flipped (the observed labels are
+    untouched): a method that never reads the truth trains identically on it."""
+
+    def __init__(self, ds):
+        self.ds, self.observed, self.labels = ds, ds.observed, ds.labels
+
+    def __len__(self):
+        return len(self.ds)
+
+    def get_batch(self, idx):
+        batch = self.ds.get_batch(idx)
+        batch["labels"] = 1 - batch["labels"]
+        return batch
