@@ -21,7 +21,9 @@ went, from the store's run summaries (``seconds``: the sum of the run's epoch ti
 included; ``environment.threads``): per notebook the runs it asks for first in the series' plan,
 how many are stored, their total, mean, median and longest seconds; the runs the notebooks read
 that the plan did not name (chosen from results; from the store's access logs, where ``mlpl-lab
-report`` wrote them); the longest runs; and the span from the first run's creation to the last's.
+report`` wrote them); the longest runs; the span from the first run's creation to the last's; and
+the time the store was busy training (the union of the runs' intervals ``[created - seconds,
+created]``): the series' wall time without the pauses of a series that was stopped and resumed.
 Written to ``benchmarks/records/series_breakdown_<profile>.json`` unless ``--out``.
 
 **Engines** (``--engines``): why ``mlpl_lab.runs.cluster``'s Dask workers measured 0.43x of one process
@@ -68,6 +70,22 @@ def summaries(store, specs) -> dict:
         if path.exists():
             out[s.key] = json.loads(path.read_text())
     return out
+
+
+def busy_seconds(intervals) -> float:
+    """The length of the union of ``(start, end)`` intervals: the time at least one run was
+    training. A series stopped and resumed (a session's end, a pause for a benchmark) has a span
+    that counts the pauses; this does not. Runs killed half-way are not in the store and do not
+    count either."""
+    total, end = 0.0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
 
 
 def compare(args) -> dict:
@@ -222,6 +240,7 @@ def breakdown(args) -> dict:
             "runs_planned": len(plan.order), "runs_stored": len(stored),
             "run_seconds_total": sum(s["seconds"] for s in every),
             "span_seconds": (max(created) - min(created)) if created else None,
+            "busy_seconds": busy_seconds([(s["created"] - s["seconds"], s["created"]) for s in every]),
             "notebooks": notebooks, "notebook_trained_beyond_the_plan": extra,
             "longest": [{"describe": s["describe"], "seconds": s["seconds"],
                          "threads": s["environment"].get("threads")} for s in longest]}
@@ -230,7 +249,9 @@ def breakdown(args) -> dict:
 def print_breakdown(rec: dict) -> None:
     print(f"series {rec['profile']} in {rec['store']}: {rec['runs_stored']} of {rec['runs_planned']} "
           f"planned runs stored; {rec['run_seconds_total'] / 3600:.2f} h of run time"
-          + (f"; the runs were made over {rec['span_seconds'] / 3600:.2f} h" if rec["span_seconds"] else ""))
+          + (f"; the runs were made over {rec['span_seconds'] / 3600:.2f} h" if rec["span_seconds"] else "")
+          + (f", {rec['busy_seconds'] / 3600:.2f} h of it training (pauses left out)"
+             if rec.get("busy_seconds") else ""))
     print(f"  {'notebook':22s} {'runs':>5s} {'stored':>6s} {'total':>9s} {'mean':>7s} {'median':>7s} "
           f"{'max':>7s}  threads")
     for name, r in rec["notebooks"].items():

@@ -158,3 +158,39 @@ def test_the_profiles_use_the_scenes_the_rule_chose():
         data = get_profile(name).spec("an").data
         assert {k: data[k] for k in SCENES_WITH_HEADROOM} == SCENES_WITH_HEADROOM
     assert not set(SCENES_WITH_HEADROOM) & set(get_profile("smoke").spec("an").data)  # CI keeps the defaults
+
+
+class _Run:
+    """A stored run as targets() reads it: its spec (seed, epochs) and best-val test mAP."""
+
+    def __init__(self, seed, test, epochs=54):
+        self.spec = type("Spec", (), {"seed": seed, "train": {"epochs": epochs}})()
+        self.best = {"test_mAP": test, "val_mAP": test}
+
+
+@pytest.mark.parametrize("oracle, an, in_band, met", [
+    (90.0, 75.0, True, True),     # inside 80-92, gap 15
+    (92.5, 75.0, False, False),   # above the band
+    (79.9, 60.0, False, False),   # below the band
+    (85.0, 75.5, True, False),    # gap 9.5 < 10
+    (80.0, 70.0, True, True),     # both bounds inclusive, as the issue states them
+])
+def test_targets_read_seed_0_of_the_profiles_own_runs(oracle, an, in_band, met):
+    oracle_runs = [_Run(1, 50.0), _Run(0, oracle)]   # seed 1 first: the seed must be picked, not the first
+    an_runs = [_Run(0, an), _Run(1, 99.0)]
+    t = sc.targets(oracle_runs, an_runs, seed=0)
+    assert (t["oracle test"], t["AN test"]) == (oracle, an)
+    assert t["gap test"] == pytest.approx(oracle - an)
+    assert t["oracle in band"] is in_band and t["met"] is met and t["epochs"] == 54
+    assert ("met" if met else "NOT met") in sc.targets_summary(t)
+
+
+def test_targets_name_a_missing_seed():
+    with pytest.raises(ValueError, match="no run of seed 3"):
+        sc.targets([_Run(0, 90.0)], [_Run(0, 70.0)], seed=3)
+
+
+def test_the_candidates_caption_says_how_long_the_candidates_trained():
+    record = {"runs": [_row("p", "full labels", 0, 90.0) | {"epochs": 36}, _row("p", "AN", 0, 74.0) | {"epochs": 36}]}
+    html = sc.candidates_view(sc.runs_from_record(record)).to_html()
+    assert "trained 36 epochs" in html
