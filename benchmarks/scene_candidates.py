@@ -1,8 +1,9 @@
 """Train the scene candidates of ``mlpl_lab.chapters.scenes_choice`` and record the rule's choice.
 
 For each candidate (``SCENE_CANDIDATES``) the full-label oracle and AN under single positive are
-trained on seed 0 under a profile's protocol (default ``cpu``: 36 epochs, cosine, from the shared
-pretraining run); then ``choose_scenes`` reads their validation mAP, and the top two candidates
+trained on seed 0 under a profile's protocol (default ``cpu``: its epochs, cosine, from the shared
+pretraining run; the record of 2026-11-25 trained 36, the cpu profile's length then, and notebook 01
+reads the targets again on the profile's own runs); then ``choose_scenes`` reads their validation mAP, and the top two candidates
 are trained on ``--confirm-seeds`` too: the chosen one and the next eligible by val gap, or,
 with fewer than two eligible, the next by val gap whose oracle val mAP lies in the issue's band
 (``ORACLE_BAND``, no margin). The record (JSON, rewritten after every run so a long measurement

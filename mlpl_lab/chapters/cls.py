@@ -16,10 +16,10 @@ a function of the profile (:func:`chapter_design`):
 * ``smoke``: the same structure, shorter.
 * ``gpu``: the family under all four regimes and wider sweeps.
 
-E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are the profile's epochs (36
+E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are the profile's epochs (54
 on cpu, 2 on smoke), so the chapter scales the ramp
 to half the run, capped at the paper's value: ``E_k = min(10, max(1, epochs // 2))`` — 10 on
-cpu (36 epochs) and gpu (20), 1 on smoke. The Co-teaching family gets the same ramp (T_k = E_k).
+cpu (54 epochs) and gpu (20), 1 on smoke. The Co-teaching family gets the same ramp (T_k = E_k).
 tau_h and tau_l are the paper's MS-COCO values for each regime (COCO is the dataset of the
 paper's Figs. 4-8); the library's defaults stay the paper's own.
 """
