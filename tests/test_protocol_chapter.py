@@ -119,7 +119,9 @@ def test_notebook_01_records_the_protocol(executed_notebooks):
     # the scene targets, read on seed 0's own runs: the verdict agrees with the band and gap it prints
     t = rec["scene_targets"]
     assert t["seed"] == 0 and t["gap test"] == pytest.approx(t["oracle test"] - t["AN test"])
-    assert t["met"] == (80.0 <= t["oracle test"] <= 92.0 and t["gap test"] >= 10.0)
+    assert t["met"] == (80.0 <= t["oracle test"] <= 92.0 and t["gap test"] >= 10.0
+                        and t["converged"] == {"full labels": True, "AN": True})
+    assert t["converged"]["full labels"] == rec["convergence"]["single positive · full labels · seed 0"]
     # every run of the main comparison has a convergence entry (the oracle once per seed)
     conv = rec["convergence"]
     key, other = ch.KEY_SEEDS["smoke"], ch.OTHER_SEEDS["smoke"]

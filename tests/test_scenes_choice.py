@@ -163,9 +163,10 @@ def test_the_profiles_use_the_scenes_the_rule_chose():
 class _Run:
     """A stored run as targets() reads it: its spec (seed, epochs) and best-val test mAP."""
 
-    def __init__(self, seed, test, epochs=54):
+    def __init__(self, seed, test, epochs=54, converged=True):
         self.spec = type("Spec", (), {"seed": seed, "train": {"epochs": epochs}})()
         self.best = {"test_mAP": test, "val_mAP": test}
+        self.converged = converged
 
 
 @pytest.mark.parametrize("oracle, an, in_band, met", [
@@ -183,6 +184,19 @@ def test_targets_read_seed_0_of_the_profiles_own_runs(oracle, an, in_band, met):
     assert t["gap test"] == pytest.approx(oracle - an)
     assert t["oracle in band"] is in_band and t["met"] is met and t["epochs"] == 54
     assert ("met" if met else "NOT met") in sc.targets_summary(t)
+
+
+def test_targets_are_not_met_on_a_run_still_learning():
+    """An oracle inside the band and a wide gap, but the oracle's run had not converged."""
+    t = sc.targets([_Run(0, 90.0, converged=False)], [_Run(0, 70.0)], seed=0)
+    assert t["oracle in band"] and t["gap ok"] and t["met"] is False
+    assert t["converged"] == {"full labels": False, "AN": True}
+    assert "not converged: full labels" in sc.targets_summary(t) and "NOT met" in sc.targets_summary(t)
+
+
+def test_the_summary_prints_the_band_the_targets_used():
+    t = sc.targets([_Run(0, 90.0)], [_Run(0, 70.0)], seed=0, band=(85.0, 95.0))
+    assert "inside 85-95" in sc.targets_summary(t)
 
 
 def test_targets_name_a_missing_seed():
