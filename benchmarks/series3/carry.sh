@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Carry the series' finished runs (a folder with summary.json: renamed into place whole) that no
+# earlier part holds into the next part, xz-compressed, and list their keys in carried.txt.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/series.env"
+touch "$here/carried.txt"
+cd "$STORE/runs"
+new=()
+for d in */; do
+    k="${d%/}"
+    [[ "$k" == .* ]] && continue
+    [ -f "$k/summary.json" ] || continue
+    [ -f "$k/pack.json" ] && continue  # imported from the shipped pack (the old design), not this series'
+    grep -qx "$k" "$here/carried.txt" || new+=("$k")
+done
+if [ ${#new[@]} -eq 0 ]; then echo "nothing new to carry"; exit 0; fi
+shopt -s nullglob; parts=("$here"/runs-part*.tar.xz); n=${#parts[@]}
+part="$here/runs-part$((n + 1)).tar.xz"
+tar -c "${new[@]}" | nice xz -T1 -6 > "$part.tmp" && mv "$part.tmp" "$part"
+printf '%s\n' "${new[@]}" >> "$here/carried.txt"
+echo "carried ${#new[@]} runs into $(basename "$part") ($(du -h "$part" | cut -f1))"
