@@ -2,8 +2,9 @@
 
 For each candidate (``SCENE_CANDIDATES``) the full-label oracle and AN under single positive are
 trained on seed 0 under a profile's protocol (default ``cpu``: its epochs, cosine, from the shared
-pretraining run; the record of 2026-11-25 trained 36, the cpu profile's length then, and notebook 01
-reads the targets again on the profile's own runs); then ``choose_scenes`` reads their validation mAP, and the top two candidates
+pretraining run; the first record, ``scene_candidates_cpu_36epochs.json``, trained 36, the cpu
+profile's length then, and chose a setting whose oracle left the band at 54; the current record
+trains the profile's 54, and notebook 01 reads the targets again on the profile's own runs); then ``choose_scenes`` reads their validation mAP, and the top two candidates
 are trained on ``--confirm-seeds`` too: the chosen one and the next eligible by val gap, or,
 with fewer than two eligible, the next by val gap whose oracle val mAP lies in the issue's band
 (``ORACLE_BAND``, no margin). The record (JSON, rewritten after every run so a long measurement
@@ -17,7 +18,7 @@ only what is missing.
 Usage (one thread; a separate store keeps the lab's ``data/`` clean)::
 
     OMP_NUM_THREADS=1 MLPL_LAB_DATA=/work/scene_store .venv/bin/python benchmarks/scene_candidates.py \\
-        --profile cpu --out benchmarks/records/scene_candidates_cpu.json
+        --profile cpu --workers 2 --out benchmarks/records/scene_candidates_cpu.json
 """
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ def main(argv=None) -> int:
     ap.add_argument("--confirm-seeds", type=int, nargs="*", default=[1],
                     help="seeds the two best eligible candidates also run on")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=0,
+                    help="train the missing runs of each stage first on N single-thread Dask workers "
+                         "(their wall_seconds are then null: only train_seconds is per run)")
     ap.add_argument("--out", default="benchmarks/records/scene_candidates_cpu.json")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -102,7 +106,15 @@ def main(argv=None) -> int:
     runs = {}
 
     def train(cands, seeds):
-        for (cand, label), specs in sc.candidate_specs(P, seeds, cands).items():
+        grid = sc.candidate_specs(P, seeds, cands)
+        if args.workers > 1:
+            from mlpl_lab.runs.runner import ensure_grid
+            t = time.perf_counter()
+            ensure_grid(grid, workers=args.workers, quiet=True)
+            record.setdefault("worker_stages", []).append(
+                {"workers": args.workers, "seeds": list(seeds), "candidates": list(cands),
+                 "wall_seconds": time.perf_counter() - t})
+        for (cand, label), specs in grid.items():
             for spec in specs:
                 stored = RunStore().get(spec) is not None
                 t = time.perf_counter()

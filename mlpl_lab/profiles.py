@@ -174,9 +174,11 @@ PRETRAIN_DIGITS = {"glyphs": "digits", "max_objects": 1, "seed": 1000}
 
 #: scenes with headroom (issue 36), chosen by measurement in chapters/scenes_choice.py (its rule reads
 #: only the full-label oracle's and AN's validation mAP; record: benchmarks/records/
-#: scene_candidates_cpu.json, shown in notebook 01): colour jitter, pixel noise, smaller objects,
-#: up to six of them, at least 20 % of each visible
-SCENES_WITH_HEADROOM = {"colour_jitter": 0.2, "noise": 0.12, "size_range": [0.22, 0.42], "max_objects": 6,
+#: scene_candidates_cpu.json, measured at the cpu profile's 54 epochs, shown in notebook 01; the
+#: candidate "harder"): colour jitter, pixel noise, smaller objects, up to six of them, at least
+#: 20 % of each visible. At 36 epochs the rule had chosen the issue's probe (record
+#: scene_candidates_cpu_36epochs.json), whose oracle then left the band at 54
+SCENES_WITH_HEADROOM = {"colour_jitter": 0.25, "noise": 0.15, "size_range": [0.2, 0.4], "max_objects": 6,
                         "min_visible": 0.2}
 
 PROFILES: Dict[str, Profile] = {

@@ -31,10 +31,10 @@ def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
     assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 54, 2, 20 epochs
     assert cpu.table_regimes == ("drop 50 %", "single positive") and cpu.family_regimes == ("single positive",)
-    # cpu: 2 AN + 2 CLS + 3 family + CLS-H, CLS-L on one seed (the sweeps keep only their
-    # reused points), plus AN and CLS under single positive on four more seeds
-    assert cpu.planned_runs() == {"runs": 9 + 2 * 4, "network_trainings": 16 + 3 * 4}
-    assert cpu.key_seeds == (0, 1, 2, 3, 4)
+    # cpu: every Table 2 row (each enters a claim) on five seeds: 2 AN + 2 CLS + 3 family (two
+    # networks each but AN); CLS-H, CLS-L on one seed (the sweeps keep only their reused points)
+    assert cpu.planned_runs() == {"runs": 5 * (2 + 2 + 3) + 2, "network_trainings": 5 * (2 + 2 * 5) + 2 * 2}
+    assert cpu.key_seeds == cpu.table_seeds == (0, 1, 2, 3, 4) and cpu.seeds == (0,)
     assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
     assert "drop 25 % (AN, CLS)" in left_out(cpu) and left_out(gpu) == []
     assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 5

@@ -498,18 +498,19 @@ SAME_HEAD_PAPER = "LAC (NeurIPS 2022), Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 7
 
 def same_head_baselines(profile, results) -> Dict[str, list]:
     """``{regime: [stored runs]}``: chapter 05's AN row (AN with LAC's label-query head, stage-1
-    schedule) in every regime where ``results`` has a LAC cell, from the run store (trained if
-    missing). LAC's cell differs from AN's in the head and the schedule as well as the loss;
-    this row has LAC's network, so the head's share of the gain drops out (LAC's second stage
-    still adds epochs: chapter 05's equal-epochs control isolates those)."""
+    schedule) in every regime where ``results`` has a LAC cell, on the seeds of that LAC cell (so
+    the claim pairs all of them), from the run store (trained if missing; chapter 05 trains the
+    seeds its design shares). LAC's cell differs from AN's in the head and the schedule as well
+    as the loss; this row has LAC's network, so the head's share of the gain drops out (LAC's
+    second stage still adds epochs: chapter 05's equal-epochs control isolates those)."""
     P = as_profile(profile)
     d = lac_chapter.chapter_design(P)
     specs = {}
     for reg, methods in results.items():
         if "LAC" in methods:
             name, rp = REGIMES[reg]
-            specs[reg] = [lac_chapter.row_spec(P, LAC_SAME_HEAD_AN, s, name, rp, d)
-                          for s in d.seeds_of(LAC_SAME_HEAD_AN)]
+            seeds = sorted({int(r.spec.seed) for r in methods["LAC"]})
+            specs[reg] = [lac_chapter.row_spec(P, LAC_SAME_HEAD_AN, s, name, rp, d) for s in seeds]
     return ensure_grid(specs, label="07 LAC's own-head AN") if specs else {}
 
 

@@ -1,0 +1,78 @@
+"""Issue 36: under the cpu profile every claim of every chapter pairs five seeds.
+
+The runs each claim compares are planned (``mlpl_lab.runs.runner.planning``: nothing trains)
+and their seeds counted here. A design that runs a claim's row on fewer seeds (an ablation on
+three, a co-training baseline on one) fails, naming the row.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from mlpl_lab.runs.runner import planning
+
+FIVE = [0, 1, 2, 3, 4]
+
+
+def seeds(runs):
+    return sorted(int(r.spec.seed) for r in runs)
+
+
+def test_chapter_01_every_regime_on_five_seeds():
+    from mlpl_lab.chapters import assume_negative as ch
+
+    with planning():
+        out = ch.run("cpu")
+    for regime, rows in out.items():
+        for row, runs in rows.items():
+            assert seeds(runs) == FIVE, (regime, row)
+
+
+def test_chapter_03_claim_rows_on_five_seeds():
+    from mlpl_lab.chapters import opml as ch
+
+    with planning():
+        _, sp, full = ch.run("cpu")
+    # every row named in a claim (opml.claims): OPML-SP, OPML, AN; OPML and BCE with full labels
+    for row in ("OPML-SP", "OPML", "AN"):
+        assert seeds(sp[row]) == FIVE, row
+    for row in ("OPML (full)", "BCE (full)"):
+        assert seeds(full[row]) == FIVE, row
+
+
+def test_chapter_04_table_rows_on_five_seeds():
+    from mlpl_lab.chapters import cls as ch
+
+    d = ch.chapter_design("cpu")
+    with planning():
+        table = ch.run_table(d, "cpu")
+    assert set(table) == {"drop 50 %", "single positive"}
+    for regime, rows in table.items():
+        for row, runs in rows.items():  # AN, CLS and the co-training family: each in a claim
+            assert seeds(runs) == FIVE, (regime, row)
+    assert len(table["single positive"]) == 5  # AN, CLS, Co-teaching, Co-teaching+, JoCoR
+
+
+def test_chapters_05_and_06_every_row_on_five_seeds():
+    from mlpl_lab.chapters import lac, pu_mlc
+
+    d = lac.chapter_design("cpu")
+    for row in lac.ROWS:
+        assert list(d.seeds_of(row)) == FIVE, row
+    p = pu_mlc.chapter_design("cpu")
+    assert list(p.seeds) == FIVE and list(p.key_seeds) == FIVE
+    for row in pu_mlc.LADDER:
+        assert list(p.seeds_of(row)) == FIVE, row
+
+
+def test_chapter_07_same_head_baseline_on_the_lac_cells_seeds():
+    """The benchmark's LAC cell reports the fresh seeds 1-5; the AN with LAC's head must run on
+    exactly those, or the claim pairs fewer (chapter 05's own AN row runs on 0-4)."""
+    from mlpl_lab.chapters import benchmark as ch
+
+    lac_runs = [SimpleNamespace(spec=SimpleNamespace(seed=s)) for s in (5, 1, 3, 2, 4)]
+    with planning():
+        base = ch.same_head_baselines("cpu", {"single positive": {"LAC": lac_runs}})
+    assert seeds(base["single positive"]) == [1, 2, 3, 4, 5]
+    design = ch.chapter_design("cpu")
+    for (reg, row), s in design.seeds.items():
+        assert len(s) == 5, (reg, row)
