@@ -34,7 +34,7 @@ GOLDEN_FILE = Path(__file__).resolve().parent / "goldens" / "records.json"
 #: the threads every golden run trains with (set, then restored)
 THREADS = 1
 #: the environment fields that must match for a bitwise comparison
-BITWISE_FIELDS = ("torch", "device", "threads", "cpu_capability")
+BITWISE_FIELDS = ("torch", "device", "threads", "cpu_capability", "cpu")
 #: elsewhere: |a - b| <= abs + rel * |b| for every number of every epoch
 TOLERANCE = {"abs": 0.5, "rel": 0.02}
 #: history fields that measure the machine, not the numerics
@@ -67,11 +67,29 @@ def _specs() -> Dict[str, Any]:
     }
 
 
+def cpu_identity() -> str:
+    """The CPU the numbers were made on, as far as its kernels depend on it: family, model and
+    stepping, cache size and the vector-ISA flags (AVX*, AMX, FMA, F16C) from /proc/cpuinfo.
+    torch's ``cpu_capability`` alone is too coarse: two AVX512 machines of other models gave
+    numbers that differ in the last bits (2026-11-26), within :data:`TOLERANCE`. Off Linux:
+    ``platform.processor()``."""
+    import platform
+
+    try:
+        first = Path("/proc/cpuinfo").read_text().split("\n\n")[0]
+    except OSError:
+        return platform.processor() or "unknown"
+    fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in first.splitlines())}
+    isa = sorted(f for f in fields.get("flags", "").split() if f.startswith(("avx", "amx", "fma", "f16c")))
+    return (f"family {fields.get('cpu family', '?')} model {fields.get('model', '?')} stepping "
+            f"{fields.get('stepping', '?')}; cache {fields.get('cache size', '?')}; {' '.join(isa)}")
+
+
 def environment() -> Dict[str, Any]:
     import torch
 
     return {"torch": torch.__version__.split("+")[0], "device": "cpu", "threads": THREADS,
-            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpu": cpu_identity()}
 
 
 @contextlib.contextmanager
