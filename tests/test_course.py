@@ -275,6 +275,27 @@ def test_the_first_cell_states_the_measured_times_from_the_timings_file():
         assert want is None or first.endswith(want), f"{path.name}: run `mlpl-lab course sync`"
 
 
+def test_a_series_store_rebuilt_from_its_pack_counts_as_the_series(tmp_path):
+    """Executed notebooks whose header says "results from pack" count under cpu-pack; with
+    --series-from-pack (``as_series``) under cpu, and a notebook executed on local runs keeps its
+    own time. Bugs caught: the pack time dropped, the series' own time overwritten, the suffix
+    left on, a profile without the suffix renamed."""
+    executed = tmp_path / "reports"
+    executed.mkdir()
+    for stem, header, seconds in (("01_assume_negative", "results from pack cpu-x (commit abc): 9 runs", 7.5),
+                                  ("02_gr_loss", "results from runs trained in this store (3 runs)", 4.0)):
+        nb = {"cells": [{"cell_type": "code", "execution_count": 1, "id": "h", "metadata": {}, "source": "",
+                         "outputs": [{"output_type": "stream", "name": "stdout", "text": header + "\n"}]}],
+              "nbformat": 4, "nbformat_minor": 5,
+              "metadata": {"papermill": {"duration": seconds, "parameters": {"profile": "cpu"}}}}
+        (executed / f"{stem}.ipynb").write_text(json.dumps(nb))
+    found = syllabus.timings_from_executed(executed)
+    assert found == {"cpu-pack": {"01_assume_negative": 7.5}, "cpu": {"02_gr_loss": 4.0}}
+    assert syllabus.as_series(found) == {"cpu": {"01_assume_negative": 7.5, "02_gr_loss": 4.0}}
+    both = {"cpu": {"02_gr_loss": 4.0}, "cpu-pack": {"02_gr_loss": 1.0, "03_opml": 2.0}, "smoke": {"x": 1.0}}
+    assert syllabus.as_series(both) == {"cpu": {"02_gr_loss": 4.0, "03_opml": 2.0}, "smoke": {"x": 1.0}}
+
+
 def test_cold_seconds_add_each_notebooks_first_asked_runs_shared_by_the_workers(tmp_path, monkeypatch):
     """Hand-derived: run A (100 s) and C (40 s) are first asked by nb1, B (60 s) by nb2 (which also
     reads C); two workers. nb1 = 10 + (100 + 40) / 2 = 80 s; nb2 = 5 + 60 / 2 = 35 s. Bugs caught:
@@ -321,12 +342,13 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
 
     executed = tmp_path / "reports"
     executed.mkdir()
-    claim = {"margin": 6.871, "ci95": [6.38, 7.364], "n": 5, "seeds": [1, 2, 3, 4, 5],
+    claim = {"margin": 6.871, "ci95": [6.38, 7.364], "n": 5, "seeds": [1, 2, 3, 4, 5], "p_holm": 0.00012,
              "verdict": "holds", "converged": True}
     _executed_with_records(executed / "02_gr_loss.ipynb", {
         "claims": {"GR beats AN (single positive)": claim,
-                   "GR beats the best other zoo method (EM)": dict(claim, margin=-0.5, ci95=[-1.0, 0.0],
-                                                                    verdict="inconclusive", converged=False)},
+                   "GR beats the best other zoo method (EM)": dict(claim, margin=-0.5, ci95=[-1.0, 0.0], p_holm=0.0123,
+                                                                    verdict="inconclusive", converged=False),
+                   "an observation": dict(claim, n=2, seeds=[1, 2], p_holm=None, verdict="inconclusive (2 seeds)")},
         "convergence": {"AN": True, "GR": {"seed 1": True, "seed 2": False}}})
     page = tmp_path / "handbook.md"
     page.write_text(f"before\n{results.BEGIN}\nold\n{results.END}\nafter\n")
@@ -336,7 +358,9 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
     assert text.startswith("before\n") and text.endswith("\nafter\n") and "\nold\n" not in text
     assert "* **02_gr_loss**: 2 of 3 recorded runs converged" in text
     assert ("  * GR beats AN (single positive): +6.87 [+6.38, +7.36] over 5 paired seed(s) "
-            "(1, 2, 3, 4, 5) — **holds**") in text
+            "(1, 2, 3, 4, 5), p (Holm) < 0.001 — **holds**") in text
+    assert "p (Holm) 0.012" in text
+    assert "  * an observation: +6.87 [+6.38, +7.36] over 2 paired seed(s) (1, 2) — **inconclusive" in text
     assert "-0.50 [-1.00, +0.00]" in text and "(a run of it did not converge)" in text
     assert "profile cpu; executed 2026-11-26" in text
     assert not results.write_results(executed, page)  # current: nothing to change

@@ -51,3 +51,29 @@ def test_notebook_02_tuning_record(executed_notebooks):
         assert r["chosen"] == vals.index(best), label  # first of the ties: the paper default wins
         assert r["trials"][0]["params"] == {}  # the paper default is the first trial
         assert r["chosen_params"] == r["trials"][r["chosen"]]["params"]
+
+
+@pytest.mark.notebook
+def test_notebook_02_length_check(executed_notebooks):
+    """Bugs caught: the check trains other seeds or settings than the main rows (the per-seed values
+    at the profile's length would then not be the main comparison's), the wrong length, a missing
+    row, its claims not paired on the same fresh seeds. Oracle: the smoke profile's literals (2
+    epochs, fresh seeds 1 and 2; round(4/3 * 2) = 3) and the main comparison's own record."""
+    rec = executed_notebooks("02_gr_loss.ipynb")
+    check = rec["length_check"]
+    assert set(check) >= {"GR", "AN"} and len(check) == 3  # GR, the best other, AN
+    for label, by_len in check.items():
+        assert set(by_len) == {"2", "3"}, label
+        for e in ("2", "3"):
+            assert set(by_len[e]["test_mAP"]) == {"1", "2"}, (label, e)
+            assert all(0.0 <= v <= 100.0 for v in by_len[e]["test_mAP"].values())
+        # the profile-length side is the main comparison's runs: their mean is the recorded mAP
+        mean = sum(by_len["2"]["test_mAP"].values()) / 2
+        assert math.isclose(mean, rec["mAP"][label], rel_tol=1e-9), label
+    other = next(k for k in check if k not in ("GR", "AN"))
+    vs_other = rec["claims"][f"GR beats {other} with both trained 3 epochs (length check)"]
+    vs_an = rec["claims"]["GR beats AN with both trained 3 epochs (length check)"]
+    for c, b in ((vs_other, other), (vs_an, "AN")):
+        assert c["seeds"] == [1, 2]
+        assert c["a"] == check["GR"]["3"]["test_mAP"] and c["b"] == check[b]["3"]["test_mAP"]
+    assert any(k.startswith("length check (3 epochs) · GR") for k in rec["convergence"])

@@ -60,8 +60,10 @@ def _assume_negative(P: Profile, p: Mapping[str, Any]) -> None:
 def _gr(P: Profile, p: Mapping[str, Any]) -> None:
     from . import gr as chapter
 
-    _, _, tuned = chapter.run_main(P, p.get("regime", "single_positive"))
-    chapter.run_ablation(P, tuned, p.get("regime", "single_positive"))
+    regime = p.get("regime", "single_positive")
+    _, results, tuned = chapter.run_main(P, regime)
+    chapter.run_ablation(P, tuned, regime)
+    chapter.run_length_check(P, results, regime)
 
 
 def _opml(P: Profile, p: Mapping[str, Any]) -> None:

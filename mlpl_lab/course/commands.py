@@ -53,6 +53,13 @@ def cmd_course(args) -> int:
         return 0
     if args.action == "timings":
         found = timings_from_executed(Path(args.executed))
+        if args.series_from_pack:
+            if not args.store:
+                print("mlpl-lab course timings: --series-from-pack needs --store (the series' store)")
+                return 1
+            from .syllabus import as_series
+
+            found = as_series(found)
         if not found:
             print(f"no executed notebooks with papermill timings in {args.executed}")
             return 1
@@ -94,6 +101,11 @@ def add_course_parser(sub) -> None:
                         help="timings: the run store (folder 'runs') of the cold series the executed "
                              "notebooks came from; each notebook's cold time adds its runs' measured "
                              "time shared by --workers (mlpl-lab report trains the plan first)")
+    course.add_argument("--series-from-pack", action="store_true",
+                        help="timings: the executed notebooks read the series' runs through the "
+                             "series' own pack imported into --store (a pack holds only the weights "
+                             "the notebooks load, so that store stays pack-served): count them as the "
+                             "series' warm executions, not as a pack-served report")
     course.add_argument("--workers", type=int, default=2,
                         help="timings: the worker processes that trained the series' plan (default 2)")
     course.set_defaults(func=_course_entry)

@@ -27,12 +27,17 @@ def _num(x: Any, digits: int = 2) -> str:
 
 
 def claim_line(name: str, c: Mapping[str, Any]) -> str:
-    """One claim as a bullet: margin, 95 % interval, paired seeds, verdict (and a run that did
-    not converge, where one did not)."""
+    """One claim as a bullet: margin, 95 % interval (unadjusted), paired seeds, the Holm-adjusted
+    p where the claim has one (an observation of fewer than 3 seeds has none), verdict (and a run
+    that did not converge, where one did not)."""
     lo, hi = (c.get("ci95") or [None, None])[:2]
     seeds = ", ".join(str(s) for s in c.get("seeds", []))
+    p_holm = c.get("p_holm")
+    holm = ""
+    if isinstance(p_holm, (int, float)) and math.isfinite(p_holm):
+        holm = ", p (Holm) " + ("< 0.001" if p_holm < 0.001 else f"{p_holm:.3f}")
     text = (f"{name}: {_num(c.get('margin'))} [{_num(lo)}, {_num(hi)}] over {c.get('n', 0)} paired "
-            f"seed(s) ({seeds or 'none'}) — **{c.get('verdict', '?')}**")
+            f"seed(s) ({seeds or 'none'}){holm} — **{c.get('verdict', '?')}**")
     if c.get("converged") is False:
         text += " (a run of it did not converge)"
     return "  * " + text
@@ -74,8 +79,9 @@ def results_markdown(executed: Path) -> str:
         raise ValueError(f"no executed notebook with claims in {executed}: run `mlpl-lab report` first")
     said = (f"From the executed notebooks in `{executed}` (profile {', '.join(sorted(profiles))}; "
             f"executed {', '.join(sorted(dates)) or 'on an unknown date'}). Each claim: the mean paired "
-            "difference A − B in test mAP points, its 95 % t-interval, the seeds it pairs, and the "
-            "verdict (Holm-adjusted across the chapter).")
+            "difference A − B in test mAP points, its 95 % t-interval (unadjusted), the seeds it pairs, "
+            "the p-value Holm-adjusted across the chapter, and the verdict (it needs both: the interval "
+            "clear of 0 and p (Holm) < 0.05).")
     return "\n".join([BEGIN, said, ""] + lines + [END])
 
 

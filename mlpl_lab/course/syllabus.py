@@ -181,6 +181,21 @@ def timings_from_executed(executed_dir: Path) -> Dict[str, Dict[str, float]]:
 
 
 
+def as_series(found: Dict[str, Dict[str, float]]) -> Dict[str, Dict[str, float]]:
+    """``found`` (:func:`timings_from_executed`) with every ``<profile>-pack`` entry counted under
+    ``<profile>``: for notebooks executed warm on a series' store that was rebuilt from the
+    series' own pack (``mlpl-lab course timings --series-from-pack``). A pack carries only the
+    weights the notebooks load, so such a store stays pack-served (its weightless runs cannot
+    become local runs) and the headers say "results from pack"; the execution is the same warm
+    one a series' report makes after its plan trained. Where both are present the series wins."""
+    out = {p: dict(t) for p, t in found.items() if not p.endswith(PACK_SUFFIX)}
+    for profile, times in found.items():
+        if profile.endswith(PACK_SUFFIX):
+            base = profile[: -len(PACK_SUFFIX)]
+            out[base] = dict(times) | out.get(base, {})
+    return out
+
+
 def cold_seconds(warm: Dict[str, float], profile: str, store_root: Path, workers: int,
                  notebooks: Sequence[Path]) -> Dict[str, float]:
     """``{notebook: seconds}`` of a cold series run the way ``mlpl-lab report`` runs it (its plan

@@ -1,0 +1,57 @@
+"""Chapter 02's length check: which runs it asks for (no training: specs and a fake result set)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from mlpl_lab.chapters import gr
+from mlpl_lab.profiles import get_profile
+
+
+def _run(method, params, seed, val, epochs=54):
+    P = get_profile("cpu")
+    spec = P.spec(method, params, "single_positive", {}, seed=seed)
+    return SimpleNamespace(spec=spec, best={"val_mAP": val, "test_mAP": val - 1.0})
+
+
+def _results():
+    seeds = [1, 2, 3, 4, 5]
+    return {"full labels": [_run("full", {}, s, 99.0) for s in seeds],
+            "AN": [_run("an", {}, s, 60.0) for s in seeds],
+            "EM": [_run("em", {"alpha": 0.4}, s, 79.0) for s in seeds],
+            "ROLE": [_run("role", {"expected_num_pos": 2.9, "lr_mult": 30.0}, s, 80.0) for s in seeds],
+            "GR": [_run("gr", {"q2": 0.05}, s, 81.0) for s in seeds]}
+
+
+@pytest.mark.parametrize("profile, epochs", [("cpu", 72), ("smoke", 3), ("gpu", 27), ("gpu_shape", 3)])
+def test_length_check_epochs(profile, epochs):
+    """Oracle: round(4/3 x the profile's literal epochs) (54, 2, 20, 2), at least one more."""
+    assert gr.length_check_epochs(profile) == epochs
+
+
+def test_length_check_specs_keep_settings_and_seeds():
+    """Bugs caught: the best other chosen on anything but mean val (ROLE 80 > EM 79, the oracle
+    at 99 excluded), a tuned setting dropped, other seeds, another regime, any field besides the
+    epochs changed."""
+    results = _results()
+    specs = gr.length_check_specs("cpu", results)
+    assert list(specs) == ["GR", "ROLE", "AN"]
+    for label, ss in specs.items():
+        assert [s.seed for s in ss] == [1, 2, 3, 4, 5]
+        for s, r in zip(ss, results[label]):
+            assert s.method == r.spec.method and s.method_params == r.spec.method_params
+            assert s.regime == "single_positive" and s.data == r.spec.data
+            assert s.train["epochs"] == 72
+            assert {k: v for k, v in s.train.items() if k != "epochs"} == \
+                   {k: v for k, v in r.spec.train.items() if k != "epochs"}
+            assert s.key != r.spec.key
+
+
+def test_best_other_reads_validation_not_test():
+    results = _results()
+    # make ROLE best on test but worst on val: EM must win
+    for r in results["ROLE"]:
+        r.best = {"val_mAP": 10.0, "test_mAP": 95.0}
+    assert gr.best_other(results) == "EM"
+    assert gr.best_other({"GR": results["GR"], "AN": results["AN"]}) is None
