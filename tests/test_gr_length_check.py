@@ -41,11 +41,15 @@ def test_length_check_specs_keep_settings_and_seeds():
         assert [s.seed for s in ss] == [1, 2, 3, 4, 5]
         for s, r in zip(ss, results[label]):
             assert s.method == r.spec.method and s.method_params == r.spec.method_params
-            assert s.regime == "single_positive" and s.data == r.spec.data
+            assert s.regime == "single_positive" and s.regime_params == {} and s.data == r.spec.data
+            assert s.backbone_from == r.spec.backbone_from and s.init_from is None
             assert s.train["epochs"] == 72
             assert {k: v for k, v in s.train.items() if k != "epochs"} == \
                    {k: v for k, v in r.spec.train.items() if k != "epochs"}
             assert s.key != r.spec.key
+            # the run the profile itself names for 72 epochs: what the store and the pack hold
+            assert s.key == get_profile("cpu").spec(r.spec.method, r.spec.method_params, seed=s.seed,
+                                                    epochs=72).key
 
 
 def test_best_other_reads_validation_not_test():

@@ -64,8 +64,9 @@ def test_the_shipped_pack_holds_every_run_the_cpu_series_needs(tmp_path, monkeyp
 
 @needs_pack
 def test_a_cheap_run_of_the_shipped_pack_retrains_to_the_same_record(tmp_path, monkeypatch):
-    """Seed-fixed, at the thread count the run records: the history equal to the last digit on
-    the CPU that made it, close (below) on another CPU model."""
+    """Seed-fixed, at the thread count the run records: the same epochs and fields, the losses
+    and the final val mAP close (below). Bugs caught: a change of what runs compute beyond the
+    last bits (the goldens catch those, bitwise, on their own CPU), a lost or renamed field."""
     from mlpl_lab.runs.spec import RunSpec
 
     manifest = pack.inspect(SHIPPED)
@@ -87,17 +88,12 @@ def test_a_cheap_run_of_the_shipped_pack_retrains_to_the_same_record(tmp_path, m
     strip = lambda h: [{k: v for k, v in row.items() if k not in drop} for row in h]  # noqa: E731
     got, want = strip(fresh.history), strip(shipped.history)
     assert [sorted(r) for r in got] == [sorted(r) for r in want]  # the same epochs and fields
-    # to the last digit only on the CPU that made the run: two AVX512 machines of other models
-    # differ in the last bits (tests/goldens.py: cpu_identity), which the steep first epochs
-    # amplify in mAP (measured 2026-11-26 on this pack's pretraining run: val mAP 16.9 vs 17.8
-    # after epoch 1, 95.17 vs 95.27 after epoch 8; every loss within 0.6 %). The runs record no
-    # CPU identity, so elsewhere: every epoch's loss within 2 %, the last epoch's val mAP within
+    # not to the last digit: two AVX512 machines of other CPU models differ in the last bits
+    # (tests/goldens.py: cpu_identity; the goldens stay bitwise on their own CPU), which the steep
+    # first epochs amplify in mAP (measured 2026-11-26 on this pack's pretraining run: val mAP 16.9
+    # vs 17.8 after epoch 1, 95.17 vs 95.27 after epoch 8; every loss within 0.6 %), and a run
+    # records no CPU identity. So: every epoch's loss within 2 %, the last epoch's val mAP within
     # 0.5 points, the same best epoch
-    from goldens import cpu_identity
-
-    if (cheapest.get("environment") or {}).get("cpu") == cpu_identity():
-        assert json.dumps(got) == json.dumps(want)
-        return
     for e, (g, w) in enumerate(zip(got, want), start=1):
         assert abs(g["loss"] - w["loss"]) <= 0.02 * abs(w["loss"]), (e, g["loss"], w["loss"])
     assert abs(got[-1]["val_mAP"] - want[-1]["val_mAP"]) <= 0.5, (got[-1]["val_mAP"], want[-1]["val_mAP"])

@@ -16,7 +16,7 @@ from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
-from ..analysis.claims import Claim, claims_table
+from ..analysis.claims import Claim, by_seed, claims_table
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
@@ -130,7 +130,7 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None):
                           "Table 3: the three components together are best", "GR", label,
                           results["GR"], runs))
     if length_check:
-        epochs = _epochs_of(length_check["GR"])
+        epochs = length_check["GR"][0].spec.train["epochs"]
         for other in [k for k in length_check if k != "GR"]:
             rows.append(Claim(f"GR beats {other} with both trained {epochs} epochs (length check)",
                               "Table 2's comparison, at a longer schedule", f"GR ({epochs} ep.)",
@@ -154,59 +154,36 @@ def length_check_epochs(profile) -> int:
     return max(P.epochs + 1, int(round(LENGTH_FACTOR * P.epochs)))
 
 
-def length_check_specs(profile, results, regime: str = "single_positive") -> Dict[str, list]:
-    """``{label: [RunSpec per fresh seed]}``: GR, the best other method and AN, each with the
-    hyperparameters of its main-comparison runs (the tuned choice), on the same seeds, with only
-    the number of epochs changed."""
-    P = as_profile(profile)
-    epochs = length_check_epochs(P)
+def length_check_specs(profile, results) -> Dict[str, list]:
+    """``{label: [RunSpec per seed]}``: the main comparison's runs of GR, the best other method
+    and AN, each spec with only its epochs changed to :func:`length_check_epochs` (so the tuned
+    setting, the regime, the seeds and the data are those runs' own)."""
+    epochs = length_check_epochs(profile)
     labels = ["GR"] + [k for k in (best_other(results), "AN") if k is not None]
-    out = {}
-    for label in labels:
-        runs = results[label]
-        out[label] = [P.spec(r.spec.method, dict(r.spec.method_params), regime, dict(r.spec.regime_params),
-                             seed=int(r.spec.seed), epochs=epochs) for r in runs]
-    return out
+    return {label: [r.spec.replace(train=dict(r.spec.train, epochs=epochs)) for r in results[label]]
+            for label in labels}
 
 
-def run_length_check(profile, results, regime: str = "single_positive") -> Dict[str, list]:
-    """``{label: [stored run per fresh seed]}`` of :func:`length_check_specs` (from the store,
+def run_length_check(profile, results) -> Dict[str, list]:
+    """``{label: [stored run per seed]}`` of :func:`length_check_specs` (from the store,
     training what is missing)."""
-    return ensure_grid(length_check_specs(profile, results, regime), label="02 length check")
+    return ensure_grid(length_check_specs(profile, results), label="02 length check")
 
 
-def _epochs_of(runs) -> int:
-    return int(runs[0].spec.train["epochs"])
-
-
-def length_check_table(results, length_check: Mapping[str, list]):
-    """One row per method of the check: test mAP (mean over seeds, at the best-val epoch), the
-    best-val epoch and how many runs converged, at the profile's length and at the longer one."""
-    import pandas as pd
-
-    rows = []
-    for label, long_runs in length_check.items():
-        for runs in (results[label], long_runs):
-            rows.append({"method": label, "epochs": _epochs_of(runs),
-                         "test mAP": float(np.mean([r.best["test_mAP"] for r in runs])),
-                         "val mAP": float(np.mean([r.best["val_mAP"] for r in runs])),
-                         "best epoch": ", ".join(str(int(r.best_epoch) + 1) for r in runs),
-                         "converged": f"{sum(bool(r.converged) for r in runs)}/{len(runs)}"})
-    return pd.DataFrame(rows).set_index(["method", "epochs"])
+def length_check_runs(results, length_check: Mapping[str, list]) -> Dict[str, list]:
+    """``{"<label> · <E> epochs": runs}``: each method of the check at the profile's length and at
+    the longer one, side by side (what the table and the record show)."""
+    return {f"{label} · {int(runs[0].spec.train['epochs'])} epochs": runs
+            for label, long_runs in length_check.items() for runs in (results[label], long_runs)}
 
 
 def length_check_record(results, length_check: Mapping[str, list]) -> Dict[str, Any]:
-    """``{label: {epochs: {"test_mAP": {seed: v}, "val_mAP": ..., "gain": {seed: last-quarter
-    gain}}}}`` — what the notebook records for the tests and the book."""
-    out: Dict[str, Any] = {}
-    for label, long_runs in length_check.items():
-        for runs in (results[label], long_runs):
-            out.setdefault(label, {})[str(_epochs_of(runs))] = {
-                "test_mAP": {str(r.spec.seed): float(r.best["test_mAP"]) for r in runs},
-                "val_mAP": {str(r.spec.seed): float(r.best["val_mAP"]) for r in runs},
-                "gain": {str(r.spec.seed): float(r.convergence.get("gain", float("nan"))) for r in runs},
-                "converged": {str(r.spec.seed): bool(r.converged) for r in runs}}
-    return out
+    """``{"<label> · <E> epochs": {"test_mAP": {seed: v}, "gain": {seed: last-quarter gain},
+    "converged": {seed: bool}}}`` — what the notebook records for the tests and the book."""
+    return {name: {"test_mAP": {str(s): v for s, v in by_seed(runs, "test_mAP").items()},
+                   "gain": {str(r.spec.seed): float(r.convergence.get("gain", float("nan"))) for r in runs},
+                   "converged": {str(r.spec.seed): bool(r.converged) for r in runs}}
+            for name, runs in length_check_runs(results, length_check).items()}
 
 
 def run_ablation(profile, tuning_record: Mapping[str, Any], regime: str = "single_positive"):
@@ -350,14 +327,15 @@ def schedule_view(epochs: int):
 
 
 def length_check_view(results, length_check: Mapping[str, list]):
-    """:func:`length_check_table` as the notebook shows it."""
-    from ..analysis.display import styled
+    """The length check as the notebook shows it: :func:`mlpl_lab.analysis.tables.results_view`
+    of :func:`length_check_runs` (mean ± 95 % interval over seeds, † where a run did not converge,
+    best-val epochs, converged runs)."""
+    from ..analysis.tables import results_view
 
-    return styled(length_check_table(results, length_check),
-                  "The length check: the same methods, settings and fresh seeds at the profile's epochs and "
-                  "at the longer schedule; test and val mAP (%) at the best clean-validation epoch (mean over "
-                  "seeds), each seed's best epoch, and how many runs met the convergence criterion.",
-                  counts=[], best=False)
+    return results_view(length_check_runs(results, length_check),
+                        "The length check: the same methods, settings and seeds at the profile's epochs "
+                        "and at the longer schedule; test mAP, CF1 and OF1 (%) at each run's best "
+                        "clean-validation epoch")
 
 
 def ablation_view(ablation_results: Mapping[str, list], main_results: Mapping[str, list]):

@@ -63,7 +63,7 @@ def _gr(P: Profile, p: Mapping[str, Any]) -> None:
     regime = p.get("regime", "single_positive")
     _, results, tuned = chapter.run_main(P, regime)
     chapter.run_ablation(P, tuned, regime)
-    chapter.run_length_check(P, results, regime)
+    chapter.run_length_check(P, results)
 
 
 def _opml(P: Profile, p: Mapping[str, Any]) -> None:

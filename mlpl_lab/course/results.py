@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
+from ..analysis.claims import _p  # the claims tables' p-value text
 from ..reporting.report import NOTEBOOK_DIR, read_records
 from .notebooks import chapter_notebooks, read_nb
 
@@ -33,9 +34,7 @@ def claim_line(name: str, c: Mapping[str, Any]) -> str:
     lo, hi = (c.get("ci95") or [None, None])[:2]
     seeds = ", ".join(str(s) for s in c.get("seeds", []))
     p_holm = c.get("p_holm")
-    holm = ""
-    if isinstance(p_holm, (int, float)) and math.isfinite(p_holm):
-        holm = ", p (Holm) " + ("< 0.001" if p_holm < 0.001 else f"{p_holm:.3f}")
+    holm = f", p (Holm) {_p(p_holm)}" if isinstance(p_holm, (int, float)) and math.isfinite(p_holm) else ""
     text = (f"{name}: {_num(c.get('margin'))} [{_num(lo)}, {_num(hi)}] over {c.get('n', 0)} paired "
             f"seed(s) ({seeds or 'none'}){holm} — **{c.get('verdict', '?')}**")
     if c.get("converged") is False:
