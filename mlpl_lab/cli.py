@@ -168,15 +168,12 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     except Exception as exc:
         (out_dir / (path.stem + ".html")).unlink(missing_ok=True)  # no earlier report passes for this one
         raise describe_failure(path, executed, exc, timeout) from exc
-    if html:
-        import nbconvert
+    if html:  # offline: MathJax next to the report, widgets as their default images, no CDN script
         import nbformat
 
-        nb = nbformat.read(str(executed), as_version=4)
-        exporter = nbconvert.HTMLExporter(exclude_input=True, exclude_input_prompt=True,
-                                          exclude_output_prompt=True,
-                                          mathjax_url=install_mathjax(out_dir))
-        body, _ = exporter.from_notebook_node(nb)
+        from .reporting.html_export import report_html
+
+        body = report_html(nbformat.read(str(executed), as_version=4), out_dir)
         (out_dir / (path.stem + ".html")).write_text(body, encoding="utf-8")
     return executed
 

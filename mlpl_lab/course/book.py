@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Dict, List
 
+from ..reporting.html_export import static_widgets  # widgets as their default images, as in the reports
 from ..reporting.report import NOTEBOOK_DIR
 from .notebooks import (BEGIN, CourseError, END, PROFILES, as_lines, has_solution, new_cell, read_nb,
                         source_of, strip_solutions, write_nb)
@@ -19,58 +20,8 @@ from .syllabus import load_course, load_timings, syllabus_markdown, timings_from
 # ---------------------------------------------------------------------------------------
 # the book: Sphinx + myst-nb + sphinx-book-theme (+ sphinx-exercise), from executed notebooks
 # ---------------------------------------------------------------------------------------
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 BOOK_PAGES = ("index.md", "guide.md", "syllabus.md", "fidelity.md", "handbook.md", "conf.py")
 EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(\d+)\s+—\s+(.+)$", re.M)
-
-
-def _widget_pngs(nb: Dict[str, Any], model_id: str) -> List[str]:
-    """The PNGs an executed widget shows (its ``Output`` widgets' images, found through its
-    children in the widget state nbclient saved in the notebook's metadata)."""
-    state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    found: List[str] = []
-
-    def walk(mid: str, seen: set) -> None:
-        if mid in seen or mid not in state:
-            return
-        seen.add(mid)
-        model = state[mid].get("state", {})
-        for out in model.get("outputs", []) or []:
-            png = out.get("data", {}).get("image/png")
-            if png:
-                found.append(png if isinstance(png, str) else "".join(png))
-        for child in model.get("children", []) or []:
-            walk(str(child).replace("IPY_MODEL_", ""), seen)
-
-    walk(model_id, set())
-    return found
-
-
-def static_widgets(nb: Dict[str, Any]) -> int:
-    """Replace every widget output by the image(s) of its default state (a static page cannot
-    run the live panel); returns how many widget outputs were replaced."""
-    n = 0
-    for cell in nb["cells"]:
-        outputs = []
-        for out in cell.get("outputs", []):
-            view = out.get("data", {}).get(WIDGET_VIEW)
-            if view is None:
-                outputs.append(out)
-                continue
-            n += 1
-            pngs = _widget_pngs(nb, view.get("model_id", ""))
-            note = ("A static image of the panel's default state; run the notebook in JupyterLab "
-                    "to move its sliders.")
-            if not pngs:
-                note = "This live panel runs in JupyterLab only (no image of it was saved)."
-            outputs += [{"output_type": "display_data", "metadata": {}, "data": {"image/png": png}} for png in pngs]
-            outputs.append({"output_type": "display_data", "metadata": {},
-                            "data": {"text/markdown": f"*{note}*", "text/plain": note}})
-        if "outputs" in cell:
-            cell["outputs"] = outputs
-    nb.get("metadata", {}).pop("widgets", None)
-    return n
 
 
 def _exercise_directives(nb: Dict[str, Any], stem: str, variant: str) -> None:

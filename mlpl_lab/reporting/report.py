@@ -249,13 +249,30 @@ def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 
 
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+# MathJax 2.7 as ``jupyter_server_mathjax`` ships it: the TeX input and the HTML-CSS and SVG
+# outputs, with the STIX-Web fonts only (no TeX fonts, no CommonHTML output). Its stock
+# configuration asks HTML-CSS for the TeX web fonts, whose font data (jax/output/HTML-CSS/fonts/TeX)
+# the bundle lacks: offline, every equation that needs a stretchy glyph (\widehat, \big[, \langle)
+# ended as "[Math Processing Error]" and the rest fell back to misplaced glyphs (hats above their
+# letters). ``local/mlpl_lab`` (written by :func:`install_mathjax`) points both outputs at STIX-Web.
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe,local/mlpl_lab"
+MATHJAX_LOCAL_CONFIG = """\
+MathJax.Hub.Config({
+  "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null},
+  SVG: {font: "STIX-Web"},
+  MathMenu: {showRenderer: false, showFontMenu: false},
+  // the hidden MathML kept for screen readers: its mathvariant rules name the TeX web fonts
+  styles: {".MJX_Assistive_MathML [mathvariant]": {"font-family": "inherit"}}
+});
+MathJax.Ajax.loadComplete("[MathJax]/config/local/mlpl_lab.js");
+"""
 
 
 def install_mathjax(out_dir: Path) -> str:
     """Copy MathJax (2.7, from the ``jupyter_server_mathjax`` package) next to the reports, once,
-    and return the relative URL the HTML loads it from: the equations then render without
-    internet (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
+    with the configuration that uses the fonts it ships (:data:`MATHJAX_CONFIG`), and return the
+    relative URL the HTML loads it from: the equations then render without internet
+    (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
     import shutil
 
     import jupyter_server_mathjax
@@ -268,4 +285,8 @@ def install_mathjax(out_dir: Path) -> str:
         shutil.copytree(source, tmp)
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)
+    local = target / "config" / "local" / "mlpl_lab.js"
+    if not local.exists() or local.read_text(encoding="utf-8") != MATHJAX_LOCAL_CONFIG:
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(MATHJAX_LOCAL_CONFIG, encoding="utf-8")
     return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"

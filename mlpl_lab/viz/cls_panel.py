@@ -104,8 +104,6 @@ class CLSPanel:
 
         self.state = self.compute(**self.values())
         self.readout.value = self.readout_text()
-        if self.figure is not None:
-            plt.close(self.figure)
         ncols = 2 if self.batch is not None else 1
         fig, axes = plt.subplots(1, ncols, figsize=(6 * ncols + 2, 4.2), squeeze=False)
         v = self.values()
@@ -124,6 +122,7 @@ class CLSPanel:
         fig.tight_layout()
         self.figure = fig
         show_in(self.output, fig)
+        plt.close(fig)  # drawn into the Output widget, not as a stray inline figure
 
     def readout_text(self) -> str:
         v, st = self.values(), self.state

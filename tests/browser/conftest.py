@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from offline_pages import STEMS, given_reports
+
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,7 +156,24 @@ def browser(browser_home):
         b.close()
 
 
+@pytest.fixture(scope="session")
+def smoke_series(browser_home):
+    """The whole series executed once under smoke with the report's own export (executed notebooks
+    and HTML side by side), shared by the report and book tests: the first folder of
+    ``$MLPL_LAB_REPORTS`` when given, else executed here (one execution per notebook per session)."""
+    given = given_reports()
+    if given:
+        return given[0]
+    from mlpl_lab.cli import execute_notebook
+
+    out = browser_home / "smoke"
+    for stem in STEMS:
+        execute_notebook(ROOT / "notebooks" / f"{stem}.ipynb", out, profile="smoke", html=True, timeout=600)
+    return out
+
+
 @pytest.fixture
 def out_dir(tmp_path):
     """Where screenshots go (printed by the tests)."""
     return tmp_path
+

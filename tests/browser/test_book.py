@@ -22,18 +22,15 @@ STEMS = [p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 @pytest.fixture(scope="module")
-def book(browser_home):
+def book(browser_home, request):
     given = os.environ.get("MLPL_LAB_BOOK")
     if given:
         path = Path(given).resolve()
         assert (path / "student" / "index.html").exists(), f"MLPL_LAB_BOOK={given} holds no built book"
         return path
     from mlpl_lab.course import book
-    from mlpl_lab.cli import execute_notebook
 
-    executed = browser_home / "book-executed"
-    for stem in STEMS:
-        execute_notebook(ROOT / "notebooks" / f"{stem}.ipynb", executed, profile="smoke", html=False, timeout=600)
+    executed = request.getfixturevalue("smoke_series")  # the series the report tests read too
     for variant in ("student", "instructor"):
         book.build_book(executed, browser_home / "book" / variant, variant, strict=True)
     return browser_home / "book"

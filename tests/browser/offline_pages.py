@@ -1,0 +1,72 @@
+"""Helpers of the browser tests that read pages from disk with the network blocked (the HTML
+reports and the book): which series to read, and :class:`OfflinePage`."""
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STEMS = [p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+
+
+def given_reports():
+    """``$MLPL_LAB_REPORTS``: folders that ``mlpl-lab report`` wrote (executed notebooks and their
+    HTML), separated by ``os.pathsep`` (``.ci/run`` gives ``reports/smoke``, which ``make book``
+    made); ``[]`` without it."""
+    given = os.environ.get("MLPL_LAB_REPORTS", "")
+    return [Path(p).resolve() for p in given.split(os.pathsep) if p]
+
+
+# TeX that MathJax left as text (typeset math leaves none in innerText: its source sits in
+# <script type="math/tex">, which innerText skips)
+RAW_TEX = re.compile(r"\$\$|\\(?:frac|tfrac|dfrac|mathcal|mathbf|mathbb|mathrm|operatorname|hat|widehat|"
+                     r"tilde|bar|sum|prod|log|exp|left|right|big|Big|begin|end|cdot|alpha|beta|gamma|"
+                     r"delta|lambda|mu|sigma|tau|theta|infty|leq?|geq?|mid|langle|rangle|text|quad)\b"
+                     r"|\$[^$\n]{0,200}[\\^_{}][^$\n]{0,200}\$")
+
+
+class OfflinePage:
+    """A Chromium page that loads only ``file://`` and ``data:`` URLs. ``off_machine``: every
+    other request (blocked, and counted); ``missing``: local files that failed to load."""
+
+    def __init__(self, browser, width: int = 1300):
+        self.off_machine: list = []
+        self.missing: list = []
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
+        self.page.route("**/*", self._route)
+        self.page.on("requestfailed", lambda req: self.missing.append(req.url)
+                     if req.url.startswith("file://") else None)
+
+    def _route(self, r):
+        if r.request.url.startswith(("file://", "data:")):
+            r.continue_()
+        else:
+            self.off_machine.append(r.request.url)
+            r.abort()
+
+    def goto(self, path: Path):
+        self.page.goto(path.as_uri(), wait_until="load")
+
+    def wait_for_math(self, timeout: float = 90) -> bool:
+        """Wait until MathJax 2 has typeset the page (its queue idle, after its start-up)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.page.evaluate("""() => !!(window.MathJax && MathJax.Hub && MathJax.Hub.queue &&
+                    MathJax.isReady && MathJax.Hub.queue.pending === 0 && MathJax.Hub.queue.running === 0 &&
+                    document.querySelectorAll('.MathJax_Preview:not(:empty)').length === 0)"""):
+                return True
+            time.sleep(0.3)
+        return False
+
+    def math_problems(self, selector: str = "body") -> dict:
+        """``errors``: "[Math Processing Error]" and TeX error boxes; ``raw``: TeX left as text."""
+        text = self.page.inner_text(selector)
+        n_err = text.count("Math Processing Error") + self.page.evaluate(
+            "document.querySelectorAll('.MathJax_Error, .merror, .noError').length")
+        return {"errors": n_err, "raw": [text[max(0, m.start() - 30):m.end() + 30]
+                                         for m in RAW_TEX.finditer(text)]}
+
+    def close(self):
+        self.page.close()
