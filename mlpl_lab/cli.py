@@ -347,30 +347,26 @@ def count_or_zero(text: str) -> int:
     return int(text)
 
 
-PACK_DIR = Path(__file__).resolve().parent.parent / "data" / "packs"
-
-
 def shipped_pack(profile: str) -> Path | None:
     """The course pack shipped for ``profile`` (``data/packs/<profile>-course.mlplpack``), if any."""
-    path = PACK_DIR / f"{profile}-course.mlplpack"
-    return path if path.is_file() else None
+    from .runs.shipped import shipped_pack as _shipped
+
+    return _shipped(profile)
 
 
 def import_shipped_pack(profile: str) -> None:
-    """When the store holds no run, import the shipped course pack of ``profile`` (verified
-    whole first; a damaged pack stops the report with the reason and writes nothing)."""
-    from .runs import pack
-    from .runs.store import RunStore
+    """Import the shipped course pack of ``profile`` when the store lacks any run it holds (the
+    one implementation every notebook's ``setup_notebook`` uses too:
+    :func:`mlpl_lab.runs.shipped.import_missing`; verified whole first, a local run wins; a
+    damaged pack stops the report with the reason and writes nothing)."""
+    from .runs.shipped import ShippedPackError, import_missing
 
-    store, path = RunStore(), shipped_pack(profile)
-    if path is None or any(True for _ in store.keys()):
-        return
     try:
-        counts = pack.import_pack(path, store)
-    except pack.PackError as exc:
-        raise CommandError(f"the shipped course pack {path}: {exc}") from None
-    print(f"[mlpl-lab] the store was empty: imported {counts['imported']} runs from the shipped course "
-          f"pack {path.name} ({counts['manifest']['name']}); `--cold` retrains everything instead", flush=True)
+        done = import_missing(profile)
+    except ShippedPackError as exc:
+        raise CommandError(str(exc)) from None
+    if done is not None:
+        print(done["line"], flush=True)
 
 
 def cold_estimate(profile: str, paths) -> str:

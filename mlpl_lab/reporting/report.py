@@ -217,10 +217,17 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
     return info
 
 
-def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
+def setup_notebook(profile, seeds, start: bool = True, chapter: str | None = None) -> Dict[str, Any]:
     """Inline plots (reports need them), seaborn style, quiet progress under papermill, header
     (``profile``: a name or a :class:`~mlpl_lab.profiles.Profile`; the header says where its runs
-    start: the lab's pretrained backbone, ImageNet weights or scratch)."""
+    start: the lab's pretrained backbone, ImageNet weights or scratch).
+
+    ``chapter`` (the notebook's stem, e.g. ``"02_gr_loss"``; under ``mlpl-lab report`` the
+    environment names it): before the header the shipped course pack is imported when the store
+    lacks runs it holds, as ``make report`` does (:func:`mlpl_lab.reporting.serve.serve_pack`), so
+    Run All in JupyterLab, papermill and nbconvert serve it too; after it, a chapter that must
+    still train says how much, how long it took when measured and how to stop and resume, and
+    shows one progress line for the chapter (:func:`mlpl_lab.reporting.serve.announce_training`)."""
     import matplotlib
 
     try:
@@ -237,13 +244,21 @@ def setup_notebook(profile, seeds, start: bool = True) -> Dict[str, Any]:
     extra = {}
     if start:
         from ..chapters.common import describe_start
+        from .serve import serve_pack
+
+        serve_pack(profile, chapter)
 
         extra["start"] = describe_start(profile)
         from ..runs.pack import store_provenance
 
         extra["results"] = store_provenance()  # a shipped or imported pack, or this store's runs
     name = getattr(profile, "name", profile)
-    return print_header(name, seeds, extra)
+    info = print_header(name, seeds, extra)
+    if start:
+        from .serve import announce_training
+
+        announce_training(profile, chapter)
+    return info
 
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"

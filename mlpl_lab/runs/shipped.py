@@ -1,0 +1,131 @@
+"""The course pack shipped with the lab, served wherever a notebook runs (issue 48).
+
+``data/packs/<profile>-course.mlplpack`` holds every run of a profile's course series. Both ways
+into the notebooks use :func:`import_missing`: ``mlpl-lab report`` (``make report``) before it
+executes them, and :func:`mlpl_lab.reporting.report.setup_notebook` at the top of every notebook,
+so Run All in JupyterLab, papermill and nbconvert serve the same pack as ``make report``.
+
+The check is cheap: the pack's manifest (its first member, a few hundred kB) lists every run key;
+the store's keys are its folder names. Only when the store lacks a key the pack holds is the pack
+read and verified whole and imported (:func:`mlpl_lab.runs.pack.import_pack`: a run already in
+the store is kept — a run trained here wins), so a store with a student's own runs (a live
+exercise, a smoke run) still gets the pack, and a store that has it pays ~10 ms per notebook.
+
+Nothing is imported under ``--fresh`` / ``--cold`` (:data:`~mlpl_lab.runs.store.FRESH_ENV` set:
+the series is retrained on purpose) or with ``MLPL_LAB_SHIPPED_PACK=off``.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, Dict, Optional, Set, Tuple
+
+from .store import FRESH_ENV, RunStore
+
+#: where the shipped packs live (a checkout's data/packs)
+PACK_DIR = Path(__file__).resolve().parents[2] / "data" / "packs"
+#: ``off`` (or 0/no/false): notebooks and reports never import the shipped pack
+SHIPPED_ENV = "MLPL_LAB_SHIPPED_PACK"
+
+
+class ShippedPackError(RuntimeError):
+    """The shipped pack is damaged (the message names the file and the problem; nothing was written)."""
+
+
+def shipped_pack(profile: Any) -> Optional[Path]:
+    """The course pack shipped for ``profile`` (a name or a Profile), if any."""
+    name = getattr(profile, "name", profile)
+    path = PACK_DIR / f"{name}-course.mlplpack"
+    return path if path.is_file() else None
+
+
+_MANIFESTS: Dict[Tuple[str, int, int], Dict[str, Any]] = {}
+
+
+def manifest_of(path: Path) -> Dict[str, Any]:
+    """The pack's manifest, its sha256 checked (the first two members only: the runs are not
+    read). Memoised on the file's path, size and modification time."""
+    from .pack import PackError, _sha256, MAX_MANIFEST_BYTES
+
+    st = path.stat()
+    cache = (str(path), st.st_size, st.st_mtime_ns)
+    if cache not in _MANIFESTS:
+        text = digest = None
+        try:
+            with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz, \
+                    tarfile.open(fileobj=gz, mode="r|") as tar:
+                for member in tar:
+                    if member.size > MAX_MANIFEST_BYTES or not member.isfile():
+                        break
+                    data = tar.extractfile(member).read()
+                    if text is None:
+                        if member.name != "manifest.json":
+                            break
+                        text = data
+                    else:
+                        digest = data.decode(errors="replace").strip() if member.name == "manifest.sha256" else None
+                        break
+        except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as exc:
+            raise PackError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from None
+        if text is None or digest != _sha256(text):
+            raise PackError(f"{path} has no manifest matching its sha256: the pack is damaged")
+        _MANIFESTS[cache] = json.loads(text)
+    return _MANIFESTS[cache]
+
+
+def missing_keys(profile: Any, store: RunStore | None = None) -> Tuple[Optional[Path], Set[str]]:
+    """``(shipped pack or None, keys it holds that the store lacks)``: the manifest against the
+    store's folders, nothing verified or imported."""
+    path = shipped_pack(profile)
+    if path is None:
+        return None, set()
+    store = store or RunStore()
+    held = {str(r["key"]) for r in manifest_of(path)["runs"]}
+    return path, held - set(store.keys())
+
+
+def disabled() -> Optional[str]:
+    """Why nothing is imported now (``--fresh``/``--cold`` or ``MLPL_LAB_SHIPPED_PACK=off``), or None."""
+    if os.environ.get(FRESH_ENV):
+        return "every run is retrained (--fresh / --cold)"
+    if os.environ.get(SHIPPED_ENV, "").strip().lower() in ("0", "off", "no", "false"):
+        return f"{SHIPPED_ENV}=off"
+    return None
+
+
+def import_missing(profile: Any, store: RunStore | None = None) -> Optional[Dict[str, Any]]:
+    """Import the shipped pack of ``profile`` when the store lacks any run it holds (verified
+    whole first; a run already in the store is kept). Returns None when there is nothing to do
+    (no pack, nothing missing, or :func:`disabled`), else ``{"imported", "kept", "seconds",
+    "path", "manifest", "line"}`` where ``line`` is the one line to print. A damaged pack raises
+    :class:`ShippedPackError` (nothing written)."""
+    from .pack import PackError, import_pack
+
+    if disabled():
+        return None
+    store = store or RunStore()
+    try:
+        path, lacking = missing_keys(profile, store)
+    except PackError as exc:
+        raise ShippedPackError(f"the shipped course pack: {exc}") from None
+    if path is None or not lacking:
+        return None
+    t0 = time.perf_counter()
+    try:
+        counts = import_pack(path, store)
+    except PackError as exc:
+        raise ShippedPackError(f"the shipped course pack {path}: {exc}") from None
+    seconds = time.perf_counter() - t0
+    manifest = counts["manifest"]
+    kept = counts["kept"]
+    line = (f"[mlpl-lab] the store lacked {len(lacking)} of the {len(manifest['runs'])} runs of the shipped course "
+            f"pack {path.name} ({manifest['name']}): imported {counts['imported']}, verified whole, in "
+            f"{seconds:.1f} s" + (f"; kept the {kept} runs already here (a local run wins)" if kept else "")
+            + f"; {SHIPPED_ENV}=off or `mlpl-lab report --cold` trains instead")
+    return {"imported": counts["imported"], "kept": kept, "seconds": seconds, "path": path,
+            "manifest": manifest, "line": line}
