@@ -8,7 +8,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book
+.PHONY: test test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,36 @@ test-browser: $(STAMP)
 test-gpu: $(STAMP)
 	@$(BIN)/python tests/gpu/require_cuda.py
 	$(BIN)/python -m pytest -q -m gpu tests/gpu $(PYTEST_ARGS)
+
+# issue 49: the GPU check's offline kit (.gpu-kit/: py3.12 wheels the GPU image lacks + the lab's
+# wheel; says its size, fails past 64 MiB with the tree), and benchmarks/gpu/check.sh rehearsed on
+# the CPU in a stand-in image (.gpu-image-venv/: Python 3.12, torch 2.11, from the registry).
+# On a GPU machine with the tree and .gpu-kit/: `bash benchmarks/gpu/check.sh` (offline, <= 9 min)
+gpu-kit:
+	benchmarks/gpu/build_kit.sh
+
+gpu-rehearse: gpu-kit
+	benchmarks/gpu/check.sh --rehearse
+
+# the fast tier (no notebooks, no browser, no GPU) and the shipped cpu pack served with 0 trainings
+# (marker compat), in a second environment: Python 3.12 with torch 2.11 (the GPU image's pair);
+# COMPAT_TORCH picks another pair, COMPAT_VENV another folder. Not in CI (time): run it by hand
+COMPAT_VENV ?= .venv-compat
+COMPAT_TORCH ?= torch==2.11.0 torchvision==0.26.0
+COMPAT_PYTHON ?= $(shell benchmarks/gpu/python312.sh)
+
+$(COMPAT_VENV)/.installed: pyproject.toml
+	rm -rf $(COMPAT_VENV)
+	$(COMPAT_PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install -q $(COMPAT_TORCH)
+	$(COMPAT_VENV)/bin/python -m pip install -q '.[dev]' $(COMPAT_TORCH)
+	$(COMPAT_VENV)/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+test-compat: $(COMPAT_VENV)/.installed
+	cd $(COMPAT_VENV) && bin/python -c 'import sys, torch; print("compat:", sys.version.split()[0], "torch", torch.__version__)'
+	PYTHONPATH=$(CURDIR) $(COMPAT_VENV)/bin/python -m pytest -q -p no:cacheprovider -m 'not notebook and not browser and not gpu and not compat' $(PYTEST_ARGS)
+	PYTHONPATH=$(CURDIR) $(COMPAT_VENV)/bin/python -m pytest -q -p no:cacheprovider -s -m compat tests/test_compat_pack.py
 
 # every notebook under the gpu_shape profile, on the CPU: the gpu profile's code paths (ResNet-18
 # at 64 px, bfloat16 autocast, NHWC, every chapter's gpu design) at small sizes, asserting on the

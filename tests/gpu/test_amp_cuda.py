@@ -1,7 +1,8 @@
 """CUDA AMP on a real device (``make test-gpu``, marker ``gpu``; issue 34): bfloat16 autocast
 without loss scaling where the device has bfloat16 (compute capability 8.0 on: Ampere, Hopper,
 ...), float16 with a GradScaler only on older devices; the run store records the dtype the steps
-used. It needs CUDA and fails (does not skip) without it."""
+used. It needs CUDA and fails (does not skip) without it; ``MLPL_LAB_GPU_TEST_DEVICE=cpu`` runs it
+on the CPU (conftest.py: ``check.sh --rehearse``)."""
 from __future__ import annotations
 
 import pytest
@@ -14,14 +15,13 @@ from mlpl_lab.engine import train as train_mod
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.runner import build_splits, config_of
 
+from gpu_oracle import native_bfloat16
+
 pytestmark = pytest.mark.gpu
 
 
-def test_cuda_amp_autocasts_to_bfloat16_where_the_device_has_it(monkeypatch):
-    if not torch.cuda.is_available():
-        pytest.fail("this test needs CUDA (make test-gpu checks this first)", pytrace=False)
-    # the oracle: native bfloat16 from compute capability 8.0 on (ROCm devices all have it)
-    native = torch.cuda.get_device_capability(0)[0] >= 8 or bool(torch.version.hip)
+def test_cuda_amp_autocasts_to_bfloat16_where_the_device_has_it(monkeypatch, device):
+    native = native_bfloat16(device)
     want = torch.bfloat16 if native else torch.float16
     scalers, casts = [], []
     real_init, real_autocast = torch.amp.GradScaler.__init__, torch.autocast
@@ -38,8 +38,8 @@ def test_cuda_amp_autocasts_to_bfloat16_where_the_device_has_it(monkeypatch):
     monkeypatch.setattr(torch, "autocast", autocast)
     spec = get_profile("smoke").spec("an", epochs=1, probes=[], amp=True)
     s = build_splits(spec, cache=False)
-    r = train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cuda"))
-    assert set(casts) == {("cuda", want, True)}
+    r = train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device=str(device)))
+    assert set(casts) == {(device.type, want, True)}
     assert scalers == [not native]  # loss scaling only in the float16 fallback
     assert torch.isfinite(torch.tensor(r.history[-1]["loss"]))
     assert numeric_environment(spec)["amp_dtype"] == str(want).removeprefix("torch.")

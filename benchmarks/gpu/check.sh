@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The GPU check (issue 49): everything a short, offline GPU window should do, in one command.
+#
+#   benchmarks/gpu/check.sh              on a CUDA machine with Python 3.12 and torch preinstalled
+#                                        (the GPU image), offline; <= 9 min on one H100
+#   benchmarks/gpu/check.sh --rehearse   the same steps on the CPU at CPU sizes, in the stand-in
+#                                        image .gpu-image-venv/ (benchmarks/gpu/image_venv.sh),
+#                                        without network (a network namespace of its own)
+#
+# It needs the kit (`make gpu-kit`: .gpu-kit/, carried with the tree) and installs it into a
+# temporary site folder with pip --no-index --no-deps; the tree itself comes first on PYTHONPATH
+# (the lab reads its notebooks, packs and records there). Then, each step under its own timeout
+# (a hang costs that step only; no step needs another to have succeeded):
+#   1 imports     every module the kit brings and every module of the lab import
+#   2 tests/gpu   bf16 autocast without a GradScaler, NHWC, the split held on the device
+#   3 throughput  the gpu profile's step through fit vs a bare loop: images/s, ratio, share of peak
+#   4 train_run   one gpu-profile run end to end (pretraining, then AN single positive): time, mAP
+#   5 notebook    notebook 02 under the gpu design cut to GPU_CHECK_NB_EPOCHS epochs and
+#                 GPU_CHECK_NB_SEEDS seeds (gpu: 1 and 1), every cell's duration
+#   6 summary     summary.json and a one-screen summary.txt
+# Records: JSON in $OUT when set, else benchmarks/records/gpu/ (rehearsal: .../gpu/rehearsal/).
+# GPU_CHECK_DEADLINE (s, default 540 on the GPU, 1800 rehearsing) caps the steps' limits together.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+MODE=gpu
+[[ ${1:-} == --rehearse ]] && MODE=rehearse
+KIT=${KIT:-$ROOT/.gpu-kit}
+if [[ $MODE == rehearse ]]; then
+    # the stand-in image: built from the registry once (network), reused after
+    benchmarks/gpu/image_venv.sh .gpu-image-venv || exit 1
+    PY=$ROOT/.gpu-image-venv/bin/python
+    RECORDS=${OUT:-$ROOT/benchmarks/records/gpu/rehearsal}
+    DEADLINE=${GPU_CHECK_DEADLINE:-1800}
+    # the rest runs without network, as on the GPU machine (root: a network namespace of its own)
+    if [[ -z ${GPU_CHECK_OFFLINE:-} ]] && unshare -n true 2>/dev/null; then
+        exec env GPU_CHECK_OFFLINE=netns unshare -n "$0" "$@"
+    fi
+else
+    PY=${PYTHON:-$(command -v python3.12 || command -v python3)}
+    RECORDS=${OUT:-$ROOT/benchmarks/records/gpu}
+    DEADLINE=${GPU_CHECK_DEADLINE:-540}
+fi
+[[ -d $KIT ]] || { echo "check.sh: no kit at $KIT (make gpu-kit, then carry .gpu-kit/ with the tree)" >&2; exit 2; }
+mkdir -p "$RECORDS/logs"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+SITE=$WORK/site
+export MLPL_LAB_DATA=$WORK/data MLPL_LAB_PROGRESS=0 PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH=$ROOT:$SITE${PYTHONPATH:+:$PYTHONPATH}
+export GPU_CHECK_MODE=$MODE GPU_CHECK_OUT=$RECORDS
+[[ $MODE == rehearse ]] && export MLPL_LAB_GPU_TEST_DEVICE=cpu
+START=$(date +%s)
+STEPS=$RECORDS/steps.tsv
+printf 'step\texit\tseconds\tlimit_s\n' > "$STEPS"
+
+# step NAME LIMIT_S CMD...: CMD under `timeout` (LIMIT_S, less when the deadline is nearer), its
+# output in logs/NAME.log (its last lines on the screen); its exit status and seconds in steps.tsv
+step() {
+    local name=$1 limit=$2; shift 2
+    local left=$((DEADLINE - ($(date +%s) - START)))
+    (( limit > left )) && limit=$left
+    if (( limit < 5 )); then
+        printf '%s\tskipped\t0\t%s\n' "$name" "$limit" >> "$STEPS"; echo "== $name: skipped (deadline)"; return
+    fi
+    echo "== $name (limit ${limit} s)"
+    local t0=$(date +%s.%N) rc
+    timeout -k 10 "$limit" "$@" > "$RECORDS/logs/$name.log" 2>&1
+    rc=$?
+    tail -n 4 "$RECORDS/logs/$name.log"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')" \
+        "$limit" >> "$STEPS"
+}
+
+L() { [[ $MODE == gpu ]] && echo "$1" || echo "$2"; }   # a step's limit: gpu, rehearse
+G=benchmarks/gpu
+step install "$(L 30 120)" "$PY" -m pip install -q --no-index --no-deps --disable-pip-version-check \
+    --no-warn-conflicts --target "$SITE" "$KIT"/*.whl
+step imports "$(L 30 120)" "$PY" $G/step_imports.py
+step tests_gpu "$(L 60 300)" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" -m gpu --timeout 300 \
+    --junitxml "$RECORDS/tests_gpu.xml" tests/gpu/test_amp_cuda.py tests/gpu/test_device_paths.py
+step throughput "$(L 60 300)" "$PY" $G/step_throughput.py
+step train_run "$(L 210 600)" "$PY" $G/step_train.py
+NB_BUDGET=$(L 120 480)
+step notebook "$((NB_BUDGET + 10))" "$PY" $G/step_notebook.py --budget "$NB_BUDGET" \
+    ${GPU_CHECK_NB_EPOCHS:+--epochs $GPU_CHECK_NB_EPOCHS} ${GPU_CHECK_NB_SEEDS:+--seeds $GPU_CHECK_NB_SEEDS}
+DEADLINE=$((DEADLINE + 15)) step summary 15 "$PY" $G/summary.py --wall "$(( $(date +%s) - START ))"
+cat "$RECORDS/summary.txt" 2>/dev/null
+rm -rf "$WORK"
+# exit 0 only when every step passed
+awk -F'\t' 'NR > 1 && $2 != "0" {bad = 1} END {exit bad}' "$STEPS"

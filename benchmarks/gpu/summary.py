@@ -1,0 +1,96 @@
+"""check.sh step 6: every step's exit status and seconds (steps.tsv), the pytest counts
+(tests_gpu.xml) and the figures of the steps' JSON records, gathered into ``summary.json`` and a
+one-screen ``summary.txt`` in the records folder. A step that failed or ran out of time shows as
+such; its figures are absent, never filled in."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import xml.etree.ElementTree as ET
+
+from _common import MODE, OUT, environment
+
+
+def load(name):
+    p = OUT / f"{name}.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def pytest_counts():
+    p = OUT / "tests_gpu.xml"
+    if not p.exists():
+        return None
+    root = ET.parse(p).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    counts = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
+    counts["passed"] = counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"]
+    return counts
+
+
+def fmt(v, spec=",.0f"):
+    return "-" if v is None else format(v, spec)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--wall", type=float, help="seconds since check.sh started")
+    args = ap.parse_args()
+    with open(OUT / "steps.tsv") as f:
+        steps = list(csv.DictReader(f, delimiter="\t"))
+    tests, imp, thr, run, nb = pytest_counts(), load("imports"), load("throughput"), load("train_run"), load("notebook")
+    env = environment()
+    summary = {"mode": MODE, "wall_seconds_before_summary": args.wall, "steps": steps, "tests_gpu": tests,
+               "imports_failed": None if imp is None else sorted(imp["failed"]),
+               "throughput": None if thr is None else {k: thr.get(k) for k in (
+                   "fit_images_per_s", "bare_images_per_s", "fit_over_bare", "fit_tflops", "bare_tflops",
+                   "fit_share_of_peak", "bare_share_of_peak", "bf16_dense_peak_tflops",
+                   "fit_profile_layout_images_per_s", "nhwc_over_profile_layout", "autocast_dtype")},
+               "train_run": None if run is None else {k: run.get(k) for k in (
+                   "profile", "wall_seconds", "test_mAP", "best_epoch", "converged")} | {
+                   "pretraining_seconds": (run.get("pretraining") or {}).get("wall_seconds"),
+                   "an_seconds": run["an"]["wall_seconds"]},
+               "notebook": None if nb is None else {k: nb.get(k) for k in (
+                   "notebook", "profile", "epochs", "seeds", "completed", "wall_seconds", "cells_run")},
+               "environment": env}
+    (OUT / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    lines = [f"GPU check ({'REHEARSAL on the CPU, CPU sizes' if MODE == 'rehearse' else 'gpu'}): "
+             f"{env['device']}, Python {env['python']}, torch {env['torch']}, commit {env['commit']}",
+             "steps: " + "  ".join(f"{s['step']} {'ok' if s['exit'] == '0' else 'TIMEOUT' if s['exit'] in ('124', '137') else 'FAIL(' + s['exit'] + ')'} {s['seconds']}s"
+                                  for s in steps)]
+    if args.wall is not None:
+        lines.append(f"wall before the summary: {args.wall:.0f} s")
+    if imp is not None:
+        lines.append(f"imports: {len(imp['distributions'])} distributions, {imp['lab_modules_imported']} lab modules; "
+                     f"failed: {', '.join(sorted(imp['failed'])) or 'none'}")
+    if tests is not None:
+        lines.append(f"tests/gpu: {tests['passed']} passed, {tests['failures'] + tests['errors']} failed, "
+                     f"{tests['skipped']} skipped")
+    if thr is not None:
+        share = thr.get("fit_share_of_peak")
+        lines.append(f"step ({thr['profile']}, {thr['model']}, {thr['image_size']} px, batch {thr['batch_size']}, "
+                     f"{thr['autocast_dtype']}, NHWC): fit {fmt(thr['fit_images_per_s'])} images/s, bare "
+                     f"{fmt(thr['bare_images_per_s'])} images/s, fit/bare {thr['fit_over_bare']:.2f}; "
+                     f"{thr['fit_tflops']:.2f} TFLOP/s" + (f" = {share:.1%} of the {thr['bf16_dense_peak_tflops']:.0f} "
+                                                          "TFLOP/s dense bf16 peak" if share else ""))
+        if thr.get("fit_profile_layout_images_per_s"):
+            lines.append(f"  fit in the profile's own layout (NCHW): {fmt(thr['fit_profile_layout_images_per_s'])} "
+                         f"images/s (NHWC/NCHW {thr['nhwc_over_profile_layout']:.2f})")
+    if run is not None:
+        pre = run.get("pretraining") or {}
+        lines.append(f"one {run['profile']} run end to end: {run['wall_seconds']:.0f} s (pretraining "
+                     f"{fmt(pre.get('wall_seconds'), '.0f')} s, AN {run['an']['wall_seconds']:.0f} s, "
+                     f"{run['an']['epochs']} epochs); test mAP {run['test_mAP']:.2f} at epoch {run['best_epoch']}")
+    if nb is not None:
+        slow = sorted((c for c in nb["cells"] if c["duration"] is not None), key=lambda c: -c["duration"])[:3]
+        lines.append(f"notebook {nb['notebook']} under {nb['profile']} ({nb['epochs']} epochs, seeds {nb['seeds']}): "
+                     f"{'completed' if nb['completed'] else 'STOPPED'} in {nb['wall_seconds']:.0f} s, "
+                     f"{nb['cells_run']} cells; slowest " + ", ".join(
+                         f"#{c['index']} {c['duration']:.0f}s" for c in slow))
+    text = "\n".join(lines) + "\n"
+    (OUT / "summary.txt").write_text(text)
+    print(f"wrote {OUT / 'summary.json'}")
+
+
+if __name__ == "__main__":
+    main()
