@@ -173,8 +173,13 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
 
         from .reporting.html_export import report_html
 
-        body = report_html(nbformat.read(str(executed), as_version=4), out_dir)
+        from .reporting.report import strip_records, write_record_csvs
+
+        nb = nbformat.read(str(executed), as_version=4)
+        strip_records(nb)  # the records stay in the .ipynb; the HTML draws no empty area for them
+        body = report_html(nb, out_dir)
         (out_dir / (path.stem + ".html")).write_text(body, encoding="utf-8")
+        write_record_csvs(executed, out_dir)  # the full tables the notebook shows compacted
     return executed
 
 

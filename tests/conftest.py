@@ -16,6 +16,14 @@ os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
 # inherit this environment), so tests never read or write the user's data/ folder
 _DATA = tempfile.mkdtemp(prefix="mlpl-lab-test-data-")
 os.environ["MLPL_LAB_DATA"] = _DATA
+# the notebooks' kernels start with tests/figure_watch.py: after each cell it writes what every
+# figure shows (overlapping tick labels, legend colours, axis labels) to FIGURE_CHECK_LOG, which
+# executed_notebooks points at one file per notebook (tests/test_readable.py reads them)
+_IPYTHONDIR = Path(_DATA) / "ipython"
+(_IPYTHONDIR / "profile_default" / "startup").mkdir(parents=True)
+shutil.copy(Path(__file__).with_name("figure_watch.py"),
+            _IPYTHONDIR / "profile_default" / "startup" / "00-figure-watch.py")
+os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
 
 
 #: the environment variables through which the lab's code and its workers talk to each other
@@ -65,8 +73,13 @@ def executed_notebooks(tmp_path_factory):
         if name not in cache:
             path = NOTEBOOKS / name
             assert path.exists(), f"missing notebook {path}"
-            executed = execute_notebook(path, out, profile="smoke", html=True, timeout=600)
+            os.environ["FIGURE_CHECK_LOG"] = str(out / f"{path.stem}.figures.jsonl")
+            try:
+                executed = execute_notebook(path, out, profile="smoke", html=True, timeout=600)
+            finally:
+                os.environ.pop("FIGURE_CHECK_LOG", None)
             cache[name] = read_records(executed)
         return cache[name]
 
+    run.out = out  # the executed notebooks, their HTML and figure logs (<stem>.figures.jsonl)
     return run

@@ -231,17 +231,47 @@ def styled(frame, caption: str, *, percent: Union[bool, Iterable[Any], None] = N
         {"selector": "th", "props": "text-align: left;"}])
     if numeric_cols:
         st = st.set_properties(subset=pd.IndexSlice[:, numeric_cols], **{"text-align": "right"})
-    for ax in (0, 1):  # labels that are numbers (a grid's values): as written, never 0.012000
-        st = st.format_index(_label_text, axis=ax)
+    for ax in (0, 1):  # labels that are numbers (a grid's values): as written, never 0.012000;
+        st = st.format_index(_label_text, axis=ax)  # names in words (header_words), never snake_case
     return st
 
 
+#: record keys and code names -> the words a table header or an axis label shows (the records
+#: keep the keys; only the display reads these)
+WORDS = {
+    "val_mAP": "validation mAP (%)", "test_mAP": "test mAP (%)", "train_mAP": "training mAP (%)",
+    "val_CF1": "validation CF1 (%)", "test_CF1": "test CF1 (%)", "val_OF1": "validation OF1 (%)",
+    "test_OF1": "test OF1 (%)", "peak_memory_mib": "peak memory (MiB)", "seconds_vs_AN": "time vs AN (×)",
+    "memory_vs_AN": "peak memory vs AN (×)", "train_seconds": "training time (s)",
+    "epoch_seconds": "time per epoch (s)", "mean_rank": "mean rank", "tau_h": "τ_h", "tau_l": "τ_l",
+    "train_ap_mean": "mean AP of the training predictions (0–1)", "used_f": "samples used by f",
+    "used_g": "samples used by g", "disagree_fraction": "share of the batch in disagreement",
+    "branch_empty": "steps without disagreement (share)", "branch_disagree": "steps on the disagreement (share)",
+    "train_frequency": "share of training images", "lac_an_ratio": "LAC / AN loss ratio",
+    "lac_contrast_pairs": "contrastive pairs per batch",
+}
+_SNAKE = re.compile(r"^[A-Za-z][A-Za-z0-9.]*(_[A-Za-z0-9.]+)+$")
+
+
+def header_words(name: Any) -> str:
+    """A column or row name as a reader reads it: :data:`WORDS` for the keys it knows, else a
+    snake_case key with its underscores as spaces (``share_below_0.1`` -> ``share below 0.1``);
+    a name with a one-letter part (``R_h``, ``E_k``: a symbol's subscript) or with spaces is kept."""
+    text = str(name)
+    if text in WORDS:
+        return WORDS[text]
+    if _SNAKE.match(text) and all(len(part) > 1 for part in text.split("_")):
+        return text.replace("_", " ")
+    return text
+
+
 def _label_text(v: Any) -> str:
-    """A row or column label: a number as short as it is exact (``0.012``, ``0.55``, ``1``)."""
+    """A row or column label: a number as short as it is exact (``0.012``, ``0.55``, ``1``), a
+    name in words (:func:`header_words`)."""
     if _is_number(v) and not _missing(v):
         x = float(v)
         return str(int(x)) if x.is_integer() else f"{x:g}"
-    return str(v)
+    return header_words(v)
 
 
 def _best_cells(values, halves, shown, lower: bool) -> list:
@@ -356,3 +386,44 @@ def fields_table(obj: Any, caption: str, skip: Sequence[str] = ()):
     frame = pd.DataFrame({"value": pd.Series(rows, dtype=object)})
     frame.index.name = "field"
     return styled(frame, caption, best=False)
+
+
+#: the most rows and columns a table a notebook shows may have; a longer or wider one becomes a
+#: plot or a compact summary (the full table stays in the record and its CSV)
+MAX_ROWS = 20
+MAX_COLUMNS = 12
+
+
+def spaced(labels: Sequence[Any], at_most: int = 10) -> list:
+    """At most ``at_most`` of ``labels``, evenly spaced, the first and the last always among them
+    (the epochs a compact per-epoch table shows)."""
+    labels = list(labels)
+    if len(labels) <= at_most:
+        return labels
+    picks = sorted({int(round(i * (len(labels) - 1) / (at_most - 1))) for i in range(at_most)})
+    return [labels[i] for i in picks]
+
+
+def compact_rows(frame, caption: str, *, at_most: int = 10, record: str | None = None, **style):
+    """:func:`styled` of ``frame`` with at most ``at_most`` evenly spaced rows (first and last
+    kept) when it has more than :data:`MAX_ROWS`; the caption then says which rows it shows and
+    where the full table is (``record``: the notebook record that holds it)."""
+    rows = spaced(frame.index, at_most) if len(frame) > MAX_ROWS else list(frame.index)
+    if len(rows) < len(frame):
+        where = f"; every row is in the record `{record}` (and its CSV)" if record else ""
+        caption = (caption.rstrip(". ") + f". Shown: {len(rows)} of the {len(frame)} rows, evenly "
+                   f"spaced, the first and the last among them{where}.")
+        frame = frame.loc[rows]
+    return styled(frame, caption, **style)
+
+
+def compact_columns(frame, caption: str, *, at_most: int = 10, record: str | None = None, **style):
+    """:func:`compact_rows` for columns: at most ``at_most`` evenly spaced columns of a frame
+    wider than :data:`MAX_COLUMNS` (a per-epoch table with the epochs as columns)."""
+    cols = spaced(frame.columns, at_most) if frame.shape[1] > MAX_COLUMNS else list(frame.columns)
+    if len(cols) < frame.shape[1]:
+        where = f"; every column is in the record `{record}` (and its CSV)" if record else ""
+        caption = (caption.rstrip(". ") + f". Shown: {len(cols)} of the {frame.shape[1]} columns, "
+                   f"evenly spaced, the first and the last among them{where}.")
+        frame = frame[cols]
+    return styled(frame, caption, **style)

@@ -546,11 +546,26 @@ def protocol_view(profile):
 
 
 def rows_view():
-    """:func:`rows_table` with its caption."""
+    """:func:`rows_table` with its caption, one row per chapter (26 rows read as a wall): the
+    chapter's methods (registered names in brackets), where they apply, and the notes of those
+    that leave the protocol."""
+    import pandas as pd
+
     from ..analysis.display import styled
 
-    return styled(rows_table(), "Every row of the benchmark: its registered method, the chapter that teaches "
-                  "it, the regimes it applies to and where it leaves the protocol.", best=False)
+    t = rows_table()
+    grouped = {}
+    for chapter, part in t.groupby("chapter", sort=True):
+        grouped[chapter] = {
+            "methods (registered as)": ", ".join(f"{m} ({r})" for m, r in part["registered as"].items()),
+            "applies to": "; ".join(f"{m}: {a}" for m, a in part["applies to"].items() if a != "every regime")
+                          or "every regime",
+            "notes": "; ".join(f"{m}: {n}" for m, n in part["note"].items() if n) or "—"}
+    frame = pd.DataFrame.from_dict(grouped, orient="index")
+    frame.index.name = "chapter"
+    return styled(frame, f"The {len(t)} rows of the benchmark by the chapter that teaches them: each method "
+                  "with its registered name, the regimes it applies to (every regime unless named) and "
+                  "where it leaves the protocol.", best=False)
 
 
 METRIC_WHAT = {"mAP": "Test mAP (%)", "CF1": "Test CF1 (per-class F1 at 0.5, %)",

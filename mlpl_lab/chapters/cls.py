@@ -479,12 +479,13 @@ def heads_view(heads):
 
 def trace_view(trace):
     """:func:`coteaching_plus_trace` as the notebook shows it."""
-    from ..analysis.display import styled
+    from ..analysis.display import compact_rows
 
-    return styled(trace, "Co-teaching+ per epoch (first seed): the share of the batch on which the two "
-                  "networks disagree, the share of steps on each branch, the samples each network was "
-                  "updated on per step and the clean validation mAP (%).",
-                  percent=["val_mAP"], counts=["used_f", "used_g"], best=False)
+    return compact_rows(trace, "Co-teaching+ per epoch (first seed): the share of the batch on which the two "
+                        "networks disagree, the share of steps on each branch, the samples each network was "
+                        "updated on per step and the clean validation mAP (%).",
+                        record="coteaching_plus_trace", percent=["val_mAP"], counts=["used_f", "used_g"],
+                        best=False)
 
 
 def selection_view(summary):
@@ -495,6 +496,47 @@ def selection_view(summary):
                   "and runs): precision and recall (%) of the removal against the true labels, the labels "
                   "removed, and for sample selection the clean labels lost per dropped image.",
                   counts=["epoch", "removed labels", "observed positives lost"], best=False)
+
+
+def sweep_coverage(design: CLSDesign) -> str:
+    """What the sensitivity sweeps (Figs. 7-8) of ``design`` cover, in one sentence computed from
+    its grids: under cpu and smoke each sweep holds only its reused points (0, the ablation run,
+    and the paper's value, the table's CLS run), so it draws no curve; the gpu grids are named."""
+    from ..profiles import get_profile
+
+    center = design.cls_hparams(design.study_regime)
+    gpu = chapter_design(get_profile("gpu"))
+
+    def values(grid):
+        return "{" + ", ".join(f"{v:g}" for v in grid) + "}"
+
+    parts = []
+    for name, grid, gpu_grid in (("tau_h", design.tau_h_grid, gpu.tau_h_grid),
+                                 ("tau_l", design.tau_l_grid, gpu.tau_l_grid)):
+        symbol = "τ_h" if name == "tau_h" else "τ_l"
+        new = [v for v in grid if v not in (0, center[name])]
+        if new:
+            parts.append(f"the {symbol} sweep covers {values(grid)} ({len(grid)} values, {len(new)} trained for it)")
+        else:
+            parts.append(f"the {symbol} sweep holds only {values(grid)}: 0 is the ablation run "
+                         f"({'CLS-H' if name == 'tau_h' else 'CLS-L'}) and {center[name]:g} the table's CLS run"
+                         + ("" if tuple(gpu_grid) == tuple(grid) else f" (the gpu profile sweeps {values(gpu_grid)})"))
+    return f"Under the {design.profile} profile, " + "; ".join(parts) + "."
+
+
+def sensitivity_figures(design: CLSDesign, sens_h, sens_l, reference: float | None = None):
+    """Figs. 7-8 as far as the design's sweeps go: the sentence of :func:`sweep_coverage`, then a
+    curve of test mAP against each τ whose sweep has three values or more (a line through the
+    two reused points would only repeat the ablation). Returns the axes drawn (possibly none)."""
+    from ..viz.cls_plots import plot_sensitivity
+
+    print(sweep_coverage(design))
+    drawn = []
+    for table, name, fig in ((sens_h, "τ_h", 7), (sens_l, "τ_l", 8)):
+        if len(table) >= 3:
+            drawn.append(plot_sensitivity(table, reference=reference,
+                                          title=f"test mAP vs {name} (Fig. {fig})"))
+    return drawn
 
 
 def sensitivity_view(sens_h, sens_l):

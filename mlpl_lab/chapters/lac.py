@@ -418,12 +418,20 @@ def stage2_start_view(start):
 def ratio_view(ratio_table):
     """The per-epoch ``loss_lac / loss_an`` ratio and contrasted pairs (index run × quantity,
     columns epochs) as one row per run, the pairs as integers."""
-    from ..analysis.display import styled
+    from ..analysis.display import MAX_COLUMNS, spaced, styled
 
     t = ratio_table.unstack("quantity").swaplevel(axis=1).sort_index(axis=1)
     t.columns.names = ["quantity", "epoch"]
+    epochs = sorted({c[1] for c in t.columns})
+    quantities = sorted({c[0] for c in t.columns})
+    # at most MAX_COLUMNS columns: evenly spaced epochs (the first and last kept) per quantity
+    shown = spaced(epochs, max(2, MAX_COLUMNS // max(1, len(quantities))))
+    note = ("" if len(shown) == len(epochs) else
+            f" Shown: epochs {', '.join(map(str, shown))} of 1–{max(epochs)}; every epoch is in the "
+            "record `lac_an_ratio_per_epoch` (and its CSV).")
+    t = t[[c for c in t.columns if c[1] in shown]]
     return styled(t, "Per epoch (mean over seeds): LAC's contrastive loss over AN's (lac_an_ratio) and the "
-                  "contrasted pairs per step (lac_contrast_pairs); — the run has no such epoch.",
+                  "contrasted pairs per step (lac_contrast_pairs); — the run has no such epoch." + note,
                   counts=[c for c in t.columns if c[0] == "lac_contrast_pairs"], best=False)
 
 

@@ -174,12 +174,13 @@ def ablation_view(results, metric: str = "test_mAP"):
 
 def correction_view(log):
     """:func:`mlpl_lab.analysis.opml_diagnostics.correction_log` as the notebook shows it."""
-    from ..analysis.display import styled
+    from ..analysis.display import compact_rows
 
-    return styled(log, "OPML-SP's label correction per epoch (first seed): the mean AP of the training "
-                  "predictions (train_ap_mean, 0–1), the labels corrected in the epoch and in total, and "
-                  "the share of corrections that were true positives (— where nothing was logged).",
-                  counts=[c for c in log.columns if c.startswith("corrected")], best=False)
+    return compact_rows(log, "OPML-SP's label correction per epoch (first seed): the mean AP of the training "
+                        "predictions (0–1), the labels corrected in the epoch and in total, and "
+                        "the share of corrections that were true positives (— where nothing was logged).",
+                        record="correction_log", counts=[c for c in log.columns if c.startswith("corrected")],
+                        best=False)
 
 
 def localisation_view(loc, where: str):

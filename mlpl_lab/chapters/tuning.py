@@ -111,6 +111,25 @@ def tuning_frame(record: Mapping[str, Any]):
     return pd.DataFrame(rows).set_index(["method", "trial"]) if rows else pd.DataFrame()
 
 
+def tuning_summary(record: Mapping[str, Any]):
+    """The record in one row per method (what a notebook shows when :func:`tuning_frame` is
+    longer than a screen): the trials run, the setting kept and its validation mAP, and the
+    other trials' settings with theirs."""
+    import pandas as pd
+
+    rows = {}
+    for label, r in record.items():
+        trials, chosen = r["trials"], r["chosen"]
+        rows[label] = {"trials": len(trials), "kept setting": _describe(trials[chosen]["params"]),
+                       "its val mAP": trials[chosen]["val_mAP"],
+                       "the other trials (val mAP)": "; ".join(
+                           f"{_describe(t['params'])} ({t['val_mAP']:.1f})"
+                           for i, t in enumerate(trials) if i != chosen) or "—"}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "method"
+    return frame
+
+
 def _describe(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "paper default"
 

@@ -44,27 +44,55 @@ def _is_scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, bool, int, float))
 
 
+#: a flat record with more entries than this reads as a summary line, not as every value
+MAX_ITEMS = 12
+
+
 def readable(name: str, plain: Any) -> Dict[str, str]:
-    """How a record reads in a report: a short line for a number or a flat dict, a table for a
-    dict of flat dicts (``text/plain`` and ``text/html``), a shortened repr otherwise."""
+    """How a record reads in a report, its name in words (``GR_minus_AN`` reads "GR minus AN"):
+    a short line for a number or a flat dict of at most :data:`MAX_ITEMS` entries; a summary line
+    (how many values, the first and the last, the range) for a longer one; a table in the lab's
+    style for a dict of flat dicts, compacted to at most
+    :data:`~mlpl_lab.analysis.display.MAX_ROWS` rows and
+    :data:`~mlpl_lab.analysis.display.MAX_COLUMNS` columns (``text/plain`` and ``text/html``);
+    a shortened repr otherwise. The record itself keeps every value."""
+    from ..analysis.display import header_words
+
+    title = header_words(name)
     if _is_scalar(plain):
-        return {"text/plain": f"{name}: {_fmt(plain)}"}
+        return {"text/plain": f"{title}: {_fmt(plain)}"}
     if isinstance(plain, dict) and all(_is_scalar(v) for v in plain.values()):
-        return {"text/plain": f"{name}: " + " · ".join(f"{k} {_fmt(v)}" for k, v in plain.items())}
+        if len(plain) <= MAX_ITEMS:
+            return {"text/plain": f"{title}: " + " · ".join(f"{header_words(k)} {_fmt(v)}"
+                                                              for k, v in plain.items())}
+        keys = list(plain)
+        numbers = [v for v in plain.values() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and math.isfinite(v)]
+        span = f"; from {_fmt(min(numbers))} to {_fmt(max(numbers))}" if numbers else ""
+        return {"text/plain": f"{title}: {len(keys)} values, {keys[0]}: {_fmt(plain[keys[0]])} … "
+                              f"{keys[-1]}: {_fmt(plain[keys[-1]])}{span} (every value is in the record "
+                              f"`{name}`)"}
     if isinstance(plain, dict) and plain and all(
             isinstance(v, dict) and all(_is_scalar(x) for x in v.values()) for v in plain.values()):
         import pandas as pd
 
+        from ..analysis.display import MAX_COLUMNS, compact_rows, spaced
+
         frame = pd.DataFrame.from_dict(plain, orient="index")
-        frame = frame.map(lambda x: round(x, 2) if isinstance(x, float) else x)
-        return {"text/plain": f"{name}:\n{frame.to_string()}",
-                "text/html": f"<p><b>{name}</b></p>{frame.to_html()}"}
+        caption = f"{title} (the record `{name}`)"
+        if frame.shape[1] > MAX_COLUMNS:
+            cols = spaced(frame.columns, MAX_COLUMNS - 2)
+            caption += (f". Shown: {len(cols)} of its {frame.shape[1]} columns, evenly spaced, the first "
+                        "and the last among them")
+            frame = frame[cols]
+        st = compact_rows(frame, caption, record=name, best=False)
+        return {"text/plain": f"{title}:\n{st.data.to_string()}", "text/html": st.to_html()}
     if isinstance(plain, dict) and plain and all(isinstance(v, dict) for v in plain.values()):
         flat = _flatten_rows(plain)
         if flat is not None:  # deeper nesting: rows keyed "a / b"
             return readable(name, flat)
     text = repr(plain)
-    return {"text/plain": f"{name}: {text[:300]}{' …' if len(text) > 300 else ''}"}
+    return {"text/plain": f"{title}: {text[:300]}{' …' if len(text) > 300 else ''}"}
 
 
 def _flatten_rows(d: Dict[str, Any], prefix: str = ""):
@@ -96,7 +124,9 @@ def record(name: str, value: Any, show: bool = True) -> Any:
         # NaN and infinity are not JSON: jupyter_client would warn in the notebook and send them
         # as the strings "nan" / "inf". As one JSON text they come back as floats (read_records).
         item = text
-    shown = readable(name, plain) if show else {"text/plain": ""}
+    # show=False: the record alone, no text/plain, so neither JupyterLab nor the HTML report
+    # draws an (empty) output area for it; read_records finds it by its MIME type
+    shown = readable(name, plain) if show else {}
     display({RECORD_MIME: item, **shown}, raw=True)
     return value
 
@@ -116,6 +146,54 @@ def read_records(path) -> Dict[str, Any]:
                     item = json.loads(item)
                 out[item["name"]] = item["value"]
     return out
+
+
+def record_frame(value: Any):
+    """A record as a table (a pandas DataFrame), or None when it is not one: a dict of flat dicts
+    (rows; deeper nesting keyed "a / b") or a flat dict of more than :data:`MAX_ITEMS` values
+    (one column, ``value``)."""
+    import pandas as pd
+
+    if not isinstance(value, dict) or not value:
+        return None
+    if all(_is_scalar(v) for v in value.values()):
+        return pd.DataFrame({"value": pd.Series(value, dtype=object)}) if len(value) > MAX_ITEMS else None
+    rows = value if all(isinstance(v, dict) and all(_is_scalar(x) for x in v.values())
+                        for v in value.values()) else (_flatten_rows(value) if all(
+                            isinstance(v, dict) for v in value.values()) else None)
+    return pd.DataFrame.from_dict(rows, orient="index") if rows else None
+
+
+def strip_records(nb) -> int:
+    """Drop from a notebook (an nbformat node or dict, changed in place) every output that holds
+    only a record (``record(..., show=False)``: nothing to read), so its HTML export draws no
+    empty output area for it. The executed ``.ipynb`` keeps them (:func:`read_records`). Returns
+    how many outputs were dropped."""
+    n = 0
+    for cell in nb["cells"]:
+        outputs = cell.get("outputs")
+        if not outputs:
+            continue
+        kept = [o for o in outputs if set(o.get("data", {}) or {}) != {RECORD_MIME}]
+        n += len(outputs) - len(kept)
+        cell["outputs"] = kept
+    return n
+
+
+def write_record_csvs(executed, out_dir) -> list:
+    """Every record of the executed notebook that is a table (:func:`record_frame`) as
+    ``<notebook>_<record>.csv`` in ``out_dir``: the full tables a notebook shows compacted.
+    Returns the paths written."""
+    out = Path(out_dir)
+    paths = []
+    for name, value in read_records(executed).items():
+        frame = record_frame(value)
+        if frame is None:
+            continue
+        path = out / f"{Path(executed).stem}_{name}.csv"
+        frame.to_csv(path)
+        paths.append(path)
+    return paths
 
 
 class NotebookFailed(RuntimeError):

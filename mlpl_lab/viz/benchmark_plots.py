@@ -10,6 +10,8 @@ import numpy as np
 import seaborn as sns
 
 from ..analysis.benchmark import is_false
+from .layout import spread_tick_labels
+from .palette import colours_for
 
 
 def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP (mean over seeds)"):
@@ -23,7 +25,7 @@ def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP 
     if converged is not None:
         annot = annot + converged.reindex_like(mean).map(lambda c: " †" if is_false(c) else "")
     sns.heatmap(mean.astype(float), annot=annot, fmt="", cmap="viridis", ax=ax,
-                cbar_kws={"label": "mAP"}, linewidths=0.5, linecolor="white")
+                cbar_kws={"label": "test mAP (%)"}, linewidths=0.5, linecolor="white")
     ax.set_facecolor("#dddddd")
     ax.set_xlabel("")
     ax.set_ylabel("")
@@ -43,10 +45,11 @@ def plot_ranks(rank, ax=None):
     ax.set_xlim(0.5, max(k, 2) + 0.5)
     ax.set_ylim(-(k + 1), 2.2)
     ax.axhline(0, c="k", lw=1)
+    colours = colours_for([str(m) for m in table.index])  # one colour per method (viz.palette)
     for i, (m, r) in enumerate(zip(table.index, ranks)):
         y = -(i + 1)
-        ax.plot([r, r], [0, y], c="C0", lw=0.8)
-        ax.plot(r, 0, "o", c="C0")
+        ax.plot([r, r], [0, y], c=colours[str(m)], lw=0.8)
+        ax.plot(r, 0, "o", c=colours[str(m)])
         ax.text(r + 0.05, y, f"{m} ({r:.2f})", va="center", fontsize=8)
     if math.isfinite(cd):
         ax.plot([1, 1 + cd], [1.4, 1.4], c="k", lw=2)
@@ -99,21 +102,25 @@ def plot_gap(gap, lo=None, hi=None, ax=None):
 
 
 def plot_per_class(gain, regime: str, ax=None):
-    """Per-class AP gain over AN, classes sorted from rare to frequent (training frequency)."""
+    """Per-class AP gain over AN, classes sorted from rare to frequent (training frequency).
+    The class names run vertically under the bars (with the share of training images holding the
+    class), so the labels of 20 neighbouring classes never overlap."""
     methods = [c for c in gain.columns if c != "train_frequency"]
     g = gain.sort_values("train_frequency") if "train_frequency" in gain else gain
-    ax = ax or plt.subplots(figsize=(max(6, 0.45 * len(g) + 2), 3.6))[1]
+    ax = ax or plt.subplots(figsize=(max(6, 0.45 * len(g) + 2), 4.4))[1]
     x = np.arange(len(g))
     w = 0.8 / max(1, len(methods))
+    colours = colours_for([str(m) for m in methods])  # one colour per method (viz.palette)
     for i, m in enumerate(methods):
-        ax.bar(x + (i - (len(methods) - 1) / 2) * w, g[m], w, label=m)
-    labels = [f"{c}\n{f:.0%}" for c, f in zip(g.index, g["train_frequency"])] if "train_frequency" in g \
-        else list(g.index)
-    ax.set_xticks(x, labels, fontsize=7)
+        ax.bar(x + (i - (len(methods) - 1) / 2) * w, g[m], w, label=m, color=colours[str(m)])
+    labels = [f"{c} ({f:.0%})" for c, f in zip(g.index, g["train_frequency"])] if "train_frequency" in g \
+        else [str(c) for c in g.index]
+    ax.set_xticks(x, labels, fontsize=7, rotation=90)
     ax.axhline(0, c="k", lw=0.8)
-    ax.set_ylabel("AP − AN's AP")
-    ax.set_title(f"{regime}: which classes gain (rare → frequent; % = share of train images)")
+    ax.set_ylabel("AP − AN's AP (points)")
+    ax.set_title(f"{regime}: which classes gain (rare → frequent; % = share of train images)", fontsize=10)
     ax.legend(fontsize=8)
+    spread_tick_labels(ax, "x", rotations=(90,))
     return ax
 
 
@@ -128,7 +135,7 @@ def plot_cost(cost, ax=None):
         ax.barh(y + (i - (len(cols) - 1) / 2) * h, cost[c].astype(float), h, label=names[c])
     ax.axvline(1.0, c="k", lw=0.8, ls="--")
     ax.set_yticks(y, cost.index)
-    ax.set_xlabel("relative to AN (1 = AN)")
+    ax.set_xlabel("cost relative to AN (1 = AN's)")
     ax.legend(fontsize=8)
     ax.set_title("training cost")
     return ax

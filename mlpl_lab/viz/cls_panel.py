@@ -13,8 +13,8 @@ from typing import Dict
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..methods.selection import (co_label_selection, label_selection_counts, negative_entry_loss,
-                                 reserve_rate, reserve_schedule)
+from ..methods.selection import (LabelSelection, co_label_selection, label_selection_counts,
+                                 negative_entry_loss, reserve_rate, reserve_schedule)
 from .cls_plots import plot_schedules, plot_selection_batch
 from ..methods.cls import explain_batch
 
@@ -113,12 +113,19 @@ class CLSPanel:
         axes[0, 0].axvline(v["epoch"] + 1, c="r", lw=1, alpha=0.5)
         if self.batch is not None:
             sel = self.state[f"selection_{self.network}"]
-            c = self.state[f"counts_{self.network}"]
+            # the title counts the rows the panel draws (its legend does too), not the whole batch
+            n_rows = int(sel.kept.shape[0])
+            shown = slice(0, n_rows if self.max_rows is None else min(n_rows, self.max_rows))
+            c = label_selection_counts(LabelSelection(sel.candidates[shown], sel.kept[shown],
+                                                      sel.removed_high[shown], sel.removed_low[shown]),
+                                       self.batch["observed"][shown], self.batch["labels"][shown])
+            drawn = shown.stop
             plot_selection_batch(sel, self.batch["observed"], self.batch["labels"], ax=axes[0, 1],
                                  class_names=self.class_names, max_rows=self.max_rows,
-                                 title=(f"network {self.network}, epoch {v['epoch'] + 1}: removed "
-                                        f"{c['removed']} high-loss ({c['removed_hidden']} hidden pos.), "
-                                        f"{c['removed_low']} low-loss"))
+                                 title=(f"network {self.network}, epoch {v['epoch'] + 1}"
+                                        + (f", the first {drawn} of {n_rows} images" if drawn < n_rows else "")
+                                        + f": removed {c['removed']} high-loss ({c['removed_hidden']} "
+                                        f"hidden pos.), {c['removed_low']} low-loss"))
         fig.tight_layout()
         self.figure = fig
         show_in(self.output, fig)

@@ -11,6 +11,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from ..core.labels import NEG, POS
+from .layout import spread_tick_labels
+from .palette import colour_list, colours_for
+from .words import metric_words
 
 #: (name, colour) of each entry category of :func:`selection_categories`, in code order
 CATEGORIES = (
@@ -106,13 +109,14 @@ def plot_selection_curves(frame, axes=None, title: str | None = None):
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     sums = frame.groupby(["method", "epoch"])[["removed", "removed_hidden", "hidden"]].sum()
+    colours = colours_for([str(m) for m in frame["method"].unique()])  # one colour per method
     for method in frame["method"].unique():
         s = sums.loc[method]
         with np.errstate(invalid="ignore", divide="ignore"):
             prec = 100 * s["removed_hidden"] / s["removed"].where(s["removed"] > 0)
             rec = 100 * s["removed_hidden"] / s["hidden"].where(s["hidden"] > 0)
-        axes[0].plot(s.index, prec, marker="o", ms=3, label=method)
-        axes[1].plot(s.index, rec, marker="o", ms=3, label=method)
+        axes[0].plot(s.index, prec, marker="o", ms=3, label=method, color=colours[str(method)])
+        axes[1].plot(s.index, rec, marker="o", ms=3, label=method, color=colours[str(method)])
     axes[0].set_ylabel("precision of removal (%)")
     axes[1].set_ylabel("recall of hidden positives (%)")
     for ax, t in zip(axes, ("removed labels that are hidden positives", "hidden positives removed")):
@@ -138,22 +142,22 @@ def plot_sensitivity(table, ax=None, metric: str = "mAP", reference: float | Non
     if reference is not None:
         ax.axhline(reference, ls="--", c="k", lw=1, label=f"AN ({reference:.1f})")
         ax.legend(fontsize=8)
-    ax.set_xlabel(table.index.name or "tau")
-    ax.set_ylabel(metric)
-    ax.set_title(title or f"{metric} vs {table.index.name or 'tau'}")
+    ax.set_xlabel(metric_words(table.index.name or "tau"))
+    ax.set_xticks(x, [f"{v:g}" for v in x])
+    spread_tick_labels(ax, "x")
+    ax.set_ylabel(metric_words(metric))
+    ax.set_title(title or f"{metric_words(metric)} vs {metric_words(table.index.name or 'tau')}")
     return ax
 
 
 def plot_table2(table, metric: str = "mAP", ax=None, title: str | None = None):
     """Grouped bars of one metric of ``cls_chapter.table2``: one group per regime, one bar per
     method (missing cells — methods not run under a regime — are left out)."""
-    import seaborn as sns
-
     sub = table.xs(metric, axis=1, level="metric")
     regimes, methods = list(sub.columns), list(sub.index)
     ax = ax or plt.subplots(figsize=(max(6, 1.6 * len(regimes) + 2), 3.8))[1]
     width = 0.8 / max(1, len(methods))
-    colors = sns.color_palette("deep", len(methods))
+    colors = colour_list([str(m) for m in methods])  # one colour per method (viz.palette)
     for i, m in enumerate(methods):
         vals = sub.loc[m].to_numpy(dtype=float)
         x = np.arange(len(regimes)) + (i - (len(methods) - 1) / 2) * width
@@ -164,7 +168,7 @@ def plot_table2(table, metric: str = "mAP", ax=None, title: str | None = None):
     finite = sub.to_numpy(dtype=float)[np.isfinite(sub.to_numpy(dtype=float))]
     if finite.size:
         ax.set_ylim(max(0, finite.min() - 10), min(100, finite.max() + 8))
-    ax.set_ylabel(metric)
+    ax.set_ylabel(metric_words(metric))
     ax.set_title(title or f"{metric} per regime (best-val epoch)")
     ax.legend(fontsize=8, ncol=len(methods), loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
     return ax

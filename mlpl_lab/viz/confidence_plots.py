@@ -29,6 +29,7 @@ def plot_confidence_histograms(panels: Mapping[str, Dict[str, np.ndarray]], stat
                          color=palette.get(status), label=f"{status} (n={len(values)})", ax=ax)
         ax.set_title(label)
         ax.set_xlabel("predicted probability")
+        ax.set_ylabel("share of the entries" if ax is axes[0, 0] else "")
         ax.legend(fontsize=7)
     if title:
         fig.suptitle(title)

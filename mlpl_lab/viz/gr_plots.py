@@ -14,6 +14,7 @@ import torch
 
 from ..losses.gr import k_hat
 from .gradients import loss_and_gradient, plot_gradient_curves
+from .palette import colours_for
 from ..analysis.gr_diagnostics import k_from_assumption
 
 
@@ -99,8 +100,9 @@ def plot_separation(curves: Mapping[str, Sequence[float]], ax=None):
     """Fig. 3a: W1 distance between hidden-positive and true-negative confidences per epoch
     (epoch 0 = before training)."""
     ax = ax or plt.subplots(figsize=(5.5, 3.4))[1]
+    colours = colours_for(curves)  # one colour per method (viz.palette)
     for label, values in curves.items():
-        ax.plot(range(len(values)), values, marker="o", ms=3, label=label)
+        ax.plot(range(len(values)), values, marker="o", ms=3, label=label, color=colours[label])
     ax.set_xlabel("epoch (0 = before training)")
     ax.set_ylabel("Wasserstein-1 distance")
     ax.set_title("Fig. 3a: hidden positives vs true negatives among unknown labels")
@@ -123,4 +125,25 @@ def plot_unknown_histograms(confidences: Mapping[str, tuple], bins: int = 40, ax
         ax.set_title(label)
         ax.set_xlabel("confidence p")
         ax.legend(fontsize=8)
+    return axes
+
+
+def plot_gr_schedule(table, axes=None):
+    """The (w, b, μ, σ) of every training epoch under the paper's and the official code's
+    schedules, one panel per parameter (``table``: :func:`mlpl_lab.chapters.gr.schedule_table`,
+    columns (parameter, schedule), index the epoch)."""
+    params = list(dict.fromkeys(p for p, _ in table.columns))
+    if axes is None:
+        _, axes = plt.subplots(1, len(params), figsize=(3.0 * len(params), 2.8), squeeze=False)
+        axes = axes[0]
+    styles = {"paper": dict(color="#1f77b4", ls="-"), "code": dict(color="#d55e00", ls="--")}
+    for ax, p in zip(axes, params):
+        for sched in table[p].columns:
+            ax.plot(table.index, table[(p, sched)], label=f"{sched}'s schedule", lw=1.6, **styles.get(sched, {}))
+        ax.set_title({"mu": "μ", "sigma": "σ"}.get(p, p), fontsize=10)
+        ax.set_xlabel("training epoch")
+    axes[0].set_ylabel("parameter value")
+    axes[0].legend(fontsize=8)
+    axes[0].figure.suptitle("GR's schedule of (w, b, μ, σ) over the epochs", fontsize=10)
+    axes[0].figure.tight_layout()
     return axes

@@ -79,13 +79,16 @@ def plot_gradient_curves(curves: Dict[str, Dict[str, np.ndarray]], ax=None, what
     ``x="prob"`` plots against p = σ(z) (the papers' Fig. 1 axes) instead of the logit."""
     import matplotlib.pyplot as plt
 
+    from .palette import colours_for
+
     ax = ax or plt.subplots(figsize=(5, 3.4))[1]
+    colours = colours_for(curves)  # a method keeps its colour (viz.palette)
     for label, res in curves.items():
         xs = 1 / (1 + np.exp(-res["logit"])) if x == "prob" else res["logit"]
-        ax.plot(xs, res[what], label=label)
+        ax.plot(xs, res[what], label=label, color=colours[label])
     ax.axhline(0, c="k", lw=0.6)
-    ax.set_xlabel("p = σ(z)" if x == "prob" else "logit z")
-    ax.set_ylabel("∂L/∂z" if what == "grad" else "L")
+    ax.set_xlabel("confidence p = σ(z)" if x == "prob" else "logit z")
+    ax.set_ylabel("gradient ∂L/∂z" if what == "grad" else "loss L")
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)

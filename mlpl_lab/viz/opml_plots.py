@@ -17,7 +17,9 @@ import torch
 from .. import losses
 from ..analysis.confidence import confidence_histograms, positive_confidences
 from .gradients import loss_and_gradient
+from .palette import colours_for
 from .results import plot_curves
+from .words import metric_words
 
 __all__ = ["gradient_comparison", "negatives_gradient_sum", "plot_gradient_comparison",
            "row_gradients", "plot_row_gradients", "plot_confidence_histogram", "plot_high_rank_curves"]
@@ -73,9 +75,10 @@ def plot_gradient_comparison(curves, x: str = "logit"):
     titles = {"positive": "∂L/∂s_p of the single positive", "unknown": "∂L/∂s_n of one unknown",
               "sum": "Σ_n ∂L/∂s_n, all unknowns at z"}
     for ax, key in zip(axes, ("positive", "unknown", "sum")):
+        colours = colours_for(curves[key])  # one colour per method (viz.palette)
         for label, res in curves[key].items():
             xs = 1 / (1 + np.exp(-res["logit"])) if x == "prob" else res["logit"]
-            ax.plot(xs, res["grad"], label=label)
+            ax.plot(xs, res["grad"], label=label, color=colours[label])
         ax.axhline(0, c="k", lw=0.6)
         ax.set_title(titles[key], fontsize=10)
         ax.set_xlabel("σ(z)" if x == "prob" else "logit z")
@@ -112,13 +115,14 @@ def plot_row_gradients(logits: Sequence[float], labels: Sequence[int], grads: Ma
     order = np.lexsort((-logits, labels != 1))
     fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(order) + 2), 3.4))
     w = 0.8 / len(grads)
+    colours = colours_for(grads)  # one colour per method (viz.palette)
     for k, (label, g) in enumerate(grads.items()):
-        ax.bar(np.arange(len(order)) + k * w, np.asarray(g)[order], width=w, label=label)
+        ax.bar(np.arange(len(order)) + k * w, np.asarray(g)[order], width=w, label=label, color=colours[label])
     names = [class_names[i] if class_names else f"{i}" for i in order]
     ticks = [f"{n}\n{'pos' if labels[i] == 1 else 'unk'} {logits[i]:+.1f}" for n, i in zip(names, order)]
     ax.set_xticks(np.arange(len(order)) + 0.4 - w / 2, ticks, fontsize=6, rotation=90)
     ax.axhline(0, c="k", lw=0.6)
-    ax.set_ylabel("∂L/∂s_j")
+    ax.set_ylabel("gradient ∂L/∂s_j")
     ax.legend(fontsize=8)
     ax.set_title("gradient on each entry of one sample (1 positive, the rest unknown)", fontsize=10)
     fig.tight_layout()
@@ -134,11 +138,13 @@ def plot_confidence_histogram(probs_by_method: Mapping[str, torch.Tensor], truth
     ax = ax or plt.subplots(figsize=(7, 3.4))[1]
     centers = (edges[:-1] + edges[1:]) / 2
     w = (edges[1] - edges[0]) * 0.8 / max(len(h), 1)
+    colours = colours_for(h)  # one colour per method (viz.palette)
     for k, (label, counts) in enumerate(h.items()):
-        ax.bar(centers - 0.4 * (edges[1] - edges[0]) + (k + 0.5) * w, counts, width=w, label=label)
-    ax.set_xticks(edges)
+        ax.bar(centers - 0.4 * (edges[1] - edges[0]) + (k + 0.5) * w, counts, width=w, label=label,
+               color=colours[label])
+    ax.set_xticks(edges, [f"{e:g}" for e in edges])
     ax.set_xlabel("predicted confidence σ(s) at " + ("true positives" if which == "positives" else f"{which} positives"))
-    ax.set_ylabel("count")
+    ax.set_ylabel("positives (count)")
     ax.legend(fontsize=8)
     n = len(positive_confidences(next(iter(probs_by_method.values())), truth, observed, which))
     ax.set_title(f"confidence of {n} {'true' if which == 'positives' else which} positives", fontsize=10)
@@ -148,14 +154,13 @@ def plot_confidence_histogram(probs_by_method: Mapping[str, torch.Tensor], truth
 def plot_high_rank_curves(results: Mapping[str, Sequence], labels: Sequence[str] = ("AN", "OPML", "OPML+HR"),
                           key: str = "val_mAP", ax=None):
     """Fig. 4: ``key`` per epoch for the runs ``labels`` (the paper: BCE, OPML, OPML + high-rank),
-    each curve annotated with its drop from its peak to the last epoch."""
+    each curve's legend entry giving its drop from its peak to the last epoch (in the legend, not
+    next to the curves' ends, where the labels of close curves overlapped)."""
     missing = [k for k in labels if k not in results]
     if missing:
         raise KeyError(f"no results for {missing}; available: {sorted(results)}")
-    chosen = {k: results[k] for k in labels}
-    ax = plot_curves(chosen, key, ax=ax, title=f"{key} per epoch, with and without high-rank")
-    for label, runs in chosen.items():
-        c = np.array([r.curve(key) for r in runs], dtype=float).mean(0)
-        ax.annotate(f"peak−last {c.max() - c[-1]:.1f}", (len(c), c[-1]), fontsize=7,
-                    textcoords="offset points", xytext=(4, 0))
-    return ax
+    named = {}
+    for label in labels:
+        c = np.array([r.curve(key) for r in results[label]], dtype=float).mean(0)
+        named[f"{label} · peak − last {c.max() - c[-1]:.1f}"] = results[label]
+    return plot_curves(named, key, ax=ax, title=f"{metric_words(key)} per epoch, with and without high-rank")

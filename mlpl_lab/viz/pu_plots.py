@@ -4,6 +4,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .layout import spread_tick_labels
+from .palette import colours_for
+
 
 def plot_noisy_negative_sweep(table, cross=None, ax=None):
     """Test mAP (mean ± sd over seeds) of PU-MLC, partial BCE and the control (missed positives
@@ -14,16 +17,20 @@ def plot_noisy_negative_sweep(table, cross=None, ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(5.6, 3.6))
     x = 100 * table["positives reported negative"].to_numpy(dtype=float)
-    for col, style in (("partial BCE", "s-"), ("partial BCE, missed → unknown", "s--"), ("PU-MLC", "o-")):
-        ax.errorbar(x, table[col], yerr=table[f"{col} sd"].fillna(0), fmt=style, capsize=3, label=col)
+    lines = (("partial BCE", "s-"), ("partial BCE, missed → unknown", "s--"), ("PU-MLC", "o-"))
+    colours = colours_for([col for col, _ in lines])  # one colour per method (viz.palette)
+    for col, style in lines:
+        ax.errorbar(x, table[col], yerr=table[f"{col} sd"].fillna(0), fmt=style, capsize=3, label=col,
+                    color=colours[col])
     if cross is not None and np.isfinite(cross):
         ax.axvline(100 * cross, ls=":", c="k", lw=1)
         ax.annotate(f"mean curves cross at {100 * cross:.0f} %", (100 * cross, ax.get_ylim()[0]),
                     textcoords="offset points", xytext=(4, 6), fontsize=8)
     ax.set_xticks(x)
     ax.set_xticklabels([f"{v:.0f} %\n(fn {fn:g})" for v, fn in zip(x, table.index)], fontsize=8)
-    ax.set_xlabel("true positives reported negative (fn_rate among observed negatives)")
-    ax.set_ylabel("test mAP (mean ± sd over seeds)")
+    spread_tick_labels(ax, "x")
+    ax.set_xlabel("true positives reported negative (%; in brackets the share of observed negatives)")
+    ax.set_ylabel("test mAP (%), mean ± sd over seeds")
     ax.set_title("test mAP against the share of positives reported negative", fontsize=10)
     ax.legend(fontsize=8)
     return ax
@@ -38,7 +45,7 @@ def plot_temperatures(frame, class_names=None, ax=None):
                 label=(class_names[c] if class_names is not None else str(c)))
     ax.plot(frame.index, frame.mean(axis=1), "k-", lw=2.5, label="mean")
     ax.set_xlabel("epoch")
-    ax.set_ylabel("T_c = min(α·std(s_c), 1)")
+    ax.set_ylabel("temperature $T_c = \\min(\\alpha\\,\\mathrm{std}(s_c), 1)$")
     ax.set_title("per-class temperature during training", fontsize=10)
     ax.legend(fontsize=6, ncol=3)
     return ax
