@@ -59,6 +59,31 @@ def test_panel_with_a_trained_pair_removes_more_with_a_larger_tau_h(trained):
     assert panel.figure is not None
 
 
+def test_the_panel_title_counts_the_rows_it_draws(trained):
+    """The batch panel draws ``max_rows`` of the batch: its title counts those rows, as its legend
+    does (issue 48: a title counted 8 removed labels of 32 rows while the legend, of the 24 drawn
+    rows, counted 6)."""
+    import re
+
+    sp, cls, _ = trained
+    panel = CLSPanel(cls.method, sp.train, indices=list(range(32)), tau_h=0.1, tau_l=0.2, E_k=1,
+                     epochs=2, max_rows=5)
+    ax = panel.figure.axes[1]
+    legend = {t.get_text().rsplit(" (", 1)[0]: int(t.get_text().rsplit("(", 1)[1].rstrip(")"))
+              for t in ax.get_legend().get_texts()}
+    high = legend.get("removed high-loss (hidden positive: right)", 0) + \
+        legend.get("removed high-loss (true negative: wasted)", 0)
+    low = legend.get("removed low-loss (true negative)", 0) + legend.get("removed low-loss (hidden positive)", 0)
+    title = ax.get_title()
+    assert "the first 5 of 32 images" in title
+    assert re.search(r"removed (\d+) high-loss", title).group(1) == str(high)
+    assert re.search(r"(\d+) low-loss", title).group(1) == str(low)
+    # the same counts from the selection's first 5 rows
+    sel = panel.state["selection_f"]
+    assert high == int(sel.removed_high[:5].sum()) and low == int(sel.removed_low[:5].sum())
+    assert int(sel.removed_high.sum()) + int(sel.removed_low.sum()) > high + low  # the batch holds more
+
+
 def test_panel_rejects_half_specified_batches():
     with pytest.raises(ValueError, match="both method and dataset"):
         CLSPanel(method=object())

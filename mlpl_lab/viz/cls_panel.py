@@ -137,8 +137,9 @@ class CLSPanel:
                 f"R_h(e) = {st['R_h_now']:.3f}, R_l(e) = {st['R_l_now']:.3f}")
         if self.batch is not None:
             c = st[f"counts_{self.network}"]
-            text += (f"; network {self.network} removes {c['removed']} high-loss entries "
-                     f"({c['removed_hidden']} hidden positives) and {c['removed_low']} low-loss ones")
+            text += (f"; in its batch of {int(self.batch['observed'].shape[0])} images network {self.network} "
+                     f"removes {c['removed']} high-loss entries ({c['removed_hidden']} hidden positives) "
+                     f"and {c['removed_low']} low-loss ones")
         return text
 
     def _ipython_display_(self):

@@ -25,8 +25,8 @@ def plot_plc_curves(curves, title: str | None = None):
             ax.plot(g["epoch"], g["value"], marker="o", ms=3, label=run, color=colours[str(run)])
         ax.set_title(_TITLES[q], fontsize=9)
         ax.set_xlabel("epoch")
-        ax.set_ylabel("share (0–1)")
         ax.set_ylim(-0.02, 1.02)
+    axes[0, 0].set_ylabel("share (0–1)")
     handles = {}
     for ax in axes[0]:  # one legend for the figure: a run may have no point in some panel (NaN)
         for h, label in zip(*ax.get_legend_handles_labels()):

@@ -4,7 +4,7 @@
 under the label the chapters show it by (AN, GR, CLS, ...); :data:`LABELS` maps each registry
 name and each chapter's own label of a method ("two-stage + queue (LAC)", "JoCoR (λ=0.1)",
 "full labels (oracle)") to that label. The key methods of the benchmark get the strong colours
-(the oracle dark grey, AN blue, GR green, OPML-SP purple, CLS orange, LAC red, PU-MLC brown); the
+(the oracle dark grey, AN blue, GR green, OPML-SP light purple, CLS orange, LAC red, PU-MLC dark violet); the
 variants a chapter compares with them get shades of their family's hue, distinct from one another.
 
 :func:`method_colour` answers for one label; :func:`colours_for` for the labels of one figure:
@@ -21,7 +21,7 @@ METHOD_COLOURS: Dict[str, str] = {
     "full labels": "#3d3d3d",
     "AN": "#1f77b4",
     # chapter 02's zoo: each a hue of its own; GR green, its ablation rows shades of green
-    "WAN": "#9ecae1",
+    "WAN": "#c6dbef",
     "AN-LS": "#17becf",
     "EPR": "#bcbd22",
     "ROLE": "#dbdb8d",
@@ -39,7 +39,7 @@ METHOD_COLOURS: Dict[str, str] = {
     "GR, no component": "#c7e9c0",
     "k̂": "#98df8a",
     "v": "#637939",
-    "L": "#31a354",
+    "L": "#9edae5",
     "k̂+v": "#b5cf6b",
     "k̂+L": "#74c476",
     "v+L": "#006d2c",
@@ -51,28 +51,28 @@ METHOD_COLOURS: Dict[str, str] = {
     # chapter 03: OPML in purples
     "ZLPR": "#c5b0d5",
     "OPML": "#a55194",
-    "OPML+HR": "#7b4173",
-    "OPML+HR+LS": "#ce6dbd",
-    "OPML+HR+LC": "#de9ed6",
+    "OPML+HR": "#5254a3",
+    "OPML+HR+LS": "#f768a1",
+    "OPML+HR+LC": "#e7298a",
     "OPML-SP": "#9467bd",
-    # chapter 04: CLS orange, its ablations light oranges, the Co-teaching family browns
+    # chapter 04: CLS orange, its ablations light oranges, the Co-teaching family browns and mustard
     "CLS": "#ff7f0e",
     "CLS-H": "#fdae6b",
     "CLS-L": "#e6550d",
-    "Co-teaching": "#8c564b",
-    "Co-teaching+": "#c49c94",
-    "JoCoR": "#843c39",
+    "Co-teaching": "#543005",
+    "Co-teaching+": "#bf812d",
+    "JoCoR": "#e6ab02",
     "CLC": "#fdd49e",
     # chapter 05: LAC red, its stages pinks and dark reds
     "LAC": "#d62728",
     "AN (LAC head)": "#6baed6",
     "+PLC": "#ff9896",
     "+LAC end-to-end": "#7f2704",
-    "two-stage": "#fb6a4a",
+    "two-stage": "#67001f",
     "PLC, E1+E2 epochs (control)": "#fdd0a2",
     "LAC, the code's stage-2 start": "#a50f15",
-    # chapter 06: PU-MLC in teal-browns, partial BCE cyan
-    "PU-MLC": "#7b3f00",
+    # chapter 06: PU-MLC dark violet, its steps browns and pinks, partial BCE teal
+    "PU-MLC": "#6a3d9a",
     "vPU": "#d9a066",
     "+γ": "#b07aa1",
     "+γ+α": "#ff9da7",

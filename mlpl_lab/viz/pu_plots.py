@@ -29,8 +29,8 @@ def plot_noisy_negative_sweep(table, cross=None, ax=None):
     ax.set_xticks(x)
     ax.set_xticklabels([f"{v:.0f} %\n(fn {fn:g})" for v, fn in zip(x, table.index)], fontsize=8)
     spread_tick_labels(ax, "x")
-    ax.set_xlabel("true positives reported negative (%; in brackets the share of observed negatives)")
-    ax.set_ylabel("test mAP (%), mean ± sd over seeds")
+    ax.set_xlabel("positives reported negative (%)\nfn: the share of the observed negatives", fontsize=9)
+    ax.set_ylabel("test mAP (%), mean ± sd")
     ax.set_title("test mAP against the share of positives reported negative", fontsize=10)
     ax.legend(fontsize=8)
     return ax
