@@ -36,7 +36,7 @@ SIZES = {
             # step 4: notebook 02 under the gpu design, cut to these epochs and seeds
             "notebook_epochs": 1, "notebook_seeds": 1},
     "rehearse": {"profile": "gpu_shape", "device": "cpu",
-                 "throughput_images": 256, "throughput_epochs": 2,
+                 "throughput_images": 128, "throughput_epochs": 2,
                  "notebook_epochs": 1, "notebook_seeds": 1},
 }[MODE]
 
