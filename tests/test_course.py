@@ -103,7 +103,7 @@ def test_objectives_cell_agrees_with_course_yml(path):
     text = src(cell)
     for i, objective in enumerate(ch["objectives"], 1):
         assert f"{i}. {objective}\n" in text
-    assert ch["paper"] in text and ch["difficulty"] in text
+    assert syllabus.paper_line(ch) in text and ch["difficulty"] in text
     assert syllabus.sync_notebook(path, ch, write=False) == []
     last = cells(path)[-1]
     assert last["id"] == notebooks.QUIZ_ID and f'show_quiz("{path.stem}")' in src(last)
@@ -374,10 +374,10 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
 def test_the_readme_times_are_generated_from_their_records(tmp_path):
     """Hand-made records: 2 h 30 min of cold series, 100 s of pack report, 45 min of gpu_shape;
     the figures the README gets are written out by hand here."""
-    from mlpl_lab.course.readme_times import BEGIN, END, sync_readme
+    from mlpl_lab.course.readme_times import BEGIN, END, papers_block, sync_readme
 
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{BEGIN}\nold text\n{END}\nrest\n")
+    readme.write_text(f"intro\n{BEGIN}\nold text\n{END}\nrest\n{papers_block()}\n")
     timings = tmp_path / "timings.json"
     timings.write_text(json.dumps({"cpu": {"a": 5400.0, "b": 3600.0}, "cpu-pack": {"a": 70.0, "b": 30.0}}))
     record = tmp_path / "gpu_shape.json"
@@ -385,7 +385,7 @@ def test_the_readme_times_are_generated_from_their_records(tmp_path):
     assert "old text" in readme.read_text()  # a check writes nothing
     sync_readme(True, readme, timings, record)
     text = readme.read_text()
-    assert text.startswith("intro\n") and text.endswith(f"{END}\nrest\n") and "old text" not in text
+    assert text.startswith("intro\n") and text.endswith(f"{END}\nrest\n{papers_block()}\n") and "old text" not in text
     assert "course pack: **1.7 min** for 2 notebooks" in text
     assert "two cores): **2.5 h** for 2 notebooks" in text
     assert "on the CPU): **not yet measured**" in text
@@ -394,5 +394,5 @@ def test_the_readme_times_are_generated_from_their_records(tmp_path):
     assert "on the CPU): **45.0 min**, measured 2026-11-25 for 8 notebooks with 2 thread(s)" in readme.read_text()
     assert sync_readme(True, readme, timings, record) == []  # current: nothing to change
     readme.write_text("no markers\n")
-    with pytest.raises(ValueError, match="no times markers"):
+    with pytest.raises(ValueError, match="no measured times markers"):
         sync_readme(True, readme, timings, record)

@@ -49,6 +49,7 @@ from . import cls as cls_chapter
 from . import lac as lac_chapter
 from . import opml as opml_chapter
 from . import tuning as tuner
+from ..core.bibliography import cite
 from .common import as_profile, design_name, splits_for
 from .gr import expected_positives
 
@@ -478,14 +479,14 @@ def records(design: BenchmarkDesign, tabs, chosen) -> Dict[str, Any]:
 
 #: each paper's headline claim against AN (single positive unless said), for the claims table
 PAPER_CLAIMS: Dict[str, str] = {
-    "GR": "GR Loss (IJCAI 2023), Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "OPML-SP": "OPML (TMM 2024): beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "CLS": "CLS (2023), Table 2: beats AN on COCO in every regime of its table",
-    "LAC": "LAC (NeurIPS 2022), Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "PU-MLC": "PU-MLC (ICME 2024): beats BCE with partial labels at low known proportions",
-    "EM+APL": "Zhou et al. (2022): beats AN on four datasets (single positive)",
-    "ROLE": "Cole et al. (CVPR 2021), Table 2: beats AN (single positive)",
-    "LL-R": "Kim et al. (CVPR 2022), Table 1: beats AN (single positive)",
+    "GR": f"{cite('gr')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "OPML-SP": f"{cite('opml')}: beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "CLS": f"{cite('cls')}, Table 2: beats AN on COCO in every regime of its table",
+    "LAC": f"{cite('lac')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
+    "PU-MLC": f"{cite('pu_mlc')}: beats BCE with partial labels at low known proportions",
+    "EM+APL": f"{cite('em_apl')}: beats AN on four datasets (single positive)",
+    "ROLE": f"{cite('cole')}, Table 2: beats AN (single positive)",
+    "LL-R": f"{cite('large_loss')}, Table 1: beats AN (single positive)",
 }
 
 
@@ -493,7 +494,7 @@ PAPER_CLAIMS: Dict[str, str] = {
 #: optimiser), the baseline that isolates the method from the head in :func:`claims`
 LAC_SAME_HEAD_AN = "AN"
 SAME_HEAD_LABEL = "AN (LAC's head)"
-SAME_HEAD_PAPER = "LAC (NeurIPS 2022), Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"
+SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"
 
 
 def same_head_baselines(profile, results) -> Dict[str, list]:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..core.bibliography import PAPERS, WORKS, cite, reference
 from ..reporting.report import NOTEBOOK_DIR
 from .notebooks import (COURSE_FILE, as_lines, CourseError, DIFFICULTIES, NOT_MEASURED, OBJECTIVES_ID, PROFILES,
                         QUIZ_ID, TIMINGS_FILE, chapter_notebooks, new_cell, read_nb, source_of,
@@ -35,6 +36,11 @@ def load_course(path: Path = COURSE_FILE) -> Dict[str, Any]:
                 raise CourseError(f"{where}: `{key}` must be a {kind.__name__}")
         if not 3 <= len(ch["objectives"]) <= 5:
             raise CourseError(f"{where}: give 3 to 5 objectives, not {len(ch['objectives'])}")
+        if ch["paper"] not in WORKS and ch["paper"] != ALL_PAPERS:
+            raise CourseError(f"{where}: `paper` must name a work of mlpl_lab/core/bibliography.py "
+                              f"(one of {', '.join(sorted(WORKS))}) or {ALL_PAPERS!r}, not {ch['paper']!r}")
+        if not isinstance(ch.get("paper_note", ""), str):
+            raise CourseError(f"{where}: `paper_note` must be a str")
         if ch["difficulty"] not in DIFFICULTIES:
             raise CourseError(f"{where}: difficulty must be one of {DIFFICULTIES}")
         for profile, minutes in ch["minutes"].items():
@@ -60,13 +66,29 @@ def minutes(chapter: Dict[str, Any], profile: str, timings: Optional[Dict] = Non
     return f"{seconds / 60:.1f}" if seconds else NOT_MEASURED
 
 
+#: course.yml's ``paper`` of a chapter on all five papers
+ALL_PAPERS = "all"
+
+
+def paper_line(chapter: Dict[str, Any]) -> str:
+    """The chapter's paper as its objectives cell names it: the bibliography's reference of the
+    key ``paper`` names (``all``: the five papers' citations), then course.yml's optional
+    ``paper_note``."""
+    note = chapter.get("paper_note")
+    if chapter["paper"] == ALL_PAPERS:
+        text = "all five papers: " + "; ".join(cite(k) for k in PAPERS)
+    else:
+        text = reference(chapter["paper"])
+    return text + (f" — {note}" if note else "")
+
+
 def objectives_markdown(chapter: Dict[str, Any]) -> str:
     """The notebook's objectives cell (generated; ``mlpl-lab course sync`` writes it)."""
     lines = ["**Learning objectives** · difficulty: " + chapter["difficulty"],
              "", "After this chapter you can:", ""]
     lines += [f"{i}. {o}" for i, o in enumerate(chapter["objectives"], 1)]
     lines += ["", "**Prerequisites:** " + "; ".join(chapter["prerequisites"]),
-              "", "**Paper:** " + chapter["paper"],
+              "", "**Paper:** " + paper_line(chapter),
               "", "<!-- generated from notebooks/course.yml by `mlpl-lab course sync`; edit the YAML, not this cell -->"]
     return "\n".join(lines)
 

@@ -1,0 +1,144 @@
+"""Chapter 00 (the problem): the scenes and label regimes every later chapter trains on.
+
+Chapter 00 trains nothing. It shows the **training split of the profile's scenes** — the same
+scene set, built by :func:`~mlpl_lab.chapters.common.splits_for` from the profile's data
+settings, that the runs of chapters 01–07 train on for the same seed — and what each regime of
+those chapters hides in it. Every number its prose states is computed here from those splits.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Dict, Tuple
+
+from ..core import labels as L
+from ..core import regimes as R
+from .common import as_profile, splits_for
+
+#: the regimes of chapters 01–07 (display label -> (regime name, parameters)), and the full labels
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
+    "full": ("full", {}),
+    "single positive": ("single_positive", {}),
+    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
+    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
+    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
+    "known 10 %": ("known_proportion", {"p": 0.1}),
+    "positives only 10 %": ("positives_only", {"p": 0.1}),
+}
+
+#: the columns of :func:`label_statistics`
+COLUMNS = ("observed positives / image", "true positives / image", "hidden positive share",
+           "AN false-negative rate", "unknown share", "images with no observed positive")
+
+
+def training_scenes(profile, seed: int = 0):
+    """The training scenes of ``seed`` under ``profile``: the scene set every chapter's runs of
+    that seed train on (its observed labels depend on the regime; the scenes do not)."""
+    return splits_for(as_profile(profile), "full", {}, seed).train.scenes
+
+
+def observed_labels(profile, regime_label: str, seed: int = 0):
+    """The observed training labels a chapter's run of ``seed`` under ``regime_label`` trains on."""
+    name, params = REGIMES[regime_label]
+    return splits_for(as_profile(profile), name, params, seed).train.observed
+
+
+def label_statistics(profile, seed: int = 0):
+    """One row per regime (:data:`REGIMES`), read from the chapters' training split of ``seed``:
+    observed and true positives per image, the share of true positives hidden, AN's
+    false-negative rate (hidden positives / every entry AN treats as negative), the share of
+    entries unknown and the share of images left with no observed positive."""
+    import pandas as pd
+
+    rows = []
+    for label, (name, params) in REGIMES.items():
+        sp = splits_for(as_profile(profile), name, params, seed)
+        y, obs = sp.train.labels, sp.train.observed
+        stats = R.label_stats(y, obs)
+        rows.append({
+            "regime": label,
+            "observed positives / image": stats["observed_positives_per_image"],
+            "true positives / image": stats["positives_per_image"],
+            "hidden positive share": stats["hidden_positive_share"],
+            "AN false-negative rate": stats["false_negative_rate_under_an"],
+            "unknown share": float((obs == L.UNK).float().mean()),
+            "images with no observed positive": float(((obs == L.POS).sum(1) == 0).float().mean()),
+        })
+    return pd.DataFrame(rows).set_index("regime")[list(COLUMNS)]
+
+
+def statistics_view(stats):
+    """:func:`label_statistics` as the notebook shows it (shares in %)."""
+    from ..analysis.display import styled
+
+    shown = stats.copy()
+    for col in COLUMNS[2:]:
+        shown[col] = 100 * shown[col]
+    shown = shown.rename(columns={c: f"{c} (%)" for c in COLUMNS[2:]})
+    return styled(shown.round(2), "Per regime, on the training scenes the chapters train on (this profile, this "
+                  "seed): observed and true positives per image; the share of true positives hidden; AN's "
+                  "false-negative rate (the share of the entries AN treats as negative that are in fact "
+                  "positive); the share of label entries unknown; the share of images left with no observed "
+                  "positive.", best=False)
+
+
+def scene_settings(profile) -> Dict[str, Any]:
+    """The scene generator's settings this profile's chapters train on: the profile's data sizes
+    and its scene overrides (an empty ``scene`` means the generator's defaults)."""
+    P = as_profile(profile)
+    return {"profile": P.name, **P.data_kwargs(), "generator defaults": not P.scene}
+
+
+def scenes_markdown(profile, seed: int = 0) -> str:
+    """The sentence that introduces the scenes, computed from the training split."""
+    P = as_profile(profile)
+    scenes = training_scenes(P, seed)
+    k = scenes.labels.sum(1)
+    data = P.data_kwargs()
+    which = ("the generator's default scenes" if not P.scene else
+             "harder scenes than the generator's defaults (" +
+             ", ".join(f"`{key}={value}`" for key, value in P.scene.items()) + "; notebook 01 shows how "
+             "they were chosen)")
+    return (f"Under the **{P.name}** profile every chapter trains on {which}. Below is the training split "
+            f"of seed {seed}: {len(scenes)} images of {data['image_size']} px with "
+            f"{int(k.min())}–{int(k.max())} classes present per image, "
+            f"**{float(k.float().mean()):.2f}** on average.")
+
+
+def drop_rule_markdown(profile, seed: int = 0) -> str:
+    """How :func:`mlpl_lab.core.regimes.drop_positives` drops positives in the chapters (its
+    default protocol, ``per_label``), with what it leaves on this profile's training split."""
+    P = as_profile(profile)
+    y = training_scenes(P, seed).labels
+    n_pos = int(y.sum())
+    default = inspect.signature(R.drop_positives).parameters["protocol"].default
+    parts, protocols = [], set()
+    for label, (name, params) in REGIMES.items():
+        if name != "drop_positives":
+            continue
+        protocols.add(params.get("protocol", default))
+        obs = observed_labels(P, label, seed)
+        kept = int((obs == L.POS).sum())
+        empty = float(((obs == L.POS).sum(1) == 0).float().mean())
+        parts.append(f"at α = {params['alpha']:g}, {n_pos - kept} of the {n_pos} positives are hidden, "
+                     f"{kept / len(y):.2f} observed positives per image remain and "
+                     f"{100 * empty:.1f} % of the images keep none")
+    if protocols != {"per_label"}:
+        raise ValueError(f"the chapters' drop regimes use the protocol(s) {sorted(protocols)}; this text "
+                         "describes 'per_label' only")
+    return ("**How `drop_positives(α)` drops** (the protocol the chapters use, `per_label`, the default of "
+            "`mlpl_lab.core.regimes.drop_positives`): of all the P positive entries of the training matrix, "
+            "round(α · P) chosen uniformly at random become unknown, and every negative is unknown too. "
+            "Labels, not images, are the unit, so an image may lose all its positives. On these scenes: "
+            + "; ".join(parts) + ". The other protocol, `protocol=\"per_image_keep_one\"` (each image keeps "
+            "max(1, round((1 − α) · k)) of its k positives), is an option.")
+
+
+def record_values(stats, profile) -> Dict[str, Any]:
+    """What the notebook records: per-regime shares and the positives per image of the split."""
+    return {
+        "hidden_positive_share": stats["hidden positive share"].to_dict(),
+        "an_false_negative_rate": stats["AN false-negative rate"].to_dict(),
+        "observed_positives_per_image": stats["observed positives / image"].to_dict(),
+        "positives_per_image": float(stats.loc["full", "true positives / image"]),
+        "scene_settings": scene_settings(profile),
+    }
