@@ -442,7 +442,7 @@ def temperature_curves(runs):
 
 
 def training_differences(profile="cpu"):
-    """What differs from the paper's training (its code, TAKELAMAG/PU-MLC; notes §3.5) and why,
+    """What differs from the paper's training (its code, TAKELAMAG/PU-MLC; the differences are listed in :mod:`mlpl_lab.methods.pu_mlc`) and why,
     with this profile's settings."""
     import pandas as pd
 

@@ -7,7 +7,7 @@ An *observed-label matrix* is a 2-D (N images x C classes) integer matrix holdin
 * ``UNK = -1`` -- nobody said anything (the label is missing).
 
 The *true-label matrix* ``Y`` is a plain {0, 1} matrix.  Every other code base in this
-field uses a different encoding (see ``/work/shared/notes/ecosystem-pitfalls.md``):
+field uses a different encoding (the table below):
 
 =============================================  ========  ========  =======
 source                                         positive  negative  unknown

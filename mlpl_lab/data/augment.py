@@ -4,7 +4,7 @@ They act on a batch (B, 3, H, W) in [0, 1] (or normalised) with the global torch
 the loop seeds per epoch, so runs and resumed runs see the same augmentations.
 
 Colour is part of a class on the embedded scenes ("red circle"), so neither view changes
-hue. The strong view (LAC's consistency terms) follows the official LAC recipe (notes §3.3:
+hue. The strong view (LAC's consistency terms) follows the official LAC recipe (``xiemk/SPML-LAC``:
 flip + Cutout + RandAugment + ColorJitter) with its label-preserving part:
 
 * **RandAugment** — torchvision's ``v2.RandAugment`` (2 ops, magnitude 9) on tensors, on the
@@ -16,7 +16,7 @@ flip + Cutout + RandAugment + ColorJitter) with its label-preserving part:
 * **colour jitter** — brightness and contrast ±40 % with probability 0.8 per image (the code's
   ColorJitter(0.4, 0.4, 0.4, 0.1) p = 0.8 without its saturation and hue parts);
 * **Cutout** — one zeroed square of 0.35 x the side with probability 0.5. The code's cutout
-  (probability 1, half the side, §3.3b-7) can hide a whole glyph of a 32-px scene, which
+  (probability 1, half the side, in the official code) can hide a whole glyph of a 32-px scene, which
   would turn a PLC target into label noise; ``cutout(x, 0.5, 1.0)`` is the code's setting.
 
 **Views from a padded split** (issue 34, the training loop's path): :func:`padded_nhwc` pads a

@@ -50,7 +50,7 @@ def an_loss(logits, labels, *, reduction="mean"):
     hidden positives into false negatives. Reduction: mean over N x C (Cole's code).
 
     Cole's ``loss_an`` takes -log(x + 1e-5) of probabilities; with that ε set to 0 the two agree
-    to ~1e-16 (fidelity audit, ``shared/notes``). With it, they differ by ≈ 4e-3 in the loss,
+    to ~1e-16 (fidelity audit, ``notebooks/fidelity.md``). With it, they differ by ≈ 4e-3 in the loss,
     and Cole's caps a confidently wrong entry at -log 1e-5 ≈ 11.5 with a vanishing gradient;
     this form is exact at any logit (see :mod:`mlpl_lab.losses.cole`).
     """

@@ -6,7 +6,7 @@ Formulas follow the official ``losses.py`` of ``elijahcole/single-positive-multi
 so extreme logits give finite values and gradients instead of a clamp at -log 1e-5.
 
 Measured against the official code (float64, identical inputs; fidelity audit,
-``shared/notes``): AN, AN-LS, WAN, EPR and ROLE agree to ~1e-16 once Cole's 1e-5 is set to 0.
+``notebooks/fidelity.md``): AN, AN-LS, WAN, EPR and ROLE agree to ~1e-16 once Cole's 1e-5 is set to 0.
 With it they differ by ≈ 4e-3 in the loss (the ε/p shift of every log), and at extreme logits
 Cole's values clamp near -log 1e-5 ≈ 11.5 and their gradients vanish; ours are exact.
 

@@ -5,15 +5,15 @@ GR Loss Appendix B, Eq. (22)–(23). Zhou computes ``-log(x + 1e-5)`` from proba
 use logits-space forms (:mod:`mlpl_lab.losses.terms`), the ε = 0 limit, finite everywhere.
 
 Measured against the official code (float64, identical inputs; fidelity audit,
-``shared/notes``): EM and EM+APL agree to 1e-14 with the official ε set to 0. With ε = 1e-5
+``notebooks/fidelity.md``): EM and EM+APL agree to 1e-14 with the official ε set to 0. With ε = 1e-5
 the loss differs by ≈ 4e-3 and clamps at extreme logits; EM+APL's soft-negative BCE also forms
 1 − σ(z) from a rounded σ(z), which loses precision at z = ±30 (σ(30) = 1 − 9.4e-14 in float64).
 Ours use σ(−z) and softplus instead: exact.
 
 Encoding: Zhou stores APL's soft negatives *inside* the label matrix as ``-p`` (a negative
 value = "soft negative with target p"). We keep one hard encoding (1 / 0 / -1) and pass the
-soft targets as a separate float tensor ``soft_targets`` (NaN where an entry has none), as the
-reference-implementation notes recommend (§5.1).
+soft targets as a separate float tensor ``soft_targets`` (NaN where an entry has none), so the
+label encoding stays one.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""GR Loss — the generalised robust loss of Chen et al. (IJCAI 2024, paper 003).
+r"""GR Loss — the generalised robust loss of Chen et al. (IJCAI 2024).
 
 The framework (Eq. 4–5): with s the observed label (1 observed positive, 0 otherwise),
 
@@ -51,7 +51,7 @@ Defaults, and where they come from:
 
 Reduction: the mean over all N x C entries (``loss_mtx.mean()`` in the official code).
 
-Measured against the official code (fidelity audit, ``shared/notes``): the code's schedule
+Measured against the official code (fidelity audit, ``notebooks/fidelity.md``): the code's schedule
 (``schedule="code"``) agrees to ~1e-7 (the code's ``-log(p + 1e-7)`` on positives against
 the exact -log p here); observed negatives differ as ``neg`` says above.
 """

@@ -1,5 +1,5 @@
 """LAC's two consistency losses (Xie et al., "Label-Aware Global Consistency for Multi-Label
-Learning with Single Positive Labels", NeurIPS 2022; ``shared/papers/002_*.txt``).
+Learning with Single Positive Labels", NeurIPS 2022).
 
 * :func:`plc_loss` — **pseudo-labeling consistency** (Eq. 4), registered as ``"plc"``: a
   function of the strong view's logits and the observed labels, given the weak view's
@@ -9,12 +9,12 @@ Learning with Single Positive Labels", NeurIPS 2022; ``shared/papers/002_*.txt``
   not logits, so it is not in the logit-loss registry.
 
 Both have a ``form``: ``"paper"`` (the equations as printed) and ``"code"`` (what the official
-``xiemk/SPML-LAC`` computes; notes §3.3 and §3.3b, checked line by line). PLC defaults to the
+``xiemk/SPML-LAC`` computes, checked line by line). PLC defaults to the
 paper's form; the contrastive loss defaults to the code's, because the paper's literal Eq. 7
 grows with the memory queue (:func:`lac_loss`).
 
 Measured against the official code (``xiemk/SPML-LAC``: ``second_stage.py`` and
-``lib/utils/lacloss.py``; float64, identical inputs; fidelity audit, ``shared/notes``): PLC and
+``lib/utils/lacloss.py``; float64, identical inputs; fidelity audit, ``notebooks/fidelity.md``): PLC and
 the contrastive loss in ``form="code"`` agree to ≤ 4e-15 with the queue empty or filled, until
 the official queue first wraps (its pointer then differs from the lab's ring; see
 :class:`mlpl_lab.methods.lac.MemoryQueue`). Two official edge cases differ on purpose: a batch
@@ -130,7 +130,7 @@ def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor
     and ``queue_classes`` (m,). Similarity s(a, b) = a·b / τ (τ = 0.5, the code's default).
 
     ``form="code"`` (**default**; SupCon, Khosla et al. 2020, as the official
-    ``lib/utils/lacloss.py`` computes it, which produced the paper's numbers; notes §3.3b-1).
+    ``lib/utils/lacloss.py`` computes it, which produced the paper's numbers).
     The entry set E is [weak views; strong views] of the current pairs and of the queue's
     pairs (2(n + m) embeddings); **every entry of E is an anchor** a (queue entries too: they
     carry no gradient themselves, but their similarities to the current entries do), its
@@ -157,7 +157,7 @@ def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor
     averaged. B = b·C, every embedding of the batch (``num_embeddings``; the n valid ones when
     not given). An anchor with no inter-class entry has an empty denominator and contributes 0.
     Not the default: the literal sum over positives **grows with the queue** — every queued
-    same-class entry adds a term (fidelity audit §3.1: 64 anchors, 31.9 without a queue, 373
+    same-class entry adds a term (fidelity audit, ``notebooks/fidelity.md``: 64 anchors, 31.9 without a queue, 373
     with 512 queued embeddings), so a queue ablation would measure a loss weight.
     """
     _check_form(form)

@@ -19,7 +19,7 @@ Default Δ_rel = 0.002 (0.2 % per epoch): the README's grid is {0.1, ..., 0.5} %
 is divided by 100). Reduction: mean over N x C (``loss_matrix / (B·C)`` summed, as the code).
 
 Measured against the official code (float64, identical inputs; fidelity audit,
-``shared/notes``): LL-R, LL-Ct and LL-Cp select the same entries and agree to 5e-14 wherever
+``notebooks/fidelity.md``): LL-R, LL-Ct and LL-Cp select the same entries and agree to 5e-14 wherever
 their k agrees. Where they differ, and why:
 
 * **k.** The code computes ceil(B·C·(1 − clean_rate)) with a clean rate built by repeated

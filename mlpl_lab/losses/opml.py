@@ -1,8 +1,7 @@
 """OPML: pushing one pair of labels apart each time (Li, Wang & Chen, arXiv 2302.14695).
 
-Our copy of the paper (``/work/shared/papers/001_*.txt``) lost every equation; the formulas
-here follow the reconstruction in ``/work/shared/notes/reference-implementations.md`` §3.2,
-with its confidence tags:
+The text of the paper the lab worked from lost every equation; the formulas here are the
+lab's reconstruction from its prose, each with a confidence tag (chapter 03 shows the same table):
 
 * **[R-high]** Eq. 1-6, the loss.  Eq. 1 pushes apart the single positive and the highest-
   scoring unobserved label, ``max_n s_n - s_p``; replacing max by log-sum-exp (ref. [38])

@@ -7,7 +7,7 @@ positives included, as the paper and the code say). Anything that is not an obse
 positive — unknowns and observed negatives alike — is only part of U; the loss never reads a
 negative.
 
-Per class c, with logits s_·c of the batch (notes §3.5)::
+Per class c, with logits s_·c of the batch (the paper's Eq. 7–11 with the official code's choices)::
 
     T_c = min(α · std_i(s_ic), 1)          adaptive temperature, Eq. 10 (population std, detached)
     q_ic = σ(s_ic / T_c)
@@ -26,7 +26,7 @@ default); the official code averages the tempered q (``rebalance="code"``). With
 vPU (Chen et al., NeurIPS 2020).
 
 Measured against the official ``vpuLoss`` (``TAKELAMAG/PU-MLC`` ``src/loss_functions/vpu_loss.py``,
-float64, identical inputs; fidelity audit, ``shared/notes``): with ``rebalance="code"`` the two
+float64, identical inputs; fidelity audit, ``notebooks/fidelity.md``): with ``rebalance="code"`` the two
 agree to 5e-6 on ordinary logits. Where they differ, and why:
 
 * **log q near zero.** The code forms log q as ``log(exp(log(σ + 1e-10)) + 1e-10)``, which is

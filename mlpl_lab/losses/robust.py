@@ -11,7 +11,7 @@ rate fits every loss of a comparison. With Adam the two differ only through Adam
 ``reduction="sum"`` gives the reference scale.
 
 Measured against the official code (float64, identical inputs, settings matched; fidelity
-audit, ``shared/notes``): Focal, ASL, Hill and SPLC agree to ≤ 1e-11. Where they differ:
+audit, ``notebooks/fidelity.md``): Focal, ASL, Hill and SPLC agree to ≤ 1e-11. Where they differ:
 
 * the official ``AsymmetricLoss`` (which the robust-loss code also uses for Focal) takes
   ``log(p.clamp(min=1e-8))``, so a positive whose logit is below logit(1e-8) ≈ −18.4 gets a
@@ -78,7 +78,7 @@ def asl_loss(logits, labels, *, gamma_neg=4.0, gamma_pos=0.0, clip=0.05, detach_
     False (paper), True gives the code. -log(1 - p_m) is computed as
     -log(min(σ(-z) + m, 1)), finite for every logit. -log p is exact (softplus): the official
     ``log(p.clamp(min=1e-8))`` gives a positive below a logit of logit(1e-8) ≈ −18.4 a constant
-    loss and zero gradient (measured in the fidelity audit, ``shared/notes``). Mean over N x C.
+    loss and zero gradient (measured in the fidelity audit, ``notebooks/fidelity.md``). Mean over N x C.
     """
     check_inputs(logits, labels)
     if gamma_neg < 0 or gamma_pos < 0 or not 0 <= clip < 1:

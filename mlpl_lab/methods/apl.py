@@ -13,7 +13,7 @@ labels of class i, counted once at the start; T = number of epochs). They then t
 β·BCE(p, p̂) instead of -α·H(p) (loss ``em_apl``). The soft targets are method state
 (``soft_targets``, N x C, NaN where none); the hard labels are never changed.
 
-Differences from the official code (fidelity audit, ``shared/notes``): **ties** in the ranking
+Differences from the official code (fidelity audit, ``notebooks/fidelity.md``): **ties** in the ranking
 of predictions are broken by row index (the lab's one stable top-k,
 :mod:`mlpl_lab.methods.topk`), where the official code's unstable sort over a shuffled loader
 breaks them at random; and the official code **never pseudo-labels when an epoch has a single

@@ -17,8 +17,8 @@ candidate negatives Y_N are all unknown entries of the batch, ranked together (f
 
 Selection rules, counts, rounding (floor) and tie-breaking live in :mod:`.selection`.
 
-Decisions where the paper is silent (notes §3.1)
-------------------------------------------------
+Decisions where the paper is silent
+-----------------------------------
 * Ranking loss: the per-entry BCE as a negative, softplus(s), of the current forward pass
   (train mode, same augmented batch for both networks), detached.
 * Normalisation of Eq. (7): ``normalization="entries"`` (default) divides the summed BCE of the

@@ -1,6 +1,5 @@
 """LAC — label-wise embeddings, pseudo-labeling consistency, label-aware global consistency
-(Xie et al., NeurIPS 2022; ``shared/papers/002_*.txt``; official code ``xiemk/SPML-LAC``,
-notes §3.3 and its line-by-line corrections §3.3b).
+(Xie et al., NeurIPS 2022; official code ``xiemk/SPML-LAC``, checked against it line by line).
 
 One method class, :class:`LACMethod`, trained by the one loop, on a network with the
 ``label_query`` head (:mod:`mlpl_lab.models.label_query`); the runs of Table 3 differ only in
@@ -23,15 +22,15 @@ Stage-2 methods (``stage=2``) must start from a trained stage 1 (``fit(..., init
 (``stage2_start="raw"``, the paper: stage 2 continues stage 1's model) they load stage 1's
 **raw** best-val weights. ``stage2_start="raw_or_ema"`` is the official code's start: its
 stage-1 checkpoint holds whichever of the raw and the EMA weights had the better val mAP
-(§3.3b-5); the loop evaluates both at stage 1's best raw-validation epoch on the validation
+(the official code); the loop evaluates both at stage 1's best raw-validation epoch on the validation
 split and starts from the better (``Method.init_weights``; the choice and both scores land in
 the run's ``initial``). The code picks its checkpoint epoch by the better of the two, the lab
 by the raw weights. Either way the EMA starts as a copy of the loaded weights and the projector
-from its random initialisation (§3.3b-5); the queue starts empty. Under the cpu profile the
+from its random initialisation, as in the official code; the queue starts empty. Under the cpu profile the
 EMA validated higher than the raw weights in most stage-1 runs; notebook 05 prints the
 comparison from the records.
 
-**EMA** for evaluation (``val_mAP[ema]``), never for pseudo-labels (§3.3b-6). The code's
+**EMA** for evaluation (``val_mAP[ema]``), never for pseudo-labels (as in the official code). The code's
 decay is 0.9997 per step (``ema_decay="code"``): over its 40 epochs of 143 steps it keeps
 0.9997^5720 ≈ 18 % of the starting weights, which is harmless from ImageNet weights but not
 from a random start in a few epochs (measured, cpu profile, label-query AN, 8 epochs, with
@@ -84,7 +83,7 @@ class MemoryQueue:
     batch at ``[ptr − n, ptr)`` and, when ``ptr + n ≥ K``, resets the pointer to n (the batch
     goes to the front) and keeps the entries behind it: the contrasted set is then the prefix
     up to the largest fill reached, a stale tail included, and can fall as much as n below K
-    (measured in the fidelity audit, ``shared/notes``: 99 of 128 pairs at K = 128). Before
+    (measured in the fidelity audit, ``notebooks/fidelity.md``: 99 of 128 pairs at K = 128). Before
     the first wrap the two agree to ≤ 4e-15 (:mod:`mlpl_lab.losses.lac`); after it the lab
     contrasts exactly min(K, n + stored) of the newest pairs. A batch of n > K pairs crashes
     the code; here the step contrasts its own n pairs only and the queue keeps the newest K.

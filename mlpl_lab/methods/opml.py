@@ -12,15 +12,15 @@ The training objective of one batch (:func:`opml_objective`)::
 with t = 1 for (current) positives, 0 for observed negatives and, for unknown labels,
 t_ij = ε_ij (smoothing on) or 0 (off, which is Eq. 3/6).
 
-Reconstructed parts (see ``/work/shared/notes/reference-implementations.md`` §3.2; the
-paper's equations are lost in our copy) and how sure we are:
+Reconstructed parts (the paper's equations are lost in the text the lab worked from;
+:mod:`mlpl_lab.losses.opml` gives the reconstruction) and how sure we are:
 
 * loss Eq. 3/6 [R-high]; α = e^a, β = e^b [R-low]; soft form Eq. 11 [R-med];
 * high-rank R = -log det(PᵀP + δI) on P = σ(S) [R-med]; λ default 1e-3 [R-low: the notes'
   range is 1e-4..1e-2, the paper's values are lost]; δ = 1e-3;
 * smoothing ε_ij = AP_j^k · p_ij [R-med; ``smoothing_form="product_power"`` gives the
   alternative (AP_j p_ij)^k, R-low]; k default 1 (lost in our copy). p_ij is the loss's own
-  calibrated probability **σ(2 s_ij)** of the current forward pass, detached (notes §3.2: the
+  calibrated probability **σ(2 s_ij)** of the current forward pass, detached (:mod:`mlpl_lab.losses.opml`: the
   optimum of the soft OPML/ZLPR form is t = σ(2s)). ``smoothing_prob="sigmoid"`` gives the
   lab's first reading p = σ(s), kept only to show why it is wrong: the soft positive term
   ε·e^{−s} then tends to AP (not 0) as s → −∞, so every confident unknown negative adds about

@@ -1,5 +1,5 @@
 """PU-MLC — positive-unlabeled multi-label classification (Zhixiang Yuan, Kaixin Zhang, Tao Huang, ICME 2024;
-``shared/papers/004_*.txt``; official code ``TAKELAMAG/PU-MLC``, notes §2.5 and §3.5/3.5b).
+official code ``TAKELAMAG/PU-MLC``; where the two differ: the list at the end of this docstring).
 
 The method reads **only the observed positives** (``labels == 1``): per class, P_c = those
 images and the unlabeled set U = the whole batch. Observed negatives and unknowns are the same
@@ -10,12 +10,12 @@ to it — it never reads a negative (tests poison them). Loss per batch::
 * L_var — :func:`mlpl_lab.losses.pu.vpu_loss` (Eq. 7, re-balance γ Eq. 9, adaptive temperature
   α Eq. 10, together Eq. 11; paper
   form of the re-balance factor by default, ``rebalance="code"`` for the code's);
-* R_mix — vPU's MixUp regulariser (Chen et al., NeurIPS 2020; the code's form, §3.5): the
+* R_mix — vPU's MixUp regulariser (Chen et al., NeurIPS 2020; the code's form): the
   batch is split into halves x1 (first ⌊B/2⌋ rows), x2 (last ⌊B/2⌋); λ ~ Beta(0.3, 0.3), one per
   batch (:meth:`PUMLCMethod.draw_mix`); x̃ = λ·x1[perm] + (1−λ)·x2,
   t̃ = λ·t1[perm] + (1−λ)·t2 with t = 1 on observed positives and σ(s) of the first pass
   elsewhere; R = Σ_c mean_i (log t̃ − log σ(f(x̃)))². The official code does **not** detach t
-  (gradient flows into the first pass through the target, §3.5b-2): ``detach_target=False``
+  (gradient flows into the first pass through the target, item 2 below): ``detach_target=False``
   (default, the code and vPU); ``True`` treats the target as a constant.
 
   ``mixup_form`` — how the two logs are taken (:func:`mixup_regulariser`):
@@ -27,7 +27,7 @@ to it — it never reads a negative (tests poison them). Loss per batch::
   most (ln 2)² (the two guards add 2e-10 on one side and 1e-10 on the other). The form this
   lab had before guarded the target only; with t̃ = σ(v) and f(x̃) = v it charged 2.2e-3 at
   v = −20, 0.46 at −23, 4.4 at −25 and 48.7 at −30 (gradient −13.9), a hidden floor that
-  pushed confident negatives back up to about −23 (fidelity audit, ``shared/notes``; the
+  pushed confident negatives back up to about −23 (fidelity audit, ``notebooks/fidelity.md``; the
   figures are recomputed in ``tests/test_pu_loss.py``). Neither correct form has that floor.
 
 Registered (defaults: the paper's and code's COCO values α = 1.0, γ = 0.55, mixup weight 1):
@@ -49,6 +49,26 @@ head train, every BatchNorm in eval mode) are options of the model and the metho
 
 **Diagnostics** per epoch: the per-class temperature T_c (mean over the epoch's batches),
 ``temperature[c]``, and its mean over classes ``temperature_mean``.
+
+**Where the paper and its official code differ** (checked against ``TAKELAMAG/PU-MLC`` and vPU's
+code ``HC-Feynman/vpu``). The lab implements the paper and offers the code's form as an option:
+
+1. The code's ResNet ends with an extra 2 × 2 average pool (a 7 × 7 feature map at 448 px).
+2. The mixup target σ(s) of the first pass is **not detached** (vPU's code does the same); one λ
+   is drawn per batch; Beta(0.3, 0.3) comes from the code only (``detach_target``).
+3. The loop stops after ``Stop_epoch`` + 1 epochs of an 80-epoch OneCycle schedule, so training
+   ends at about two thirds of the maximum learning rate, never annealed.
+4. Every BatchNorm is in eval mode, the LgConv branch's too, so their statistics stay at (0, 1)
+   and they act as learnable affine layers; the branch's γ starts from N(0, 1e-4) with random
+   sign (the paper: "initialised at 0.0001"; :mod:`mlpl_lab.models.lgconv`).
+5. The variational loss has no guard for a class whose logits have zero spread in a batch
+   (T = 0), its logs add 1e-10, and it is summed over classes (the scale above).
+6. The re-balance factor averages the **tempered** q in the code and the untempered σ(s) in the
+   paper's Eq. 9 (``rebalance="code"`` / ``"paper"``).
+7. The rest of the code's head (word-vector semantic decoupling and a gated GNN) is not claimed
+   by the paper; the lab uses its own head.
+8. The code selects the best test mAP over epochs of max(raw, EMA): it has no validation split.
+   The lab selects on the clean validation split and scores the test set once.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The label-query head of LAC (paper 002, Sec. 4.1 "Implementation"; Query2Label-style).
+"""The label-query head of LAC (Xie et al., NeurIPS 2022, Sec. 4.1 "Implementation"; Query2Label-style).
 
 One learned query E_j per class attends to the backbone's spatial features and comes out as
 a **label-wise embedding** h_j; class j's logit is its own linear map of h_j. Structure, as in
-the official code (``xiemk/SPML-LAC`` ``lib/models``; notes §3.3):
+the official code (``xiemk/SPML-LAC`` ``lib/models``):
 
 * memory = the feature map's h·w tokens (``input_proj`` is the identity when ``d_model`` equals
   the backbone's width, a 1x1 convolution otherwise) plus a fixed, normalised 2-D **sine
@@ -25,7 +25,7 @@ queries (``nn.Embedding``'s default).
 (width 24) gives d = 96 with 4 heads of 24 and FFN 384 over its 8 x 8 map; ResNet-18 gives 512.
 The projector maps d → d → ``proj_dim`` (the code's 128; ``min(128, d)`` by default).
 
-**Attention maps** (what the paper's Fig. 6 shows and its code never computes; notes §3.3b-8):
+**Attention maps** (what the paper's Fig. 6 shows and its code never computes):
 :meth:`LabelQueryHead.outputs` returns the cross-attention weights of the last decoder layer,
 averaged over heads, reshaped to (B, C, h, w): each class's map sums to 1 over positions in
 eval mode (in train mode attention dropout rescales them). ``forward`` skips them.

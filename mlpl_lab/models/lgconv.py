@@ -1,5 +1,5 @@
 """LgConv — the local-global convolution of PU-MLC (Zhixiang Yuan, Kaixin Zhang, Tao Huang, ICME 2024, Sec. III-D;
-official code ``src/model/Global_Branch.py``; notes §3.5 and §3.5b-4).
+official code ``src/model/Global_Branch.py``; its batch norms are discussed in :mod:`mlpl_lab.methods.pu_mlc`, item 4 of the differences).
 
 Every 3x3 convolution of the backbone gets a parallel **global branch**::
 

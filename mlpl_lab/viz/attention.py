@@ -1,6 +1,6 @@
 """LAC's attention maps: shown next to Grad-CAM and scored against the objects.
 
-The paper's Fig. 6 shows attention maps and its code never computes them (notes §3.3b-8). The
+The paper's Fig. 6 shows attention maps and its code never computes them. The
 lab's reconstruction: the cross-attention weights of the label-query head's last decoder
 layer, averaged over heads (:mod:`mlpl_lab.models.label_query`), one h x w map per class that
 sums to 1, upsampled bilinearly to the image. They are scored with the **same** energy-share

@@ -16,7 +16,7 @@ A map that is zero everywhere (pytorch-grad-cam applies a ReLU, then min-max sca
 to [0, 1], so a map without positive evidence, or a constant one, comes back as zeros)
 counts as flat.
 
-Pitfalls of pytorch-grad-cam 1.5.7 handled here (``ecosystem-pitfalls.md``): targets are
+Pitfalls of pytorch-grad-cam 1.5.7 handled here: targets are
 ``ClassifierOutputTarget(k)`` on the raw logits (the softmax target would couple independent
 classes); ``targets`` is zipped with the batch, so a short list silently yields zero maps —
 we check the counts; its constructor calls ``model.eval()`` — we restore every module's
