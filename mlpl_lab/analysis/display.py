@@ -224,6 +224,9 @@ def styled(frame, caption: str, *, percent: Union[bool, Iterable[Any], None] = N
                 css.at[r, c] = BOLD
 
     numeric_cols = [c for c in frame.columns if kinds[c] != "text" or c in interval_cols]
+    # the axes' names in words too (``fn_rate`` over the row labels reads "fn rate")
+    shown.index.names = [None if n is None else header_words(n) for n in shown.index.names]
+    shown.columns.names = [None if n is None else header_words(n) for n in shown.columns.names]
     st = shown.style.set_caption(caption).apply(lambda _: css, axis=None)
     st = st.set_table_styles([
         {"selector": "caption", "props": "caption-side: top; text-align: left; font-size: 0.95em; "
@@ -248,7 +251,7 @@ WORDS = {
     "used_g": "samples used by g", "disagree_fraction": "share of the batch in disagreement",
     "branch_empty": "steps without disagreement (share)", "branch_disagree": "steps on the disagreement (share)",
     "train_frequency": "share of training images", "lac_an_ratio": "LAC / AN loss ratio",
-    "lac_contrast_pairs": "contrastive pairs per batch",
+    "lac_contrast_pairs": "contrastive pairs per batch", "mu": "μ", "sigma": "σ",
 }
 _SNAKE = re.compile(r"^[A-Za-z][A-Za-z0-9.]*(_[A-Za-z0-9.]+)+$")
 
@@ -256,13 +259,16 @@ _SNAKE = re.compile(r"^[A-Za-z][A-Za-z0-9.]*(_[A-Za-z0-9.]+)+$")
 def header_words(name: Any) -> str:
     """A column or row name as a reader reads it: :data:`WORDS` for the keys it knows, else a
     snake_case key with its underscores as spaces (``share_below_0.1`` -> ``share below 0.1``);
-    a name with a one-letter part (``R_h``, ``E_k``: a symbol's subscript) or with spaces is kept."""
+    a name with a one-letter part (``R_h``, ``E_k``: a symbol's subscript) is kept; inside a longer
+    name, ``tau_h``/``tau_l`` read τ_h/τ_l and a snake_case word pair its words (``fn_rate 0.1``
+    -> ``fn rate 0.1``)."""
     text = str(name)
     if text in WORDS:
         return WORDS[text]
     if _SNAKE.match(text) and all(len(part) > 1 for part in text.split("_")):
         return text.replace("_", " ")
-    return text
+    text = re.sub(r"\btau_([hl])\b", r"τ_\1", text)
+    return re.sub(r"\b([a-z]{2,})_(?=[a-z]{2,}\b)", r"\1 ", text)
 
 
 def _label_text(v: Any) -> str:

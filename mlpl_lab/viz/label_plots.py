@@ -97,8 +97,8 @@ def plot_label_stats(stats: Dict[str, Any], class_names: Optional[Sequence[str]]
             ax.invert_yaxis()
             ax.set_xlabel("images")
         else:
-            ax.set_xticks(pos, class_names, rotation=60 if C > 8 else 0,
-                          ha="right" if C > 8 else "center")
+            # upright names for a few classes, vertical ones beyond: slanted names' boxes overlap
+            ax.set_xticks(pos, class_names, rotation=90 if C > 8 else 0, ha="center")
             ax.set_ylabel("images")
         ax.grid(True, axis="x" if horizontal else "y", alpha=0.3)
         ax.legend(fontsize=8, loc="best")
