@@ -124,6 +124,24 @@ def convergence_summary(record: Mapping[str, bool]) -> str:
     return head + (f"; not converged: {', '.join(bad)}" if bad else "")
 
 
+def convergence_sentence(record: Mapping[str, bool]) -> str:
+    """The sentence a notebook states about its runs, computed from its ``convergence`` record:
+    "63 of 75 runs above converged; † marks the rest in the tables." (never typed)."""
+    n, ok = len(record), sum(bool(v) for v in record.values())
+    if n == 0:
+        return "No run was trained or read above."
+    if ok == n:
+        return f"All {n} runs above converged."
+    return f"{ok} of {n} runs above converged; † marks the rest in the tables."
+
+
+def convergence_markdown(record: Mapping[str, bool]):
+    """:func:`convergence_sentence` as notebook output (Markdown)."""
+    from IPython.display import Markdown
+
+    return Markdown(convergence_sentence(record))
+
+
 def mark_unconverged(table, by_regime: Mapping[str, Mapping[str, List[Any]]], digits: int = 2):
     """``table`` (rows = regimes, columns = methods, as :func:`regimes_table`) as text, with a
     † after every cell one of whose runs did not converge (:mod:`mlpl_lab.core.convergence`)."""

@@ -93,6 +93,48 @@ def check_pick(title: str, answer, values: Mapping[str, float], hint: str, large
     return run()
 
 
+def decided_lead(top: str, runner_up: str, claims_record: Mapping[str, Any]) -> bool:
+    """Whether the claims record *decides* ``top``'s lead over ``runner_up``: a claim names both
+    (as words of its name) and its verdict holds. A higher mean alone decides nothing."""
+    import re
+
+    def names(claim: str, who: str) -> bool:
+        return re.search(r"(?<![\w+-])" + re.escape(who) + r"(?![\w+-])", claim) is not None
+
+    return any(names(c, top) and names(c, runner_up) and c in holding_claims({c: row})
+               for c, row in claims_record.items())
+
+
+def check_top_mean(title: str, answer, values: Mapping[str, float], claims_record: Mapping[str, Any],
+                   exclude=()) -> bool:
+    """*Read the evidence, and its limits*: ``answer = (top, runner_up, decided)`` — the row with
+    the highest mean of ``values``, the second highest, and whether the claims table decides the
+    top one's lead (:func:`decided_lead`). Only what the records show earns a ✓: a student who
+    calls an inconclusive lead decided gets a ✗."""
+    hint = ("the two highest means of the record, then the claims table: is there a claim comparing the "
+            "two whose verdict *holds*? If not (or if it is inconclusive), the lead is not decided")
+
+    @never_raises(title, hint)
+    def run():
+        if unanswered(answer) or not isinstance(answer, (tuple, list)) or len(answer) != 3 \
+                or all(unanswered(x) for x in answer):
+            return verdict(False, title, UNANSWERED + " (give top, runner_up, decided)", hint)
+        ranked = sorted((k for k in values if k not in exclude and math.isfinite(float(values[k]))),
+                        key=lambda k: float(values[k]), reverse=True)
+        top, second = ranked[0], ranked[1]
+        decided = decided_lead(top, second, claims_record)
+        if [answer[0], answer[1]] != [top, second]:
+            return verdict(False, title, "not the two rows with the highest means", hint)
+        if bool(answer[2]) != decided:
+            said = ("a claim comparing them holds" if decided else
+                    "no claim comparing them holds: a higher mean is not a finding")
+            return verdict(False, title, said, hint)
+        return verdict(True, title, f"{top} {float(values[top]):.3g} vs {second} {float(values[second]):.3g}: "
+                       + ("decided by the claims table" if decided else "not decided by the claims table"))
+
+    return run()
+
+
 # ---------------------------------------------------------------------------------------
 # 00 · partial labels
 # ---------------------------------------------------------------------------------------
@@ -509,9 +551,9 @@ def check_paired_t(student: Callable) -> bool:
 CHECKS = {
     "00": ("check_hidden_share", "check_an_targets", "check_pick"),
     "01": ("check_an_loss", "check_an_penalty", "check_pick", "check_claims_that_hold"),
-    "02": ("check_gr_pieces", "check_k_crossing", "check_unknown_gradient", "check_pick",
+    "02": ("check_gr_pieces", "check_k_crossing", "check_unknown_gradient", "check_top_mean",
            "check_claims_that_hold"),
-    "03": ("check_opml_pair_term", "check_positive_gradient", "check_pick", "check_claims_that_hold"),
+    "03": ("check_opml_pair_term", "check_positive_gradient", "check_top_mean", "check_claims_that_hold"),
     "04": ("check_cross_selection", "check_kept_count", "check_pick", "check_claims_that_hold"),
     "05": ("check_plc_selection", "check_ignored_share", "check_claims_that_hold"),
     "06": ("check_vpu_class", "check_rebalance_direction", "check_claims_that_hold"),
