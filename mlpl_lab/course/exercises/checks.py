@@ -93,15 +93,30 @@ def check_pick(title: str, answer, values: Mapping[str, float], hint: str, large
     return run()
 
 
-def decided_lead(top: str, runner_up: str, claims_record: Mapping[str, Any]) -> bool:
+def decided_lead(top: str, runner_up: str, claims_record: Mapping[str, Any],
+                 values: Mapping[str, float] | None = None) -> bool:
     """Whether the claims record *decides* ``top``'s lead over ``runner_up``: a claim names both
-    (as words of its name) and its verdict holds. A higher mean alone decides nothing."""
+    (as words of its name) and its verdict holds. With ``values`` (the record the two means come
+    from) the claim must also compare exactly those runs — its ``a`` and ``b`` means are the two
+    values — so a claim on another setting (a longer schedule) does not decide the lead at this
+    one. A higher mean alone decides nothing."""
     import re
 
     def names(claim: str, who: str) -> bool:
         return re.search(r"(?<![\w+-])" + re.escape(who) + r"(?![\w+-])", claim) is not None
 
-    return any(names(c, top) and names(c, runner_up) and c in holding_claims({c: row})
+    def same_runs(row) -> bool:
+        if values is None:
+            return True
+        try:
+            a = float(np.mean([float(v) for v in row["a"].values()]))
+            b = float(np.mean([float(v) for v in row["b"].values()]))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return False
+        return math.isclose(a, float(values[top]), abs_tol=1e-6) and \
+            math.isclose(b, float(values[runner_up]), abs_tol=1e-6)
+
+    return any(names(c, top) and names(c, runner_up) and same_runs(row) and c in holding_claims({c: row})
                for c, row in claims_record.items())
 
 
@@ -122,7 +137,7 @@ def check_top_mean(title: str, answer, values: Mapping[str, float], claims_recor
         ranked = sorted((k for k in values if k not in exclude and math.isfinite(float(values[k]))),
                         key=lambda k: float(values[k]), reverse=True)
         top, second = ranked[0], ranked[1]
-        decided = decided_lead(top, second, claims_record)
+        decided = decided_lead(top, second, claims_record, values)
         if [answer[0], answer[1]] != [top, second]:
             return verdict(False, title, "not the two rows with the highest means", hint)
         if bool(answer[2]) != decided:
