@@ -119,3 +119,35 @@ def test_every_registered_method_trains_under_torchrun(tmp_path):
     proc = _torchrun([str(ROOT / "tests" / "ddp_all_methods.py")], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "FAILED []" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_ranks_do_nothing_in_a_single_process():
+    """Bug caught: the loop's DDP object touching a single-process run (a wrapped network, a
+    gradient or label state rewritten, a shard instead of the loop's own permutation), which would
+    change what every ordinary run computes. Oracle: copies taken before each call."""
+    from mlpl_lab.engine import distributed
+    from mlpl_lab.engine.train import TrainConfig, prepare
+    from tiny import tiny_splits
+
+    s = tiny_splits(seed=0)
+    method = prepare("ll_cp", s.train, TrainConfig(epochs=1, batch_size=16, model_kwargs={"width": 4}))
+    ranks = distributed.Ranks(method, torch.device("cpu"), batch_size=16)
+    assert (ranks.rank, ranks.world_size, ranks.main, ranks.local_batch) == (0, 1, True, 16)
+    assert ranks.shard(len(s.train), seed=0, epoch=0) is None
+    assert all("forward" not in net.__dict__ for net in method.networks().values())
+    for p in method.net.parameters():
+        p.grad = torch.randn_like(p)
+    grads = [p.grad.clone() for p in method.net.parameters()]
+    buffers = [b.clone() for b in method.net.buffers()]
+    labels = method.labels
+    before = labels.clone()
+    ranks.begin_epoch()
+    method.labels[0] = torch.where(method.labels[0] == 1, 0, 1).to(method.labels.dtype)  # an in-step correction, as LL-Cp makes
+    changed = method.labels.clone()
+    ranks.average_gradients()
+    ranks.end_epoch()
+    ranks.unwrap()
+    assert all(torch.equal(p.grad, g) for p, g in zip(method.net.parameters(), grads))
+    assert all(torch.equal(b, c) for b, c in zip(method.net.buffers(), buffers))
+    assert method.labels is labels and torch.equal(method.labels, changed)
+    assert not torch.equal(changed, before)

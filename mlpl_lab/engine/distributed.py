@@ -1,5 +1,7 @@
 """torchrun and DistributedDataParallel for the one training loop (nanoGPT's ~20 lines, plus
-what methods with state need). The loop in :mod:`mlpl_lab.engine.train` calls these; nothing else does.
+what methods with state need). The loop in :mod:`mlpl_lab.engine.train` sees all of it through one
+object, :class:`Ranks`, whose methods do nothing in a single process; the run machinery above uses
+only the process-level helpers (:func:`init_from_env`, :func:`is_main`, :func:`barrier`, ...).
 
 Launch (every rank runs the same command; ``torchrun`` sets ``RANK``/``WORLD_SIZE``)::
 
@@ -227,3 +229,49 @@ def broadcast_object(obj):
 def barrier() -> None:
     if is_distributed():
         dist.barrier()
+
+
+class Ranks:
+    """The processes training one run together, as :func:`~mlpl_lab.engine.train.fit` sees them.
+
+    Built after the method's networks are set up: it wraps them in DDP (:func:`wrap_networks`)
+    and remembers which optimised parameters DDP does not average. In a single process it is
+    rank 0 of 1, every method does nothing, and the loop reads the same with or without torchrun.
+    """
+
+    def __init__(self, method, device: torch.device, batch_size: int):
+        self.method = method
+        self.distributed = is_distributed()
+        self.rank, self.world_size = rank(), world_size()
+        #: rank 0 (or the single process): evaluates, keeps the history, checkpoints and reports
+        self.main = self.rank == 0
+        #: this rank's share of the global ``batch_size``
+        self.local_batch = local_batch_size(batch_size)
+        self._covered = wrap_networks(method, device)
+        self._params = optimised_parameters(method) if self.distributed else []
+        self._labels_at_start: torch.Tensor | None = None
+
+    def shard(self, n: int, seed: int, epoch: int) -> torch.Tensor | None:
+        """This rank's indices of ``n`` training items for ``epoch`` (:func:`shard_order`); None in
+        a single process, where the loop draws its own permutation."""
+        return shard_order(n, seed, epoch) if self.distributed else None
+
+    def begin_epoch(self) -> None:
+        """Remember the method's label state, whose in-step changes :meth:`end_epoch` sums."""
+        labels = getattr(self.method, "labels", None)
+        self._labels_at_start = (labels.clone() if self.distributed and torch.is_tensor(labels)
+                                 else None)
+
+    def average_gradients(self) -> None:
+        """After ``backward``: the mean gradient over ranks of what DDP does not average."""
+        average_gradients(self._params, self._covered)
+
+    def end_epoch(self) -> None:
+        """After the epoch's steps, before epoch-end pseudo-labelling: the per-shard label changes
+        summed, and rank 0's BatchNorm statistics on every rank."""
+        sync_label_changes(self.method, self._labels_at_start)
+        broadcast_buffers(self.method)
+
+    def unwrap(self) -> None:
+        """Plain modules again, for evaluation and storage."""
+        unwrap_networks(self.method)

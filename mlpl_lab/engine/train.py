@@ -1,4 +1,4 @@
-"""The one training loop. Methods differ only through the hooks of :class:`~mlpl_lab.methods.Method`.
+"""The one training loop, :func:`fit`. Methods differ only through the hooks of :class:`~mlpl_lab.methods.Method`.
 
 How every method of the lab maps onto the hooks (none of them changes this loop):
 
@@ -31,9 +31,13 @@ and the epoch; a run resumed from a checkpoint reproduces the same history.
 
 Data: an in-memory training split (a dataset with ``get_batch``) is held on the training device
 for the whole run (:class:`~mlpl_lab.data.device_split.DeviceSplit`); each batch and its views are
-gathered there, with no copy from the host per step and no DataLoader (on the CPU the numbers are
-bit for bit those of the former per-batch copy and views). Image-file datasets go through a
-DataLoader, each batch copied to the device and augmented there.
+gathered there, with no copy from the host per step and no DataLoader (on the CPU the losses and
+val mAP are bit for bit those of a per-batch host copy: ``benchmarks/records/data_path_cpu.json``).
+Image-file datasets go through a DataLoader, each batch copied to the device and augmented there.
+
+Where the rest lives: the weights a run starts from in :mod:`~mlpl_lab.engine.init`, checkpoints
+in :mod:`~mlpl_lab.engine.checkpoint`, torchrun/DDP in :mod:`~mlpl_lab.engine.distributed` (one
+:class:`~mlpl_lab.engine.distributed.Ranks` object), peak memory in :mod:`~mlpl_lab.engine.memory`.
 """
 from __future__ import annotations
 
@@ -42,7 +46,6 @@ import os
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -50,13 +53,15 @@ import torch
 from tqdm.auto import tqdm
 
 from . import distributed
-from ..core import metrics
-from ..data.augment import VIEWS
-from ..data.device_split import DeviceSplit
+from .checkpoint import Checkpoint, run_fingerprint
+from .init import INIT_WEIGHTS, init_backbones, transfer  # noqa: F401  (the first two re-exported)
 from .memory import PeakMemory
+from ..core import metrics
 from ..core.history import EpochRows
 from ..core.labels import check_seed
 from ..core.labels import validate as validate_labels
+from ..data.augment import VIEWS
+from ..data.device_split import DeviceSplit
 from ..methods import Method, TrainContext, build_method
 from ..methods.probes import PROBES, run_probes
 from ..models import build_model
@@ -108,7 +113,7 @@ class TrainConfig:
     checkpoint: Optional[str] = None  # path; saved after every epoch
     resume: bool = False  # continue from ``checkpoint`` if it exists
     num_workers: int = 0  # DataLoader workers for datasets without a fast get_batch
-    channels_last: bool = False  # NHWC networks and batches: faster convolutions under CUDA AMP and on CPU (1.5x, small CNN)
+    channels_last: bool = False  # NHWC networks and batches: faster convolutions under CUDA AMP and on the CPU (benchmarks/bench_training.py)
 
     def validate(self) -> None:
         problems = []
@@ -195,72 +200,255 @@ class TrainResult(EpochRows):
             "best_epoch": self.best_epoch}
 
 
-def pick_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available; use 'auto' or 'cpu'")
-    return dev
+def fit(method, train, val, test, config: TrainConfig | None = None, *, init_from: Method | None = None,
+        backbone_from: Method | None = None, desc: str | None = None, on_epoch: Callable[[Dict[str, Any]], None] | None = None,
+        **method_hparams) -> TrainResult:
+    """Train ``method`` (a :class:`Method` or a registered name) on ``train``; evaluate each
+    epoch on ``val`` and ``test`` with their true labels. Bad configuration (unknown method, loss
+    or hyperparameter, empty data, labels that do not match the data) fails before any training.
+
+    ``init_from``: a trained method whose networks a second stage (LAC) starts from.
+    ``backbone_from``: a pretraining run whose backbone every network starts from, heads fresh
+    (:mod:`~mlpl_lab.engine.init`). ``desc`` labels the progress bar; ``on_epoch(row)`` is called
+    after every epoch (the runner reports progress with it)."""
+    config = config or TrainConfig()
+    method, observed, true_labels = _checked_inputs(method, train, val, test, config, init_from, method_hparams)
+    device = distributed.local_device(pick_device(config.device))
+
+    # ---- setup: networks from the seed, then the weights the run starts from
+    seed_everything(config.seed)
+    ctx = _context(method, train, observed, config, device)
+    method.setup(ctx)
+    init_record = transfer(method, init_from, backbone_from,
+                           score_val=lambda m, dev: _evaluate(m, val, dev, 512, "val"))
+    method.setup_ema()  # after the transfer: a second stage's EMA starts from the loaded weights (LAC's code)
+    method.train(True)
+    if config.channels_last:  # a memory layout: the numbers stay the same
+        for net in method.networks().values():
+            net.to(memory_format=torch.channels_last)
+    ranks = distributed.Ranks(method, device, config.batch_size)  # torchrun's DDP; inert in one process
+    schedulers = _make_schedulers(method, config, ctx.steps_per_epoch)
+    amp_dtype = autocast_dtype(device, bool(config.amp))
+    # loss scaling only in the float16 fallback (CUDA without bfloat16); disabled, a no-op
+    scaler = torch.amp.GradScaler("cuda", enabled=uses_grad_scaler(amp_dtype))
+    optimizers = method.optimizers()
+    # does the method act after a step (EMA, its own hook)? Without one, no per-step sync
+    step_hook = method.ema_model is not None or type(method).on_step_end is not Method.on_step_end
+
+    # ---- resume: a checkpoint of this same run continues where it stopped
+    ckpt = Checkpoint(config.checkpoint, run_fingerprint(method, config, observed))
+    progress = ckpt.resume(method, schedulers, config, device)
+    start_epoch = len(progress.history)
+    probe = _prober(method, train, observed, true_labels, config, device)
+    if start_epoch == 0:
+        if probe is not None and ranks.main:
+            progress.initial = probe()
+        progress.initial = {**progress.initial, **init_record}
+
+    memory = PeakMemory(device)
+    resident = DeviceSplit(train, device) if hasattr(train, "get_batch") else None
+    show = _progress_enabled(config) and ranks.main
+    epochs_bar = tqdm(range(start_epoch, config.epochs), desc=desc or method.name, disable=not show,
+                      initial=start_epoch, total=config.epochs, leave=True)
+    for epoch in epochs_bar:
+        t0 = time.perf_counter()
+        # ---- train: one pass of optimiser steps. Augmentations and dropout differ per rank;
+        # rank 0 draws what a single process draws
+        seed_everything(config.seed * 1_000_003 + epoch + 7_919 * ranks.rank)
+        method.on_epoch_start(epoch)
+        sums, n_batches = {}, 0  # the epoch's losses and logs (summed on the device), its batches
+        order = ranks.shard(len(train), config.seed, epoch)
+        ranks.begin_epoch()
+        batches = _epoch_batches(train, resident, order, ranks.local_batch, config, method.views, device)
+        for batch in tqdm(batches, total=ctx.steps_per_epoch, leave=False, disable=not show,
+                          desc=f"epoch {epoch + 1}"):
+            with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss, logs = method.training_step(batch, epoch)
+            for opt in optimizers.values():
+                opt.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            ranks.average_gradients()
+            if _optimizer_step(optimizers, scaler, step_hook):
+                method.on_step_end(progress.step)
+                progress.step += 1
+            for sch in schedulers.values() if config.schedule_step == "step" else ():
+                sch.step()
+            n_batches += 1
+            _add_logs(sums, loss, logs)
+        _check_epoch_loss(method, sums, n_batches, len(train), config, epoch)
+        for sch in schedulers.values() if config.schedule_step == "epoch" else ():
+            sch.step()
+        ranks.end_epoch()  # label changes and BatchNorm statistics agree across ranks
+        method.on_epoch_end(epoch)  # pseudo-labelling sees the epoch's last weights
+        row = _train_row(method, sums, n_batches, optimizers, epoch)
+        train_seconds = time.perf_counter() - t0
+        if not ranks.main:  # the other ranks train on; rank 0 evaluates and keeps the history
+            progress.history.append(row)
+            continue
+
+        # ---- evaluate: probes on the train set, then val and test against the true labels
+        if probe is not None:
+            row.update({f"train_{k}": v for k, v in probe().items()})
+        row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
+        if config.test_every_epoch:
+            row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
+        row.update(train_seconds=train_seconds, seconds=time.perf_counter() - t0,
+                   peak_memory_mib=memory.mib(), world_size=ranks.world_size)
+        progress.history.append(row)
+
+        # ---- keep the best-val weights (ties keep the earlier epoch), report, checkpoint
+        if _best_epoch(progress.history) == len(progress.history) - 1 and config.restore_best:
+            progress.best_state = cpu_copy(method.weights_state())
+        epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
+        if on_epoch is not None:
+            on_epoch(row)
+        ckpt.save(method, schedulers, config, progress)
+    epochs_bar.close()
+
+    # ---- finish (rank 0): the best-val weights restored, the test set scored once on them if
+    # not every epoch. The other ranks keep their last epoch
+    ranks.unwrap()
+    history = progress.history
+    best_epoch = _best_epoch(history) if ranks.main else len(history) - 1
+    if ranks.main and config.restore_best and progress.best_state is not None:
+        method.load_weights_state(progress.best_state)  # networks and EMA; label state stays the last
+    if ranks.main and not config.test_every_epoch:
+        history[best_epoch].update(_evaluate(method, test, device, config.eval_batch_size, "test"))
+    method.train(False)
+    return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch,
+                       initial=progress.initial)
 
 
-def autocast_dtype(device, amp: bool) -> torch.dtype | None:
-    """The dtype :func:`fit` autocasts to on ``device`` (a ``torch.device`` or its type), None
-    without AMP. bfloat16 wherever the device computes it natively — the CPU, and CUDA devices
-    that support it (compute capability 8.0 on: ``torch.cuda.is_bf16_supported(
-    including_emulation=False)``) — with no loss scaling: bfloat16 keeps float32's exponent range,
-    so small gradients do not underflow. float16 only as the fallback on CUDA devices without
-    bfloat16, and only there does :func:`fit` scale the loss (a ``GradScaler``,
-    :func:`uses_grad_scaler`). The run store records the name of this dtype
-    (:func:`mlpl_lab.runs.store.numeric_environment`)."""
-    if not amp:
+# ------------------------------------------------------------------ the loop's steps, in the order fit takes them
+def _checked_inputs(method, train, val, test, config: TrainConfig, init_from, method_hparams):
+    """The method built and every input checked before any training: ``(method, observed, true
+    labels)``. A bad configuration, empty data, labels that do not match the data or a second
+    stage without its first raise here."""
+    config.validate()
+    if method_hparams and not isinstance(method, str):
+        raise TypeError("pass hyperparameters either to build_method or to fit, not both")
+    method = build_method(method, **method_hparams) if isinstance(method, str) else method
+    if not isinstance(method, Method):
+        raise TypeError(f"method must be a registered name or a Method, got {type(method).__name__}")
+    if getattr(method, "requires_init_from", False) and init_from is None:
+        raise ValueError(f"method {method.name!r} is a second stage: it starts from a trained first "
+                         "stage; pass init_from=<the stage-1 method> (RunSpec(init_from=...))")
+    for name, ds in (("train", train), ("val", val), ("test", test)):
+        _check_dataset(name, ds)
+    for view in method.views:
+        if view not in VIEWS:
+            raise ValueError(f"method {method.name!r} asks for unknown view {view!r}")
+    observed = _observed_of(train)
+    true_labels = train.labels if hasattr(train, "labels") else None
+    if observed.ndim != 2:
+        raise ValueError(f"observed labels must be (N, C), got shape {tuple(observed.shape)}")
+    if observed.shape[0] != len(train):
+        raise ValueError(f"the training set has {len(train)} images but {observed.shape[0]} rows of "
+                         "observed labels; build them from this set's true labels")
+    if true_labels is not None and tuple(true_labels.shape) != tuple(observed.shape):
+        raise ValueError(f"observed labels {tuple(observed.shape)} do not match the training set's "
+                         f"true labels {tuple(true_labels.shape)}; build the observed matrix from "
+                         "train.labels (labels.regime(...)(train.labels, seed=...))")
+    validate_labels(observed)
+    if config.probes and true_labels is None:
+        raise ValueError("probes need the training set's true labels (the embedded scenes keep "
+                         "them); set probes=() for this dataset")
+    return method, observed, true_labels
+
+
+def _check_dataset(name: str, dataset) -> None:
+    if dataset is None or len(dataset) == 0:
+        raise ValueError(f"the {name} dataset is empty; build splits with n_{name} >= 1")
+
+
+def _observed_of(train) -> torch.Tensor:
+    return train.observed if hasattr(train, "observed") else torch.stack(
+        [train[i]["observed"] for i in range(len(train))])
+
+
+def _context(method, train, observed, config, device) -> TrainContext:
+    true_labels = train.labels if hasattr(train, "labels") else None
+    num_classes = observed.shape[1]
+
+    def make_model():
+        return build_model(config.model, num_classes, **config.model_kwargs)
+
+    return TrainContext(
+        num_classes=num_classes, num_train=len(train), epochs=config.epochs, device=device,
+        train_observed=observed.clone().long(), make_model=make_model,
+        make_optimizer=_make_optimizer_factory(config), seed=config.seed,
+        train_true_labels=true_labels,
+        steps_per_epoch=_steps_per_epoch(len(train) // distributed.world_size(),
+                                         distributed.local_batch_size(config.batch_size)),
+        predict_train=lambda: predict_dataset(method, train, device, config.eval_batch_size),
+    )
+
+
+def _steps_per_epoch(n: int, batch_size: int) -> int:
+    return n // batch_size if n > batch_size else 1
+
+
+def _make_optimizer_factory(config: TrainConfig):
+    def make(params):
+        if config.optimizer == "adam":
+            return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
+        if config.optimizer == "adamw":
+            return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+        return torch.optim.SGD(params, lr=config.lr, momentum=0.9, weight_decay=config.weight_decay)
+
+    return make
+
+
+def _make_schedulers(method: Method, config: TrainConfig, steps_per_epoch: int):
+    """One LR scheduler per optimiser of the method (None for a constant LR)."""
+    if config.lr_schedule == "constant":
+        return {}
+    per_step = config.schedule_step == "step"
+    total = config.epochs * steps_per_epoch if per_step else config.epochs
+    out = {}
+    for name, opt in method.optimizers().items():
+        if config.lr_schedule == "cosine":
+            out[name] = torch.optim.lr_scheduler.LambdaLR(
+                opt, lambda t, T=total: 0.5 * (1.0 + math.cos(math.pi * min(t, T) / T)))
+        else:  # onecycle: peak = each group's own lr
+            out[name] = torch.optim.lr_scheduler.OneCycleLR(
+                opt, max_lr=[g["lr"] for g in opt.param_groups], total_steps=total,
+                pct_start=config.onecycle_pct_start)
+    return out
+
+
+def _prober(method, train, observed, true_labels, config: TrainConfig, device):
+    """The train-set probes over the first ``probe_size`` images, or None without probes."""
+    if not config.probes:
         return None
-    if torch.device(device).type == "cuda" and not torch.cuda.is_bf16_supported(including_emulation=False):
-        return torch.float16
-    return torch.bfloat16
+    probe_set = (_Subset(train, config.probe_size) if hasattr(train, "get_batch") else
+                 torch.utils.data.Subset(train, range(min(config.probe_size, len(train)))))
+
+    def probe() -> Dict[str, float]:
+        probs = predict_dataset(method, probe_set, device, config.eval_batch_size)
+        n = len(probe_set)
+        return run_probes(config.probes, probs, observed[:n], true_labels[:n])
+
+    return probe
 
 
-def uses_grad_scaler(dtype: torch.dtype | None) -> bool:
-    """Loss scaling is for float16 autocast only (its 5-bit exponent underflows small gradients)."""
-    return dtype == torch.float16
+class _Subset:
+    """The first ``n`` items of an in-memory dataset (for probes)."""
 
+    def __init__(self, dataset, n):
+        self.dataset, self.n = dataset, min(n, len(dataset))
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
+    def __len__(self):
+        return self.n
+
+    def get_batch(self, indices):
+        return self.dataset.get_batch(indices)
 
 
 def _progress_enabled(config: TrainConfig) -> bool:
     if config.progress is not None:
         return config.progress
     return os.environ.get("MLPL_LAB_PROGRESS", "1").lower() not in ("0", "off", "false", "no")
-
-
-def iterate_batches(dataset, batch_size: int, shuffle: bool, drop_last: bool, num_workers: int = 0,
-                    order: torch.Tensor | None = None, pin_memory: bool = False):
-    """Yield batch dicts. In-memory datasets with ``get_batch(indices)`` are sliced directly
-    (much faster than a DataLoader on 2 cores); others go through a DataLoader.
-
-    ``order``: the indices to visit (a rank's shard under torchrun); default a permutation
-    from the global RNG (``shuffle``) or 0..n-1. ``pin_memory`` only helps with CUDA."""
-    n = len(dataset)
-    if order is None:
-        order = torch.randperm(n) if shuffle else torch.arange(n)
-    m = len(order)
-    if hasattr(dataset, "get_batch"):
-        stop = m - m % batch_size if (drop_last and m > batch_size) else m
-        for start in range(0, stop, batch_size):
-            batch = dataset.get_batch(order[start:start + batch_size])
-            if pin_memory:
-                batch = {k: (v.pin_memory() if torch.is_tensor(v) else v) for k, v in batch.items()}
-            yield batch
-        return
-    loader = torch.utils.data.DataLoader(torch.utils.data.Subset(dataset, order.tolist()),
-                                         batch_size=batch_size, shuffle=False,
-                                         drop_last=drop_last and m > batch_size,
-                                         num_workers=num_workers, pin_memory=pin_memory)
-    yield from loader
 
 
 def _epoch_batches(train, resident: DeviceSplit | None, order: torch.Tensor | None, batch_size: int,
@@ -301,6 +489,127 @@ def _to_device(batch: Dict[str, Any], device: torch.device) -> Dict[str, Any]:
     return {k: (v.to(device, non_blocking=cuda) if torch.is_tensor(v) else v) for k, v in batch.items()}
 
 
+def _optimizer_step(optimizers: Dict[str, Any], scaler, step_hook: bool) -> bool:
+    """Step every optimiser through the GradScaler (a plain step unless float16 AMP scales the
+    loss). False when AMP skipped the step (inf/NaN gradients lower the scale): then the loop calls
+    no ``on_step_end``. Reading the scale syncs host and device, so only for methods with a step hook."""
+    scale_before = scaler.get_scale() if (scaler.is_enabled() and step_hook) else None
+    for opt in optimizers.values():
+        scaler.step(opt)
+    scaler.update()
+    return scale_before is None or scaler.get_scale() >= scale_before
+
+
+def _add_logs(sums: Dict[str, Any], loss: torch.Tensor, logs: Dict[str, Any]) -> None:
+    """Add one step's loss and logs to the epoch's sums, on the device: no host-device sync per step."""
+    sums["loss"] = sums["loss"] + loss.detach() if "loss" in sums else loss.detach()
+    for k, v in logs.items():
+        v = v.detach() if torch.is_tensor(v) else v
+        sums[k] = sums[k] + v if k in sums else v
+
+
+def _check_epoch_loss(method, sums: Dict[str, Any], n_batches: int, n_train: int, config: TrainConfig,
+                      epoch: int) -> None:
+    """Raise when the epoch had no batch or its mean loss is not finite."""
+    if n_batches == 0:
+        raise ValueError(f"the training set ({n_train} images) gives no batch of "
+                         f"{config.batch_size}; lower batch_size")
+    mean_loss = float(sums["loss"]) / n_batches
+    if not math.isfinite(mean_loss):
+        raise FloatingPointError(
+            f"{method.name}: the loss became {mean_loss} during epoch {epoch + 1}; lower the "
+            f"learning rate (lr={config.lr}) or check the loss hyperparameters")
+
+
+def _train_row(method, sums: Dict[str, Any], n_batches: int, optimizers: Dict[str, Any],
+               epoch: int) -> Dict[str, Any]:
+    """The epoch's history row so far: mean training logs, the LR at the end, the method's own
+    per-epoch logs (``log_epoch``)."""
+    row: Dict[str, Any] = {"epoch": epoch + 1}
+    row.update({k: float(v) / n_batches for k, v in sums.items()})
+    row["lr"] = float(next(iter(optimizers.values())).param_groups[0]["lr"])
+    row.update(method.pop_epoch_logs())
+    return row
+
+
+def _evaluate(method, dataset, device, batch_size, prefix: str) -> Dict[str, Any]:
+    probs, extra = predict_dataset(method, dataset, device, batch_size, heads=True)
+    truth = dataset.labels if hasattr(dataset, "labels") else torch.stack(
+        [dataset[i]["labels"] for i in range(len(dataset))])
+    row = {f"{prefix}_{k}": v for k, v in metrics.evaluate(probs, truth).items()}
+    for head, p in extra.items():
+        row[f"{prefix}_mAP[{head}]"] = metrics.mean_average_precision(p, truth)
+    return row
+
+
+def _best_epoch(history: List[Dict[str, Any]]) -> int:
+    """The epoch with the best val mAP (ties keep the earlier one)."""
+    return max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
+
+
+# ------------------------------------------------------------------ used by the loop and by the layers above
+def pick_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} requested but CUDA is not available; use 'auto' or 'cpu'")
+    return dev
+
+
+def autocast_dtype(device, amp: bool) -> torch.dtype | None:
+    """The dtype :func:`fit` autocasts to on ``device`` (a ``torch.device`` or its type), None
+    without AMP. bfloat16 wherever the device computes it natively — the CPU, and CUDA devices
+    that support it (compute capability 8.0 on: ``torch.cuda.is_bf16_supported(
+    including_emulation=False)``) — with no loss scaling: bfloat16 keeps float32's exponent range,
+    so small gradients do not underflow. float16 only as the fallback on CUDA devices without
+    bfloat16, and only there does :func:`fit` scale the loss (a ``GradScaler``,
+    :func:`uses_grad_scaler`). The run store records the name of this dtype
+    (:func:`mlpl_lab.runs.store.numeric_environment`)."""
+    if not amp:
+        return None
+    if torch.device(device).type == "cuda" and not torch.cuda.is_bf16_supported(including_emulation=False):
+        return torch.float16
+    return torch.bfloat16
+
+
+def uses_grad_scaler(dtype: torch.dtype | None) -> bool:
+    """Loss scaling is for float16 autocast only (its 5-bit exponent underflows small gradients)."""
+    return dtype == torch.float16
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def iterate_batches(dataset, batch_size: int, shuffle: bool, drop_last: bool, num_workers: int = 0,
+                    order: torch.Tensor | None = None, pin_memory: bool = False):
+    """Yield batch dicts. In-memory datasets with ``get_batch(indices)`` are sliced directly
+    (much faster than a DataLoader on 2 cores); others go through a DataLoader.
+
+    ``order``: the indices to visit (a rank's shard under torchrun); default a permutation
+    from the global RNG (``shuffle``) or 0..n-1. ``pin_memory`` only helps with CUDA."""
+    n = len(dataset)
+    if order is None:
+        order = torch.randperm(n) if shuffle else torch.arange(n)
+    m = len(order)
+    if hasattr(dataset, "get_batch"):
+        stop = m - m % batch_size if (drop_last and m > batch_size) else m
+        for start in range(0, stop, batch_size):
+            batch = dataset.get_batch(order[start:start + batch_size])
+            if pin_memory:
+                batch = {k: (v.pin_memory() if torch.is_tensor(v) else v) for k, v in batch.items()}
+            yield batch
+        return
+    loader = torch.utils.data.DataLoader(torch.utils.data.Subset(dataset, order.tolist()),
+                                         batch_size=batch_size, shuffle=False,
+                                         drop_last=drop_last and m > batch_size,
+                                         num_workers=num_workers, pin_memory=pin_memory)
+    yield from loader
+
+
 @torch.no_grad()
 def predict_dataset(method: Method, dataset, device: torch.device, batch_size: int = 512,
                     heads: bool = False):
@@ -323,191 +632,6 @@ def predict_dataset(method: Method, dataset, device: torch.device, batch_size: i
     if heads:
         return probs, {k: torch.cat(v) for k, v in extra.items()}
     return probs
-
-
-def _check_dataset(name: str, dataset) -> None:
-    if dataset is None or len(dataset) == 0:
-        raise ValueError(f"the {name} dataset is empty; build splits with n_{name} >= 1")
-
-
-def _make_optimizer_factory(config: TrainConfig):
-    def make(params):
-        if config.optimizer == "adam":
-            return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
-        if config.optimizer == "adamw":
-            return torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-        return torch.optim.SGD(params, lr=config.lr, momentum=0.9, weight_decay=config.weight_decay)
-
-    return make
-
-
-def _evaluate(method, dataset, device, batch_size, prefix: str) -> Dict[str, Any]:
-    probs, extra = predict_dataset(method, dataset, device, batch_size, heads=True)
-    truth = dataset.labels if hasattr(dataset, "labels") else torch.stack(
-        [dataset[i]["labels"] for i in range(len(dataset))])
-    row = {f"{prefix}_{k}": v for k, v in metrics.evaluate(probs, truth).items()}
-    for head, p in extra.items():
-        row[f"{prefix}_mAP[{head}]"] = metrics.mean_average_precision(p, truth)
-    return row
-
-
-def _make_schedulers(method: Method, config: TrainConfig, steps_per_epoch: int):
-    """One LR scheduler per optimiser of the method (None for a constant LR)."""
-    if config.lr_schedule == "constant":
-        return {}
-    per_step = config.schedule_step == "step"
-    total = config.epochs * steps_per_epoch if per_step else config.epochs
-    out = {}
-    for name, opt in method.optimizers().items():
-        if config.lr_schedule == "cosine":
-            out[name] = torch.optim.lr_scheduler.LambdaLR(
-                opt, lambda t, T=total: 0.5 * (1.0 + math.cos(math.pi * min(t, T) / T)))
-        else:  # onecycle: peak = each group's own lr
-            out[name] = torch.optim.lr_scheduler.OneCycleLR(
-                opt, max_lr=[g["lr"] for g in opt.param_groups], total_steps=total,
-                pct_start=config.onecycle_pct_start)
-    return out
-
-
-INIT_WEIGHTS = ("raw", "raw_or_ema")
-
-
-def _init_sources(method: Method, init_from: Method, val) -> Tuple[Dict[str, torch.nn.Module], Dict[str, float]]:
-    """The networks a second stage copies (``method.init_weights``) and what decided it.
-
-    ``"raw"``: ``init_from``'s networks — its best-validation weights. ``"raw_or_ema"``: its main
-    network replaced by its EMA copy when the EMA scores the higher validation mAP (both
-    evaluated here, on ``init_from``'s device), as LAC's official checkpoint holds whichever of
-    the two validated better. Returns ``({name: network}, record)``; the record
-    (``init_val_mAP``, ``init_val_mAP[ema]``, ``init_from_ema`` 1/0) lands in the run's
-    ``initial``."""
-    choice = getattr(method, "init_weights", "raw")
-    if choice not in INIT_WEIGHTS:
-        raise ValueError(f"{method.name}: init_weights must be one of {INIT_WEIGHTS}, got {choice!r}")
-    sources = dict(init_from.networks())
-    if choice == "raw":
-        return sources, {}
-    if init_from.ema_model is None:
-        raise ValueError(f"{method.name} starts from the better of {init_from.name!r}'s raw and EMA "
-                         "weights, but that run kept no EMA: train the first stage with ema_decay set, "
-                         "or start from its raw weights (init_weights='raw')")
-    main = next(iter(sources))
-    device = next(sources[main].parameters()).device
-    row = _evaluate(init_from, val, device, 512, "val")
-    raw, ema = float(row["val_mAP"]), float(row["val_mAP[ema]"])
-    if ema > raw:
-        sources[main] = init_from.ema_model.module
-    return sources, {"init_val_mAP": raw, "init_val_mAP[ema]": ema, "init_from_ema": float(ema > raw)}
-
-
-def _init_networks(method: Method, init_from: Method, sources: Dict[str, torch.nn.Module] | None = None) -> None:
-    """Copy ``init_from``'s networks (or ``sources``: the same names, e.g. with the EMA copy as the
-    main network, :func:`_init_sources`) into ``method``'s, matched by name; every name and every
-    tensor shape must match (a stage-two network may add modules of its own: those keep
-    their fresh initialisation and are listed in the error if nothing matches)."""
-    sources = init_from.networks() if sources is None else sources
-    targets = method.networks()
-    missing = [k for k in targets if k not in sources]
-    if missing:
-        raise ValueError(f"init_from: {method.name!r} has network(s) {missing} that "
-                         f"{init_from.name!r} lacks (it has {list(sources)}); networks are "
-                         "matched by name")
-    for key, net in targets.items():
-        src = sources[key].state_dict()
-        dst = net.state_dict()
-        absent = [k for k in src if k not in dst]
-        if absent:
-            raise ValueError(f"init_from: network {key!r} of {init_from.name!r} has weights "
-                             f"{absent[:5]} that the new network lacks: not the same architecture")
-        bad = [f"{k}: {tuple(src[k].shape)} vs {tuple(dst[k].shape)}" for k in src
-               if src[k].shape != dst[k].shape]
-        if bad:
-            raise ValueError(f"init_from: network {key!r} shape mismatch: {bad[:5]}")
-        net.load_state_dict(src, strict=False)
-
-
-def _backbone_key_map(src_keys, dst_keys) -> Dict[str, str]:
-    """Target key of every backbone weight: the same name, or the name inside an LgConv wrapper
-    (``....conv.weight`` for ``....weight``: PU-MLC's global branch wraps the 3x3 convolution and
-    keeps its weights, as the official code loads ImageNet weights into the base convolution)."""
-    out = {}
-    for k in src_keys:
-        if k in dst_keys:
-            out[k] = k
-            continue
-        head, _, leaf = k.rpartition(".")
-        alt = f"{head}.conv.{leaf}" if head else f"conv.{leaf}"
-        if alt in dst_keys:
-            out[k] = alt
-    return out
-
-
-def init_backbones(method: Method, source: Method) -> Dict[str, List[str]]:
-    """Copy the backbone of ``source``'s network into the backbone of every network of
-    ``method``; heads keep their fresh initialisation (ImageNet-style transfer: only the
-    feature extractor is reused, the classifier is new — the source may even have other
-    classes). Every source weight must land on a weight of the same shape, or this raises;
-    target weights the source lacks (LgConv's global branches) keep their initialisation and
-    are returned per network."""
-    nets = source.networks()
-    if len(nets) != 1:
-        raise ValueError(f"backbone_from: the pretraining run must have one network, {source.name!r} "
-                         f"has {list(nets)}")
-    src_net = next(iter(nets.values()))
-    if not hasattr(src_net, "backbone"):
-        raise ValueError(f"backbone_from: {type(src_net).__name__} has no .backbone to copy")
-    src = src_net.backbone.state_dict()
-    fresh: Dict[str, List[str]] = {}
-    for name, net in method.networks().items():
-        if not hasattr(net, "backbone"):
-            raise ValueError(f"backbone_from: network {name!r} of {method.name!r} has no .backbone")
-        dst = net.backbone.state_dict()
-        mapping = _backbone_key_map(src, dst)
-        unmapped = [k for k in src if k not in mapping]
-        bad = [f"{k}: {tuple(src[k].shape)} vs {tuple(dst[v].shape)}" for k, v in mapping.items()
-               if src[k].shape != dst[v].shape]
-        if unmapped or bad:
-            raise ValueError(f"backbone_from: network {name!r} of {method.name!r} is not the pretrained "
-                             f"backbone's architecture (missing {unmapped[:4]}, shape mismatch {bad[:4]}); "
-                             "pretrain with the same model and model_kwargs (Profile.pretrain_spec does)")
-        net.backbone.load_state_dict({v: src[k] for k, v in mapping.items()}, strict=False)
-        fresh[name] = sorted(set(dst) - set(mapping.values()))
-    return fresh
-
-
-def _data_fingerprint(observed: torch.Tensor) -> str:
-    import hashlib
-
-    h = hashlib.sha256(str(tuple(observed.shape)).encode())
-    h.update(observed.contiguous().cpu().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
-def _run_fingerprint(method: Method, config: TrainConfig, observed: torch.Tensor) -> Dict[str, Any]:
-    ident = config.identity()
-    ident.pop("epochs")
-    ident.pop("seed")  # checked on its own
-    return {"method": method.name, "hparams": repr(sorted(method.hparams.items())),
-            "config": repr(sorted(ident.items())), "seed": config.seed,
-            "train_set": _data_fingerprint(observed)}
-
-
-def _check_resume(state: Dict[str, Any], expected: Dict[str, Any], config: TrainConfig, path) -> None:
-    got = state.get("fingerprint")
-    if got is None:
-        raise ValueError(f"checkpoint {path} has no run fingerprint (made by an older mlpl_lab); "
-                         "delete it or train with resume=False")
-    names = {"method": "another method", "hparams": "other hyperparameters",
-             "config": "another training configuration", "seed": "another seed",
-             "train_set": "another training set (images or observed labels)"}
-    for key, what in names.items():
-        if got.get(key) != expected[key]:
-            raise ValueError(f"checkpoint {path} was made by {what} ({key}: {got.get(key)} != "
-                             f"{expected[key]}); delete it, point checkpoint= elsewhere or train "
-                             "with resume=False")
-    if len(state["history"]) > config.epochs:
-        raise ValueError(f"checkpoint {path} holds {len(state['history'])} epochs but the config "
-                         f"asks for {config.epochs}; raise epochs or delete the checkpoint")
 
 
 def cpu_copy(obj):
@@ -533,344 +657,3 @@ def prepare(method, train, config: TrainConfig, device: torch.device | None = No
     method.setup(ctx)
     method.setup_ema()
     return method
-
-
-def _observed_of(train) -> torch.Tensor:
-    return train.observed if hasattr(train, "observed") else torch.stack(
-        [train[i]["observed"] for i in range(len(train))])
-
-
-def _steps_per_epoch(n: int, batch_size: int) -> int:
-    return n // batch_size if n > batch_size else 1
-
-
-def _context(method, train, observed, config, device) -> TrainContext:
-    true_labels = train.labels if hasattr(train, "labels") else None
-    num_classes = observed.shape[1]
-
-    def make_model():
-        return build_model(config.model, num_classes, **config.model_kwargs)
-
-    return TrainContext(
-        num_classes=num_classes, num_train=len(train), epochs=config.epochs, device=device,
-        train_observed=observed.clone().long(), make_model=make_model,
-        make_optimizer=_make_optimizer_factory(config), seed=config.seed,
-        train_true_labels=true_labels,
-        steps_per_epoch=_steps_per_epoch(len(train) // distributed.world_size(),
-                                         distributed.local_batch_size(config.batch_size)),
-        predict_train=lambda: predict_dataset(method, train, device, config.eval_batch_size),
-    )
-
-
-class _Subset:
-    """The first ``n`` items of an in-memory dataset (for probes)."""
-
-    def __init__(self, dataset, n):
-        self.dataset, self.n = dataset, min(n, len(dataset))
-
-    def __len__(self):
-        return self.n
-
-    def get_batch(self, indices):
-        return self.dataset.get_batch(indices)
-
-
-def fit(method, train, val, test, config: TrainConfig | None = None, *, init_from: Method | None = None,
-        backbone_from: Method | None = None, desc: str | None = None, on_epoch: Callable[[Dict[str, Any]], None] | None = None,
-        **method_hparams) -> TrainResult:
-    """Train ``method`` (a :class:`Method` or a registered name) on ``train``; evaluate each
-    epoch on ``val`` and ``test`` with their true labels.
-
-    ``init_from``: copy the networks of a trained method (same names and shapes; a mismatch
-    raises) before the first epoch — how a second training stage (LAC) starts from the first.
-    ``backbone_from``: copy only the backbone of a (pretraining) method into every network, heads
-    freshly initialised (:func:`init_backbones`) — the lab's pretrained start.
-    ``desc`` labels the progress bar; ``on_epoch(row)`` is called after every epoch (the
-    runner reports progress to the terminal with it).
-    Bad configuration (unknown method, loss or hyperparameter, empty data, labels that do
-    not match the data) fails here, before any training.
-
-    The steps, in order: :func:`_checked_inputs`, :func:`_start` (networks, weights to start
-    from, DDP, schedules), :func:`_resume` (a checkpoint), :func:`_train_epoch` and
-    :func:`_epoch_row` (one epoch, then its evaluation), :func:`_keep_best` (the best-weights
-    bookkeeping), :func:`_save_checkpoint`, and :func:`_finish` (the best weights restored, the
-    test set scored once).
-    """
-    config = config or TrainConfig()
-    method, observed, true_labels = _checked_inputs(method, train, val, test, config, method_hparams)
-    device = distributed.local_device(pick_device(config.device))
-    loop = _start(method, train, val, observed, config, device, init_from, backbone_from)
-    _resume(loop, method, config, device)
-    probe = _prober(method, train, observed, true_labels, config, device)
-    if probe is not None and loop.start_epoch == 0 and loop.main:
-        loop.initial = probe()
-    if loop.start_epoch == 0:
-        loop.initial = {**loop.initial, **loop.init_record}
-    memory = PeakMemory(device)
-    # an in-memory training split is held on the device for the whole run (DeviceSplit)
-    resident = DeviceSplit(train, device) if hasattr(train, "get_batch") else None
-    show = _progress_enabled(config) and loop.main
-    epochs_bar = tqdm(range(loop.start_epoch, config.epochs), desc=desc or method.name, disable=not show,
-                      initial=loop.start_epoch, total=config.epochs, leave=True)
-    for epoch in epochs_bar:
-        t0 = time.perf_counter()
-        sums, n_batches = _train_epoch(loop, method, train, resident, config, device, epoch, show)
-        row = _epoch_row(loop, method, sums, n_batches, config, epoch, train)
-        train_seconds = time.perf_counter() - t0
-        if not loop.main:  # the other ranks train on; rank 0 evaluates and keeps the history
-            loop.history.append(row)
-            continue
-        if probe is not None:
-            row.update({f"train_{k}": v for k, v in probe().items()})
-        row.update(_evaluate(method, val, device, config.eval_batch_size, "val"))
-        if config.test_every_epoch:
-            row.update(_evaluate(method, test, device, config.eval_batch_size, "test"))
-        row["train_seconds"] = train_seconds
-        row["seconds"] = time.perf_counter() - t0
-        row["peak_memory_mib"] = memory.mib()
-        row["world_size"] = distributed.world_size()
-        loop.history.append(row)
-        _keep_best(loop, method, config)
-        epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
-        if on_epoch is not None:
-            on_epoch(row)
-        _save_checkpoint(loop, method, config)
-    epochs_bar.close()
-    return _finish(loop, method, test, config, device)
-
-
-def _checked_inputs(method, train, val, test, config: TrainConfig, method_hparams):
-    """The method built and every input checked before any training: ``(method, observed, true
-    labels)``. A bad configuration, empty data or labels that do not match the data raise here."""
-    config.validate()
-    if method_hparams and not isinstance(method, str):
-        raise TypeError("pass hyperparameters either to build_method or to fit, not both")
-    method = build_method(method, **method_hparams) if isinstance(method, str) else method
-    if not isinstance(method, Method):
-        raise TypeError(f"method must be a registered name or a Method, got {type(method).__name__}")
-    for name, ds in (("train", train), ("val", val), ("test", test)):
-        _check_dataset(name, ds)
-    for view in method.views:
-        if view not in VIEWS:
-            raise ValueError(f"method {method.name!r} asks for unknown view {view!r}")
-    observed = _observed_of(train)
-    true_labels = train.labels if hasattr(train, "labels") else None
-    if observed.ndim != 2:
-        raise ValueError(f"observed labels must be (N, C), got shape {tuple(observed.shape)}")
-    if observed.shape[0] != len(train):
-        raise ValueError(f"the training set has {len(train)} images but {observed.shape[0]} rows of "
-                         "observed labels; build them from this set's true labels")
-    if true_labels is not None and tuple(true_labels.shape) != tuple(observed.shape):
-        raise ValueError(f"observed labels {tuple(observed.shape)} do not match the training set's "
-                         f"true labels {tuple(true_labels.shape)}; build the observed matrix from "
-                         "train.labels (labels.regime(...)(train.labels, seed=...))")
-    validate_labels(observed)
-    if config.probes and true_labels is None:
-        raise ValueError("probes need the training set's true labels (the embedded scenes keep "
-                         "them); set probes=() for this dataset")
-    return method, observed, true_labels
-
-
-@dataclass
-class _Loop:
-    """The state one run of :func:`fit` carries from step to step."""
-
-    main: bool
-    local_batch: int
-    steps_per_epoch: int
-    schedulers: Dict[str, Any]
-    ddp_covered: Any
-    ddp_params: List[Any]
-    init_record: Dict[str, float]
-    fingerprint: Dict[str, Any]
-    checkpoint: Optional[Path]
-    amp_dtype: Optional[torch.dtype]
-    scaler: Any
-    optimizers: Dict[str, Any]
-    step_hook: bool
-    history: List[Dict[str, Any]] = field(default_factory=list)
-    best_state: Any = None
-    initial: Dict[str, float] = field(default_factory=dict)
-    step: int = 0
-    start_epoch: int = 0
-    labels_at_start: Any = None
-
-
-def _start(method, train, val, observed, config: TrainConfig, device, init_from, backbone_from) -> _Loop:
-    """Networks built from the seed, the weights a run starts from (a second stage's first
-    stage, the pretrained backbone), the EMA, the memory layout, DDP and the LR schedules."""
-    seed_everything(config.seed)
-    ctx = _context(method, train, observed, config, device)
-    if getattr(method, "requires_init_from", False) and init_from is None:
-        raise ValueError(f"method {method.name!r} is a second stage: it starts from a trained first "
-                         "stage; pass init_from=<the stage-1 method> (RunSpec(init_from=...))")
-    method.setup(ctx)
-    if backbone_from is not None:
-        init_backbones(method, backbone_from)
-    init_record: Dict[str, float] = {}
-    if init_from is not None:
-        sources, init_record = _init_sources(method, init_from, val)
-        _init_networks(method, init_from, sources)
-    # after init_from: a second stage's EMA starts as a copy of the loaded weights (LAC's code)
-    method.setup_ema()
-    method.train(True)
-    if config.channels_last:  # a memory layout: the numbers stay the same
-        for net in method.networks().values():
-            net.to(memory_format=torch.channels_last)
-    # torchrun: DDP around what trains; everything else optimised is averaged after backward
-    ddp_covered = distributed.wrap_networks(method, device)
-    ddp_params = distributed.optimised_parameters(method) if distributed.is_distributed() else []
-    schedulers = _make_schedulers(method, config, ctx.steps_per_epoch)
-    amp_dtype = autocast_dtype(device, bool(config.amp))
-    return _Loop(main=distributed.is_main(), local_batch=distributed.local_batch_size(config.batch_size),
-                 steps_per_epoch=ctx.steps_per_epoch, schedulers=schedulers, ddp_covered=ddp_covered,
-                 ddp_params=ddp_params, init_record=init_record,
-                 fingerprint=_run_fingerprint(method, config, observed),
-                 checkpoint=Path(config.checkpoint) if config.checkpoint else None, amp_dtype=amp_dtype,
-                 # loss scaling only in the float16 fallback (CUDA without bfloat16); disabled, a no-op
-                 scaler=torch.amp.GradScaler("cuda", enabled=uses_grad_scaler(amp_dtype)),
-                 optimizers=method.optimizers(),
-                 # does the method act after a step (EMA, its own hook)? Without one, no per-step sync
-                 step_hook=method.ema_model is not None or type(method).on_step_end is not Method.on_step_end)
-
-
-def _resume(loop: _Loop, method, config: TrainConfig, device) -> None:
-    """Continue from ``config.checkpoint`` when ``config.resume`` and it exists (checked to be
-    this run's: method, hyperparameters, configuration, seed, training set)."""
-    ckpt = loop.checkpoint
-    if not (config.resume and ckpt is not None and ckpt.exists()):
-        return
-    state = torch.load(ckpt, map_location=device, weights_only=True)  # plain data: never runs pickled code
-    _check_resume(state, loop.fingerprint, config, ckpt)
-    method.load_state_dict(state["method"])
-    for k, sch in loop.schedulers.items():
-        sch.load_state_dict(state["schedulers"][k])
-    loop.history = state["history"]
-    loop.best_state = state.get("best_state")
-    loop.initial = state.get("initial", {})
-    loop.step = state.get("step", 0)
-    loop.start_epoch = len(loop.history)
-
-
-def _prober(method, train, observed, true_labels, config: TrainConfig, device):
-    """The train-set probes over the first ``probe_size`` images, or None without probes."""
-    if not config.probes:
-        return None
-    probe_set = (_Subset(train, config.probe_size) if hasattr(train, "get_batch") else
-                 torch.utils.data.Subset(train, range(min(config.probe_size, len(train)))))
-
-    def probe() -> Dict[str, float]:
-        probs = predict_dataset(method, probe_set, device, config.eval_batch_size)
-        n = len(probe_set)
-        return run_probes(config.probes, probs, observed[:n], true_labels[:n])
-
-    return probe
-
-
-def _train_epoch(loop: _Loop, method, train, resident, config: TrainConfig, device, epoch: int, show: bool):
-    """One epoch of optimiser steps; returns the per-step logs summed on the device and the
-    number of batches."""
-    # augmentations and dropout differ per rank; rank 0 draws what one process draws
-    seed_everything(config.seed * 1_000_003 + epoch + 7_919 * distributed.rank())
-    method.on_epoch_start(epoch)
-    sums: Dict[str, Any] = {}
-    n_batches = 0
-    order = (distributed.shard_order(len(train), config.seed, epoch)
-             if distributed.is_distributed() else None)
-    loop.labels_at_start = (method.labels.clone() if distributed.is_distributed()
-                            and torch.is_tensor(getattr(method, "labels", None)) else None)
-    batches = _epoch_batches(train, resident, order, loop.local_batch, config, method.views, device)
-    scaler, use_amp = loop.scaler, loop.amp_dtype is not None
-    for batch in tqdm(batches, total=loop.steps_per_epoch, leave=False,
-                      disable=not show, desc=f"epoch {epoch + 1}"):
-        with torch.autocast(device.type, dtype=loop.amp_dtype, enabled=use_amp):
-            loss, logs = method.training_step(batch, epoch)
-        for opt in loop.optimizers.values():
-            opt.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        distributed.average_gradients(loop.ddp_params, loop.ddp_covered)
-        # reading the scale syncs host and device: only for methods with a step hook
-        scale_before = scaler.get_scale() if (scaler.is_enabled() and loop.step_hook) else None
-        for opt in loop.optimizers.values():
-            scaler.step(opt)
-        scaler.update()
-        # a step AMP skipped (inf/NaN gradients) lowers the scale: no on_step_end then
-        if scale_before is None or scaler.get_scale() >= scale_before:
-            method.on_step_end(loop.step)
-            loop.step += 1
-        for sch in loop.schedulers.values() if config.schedule_step == "step" else ():
-            sch.step()
-        n_batches += 1
-        # summed on the device: no host-device synchronisation per step
-        sums["loss"] = sums["loss"] + loss.detach() if "loss" in sums else loss.detach()
-        for k, v in logs.items():
-            v = v.detach() if torch.is_tensor(v) else v
-            sums[k] = sums[k] + v if k in sums else v
-    return sums, n_batches
-
-
-def _epoch_row(loop: _Loop, method, sums, n_batches: int, config: TrainConfig, epoch: int, train) -> Dict[str, Any]:
-    """After the steps: the mean loss checked, the epoch's schedules, the epoch-end hooks
-    (pseudo-labelling), and the history row of the epoch's training logs."""
-    if n_batches == 0:
-        raise ValueError(f"the training set ({len(train)} images) gives no batch of "
-                         f"{config.batch_size}; lower batch_size")
-    mean_loss = float(sums["loss"]) / n_batches
-    if not math.isfinite(mean_loss):
-        raise FloatingPointError(
-            f"{method.name}: the loss became {mean_loss} during epoch {epoch + 1}; lower the "
-            f"learning rate (lr={config.lr}) or check the loss hyperparameters")
-    for sch in loop.schedulers.values() if config.schedule_step == "epoch" else ():
-        sch.step()
-    # in-step label changes are per shard: sum them before epoch-end pseudo-labelling
-    distributed.sync_label_changes(method, loop.labels_at_start)
-    # rank 0's BatchNorm statistics everywhere, before any epoch-end pseudo-labelling
-    distributed.broadcast_buffers(method)
-    method.on_epoch_end(epoch)
-    row: Dict[str, Any] = {"epoch": epoch + 1}
-    row.update({k: float(v) / n_batches for k, v in sums.items()})
-    row["lr"] = float(next(iter(loop.optimizers.values())).param_groups[0]["lr"])
-    row.update(method.pop_epoch_logs())
-    return row
-
-
-def _keep_best(loop: _Loop, method, config: TrainConfig) -> None:
-    """The best-weights bookkeeping: a CPU copy of the weights whenever the epoch just evaluated
-    has the best val mAP so far (ties keep the earlier epoch)."""
-    history = loop.history
-    best_so_far = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
-    if best_so_far == len(history) - 1 and config.restore_best:
-        loop.best_state = cpu_copy(method.weights_state())
-
-
-def _save_checkpoint(loop: _Loop, method, config: TrainConfig) -> None:
-    """Everything a resumed run needs, written atomically to ``config.checkpoint`` (if set)."""
-    ckpt = loop.checkpoint
-    if ckpt is None:
-        return
-    ckpt.parent.mkdir(parents=True, exist_ok=True)
-    tmp = ckpt.with_name(ckpt.name + ".tmp")
-    torch.save({"method": method.state_dict(), "history": loop.history, "config": asdict(config),
-                "fingerprint": loop.fingerprint, "best_state": loop.best_state, "initial": loop.initial,
-                "schedulers": {k: v.state_dict() for k, v in loop.schedulers.items()},
-                "step": loop.step}, tmp)
-    os.replace(tmp, ckpt)
-
-
-def _finish(loop: _Loop, method, test, config: TrainConfig, device) -> TrainResult:
-    """DDP unwrapped, the best-val weights restored (``restore_best``), the test set scored once
-    on them (without ``test_every_epoch``), eval mode."""
-    distributed.unwrap_networks(method)
-    history = loop.history
-    if not loop.main:
-        method.train(False)
-        return TrainResult(method=method, config=config, history=history,
-                           best_epoch=len(history) - 1, initial=loop.initial)
-    best_epoch = max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
-    if config.restore_best and loop.best_state is not None:
-        method.load_weights_state(loop.best_state)  # networks and EMA; label state stays the last
-    if not config.test_every_epoch:  # the test set, once, on the restored best-val weights
-        history[best_epoch].update(_evaluate(method, test, device, config.eval_batch_size, "test"))
-    method.train(False)
-    return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch,
-                       initial=loop.initial)
