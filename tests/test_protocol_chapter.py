@@ -2,11 +2,10 @@
 convergence records and marks — on hand-made runs, and the notebook's records under smoke."""
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 from scipy import stats
 
-from mlpl_lab.analysis.tables import convergence_record, convergence_summary, mark_unconverged
+from mlpl_lab.analysis.tables import convergence_record, convergence_summary
 from mlpl_lab.chapters import assume_negative as ch
 
 
@@ -94,14 +93,6 @@ def test_convergence_record_lists_every_run_once_with_its_label_and_seed():
     assert rec == {"single positive · full labels · seed 0": True, "single positive · AN · seed 0": True,
                    "single positive · AN · seed 1": False, "drop 50 % · AN · seed 0": True}
     assert convergence_summary(rec).startswith("3 of 4 runs converged; not converged: single positive · AN · seed 1")
-
-
-def test_mark_unconverged_daggers_exactly_the_cells_with_an_unconverged_run():
-    results = {"r1": {"A": [Run(80, converged=False)], "B": [Run(90)]}, "r2": {"A": [Run(70)], "B": [Run(60)]}}
-    table = pd.DataFrame({"A": {"r1": 80.0, "r2": 70.0}, "B": {"r1": 90.0, "r2": 60.0}})
-    marked = mark_unconverged(table, results, digits=1)
-    assert marked.loc["r1", "A"] == "80.0†" and marked.loc["r1", "B"] == "90.0"
-    assert marked.loc["r2", "A"] == "70.0" and marked.loc["r2", "B"] == "60.0"
 
 
 def test_the_profiles_pretraining_is_one_of_the_candidates():

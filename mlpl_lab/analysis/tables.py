@@ -142,19 +142,6 @@ def convergence_markdown(record: Mapping[str, bool]):
     return Markdown(convergence_sentence(record))
 
 
-def mark_unconverged(table, by_regime: Mapping[str, Mapping[str, List[Any]]], digits: int = 2):
-    """``table`` (rows = regimes, columns = methods, as :func:`regimes_table`) as text, with a
-    † after every cell one of whose runs did not converge (:mod:`mlpl_lab.core.convergence`)."""
-    out = table.copy().astype(object)
-    for r in table.index:
-        for c in table.columns:
-            v = table.loc[r, c]
-            runs = by_regime.get(r, {}).get(c, [])
-            dagger = "†" if any(not run.converged for run in runs) else ""
-            out.loc[r, c] = f"{v:.{digits}f}{dagger}" if isinstance(v, (int, float, np.floating)) else v
-    return out
-
-
 # --- what a notebook shows (mlpl_lab.analysis.display: the one table style) --------------------
 
 def interval_frames(results: Mapping[str, List[Any]], metrics=("test_mAP", "test_CF1", "test_OF1")):

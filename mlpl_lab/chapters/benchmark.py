@@ -34,7 +34,6 @@ same fresh seeds, so the pairing by seed holds. Methods without hyperparameters 
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -416,14 +415,6 @@ def rows_table():
     return pd.DataFrame([{"method": r.label, "registered as": r.method, "chapter": r.chapter,
                           "applies to": "every regime" if r.regimes is None else ", ".join(r.regimes),
                           "note": r.note} for r in ROWS]).set_index("method")
-
-
-def tuning_table():
-    """The declared tuning grids (paper default first)."""
-    import pandas as pd
-
-    return pd.DataFrame({row: {k: str(v) for k, v in grid.items()} for row, grid in TUNING_GRIDS.items()
-                         if row in ROW_BY_LABEL}).T.fillna("")
 
 
 def write_csv(tabs: Mapping[str, Any], out_dir, prefix: str = "07_benchmark") -> List[Path]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .loss_method import loss_method_factory
 from .registry import register_method
 
-#: zoo losses that train as a plain LossMethod (``an`` is registered by the engine).
+#: zoo losses that train as a plain LossMethod (``an`` is registered beside LossMethod, in loss_method.py).
 STATELESS = ("wan", "an_ls", "epr", "focal", "asl", "hill", "splc", "em",
              # GR Loss Table 1 instantiations (framework form of Hill, SPLC and EM)
              "gr_as_hill", "gr_as_splc", "gr_as_splc_code", "gr_as_em")

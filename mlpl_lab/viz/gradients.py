@@ -64,14 +64,6 @@ def loss_and_gradient(loss: LossLike, label, logits_grid: Iterable[float],
     return {"logit": grid.numpy(), "loss": np.array(values), "grad": np.array(grads)}
 
 
-def gradient_curve(loss: LossLike, label, logits_grid: Iterable[float], **hyperparameters) -> np.ndarray:
-    """∂L/∂z over ``logits_grid`` for an observed positive (1 / "positive"), an unknown
-    (-1 / "unknown") or an observed negative (0 / "negative") entry, by autograd on the
-    registered loss. Keyword arguments go to the loss (and ``context_logits`` /
-    ``context_labels`` to :func:`loss_and_gradient`)."""
-    return loss_and_gradient(loss, label, logits_grid, **hyperparameters)["grad"]
-
-
 def plot_gradient_curves(curves: Dict[str, Dict[str, np.ndarray]], ax=None, what: str = "grad",
                          x: str = "logit", title: str | None = None):
     """Plot several ``loss_and_gradient`` results: ``{legend label: result}``.
