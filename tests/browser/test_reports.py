@@ -9,7 +9,7 @@ and counted. Checks:
 * no request leaves the machine (counted: 0) and no local file it asks for is missing;
 * the equations are typeset by the MathJax shipped next to the report: every display equation
   of the notebook's markdown is a typeset display, no "[Math Processing Error]", no TeX error
-  box, no raw TeX (``$$``, ``\\frac``, ...) left in the text;
+  box, no raw TeX (``$$``, ``\\frac``, ...) left in the text, no inline formula above the line;
 * every widget cell shows its panel's default state as an image at least 40 px high (a static
   page cannot run the panel), and no widget area is left under 40 px;
 * every figure loads; the header shows versions, profile and seeds; records read as tables or
@@ -75,6 +75,8 @@ def test_report_reads_offline(reports, browser, stem, out_dir):
         problems = view.math_problems()
         assert problems["errors"] == 0, f"{stem}: {problems['errors']} math errors"
         assert problems["raw"] == [], f"{stem}: raw TeX left in the text: {problems['raw'][:3]}"
+        raised = view.raised_inline_math()
+        assert raised == [], f"{stem}: {len(raised)} inline formulas sit above the line: {raised[:3]}"
         expected = display_equations(nb)
         shown = page.evaluate("document.querySelectorAll('.MathJax_Display').length")
         assert shown == expected, f"{stem}: {shown} typeset display equations, the notebook has {expected}"
