@@ -252,6 +252,8 @@ WORDS = {
     "branch_empty": "steps without disagreement (share)", "branch_disagree": "steps on the disagreement (share)",
     "train_frequency": "share of training images", "lac_an_ratio": "LAC / AN loss ratio",
     "lac_contrast_pairs": "contrastive pairs per batch", "mu": "μ", "sigma": "σ",
+    "tau_h_mAP": "test mAP (%) per τ_h", "tau_l_mAP": "test mAP (%) per τ_l",
+    "an_false_negative_rate": "AN false-negative rate", "num_classes": "classes",
 }
 _SNAKE = re.compile(r"^[A-Za-z][A-Za-z0-9.]*(_[A-Za-z0-9.]+)+$")
 
