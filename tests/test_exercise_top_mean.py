@@ -49,3 +49,81 @@ def test_a_claim_on_other_runs_does_not_decide_the_lead():
     assert ex.decided_lead("GR", "EM", claims, values) is False  # the same runs: not decided
     assert ex.check_top_mean("t", ("GR", "EM", False), values, claims, exclude=("full labels",))
     assert not ex.check_top_mean("t", ("GR", "EM", True), values, claims, exclude=("full labels",))
+
+
+# --- the other "which row leads" exercises: 01's largest gap, 04's largest margin, 07's best mean rank ---
+GAPS = {"single positive": 12.4, "drop 50 %": 3.1, "known 10 %": 2.9}
+
+
+def _an_claims():
+    """Chapter 01's claims: one per regime, full labels vs AN — none compares two regimes' gaps."""
+    return {f"full labels beat AN under {r}": {"verdict": "holds (Holm)", "a": {"1": 90.0}, "b": {"1": 90.0 - g}}
+            for r, g in GAPS.items()}
+
+
+def test_01_the_largest_gap_is_a_fact_its_lead_over_the_next_regime_is_not_decided():
+    """Every per-regime claim holds, yet none compares single positive's gap with drop 50 %'s: the
+    exercise must not reward "decided", however large the gap looks (12.4 vs 3.1)."""
+    claims = _an_claims()
+    assert ex.decided_lead("single positive", "drop 50 %", claims, GAPS) is False
+    assert ex.check_top_mean("t", ("single positive", "drop 50 %", False), GAPS, claims)
+    assert not ex.check_top_mean("t", ("single positive", "drop 50 %", True), GAPS, claims)
+    assert not ex.check_top_mean("t", ("drop 50 %", "known 10 %", False), GAPS, claims)
+
+
+MARGINS = {"drop 25 %": 1.0, "drop 50 %": 1.5, "drop 75 %": 2.5, "single positive": 0.5}
+
+
+def _cls_claims(verdict: str, a=(2.4, 2.6), b=(0.9, 1.1)):
+    """Chapter 04's margin-growth claim: CLS − AN per seed at drop 75 % vs at drop 25 %."""
+    return {"CLS beats AN under drop 75 %": {"verdict": "holds", "a": {"1": 70.0}, "b": {"1": 67.5}},
+            "the margin over AN grows with the missing rate (drop 75 % vs 25 %)": {
+                "verdict": verdict, "a": {"1": a[0], "2": a[1]}, "b": {"1": b[0], "2": b[1]}}}
+
+
+def test_04_a_margin_lead_over_a_regime_no_claim_compares_is_not_decided():
+    """drop 75 % leads drop 50 % (2.5 vs 1.5), but the growth claim compares drop 75 % with 25 %:
+    nothing decides 75 vs 50."""
+    claims = _cls_claims("holds (Holm)")
+    assert ex.decided_lead("drop 75 %", "drop 50 %", claims, MARGINS) is False
+    assert ex.check_top_mean("t", ("drop 75 %", "drop 50 %", False), MARGINS, claims)
+    assert not ex.check_top_mean("t", ("drop 75 %", "drop 50 %", True), MARGINS, claims)
+
+
+def test_04_the_growth_claim_decides_75_over_25_when_it_holds_and_only_then():
+    """With drop 50 % gone (the cpu-like grid has only two regimes a claim pairs), the top two are
+    drop 75 % (mean 2.5) and drop 25 % (mean 1.0): the claim on exactly those per-seed margins
+    decides the lead when it holds, and not when it is inconclusive."""
+    two = {"drop 25 %": 1.0, "drop 75 %": 2.5}
+    assert ex.check_top_mean("t", ("drop 75 %", "drop 25 %", True), two, _cls_claims("holds (Holm)"))
+    assert not ex.check_top_mean("t", ("drop 75 %", "drop 25 %", False), two, _cls_claims("holds (Holm)"))
+    assert ex.check_top_mean("t", ("drop 75 %", "drop 25 %", False), two, _cls_claims("inconclusive"))
+    assert not ex.check_top_mean("t", ("drop 75 %", "drop 25 %", True), two, _cls_claims("inconclusive"))
+    # the claim's runs are not the record's (its means 2.0 / 1.0, the record's 2.5 / 1.0): not decided
+    assert ex.decided_lead("drop 75 %", "drop 25 %", _cls_claims("holds", a=(1.9, 2.1)), two) is False
+
+
+RANKS = {"GR": 1.5, "LAC": 2.0, "CLS": 3.5, "AN": 5.0, "OPML-SP": None}
+
+
+def test_07_a_mean_rank_lead_inside_the_critical_difference_is_not_decided():
+    """Hand-derived: GR 1.5 vs LAC 2.0 differ by 0.5 < CD 1.2 — not decided even though Friedman
+    rejects; GR vs CLS (2.0 > 1.2) would be. The left-out method (None) is never a leader."""
+    rec = {"friedman_p": 0.01, "cd": 1.2, "methods": ["GR", "LAC", "CLS", "AN"]}
+    assert ex.rank_lead_decided("GR", "LAC", RANKS, rec) is False
+    assert ex.rank_lead_decided("GR", "CLS", RANKS, rec) is True
+    assert ex.check_top_rank("t", ("GR", "LAC", False), RANKS, rec)
+    assert not ex.check_top_rank("t", ("GR", "LAC", True), RANKS, rec)
+    assert not ex.check_top_rank("t", ("AN", "CLS", False), RANKS, rec)  # the worst ranks, not the best
+
+
+def test_07_a_lead_beyond_the_critical_difference_is_decided_only_if_friedman_rejects():
+    ranks = {"GR": 1.0, "LAC": 3.0, "CLS": 3.5, "AN": 4.5}
+    rec = {"friedman_p": 0.002, "cd": 1.2, "methods": list(ranks)}
+    assert ex.check_top_rank("t", ("GR", "LAC", True), ranks, rec)
+    assert not ex.check_top_rank("t", ("GR", "LAC", False), ranks, rec)
+    # Friedman does not reject (p = 0.2): the post-hoc difference decides nothing
+    assert ex.check_top_rank("t", ("GR", "LAC", False), ranks, dict(rec, friedman_p=0.2))
+    assert not ex.check_top_rank("t", ("GR", "LAC", True), ranks, dict(rec, friedman_p=0.2))
+    # no test at all (too few methods or regimes: the record holds None)
+    assert ex.check_top_rank("t", ("GR", "LAC", False), ranks, dict(rec, friedman_p=None, cd=None))

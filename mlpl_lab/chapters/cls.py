@@ -211,6 +211,39 @@ def regime_summary(design: CLSDesign, profile, seed: int = 0):
     return pd.DataFrame(rows).set_index("regime")
 
 
+def noise_sentences(noise, design: CLSDesign, profile=None, seed: int = 0,
+                    num_classes: int | None = None) -> List[str]:
+    """What section 2's table shows, one computed sentence per regime (never typed): the label noise
+    (hidden / unknown) against the sample noise (images with a hidden positive), how many of the
+    noisy images a sample selection forgetting ``design.forget_rate`` of the images could drop at
+    most, how many correct labels an image holds on average (the classes minus its hidden
+    positives: a forgotten image takes them all with it), and whether the paper's tau_h lies below
+    the label noise."""
+    out = []
+    if num_classes is None:  # the classes of the chapter's training split
+        num_classes = int(_splits(profile, next(iter(noise.index)), seed).train.labels.shape[1]) if len(noise) else 0
+    for regime, row in noise.iterrows():
+        label, sample = float(row["hidden / unknown (%)"]), float(row["images with a hidden positive (%)"])
+        hidden = float(row["true pos / image"]) - float(row["observed pos / image"])
+        tau = 100 * float(row["tau_h"])
+        reach = 100 * min(1.0, design.forget_rate / (sample / 100)) if sample > 0 else 100.0
+        side = "below" if tau < label else "above" if tau > label else "equal to"
+        out.append(f"**{regime}**: {label:.1f} % of the unknown labels are hidden positives, while "
+                   f"{sample:.1f} % of the images carry at least one. Forgetting {100 * design.forget_rate:g} % of "
+                   f"the images drops at most {reach:.0f} % of those images; an image holds "
+                   f"{num_classes - hidden:.1f} correct labels on average, and a forgotten one takes them all "
+                   f"with it. The paper's "
+                   f"τ_h = {tau:g} % is {side} this label noise.")
+    return out
+
+
+def noise_markdown(noise, design: CLSDesign, profile, seed: int = 0):
+    """:func:`noise_sentences` as notebook output (Markdown, one paragraph per regime)."""
+    from IPython.display import Markdown
+
+    return Markdown("\n\n".join(noise_sentences(noise, design, profile, seed)))
+
+
 def run_table(design: CLSDesign, profile, seed: int | None = None) -> Dict[str, Dict[str, list]]:
     """Train the Table 2 rows under every regime: ``{regime: {method: [TrainResult per seed]}}``.
     ``seed`` (default: the design's table seeds) picks the data split and the initialisations."""

@@ -116,6 +116,27 @@ def summarise(cands: Mapping[str, Mapping[str, list]]) -> Dict[str, Dict[str, An
     return rows
 
 
+def defaults_sentence(cands: Mapping[str, Mapping[str, list]], band=ORACLE_BAND, min_gap: float = MIN_GAP,
+                      name: str = "generator defaults") -> str:
+    """What the measurement's record says about the generator's default scenes, computed (never
+    typed): the oracle's and AN's validation mAP there, the gap, and which of the rule's targets
+    (the oracle inside ``band``, a gap of at least ``min_gap``) they miss. "" when the record has
+    no such candidate."""
+    if name not in cands:
+        return ""
+    row = summarise({name: cands[name]})[name]
+    oracle, an, gap = row["oracle val"], row["AN val"], row["gap val"]
+    misses = []
+    if not band[0] <= oracle <= band[1]:
+        misses.append(f"the oracle is outside the target band {band[0]:g}–{band[1]:g}")
+    if gap < min_gap:
+        misses.append(f"the gap is below the {min_gap:g} points the rule asks for")
+    verdict = ("; ".join(misses) + ".") if misses else "both targets are met there."
+    return (f"On the generator's default scenes (the record's *{name}* row, {row['seeds']} seed(s)) the "
+            f"full-label oracle reaches {oracle:.1f} validation mAP and AN under single positive "
+            f"{an:.1f}, {gap:.1f} points below it: {verdict}")
+
+
 def choose_scenes(cands: Mapping[str, Mapping[str, list]], band=ORACLE_BAND, min_gap: float = MIN_GAP,
                   margin: float = MARGIN, gap_tie: float = GAP_TIE) -> Dict[str, Any]:
     """The rule. A candidate is eligible when every oracle and AN run converged, the oracle's

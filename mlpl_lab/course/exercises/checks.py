@@ -97,9 +97,10 @@ def decided_lead(top: str, runner_up: str, claims_record: Mapping[str, Any],
                  values: Mapping[str, float] | None = None) -> bool:
     """Whether the claims record *decides* ``top``'s lead over ``runner_up``: a claim names both
     (as words of its name) and its verdict holds. With ``values`` (the record the two means come
-    from) the claim must also compare exactly those runs — its ``a`` and ``b`` means are the two
-    values — so a claim on another setting (a longer schedule) does not decide the lead at this
-    one. A higher mean alone decides nothing."""
+    from) the claim must instead compare exactly those runs, in that order — its ``a`` mean is
+    ``values[top]`` and its ``b`` mean ``values[runner_up]`` — so a claim on another setting (a
+    longer schedule) does not decide the lead at this one, and a claim whose name shortens a row
+    ("drop 75 % vs 25 %") still does. A higher mean alone decides nothing."""
     import re
 
     def names(claim: str, who: str) -> bool:
@@ -116,38 +117,85 @@ def decided_lead(top: str, runner_up: str, claims_record: Mapping[str, Any],
         return math.isclose(a, float(values[top]), abs_tol=1e-6) and \
             math.isclose(b, float(values[runner_up]), abs_tol=1e-6)
 
-    return any(names(c, top) and names(c, runner_up) and same_runs(row) and c in holding_claims({c: row})
-               for c, row in claims_record.items())
+    def compares(c, row) -> bool:  # with the record's values, the runs decide (a claim's name may
+        # shorten "drop 25 %" to "25 %"); without them, the names
+        return same_runs(row) if values is not None else (names(c, top) and names(c, runner_up))
+
+    return any(compares(c, row) and c in holding_claims({c: row}) for c, row in claims_record.items())
 
 
-def check_top_mean(title: str, answer, values: Mapping[str, float], claims_record: Mapping[str, Any],
-                   exclude=()) -> bool:
-    """*Read the evidence, and its limits*: ``answer = (top, runner_up, decided)`` — the row with
-    the highest mean of ``values``, the second highest, and whether the claims table decides the
-    top one's lead (:func:`decided_lead`). Only what the records show earns a ✓: a student who
-    calls an inconclusive lead decided gets a ✗."""
-    hint = ("the two highest means of the record, then the claims table: is there a claim comparing the "
-            "two whose verdict *holds*? If not (or if it is inconclusive), the lead is not decided")
+def check_lead(title: str, answer, values: Mapping[str, float], decides: Callable[[str, str], bool],
+               exclude=(), largest: bool = True, what: str = "highest means",
+               evidence: str = "the claims table") -> bool:
+    """*Read the evidence, and its limits* — the one implementation of every "which row leads"
+    exercise: ``answer = (top, runner_up, decided)`` — the row of ``values`` that leads (the largest,
+    or with ``largest=False`` the smallest), the second, and whether the record's own test
+    ``decides(top, runner_up)`` decides the lead. Only what the records show earns a ✓: naming the
+    leader is a fact of the record, calling an undecided lead decided (or a decided one undecided)
+    is a ✗ — a higher mean (or a better mean rank) alone is not a finding."""
+    hint = (f"the two {what} of the record, then {evidence}: does it decide between the two? If it "
+            "does not (or calls the difference inconclusive), the lead is not decided")
 
     @never_raises(title, hint)
     def run():
         if unanswered(answer) or not isinstance(answer, (tuple, list)) or len(answer) != 3 \
                 or all(unanswered(x) for x in answer):
             return verdict(False, title, UNANSWERED + " (give top, runner_up, decided)", hint)
-        ranked = sorted((k for k in values if k not in exclude and math.isfinite(float(values[k]))),
-                        key=lambda k: float(values[k]), reverse=True)
+        ranked = sorted((k for k in values if k not in exclude and values[k] is not None
+                         and math.isfinite(float(values[k]))),
+                        key=lambda k: float(values[k]), reverse=largest)
         top, second = ranked[0], ranked[1]
-        decided = decided_lead(top, second, claims_record, values)
+        decided = bool(decides(top, second))
         if [answer[0], answer[1]] != [top, second]:
-            return verdict(False, title, "not the two rows with the highest means", hint)
+            return verdict(False, title, f"not the two rows with the {what}", hint)
         if bool(answer[2]) != decided:
-            said = ("a claim comparing them holds" if decided else
-                    "no claim comparing them holds: a higher mean is not a finding")
+            said = (f"{evidence} decides between them" if decided else
+                    f"{evidence} does not decide between them: a lead alone is not a finding")
             return verdict(False, title, said, hint)
         return verdict(True, title, f"{top} {float(values[top]):.3g} vs {second} {float(values[second]):.3g}: "
-                       + ("decided by the claims table" if decided else "not decided by the claims table"))
+                       + (f"decided by {evidence}" if decided else f"not decided by {evidence}"))
 
     return run()
+
+
+def check_top_mean(title: str, answer, values: Mapping[str, float], claims_record: Mapping[str, Any],
+                   exclude=()) -> bool:
+    """*Read the evidence, and its limits*: ``answer = (top, runner_up, decided)`` — the row with
+    the highest mean of ``values``, the second highest, and whether the claims table decides the
+    top one's lead (:func:`decided_lead` on the same runs). Only what the records show earns a ✓:
+    a student who calls an inconclusive lead decided gets a ✗ (:func:`check_lead`)."""
+    return check_lead(title, answer, values, lambda top, second: decided_lead(top, second, claims_record, values),
+                      exclude=exclude, largest=True, what="highest means", evidence="the claims table")
+
+
+def rank_lead_decided(top: str, runner_up: str, mean_rank: Mapping[str, float], ranks_record: Mapping[str, Any],
+                      alpha: float = 0.05) -> bool:
+    """Whether the rank test of the benchmark's record decides that ``top``'s mean rank is better
+    than ``runner_up``'s: Friedman's test rejects equal ranks (``friedman_p`` < ``alpha``) *and* the
+    two mean ranks differ by more than the Nemenyi critical difference ``cd`` (Demšar 2006: the
+    post-hoc test only after the omnibus one). A missing test (too few methods or regimes) decides
+    nothing."""
+    try:
+        p, cd = float(ranks_record["friedman_p"]), float(ranks_record["cd"])
+        gap = abs(float(mean_rank[runner_up]) - float(mean_rank[top]))
+    except (KeyError, TypeError, ValueError):
+        return False
+    if not (math.isfinite(p) and math.isfinite(cd)):
+        return False
+    methods = ranks_record.get("methods")
+    if methods is not None and not (top in methods and runner_up in methods):
+        return False
+    return p < alpha and gap > cd
+
+
+def check_top_rank(title: str, answer, mean_rank: Mapping[str, float], ranks_record: Mapping[str, Any]) -> bool:
+    """*Read the evidence, and its limits*: ``answer = (best, runner_up, decided)`` — the method
+    with the best (lowest) mean rank, the second best, and whether the rank test decides between
+    them (:func:`rank_lead_decided`). The same rule as :func:`check_top_mean` (:func:`check_lead`)."""
+    return check_lead(title, answer, mean_rank,
+                      lambda top, second: rank_lead_decided(top, second, mean_rank, ranks_record),
+                      largest=False, what="best mean ranks",
+                      evidence="Friedman's test and the Nemenyi critical difference")
 
 
 # ---------------------------------------------------------------------------------------
@@ -565,13 +613,13 @@ def check_paired_t(student: Callable) -> bool:
 
 CHECKS = {
     "00": ("check_hidden_share", "check_an_targets", "check_pick"),
-    "01": ("check_an_loss", "check_an_penalty", "check_pick", "check_claims_that_hold"),
+    "01": ("check_an_loss", "check_an_penalty", "check_top_mean", "check_claims_that_hold"),
     "02": ("check_gr_pieces", "check_k_crossing", "check_unknown_gradient", "check_top_mean",
            "check_claims_that_hold"),
     "03": ("check_opml_pair_term", "check_positive_gradient", "check_top_mean", "check_claims_that_hold"),
-    "04": ("check_cross_selection", "check_kept_count", "check_pick", "check_claims_that_hold"),
+    "04": ("check_cross_selection", "check_kept_count", "check_top_mean", "check_claims_that_hold"),
     "05": ("check_plc_selection", "check_ignored_share", "check_claims_that_hold"),
     "06": ("check_vpu_class", "check_rebalance_direction", "check_claims_that_hold"),
-    "07": ("check_paired_t", "check_pick", "check_claims_that_hold"),
+    "07": ("check_paired_t", "check_top_rank", "check_claims_that_hold"),
 }
 """Which checks each notebook's exercises call (the tests read it to count them)."""
