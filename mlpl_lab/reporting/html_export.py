@@ -72,9 +72,9 @@ def _text(html: str) -> str:
     return html_lib.unescape(re.sub(r"<[^>]+>", "", html))
 
 
-def static_widgets(nb: Dict[str, Any], readout: bool = True) -> int:
+def static_widgets(nb: Dict[str, Any]) -> int:
     """Replace every widget output by the image(s) of its default state (a static page cannot
-    run the live panel), its readout (``readout``) and a note; drop the saved widget state.
+    run the live panel), its readout line and a note; drop the saved widget state.
     Returns how many widget outputs were replaced."""
     n = 0
     for cell in nb.get("cells", []):
@@ -90,9 +90,8 @@ def static_widgets(nb: Dict[str, Any], readout: bool = True) -> int:
             shown = widget_contents(nb, view.get("model_id", ""))
             outputs += [{"output_type": "display_data", "metadata": {}, "data": {"image/png": png}}
                         for png in shown["pngs"]]
-            if readout:
-                outputs += [{"output_type": "display_data", "metadata": {},
-                             "data": {"text/html": html, "text/plain": _text(html)}} for html in shown["html"]]
+            outputs += [{"output_type": "display_data", "metadata": {},
+                         "data": {"text/html": html, "text/plain": _text(html)}} for html in shown["html"]]
             note = STATIC_NOTE if shown["pngs"] else NO_IMAGE_NOTE
             outputs.append({"output_type": "display_data", "metadata": {},
                             "data": {"text/markdown": f"*{note}*", "text/plain": note}})
