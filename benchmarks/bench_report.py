@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 def series(paths, out: Path, profile: str, ahead: bool, warm: bool = True) -> float:
     """Seconds of one series; ``warm``: refuse a series that trained anything."""
-    from mlpl_lab import cli
+    from mlpl_lab.commands.series import run_notebooks
     from mlpl_lab.reporting import next_kernel
 
     progress = out / ".progress.log"
@@ -41,7 +41,7 @@ def series(paths, out: Path, profile: str, ahead: bool, warm: bool = True) -> fl
         next_kernel.NextKernel.start = lambda self, *a, **k: None
     t0 = time.perf_counter()
     try:
-        cli._run_notebooks(paths, out, profile)
+        run_notebooks(paths, out, profile)
     finally:
         next_kernel.NextKernel.start = real_start
     seconds = time.perf_counter() - t0
@@ -59,9 +59,9 @@ def main() -> None:
     args = parser.parse_args()
     if "MLPL_LAB_DATA" not in os.environ:
         os.environ["MLPL_LAB_DATA"] = tempfile.mkdtemp(prefix="bench-report-store-")
-    from mlpl_lab import cli
+    from mlpl_lab.commands.arguments import notebook_paths
 
-    paths = cli.notebook_paths(args.notebooks)
+    paths = notebook_paths(args.notebooks)
     out = Path(tempfile.mkdtemp(prefix="bench-report-"))
     print(f"store {os.environ['MLPL_LAB_DATA']}; {len(paths)} notebooks under {args.profile}; "
           "first series (trains what the store lacks) ...", flush=True)

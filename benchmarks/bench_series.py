@@ -51,7 +51,7 @@ RECORDS = ROOT / "benchmarks" / "records"
 
 
 def notebook_paths(names):
-    from mlpl_lab.cli import notebook_paths as paths
+    from mlpl_lab.commands.arguments import notebook_paths as paths
 
     return paths(names)
 

@@ -63,7 +63,7 @@ def pytest_sessionfinish(session, exitstatus):
 def executed_notebooks(tmp_path_factory):
     """``executed_notebooks(name)`` runs ``notebooks/<name>`` with papermill under the smoke
     profile (once per session) and returns its records."""
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.reporting.execute import execute_notebook
     from mlpl_lab.reporting.report import read_records
 
     out = tmp_path_factory.mktemp("executed")

@@ -7,6 +7,8 @@ import time
 import pytest
 
 from mlpl_lab import cli
+from mlpl_lab.commands import arguments, benchmark_csv, fresh, plan, progress, series
+from mlpl_lab.commands.errors import CommandError, UsageError
 
 
 def run(argv, capsys):
@@ -35,9 +37,9 @@ def test_an_out_folder_that_cannot_be_created(tmp_path, capsys):
 
 
 def test_notebook_selection_is_exact_then_unique_prefix():
-    names = [p.stem for p in cli.notebook_paths(["02", "00_partial_labels"])]
+    names = [p.stem for p in arguments.notebook_paths(["02", "00_partial_labels"])]
     assert names == ["00_partial_labels", "02_gr_loss"]
-    assert len(cli.notebook_paths(None)) >= 5
+    assert len(arguments.notebook_paths(None)) >= 5
 
 
 def test_store_command_lists_and_clears(tmp_path, monkeypatch, capsys):
@@ -57,15 +59,15 @@ def test_data_arguments_are_checked_and_a_relative_root_resolved(tmp_path, monke
     (tmp_path / "pascal").mkdir()
     monkeypatch.chdir(tmp_path)
     args = argparse.Namespace(dataset="voc2012", root="pascal", layout=None)
-    cli.check_data_args(args)
+    arguments.check_data_args(args)
     assert args.root == str(tmp_path / "pascal") and args.layout == "cole"
-    with pytest.raises(cli.UsageError, match="is not a folder"):
-        cli.check_data_args(argparse.Namespace(dataset="voc2012", root="nowhere", layout=None))
-    with pytest.raises(cli.UsageError, match="needs --root"):
-        cli.check_data_args(argparse.Namespace(dataset="voc2012", root=None, layout=None))
+    with pytest.raises(UsageError, match="is not a folder"):
+        arguments.check_data_args(argparse.Namespace(dataset="voc2012", root="nowhere", layout=None))
+    with pytest.raises(UsageError, match="needs --root"):
+        arguments.check_data_args(argparse.Namespace(dataset="voc2012", root=None, layout=None))
     for root, layout in (("pascal", None), (None, "voc_raw")):
-        with pytest.raises(cli.UsageError, match="not the embedded scenes"):
-            cli.check_data_args(argparse.Namespace(dataset="scenes", root=root, layout=layout))
+        with pytest.raises(UsageError, match="not the embedded scenes"):
+            arguments.check_data_args(argparse.Namespace(dataset="scenes", root=root, layout=layout))
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -76,7 +78,7 @@ def test_data_arguments_are_checked_and_a_relative_root_resolved(tmp_path, monke
 ])
 def test_bad_data_and_fresh_arguments_fail_before_any_work(argv, match, capsys, monkeypatch, tmp_path):
     """Bug caught: these arguments reaching papermill (or training) before failing."""
-    monkeypatch.setattr(cli, "_run_notebooks", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(series, "run_notebooks", lambda *a, **k: pytest.fail("work started"))
     code, err = run(argv + ["--out", str(tmp_path)], capsys)
     assert code == 2 and match in err
 
@@ -95,15 +97,15 @@ def test_fresh_records_its_time_and_a_resumed_report_reuses_it(tmp_path, monkeyp
     monkeypatch.delenv(FRESH_ENV)
     first = argparse.Namespace(fresh=True, fresh_after=None)
     before = time.time()
-    cli.set_fresh(first, tmp_path)
+    fresh.set_fresh(first, tmp_path)
     stamp = float(os.environ[FRESH_ENV])
     assert before <= stamp <= time.time()
     monkeypatch.setenv(FRESH_ENV, "0")
-    resumed = argparse.Namespace(fresh=False, fresh_after=cli.parse_fresh_after("last", str(tmp_path)))
-    cli.set_fresh(resumed, tmp_path)
+    resumed = argparse.Namespace(fresh=False, fresh_after=fresh.parse_fresh_after("last", str(tmp_path)))
+    fresh.set_fresh(resumed, tmp_path)
     assert float(os.environ[FRESH_ENV]) == stamp  # the first invocation's time, not now
-    with pytest.raises(cli.UsageError, match="start with --fresh"):
-        cli.parse_fresh_after("last", str(tmp_path / "elsewhere"))
+    with pytest.raises(UsageError, match="start with --fresh"):
+        fresh.parse_fresh_after("last", str(tmp_path / "elsewhere"))
 
 
 def test_the_csv_step_never_trains(tmp_path, monkeypatch):
@@ -124,13 +126,13 @@ def test_the_csv_step_never_trains(tmp_path, monkeypatch):
 
     versions = iter([numerics.NUMERICS_VERSION, numerics.NUMERICS_VERSION + 1])  # before, after
     monkeypatch.setattr(numerics, "version_on_disk", lambda: next(versions))
-    monkeypatch.setattr(cli, "execute_notebook", lambda path, out, *a, **k: path)
-    monkeypatch.setattr(cli, "write_benchmark_csv", lambda *a, **k: pytest.fail("CSV written"))
+    monkeypatch.setattr(series, "execute_notebook", lambda path, out, *a, **k: path)
+    monkeypatch.setattr(benchmark_csv, "write_benchmark_csv", lambda *a, **k: pytest.fail("CSV written"))
     monkeypatch.setattr("mlpl_lab.reporting.report.read_records", lambda path: {})
     monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
-    bench = [p for p in cli.notebook_paths() if p.stem == cli.BENCHMARK_NOTEBOOK]
-    with pytest.raises(cli.CommandError, match="numerics version changed while 07_benchmark"):
-        cli._run_notebooks(bench, tmp_path, "smoke")
+    bench = [p for p in arguments.notebook_paths() if p.stem == benchmark_csv.BENCHMARK_NOTEBOOK]
+    with pytest.raises(CommandError, match="numerics version changed while 07_benchmark"):
+        series.run_notebooks(bench, tmp_path, "smoke")
 
 
 def test_progress_of_a_later_notebook_shows_only_its_own_lines(tmp_path, capsys):
@@ -138,7 +140,7 @@ def test_progress_of_a_later_notebook_shows_only_its_own_lines(tmp_path, capsys)
     every earlier notebook's lines."""
     log = tmp_path / "progress.log"
     log.write_text("[00] an earlier notebook's line\n")
-    tail = cli._Tail(log)
+    tail = progress.Tail(log)
     with open(log, "a") as f:
         f.write("[01] this notebook's line\n")
     tail.poll()
@@ -160,9 +162,9 @@ def test_a_command_leaves_the_callers_environment_as_it_was(monkeypatch):
         os.environ[CHAPTER_ENV] = "02_x"
         os.environ[PROFILE_ENV] = "cpu"
         os.environ["MLPL_LAB_PROGRESS_FILE"] = "/tmp/x"
-        raise cli.CommandError("failed after setting the environment")
+        raise CommandError("failed after setting the environment")
 
-    monkeypatch.setattr(cli, "cmd_plan", sets_and_fails)
+    monkeypatch.setattr(plan, "cmd_plan", sets_and_fails)
     with pytest.raises(SystemExit):
         cli.main(["plan", "--profile", "smoke"])
     assert dict(os.environ) == before

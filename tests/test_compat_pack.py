@@ -11,12 +11,14 @@ import time
 import pytest
 
 from mlpl_lab import cli
+from mlpl_lab.commands.arguments import notebook_paths
 from mlpl_lab.reporting.report import read_records
 from mlpl_lab.runs import pack
+from mlpl_lab.runs.shipped import shipped_pack
 from mlpl_lab.runs.store import RunStore
 
 pytestmark = pytest.mark.compat
-SHIPPED = cli.shipped_pack("cpu")
+SHIPPED = shipped_pack("cpu")
 
 
 @pytest.mark.skipif(SHIPPED is None, reason="no cpu course pack shipped (data/packs/cpu-course.mlplpack)")
@@ -37,5 +39,5 @@ def test_the_shipped_cpu_pack_serves_every_notebook_with_zero_trainings(tmp_path
     assert not trained, f"the imported store trained: {trained[:3]}"
     assert sorted(store.keys()) == sorted(r["key"] for r in manifest["runs"]), \
         "the report stored runs the pack did not hold (it trained them)"
-    for nb in cli.notebook_paths(None):
+    for nb in notebook_paths(None):
         assert read_records(out / nb.name), f"{nb.name} recorded nothing"

@@ -189,7 +189,7 @@ def exported(tmp_path_factory):
 
 def _run_copy(exported, which, stem, tmp_path):
     """Execute the exported ``which`` copy of ``stem`` under smoke; (executed path, its marks)."""
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.reporting.execute import execute_notebook
 
     path = next(p for p in exported[which] if p.stem == stem)
     executed = execute_notebook(path, tmp_path, profile="smoke", html=False, timeout=600)

@@ -91,7 +91,7 @@ def gpu_shape_notebooks(tmp_path_factory):
     """``run(name)`` executes ``notebooks/<name>`` under gpu_shape (once per session) and returns
     its records. ``MLPL_LAB_GPU_SHAPE_OUT`` keeps the executed notebooks (their papermill
     durations are the timings ``mlpl-lab course timings`` reads)."""
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.reporting.execute import execute_notebook
     from mlpl_lab.reporting.report import read_records
 
     out = Path(os.environ.get("MLPL_LAB_GPU_SHAPE_OUT") or tmp_path_factory.mktemp("gpu-shape"))

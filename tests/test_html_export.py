@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from mlpl_lab.cli import execute_notebook
+from mlpl_lab.reporting.execute import execute_notebook
 from mlpl_lab.reporting.html_export import WIDGET_STATE, WIDGET_VIEW, widget_contents
 from mlpl_lab.reporting.report import MATHJAX_CONFIG, install_mathjax
 

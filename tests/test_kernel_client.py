@@ -68,7 +68,7 @@ def test_the_report_kernel_config_installs_the_repolling_client():
     on a class nbclient does not instantiate (AsyncKernelManager), channels left at the default."""
     from jupyter_client.manager import AsyncKernelManager
 
-    from mlpl_lab.cli import kernel_config
+    from mlpl_lab.reporting.execute import kernel_config
     from mlpl_lab.reporting.kernel_client import RepollingChannel, RepollingKernelClient
 
     km = AsyncKernelManager(kernel_name="python3", config=kernel_config())

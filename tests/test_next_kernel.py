@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mlpl_lab import cli
+from mlpl_lab.commands import benchmark_csv, series
 from mlpl_lab.reporting import next_kernel
 from mlpl_lab.reporting.next_kernel import exec_line, imported_modules, preload
 
@@ -62,7 +62,7 @@ def test_the_start_up_line_binds_no_name_and_loads_the_modules():
 
 
 def test_a_report_runs_the_next_notebook_on_the_kernel_started_ahead(tmp_path, monkeypatch):
-    """Two notebooks through ``_run_notebooks``. Bugs caught: the second notebook's kernel not the
+    """Two notebooks through ``run_notebooks``. Bugs caught: the second notebook's kernel not the
     one started ahead (its module not imported before its first cell), the kernel carrying the
     first notebook's chapter name (progress lines under the wrong chapter), a name bound by
     the start-up imports, execution counts shifted by them, outputs different from a fresh
@@ -76,9 +76,9 @@ def test_a_report_runs_the_next_notebook_on_the_kernel_started_ahead(tmp_path, m
     first = _notebook(tmp_path / "a_first.ipynb", cells)
     second = _notebook(tmp_path / "b_second.ipynb", cells)
     monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
-    monkeypatch.setattr(cli, "BENCHMARK_NOTEBOOK", "none")
+    monkeypatch.setattr(benchmark_csv, "BENCHMARK_NOTEBOOK", "none")
     handed, stopped = [], []
-    real_execute, real_shutdown = cli.execute_notebook, next_kernel.shutdown
+    real_execute, real_shutdown = series.execute_notebook, next_kernel.shutdown
 
     def execute(path, out, profile, parameters=None, km=None, timeout=None):
         handed.append(km)
@@ -88,10 +88,10 @@ def test_a_report_runs_the_next_notebook_on_the_kernel_started_ahead(tmp_path, m
         real_shutdown(km, now=now)
         stopped.append(km)
 
-    monkeypatch.setattr(cli, "execute_notebook", execute)
+    monkeypatch.setattr(series, "execute_notebook", execute)
     monkeypatch.setattr(next_kernel, "shutdown", shutdown)
     out = tmp_path / "out"
-    cli._run_notebooks([first, second], out, "smoke")
+    series.run_notebooks([first, second], out, "smoke")
 
     assert handed[0] is None and handed[1] is not None  # papermill's own kernel, then ours
     assert stopped == [handed[1]]
@@ -128,8 +128,8 @@ def test_a_failing_notebook_shuts_down_the_kernel_waiting_for_the_next(tmp_path,
         raise RuntimeError("the notebook failed")
 
     monkeypatch.setattr(next_kernel.NextKernel, "start", start)
-    monkeypatch.setattr(cli, "execute_notebook", fail)
+    monkeypatch.setattr(series, "execute_notebook", fail)
     with pytest.raises(RuntimeError, match="the notebook failed"):
-        cli._run_notebooks([first, second], tmp_path / "out", "smoke")
+        series.run_notebooks([first, second], tmp_path / "out", "smoke")
     from jupyter_core.utils import run_sync
     assert len(started) == 1 and not run_sync(started[0].is_alive)()

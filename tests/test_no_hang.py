@@ -14,6 +14,8 @@ import psutil
 import pytest
 
 from mlpl_lab import cli
+from mlpl_lab.commands import report, series
+from mlpl_lab.commands.errors import CommandError
 from mlpl_lab.profiles import PROFILES, get_profile
 from mlpl_lab.reporting.report import read_records
 
@@ -55,8 +57,8 @@ def test_a_stuck_cell_a_dead_kernel_and_an_error_are_named_and_the_series_goes_o
         notebook(src, "d_fine", ["from mlpl_lab.reporting.report import record", "record('ran', 1)"]),
     ]
     out = tmp_path / "out"
-    with pytest.raises(cli.CommandError) as failed:
-        cli._run_notebooks(paths, out, "smoke", cell_timeout=3)
+    with pytest.raises(CommandError) as failed:
+        series.run_notebooks(paths, out, "smoke", cell_timeout=3)
     lines = str(failed.value).splitlines()
     assert lines[0].startswith("3 of 4 notebooks did not run to their end")
     stuck, dies, raises = lines[1:]
@@ -80,28 +82,28 @@ def test_every_profile_has_a_cell_limit_and_the_report_gives_it_to_papermill(tmp
 
     def fake_execute(path, out, profile, parameters=None, html=True, timeout=None, km=None):
         given.append(timeout)
-        raise cli.CommandError("stop here")  # nothing needs to run
+        raise CommandError("stop here")  # nothing needs to run
 
-    monkeypatch.setattr(cli, "execute_notebook", fake_execute)
+    monkeypatch.setattr(series, "execute_notebook", fake_execute)
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress.log"))
     path = notebook(tmp_path, "n", ["x = 1"])
     for kwargs, want in (({}, get_profile("smoke").cell_timeout_s), ({"cell_timeout": 12.5}, 12.5)):
-        with pytest.raises(cli.CommandError, match="stop here"):
-            cli._run_notebooks([path], tmp_path / "out", "smoke", **kwargs)
+        with pytest.raises(CommandError, match="stop here"):
+            series.run_notebooks([path], tmp_path / "out", "smoke", **kwargs)
         assert given[-1] == want
     seen = []
-    monkeypatch.setattr(cli, "_run_notebooks", lambda *a, **k: seen.append(k.get("cell_timeout")))
-    for step in ("train_plan_first", "import_shipped_pack"):  # work before the notebooks: none here
-        monkeypatch.setattr(cli, step, lambda *a, **k: None, raising=False)
-    monkeypatch.setattr(cli, "notebook_paths", lambda names=None: [path])
+    monkeypatch.setattr(series, "run_notebooks", lambda *a, **k: seen.append(k.get("cell_timeout")))
+    for module, step in ((series, "train_plan_first"), (report, "import_shipped_pack")):
+        monkeypatch.setattr(module, step, lambda *a, **k: None)  # work before the notebooks: none here
+    monkeypatch.setattr(report, "notebook_paths", lambda names=None: [path])
     assert cli.main(["report", "--profile", "smoke", "--cell-timeout", "90", "--out", str(tmp_path / "o")]) == 0
     assert seen == [90.0]
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "soon", "inf"])
 def test_a_bad_cell_timeout_is_refused_before_any_work(value, capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "_run_notebooks", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(series, "run_notebooks", lambda *a, **k: pytest.fail("work started"))
     with pytest.raises(SystemExit) as exc:
         cli.main(["report", "--cell-timeout", value, "--out", str(tmp_path)])
     assert exc.value.code == 2 and "is not a number of seconds > 0" in capsys.readouterr().err

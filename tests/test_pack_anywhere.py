@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlpl_lab import cli
+from mlpl_lab.commands.errors import CommandError
+from mlpl_lab.commands.report import import_shipped_pack
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs import pack, runner, shipped
 from mlpl_lab.runs.store import FRESH_ENV, RunStore
@@ -99,8 +100,8 @@ def test_a_damaged_shipped_pack_writes_nothing_and_stops_the_report(tmp_path, mo
     data[last.offset_data] ^= 0xFF  # a run's bytes: the manifest still reads
     path.write_bytes(gzip.compress(bytes(data)))
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
-    with pytest.raises(cli.CommandError, match="shipped course pack"):
-        cli.import_shipped_pack("smoke")
+    with pytest.raises(CommandError, match="shipped course pack"):
+        import_shipped_pack("smoke")
     assert list(RunStore().keys()) == []
 
 
@@ -110,7 +111,7 @@ def test_the_report_and_setup_notebook_use_the_same_import(tmp_path, monkeypatch
     _, specs = _tiny_pack(tmp_path, monkeypatch)
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
     RunStore().put(specs[0], [{"epoch": 1, "val_mAP": 7.0}], 0, {}, {"w": torch.zeros(2)})
-    cli.import_shipped_pack("smoke")
+    import_shipped_pack("smoke")
     line = capsys.readouterr().out.strip()
     assert line.startswith("[mlpl-lab] the store lacked 1 of the 2 runs") and "kept the 1 runs" in line
     assert len(list(RunStore().keys())) == 2

@@ -141,8 +141,8 @@ def test_the_smoke_plan_of_notebook_02_is_what_the_notebook_stores(tmp_path, mon
     a chapter asking for runs its plan never names."""
     import argparse
 
-    from mlpl_lab import cli
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.commands.plan_first import train_plan_first
+    from mlpl_lab.reporting.execute import execute_notebook
     from mlpl_lab.runs.store import RunStore
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))  # the kernel inherits it
@@ -150,8 +150,8 @@ def test_the_smoke_plan_of_notebook_02_is_what_the_notebook_stores(tmp_path, mon
     path = ROOT_NOTEBOOKS / "02_gr_loss.ipynb"
     first = P.plan_series("smoke", [path])
     assert first.notebooks[0].left is not None  # one dry run stops where the trials are read
-    cli.train_plan_first(argparse.Namespace(profile="smoke", plan_workers=2), [path],
-                         {"live_training": False})
+    train_plan_first(argparse.Namespace(profile="smoke", plan_workers=2), [path],
+                     {"live_training": False})
     store = RunStore(tmp_path / "data" / "runs")
     before = set(store.keys())
     final = P.plan_series("smoke", [path], {"live_training": False}, serve_stored=True)

@@ -8,7 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mlpl_lab.cli import execute_notebook, notebook_paths
+from mlpl_lab.commands.arguments import notebook_paths
+from mlpl_lab.reporting.execute import execute_notebook
 from mlpl_lab.reporting.report import RECORD_MIME, _plain, all_finite, read_records
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -112,7 +113,7 @@ def test_records_read_as_lines_and_tables():
 
 
 def test_mathjax_is_copied_next_to_the_reports_once(tmp_path):
-    from mlpl_lab.cli import install_mathjax
+    from mlpl_lab.reporting.report import install_mathjax
 
     url = install_mathjax(tmp_path)
     assert url.startswith("mathjax/MathJax.js?config=") and "://" not in url

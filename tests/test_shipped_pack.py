@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from mlpl_lab.chapters.plan import plan_series
-from mlpl_lab.cli import notebook_paths, shipped_pack
+from mlpl_lab.commands.arguments import notebook_paths
 from mlpl_lab.runs import pack, runner
+from mlpl_lab.runs.shipped import shipped_pack
 from mlpl_lab.runs.store import RunStore
 
 SHIPPED = shipped_pack("cpu")
@@ -62,6 +63,7 @@ def test_the_shipped_pack_holds_every_run_the_cpu_series_needs(tmp_path, monkeyp
                          "Regenerate the pack with the cold cpu series, or bump nothing by mistake")
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 @needs_pack
 def test_a_cheap_run_of_the_shipped_pack_retrains_to_the_same_record(tmp_path, monkeypatch):
     """Seed-fixed, at the thread count the run records: the same epochs and fields, the losses

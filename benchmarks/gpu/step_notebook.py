@@ -61,7 +61,7 @@ def main():
     os.environ["IPYTHONDIR"] = str(ipython)
     name = register_cut(base, args.epochs, args.seeds)  # here too: for the record below
 
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.reporting.execute import execute_notebook
     from mlpl_lab.reporting.report import read_records
 
     out = Path(tempfile.mkdtemp(prefix="gpu-check-nb-"))

@@ -1,26 +1,26 @@
-"""``mlpl-lab course sync|export|timings|book|figure|results`` (registered by :mod:`mlpl_lab.cli`)."""
+"""``mlpl-lab course sync|export|timings|book|figure|results``: course material -- objectives
+synced into the notebooks and the README, student and instructor copies, measured timings and
+expected ranges, the book, the README's figure and the handbook's results block
+(:mod:`mlpl_lab.course`)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .book import build_book
-from .notebooks import RANGES_FILE, TIMINGS_FILE, export
-from .ranges import expected_ranges, load_ranges, merge_ranges
-from .notebooks import chapter_notebooks
-from .syllabus import PACK_SUFFIX, load_timings, sync, timings_from_executed
+from ..course.book import build_book
+from ..course.notebooks import RANGES_FILE, TIMINGS_FILE, chapter_notebooks, export
+from ..course.ranges import expected_ranges, load_ranges, merge_ranges
+from ..course.syllabus import PACK_SUFFIX, load_timings, sync, timings_from_executed
 
-# ---------------------------------------------------------------------------------------
-# the `mlpl-lab course` command
-# ---------------------------------------------------------------------------------------
+
 def cmd_course(args) -> int:
     if args.action == "figure":  # the README's picture, from the lab's own scenes
-        from .figures import front_figure
+        from ..course.figures import front_figure
 
         print(f"wrote {front_figure()}")
         return 0
     if args.action == "sync":
-        from .readme_times import sync_readme
+        from ..course.readme_times import sync_readme
 
         changes = sync(write=not args.check)
         changes["README.md"] = sync_readme(write=not args.check)
@@ -34,7 +34,7 @@ def cmd_course(args) -> int:
               else f"{len(bad)} files updated")
         return 0
     if args.action == "results":  # the handbook's results block, from the executed notebooks
-        from .results import HANDBOOK, write_results
+        from ..course.results import HANDBOOK, write_results
 
         try:
             changed = write_results(Path(args.executed), check=args.check)
@@ -57,14 +57,14 @@ def cmd_course(args) -> int:
             if not args.store:
                 print("mlpl-lab course timings: --series-from-pack needs --store (the series' store)")
                 return 1
-            from .syllabus import as_series
+            from ..course.syllabus import as_series
 
             found = as_series(found)
         if not found:
             print(f"no executed notebooks with papermill timings in {args.executed}")
             return 1
         if args.store:  # a cold series run as mlpl-lab report runs it: add its runs' measured time
-            from .syllabus import cold_seconds
+            from ..course.syllabus import cold_seconds
 
             executed = {p.stem: p for p in chapter_notebooks(Path(args.executed))}
             for profile in [p for p in found if not p.endswith(PACK_SUFFIX)]:
@@ -87,8 +87,8 @@ def cmd_course(args) -> int:
     return 0
 
 
-def add_course_parser(sub) -> None:
-    """``mlpl-lab course sync|export|timings|book`` (registered by :mod:`mlpl_lab.cli`)."""
+def add_parser(sub) -> None:
+    """``mlpl-lab course sync|export|timings|book|figure|results``."""
     course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
                                            "copies, timings, the book")
     course.add_argument("action", choices=("sync", "export", "timings", "book", "figure", "results"))

@@ -19,8 +19,8 @@ Notebooks are edited as raw JSON (:func:`read_nb` / :func:`write_nb`) so every c
 does not touch keeps its bytes.
 
 Modules: :mod:`.notebooks` (JSON, the two versions), :mod:`.syllabus` (course.yml, sync, timings),
-:mod:`.quiz`, :mod:`.ranges` (the guide's expected ranges), :mod:`.book`, :mod:`.commands` (the
-``mlpl-lab course`` command), :mod:`.exercises` (the self-checks, at the chapters' layer). The
-course sits at the top layer and may import anything below; its exercises import only what the
-chapters may.
+:mod:`.quiz`, :mod:`.ranges` (the guide's expected ranges), :mod:`.book`, :mod:`.exercises` (the
+self-checks, at the chapters' layer). The course sits at the top layer and may import anything
+below; its exercises import only what the chapters may. The ``mlpl-lab course`` command is
+:mod:`mlpl_lab.commands.course`.
 """

@@ -13,7 +13,7 @@ the deadline, and then raises ``Empty`` as before (nbclient's own timeouts keep 
 the reports give every cell a deadline (the profile's ``cell_timeout_s``, hours long), and one
 poll of that length would let a lost wake-up stop a report until the deadline.
 
-:func:`kernel_config` (``mlpl_lab.cli``) installs it with ``AsyncKernelManager.client_class``.
+:func:`~mlpl_lab.reporting.execute.kernel_config` installs it with ``AsyncKernelManager.client_class``.
 """
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def exec_line(names: Sequence[str]) -> str:
 class NextKernel:
     """One kernel started ahead for a given notebook; :meth:`take` hands it to papermill.
 
-    ``config`` makes the kernel manager's configuration (``mlpl_lab.cli.kernel_config``: IPC
+    ``config`` makes the kernel manager's configuration (``mlpl_lab.reporting.execute.kernel_config``: IPC
     sockets, the re-polling client)."""
 
     def __init__(self, config: Callable[[], object]):

@@ -164,7 +164,7 @@ def smoke_series(browser_home):
     given = given_reports()
     if given:
         return given[0]
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.reporting.execute import execute_notebook
 
     out = browser_home / "smoke"
     for stem in STEMS:

@@ -48,7 +48,7 @@ def run_gpu(tmp_path_factory):
 
     if not torch.cuda.is_available():
         pytest.fail("the gpu-profile tests need CUDA (make test-gpu checks this first)", pytrace=False)
-    from mlpl_lab.cli import execute_notebook
+    from mlpl_lab.reporting.execute import execute_notebook
     from mlpl_lab.reporting.report import read_records
 
     out = tmp_path_factory.mktemp("gpu-reports")

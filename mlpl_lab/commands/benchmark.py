@@ -1,0 +1,81 @@
+"""``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...]
+[--[no-]tuning]`` runs or completes the benchmark grid (resumable: finished runs are stored one by
+one, so an interrupted grid continues where it stopped), writes notebook 07 as HTML and its tables
+as CSV next to it (``07_benchmark_<table>.csv``, :mod:`mlpl_lab.commands.benchmark_csv`).
+
+Arguments are checked before any work; the method and regime names need the chapter's tables (a
+second or two)."""
+from __future__ import annotations
+
+import argparse
+import time
+
+from ..profiles import PROFILE_NAMES
+from .arguments import (add_engine_args, add_plan_workers_arg, check_data_args, check_out_dir,
+                        notebook_paths)
+from .benchmark_csv import BENCHMARK_NOTEBOOK
+from .errors import UsageError
+from .fresh import add_fresh_args, parse_fresh_after
+from .series import run_series
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser("benchmark", help="run or complete the benchmark grid; report + CSV tables")
+    bench.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    bench.add_argument("--methods", nargs="+", default=None,
+                       help="rows by label or registered name, e.g. AN GR em_apl cls")
+    bench.add_argument("--regimes", nargs="+", default=None,
+                       help="columns by label or slug: single drop25 drop50 drop75 known10 pos10")
+    bench.add_argument("--tuning", action=argparse.BooleanOptionalAction, default=None,
+                       help="equal-budget tuning on the clean validation split (default: the "
+                            "profile's design: on for cpu and gpu, off for smoke)")
+    bench.add_argument("--dataset", default="scenes",
+                       help="scenes (embedded) or voc2012, coco2014, nuswide, cub (with --root)")
+    bench.add_argument("--root", default=None, help="the real dataset's folder (nothing is downloaded)")
+    bench.add_argument("--layout", default=None, choices=("cole", "voc_raw", "coco_json"),
+                       help="how the files under --root are laid out (default cole)")
+    bench.add_argument("--out", default="reports")
+    add_fresh_args(bench)
+    add_engine_args(bench)
+    add_plan_workers_arg(bench, "the grid's planned runs", "the notebook trains every run")
+    bench.set_defaults(func=cmd_benchmark, validate=validate)
+
+
+def validate(args) -> None:
+    """Every argument checked before any work."""
+    check_benchmark_args(args)
+    args.fresh_after = parse_fresh_after(args.fresh_after, args.out)
+
+
+def check_benchmark_args(args) -> None:
+    """Method and regime names (the chapter's tables), before any training or notebook starts."""
+    from ..chapters import benchmark as bm
+    from ..chapters.common import with_dataset
+
+    check_data_args(args)
+    try:
+        bm.resolve_methods(args.methods)
+        bm.resolve_regimes(args.regimes)
+        with_dataset(args.profile, args.dataset, args.root, args.layout)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_out_dir(args.out)
+
+
+def cmd_benchmark(args) -> int:
+    """Run (or complete) the benchmark grid, then write its report and CSV tables."""
+    out = check_out_dir(args.out)
+    from ..chapters import benchmark
+    from ..chapters.common import with_dataset
+
+    P = with_dataset(args.profile, args.dataset, args.root, args.layout)
+    design = benchmark.chapter_design(P, args.methods, args.regimes, args.tuning)
+    print(f"[mlpl-lab] benchmark, profile {args.profile}, data {args.dataset}: {design.describe()}",
+          flush=True)
+    path = [p for p in notebook_paths() if p.stem == BENCHMARK_NOTEBOOK][0]
+    total = time.perf_counter()
+    parameters = {"methods": args.methods, "regimes": args.regimes, "tuning": args.tuning,
+                  "dataset": args.dataset, "data_root": args.root, "data_layout": args.layout or "cole"}
+    run_series(args, out, [path], parameters, plan_parameters=parameters)
+    print(f"[mlpl-lab] benchmark done in {time.perf_counter() - total:.0f} s", flush=True)
+    return 0

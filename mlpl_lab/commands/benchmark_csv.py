@@ -1,0 +1,42 @@
+"""The benchmark's tables as CSV next to notebook 07's HTML (``07_benchmark_<table>.csv``),
+written by ``report`` and ``benchmark`` once notebook 07 has run, read back from the runs it
+stored -- never trained here."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import CommandError
+
+BENCHMARK_NOTEBOOK = "07_benchmark"
+
+
+def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
+    """The benchmark's tables as CSV next to its HTML: the chapter's grid under the parameters
+    the notebook was given, read back from the run store (the notebook just stored every run)."""
+    from ..chapters import benchmark
+    from ..chapters.common import with_dataset
+    from ..runs.runner import read_only
+
+    p = dict(parameters or {})
+    P = with_dataset(profile, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
+    with read_only("the CSV tables are read from the runs notebook 07 stored"):
+        _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning"))
+    return benchmark.write_csv(benchmark.tables(results), out)
+
+
+def after_benchmark(path: Path, out: Path, profile: str, parameters, numerics_before: int) -> None:
+    """Once notebook 07 (``path``) has run: its tables as CSV, unless the numerics version
+    changed while it ran (``numerics_before``: the version its kernel imported) -- its runs and
+    the CSV would then come from different code."""
+    from ..core.numerics import NUMERICS_VERSION, version_on_disk
+
+    numerics_after = version_on_disk()
+    if not numerics_before == numerics_after == NUMERICS_VERSION:
+        raise CommandError(
+            f"the numerics version changed while {path.name} ran ({NUMERICS_VERSION} at "
+            f"the start, {numerics_before} -> {numerics_after} in the notebook): its runs "
+            "and the CSV tables would come from different code, so no CSV was written. "
+            "Run the command again (stored runs of the current version are reused).")
+    csvs = write_benchmark_csv(out, profile, parameters)
+    print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: "
+          f"{out}/{BENCHMARK_NOTEBOOK}_*.csv", flush=True)

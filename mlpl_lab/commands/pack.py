@@ -1,0 +1,54 @@
+"""``mlpl-lab pack export|inspect|import``: run packs, one checksummed file carrying a store's
+runs to other machines (:mod:`mlpl_lab.runs.pack`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..profiles import PROFILE_NAMES
+from .arguments import notebook_paths
+from .errors import CommandError
+
+
+def add_parser(sub) -> None:
+    pk = sub.add_parser("pack", help="run packs: carry a store's runs to other machines")
+    pk_sub = pk.add_subparsers(dest="pack_command", required=True)
+    ex = pk_sub.add_parser("export", help="write the runs the notebooks read to one checksummed file")
+    ex.add_argument("file", help="the pack to write (*.mlplpack)")
+    ex.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    ex.add_argument("--notebooks", nargs="*", default=None, help="names or unique prefixes (default: all)")
+    ex.add_argument("--weights", default="needed", choices=("needed", "all", "none"),
+                    help="which runs' weights: those a notebook loads (default), all, none")
+    ex.add_argument("--name", default=None, help="the pack's name (default <profile>-<date>)")
+    ins = pk_sub.add_parser("inspect", help="verify a pack and print its runs, sizes and provenance")
+    ins.add_argument("file")
+    im = pk_sub.add_parser("import", help="verify a pack whole, then add its runs to the store")
+    im.add_argument("file")
+    im.add_argument("--replace", action="store_true", help="replace runs already in the store")
+    pk.set_defaults(func=cmd_pack)
+
+
+def cmd_pack(args) -> int:
+    """``mlpl-lab pack export|inspect|import``: run packs (:mod:`mlpl_lab.runs.pack`)."""
+    from ..runs import pack
+
+    try:
+        if args.pack_command == "export":
+            names = [p.stem for p in notebook_paths(args.notebooks)]
+            if args.notebooks is None:  # every notebook that asks for runs (00 asks for none)
+                from ..chapters.plan import plan_series
+
+                plan = plan_series(args.profile, notebook_paths(None))
+                names = [nb.name for nb in plan.notebooks if nb.specs]
+            manifest = pack.export(args.file, args.profile, names, weights=args.weights, name=args.name)
+            print(pack.describe(manifest, Path(args.file).stat().st_size))
+            print(f"wrote {args.file}")
+        elif args.pack_command == "inspect":
+            print(pack.describe(pack.inspect(args.file), Path(args.file).stat().st_size))
+        else:
+            counts = pack.import_pack(args.file, replace=args.replace)
+            print(f"pack {counts['manifest']['name']}: imported {counts['imported']} runs, kept "
+                  f"{counts['kept']} already in the store" + (f", replaced {counts['replaced']}"
+                                                              if args.replace else " (--replace replaces them)"))
+    except pack.PackError as exc:
+        raise CommandError(str(exc)) from None
+    return 0

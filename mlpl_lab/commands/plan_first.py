@@ -1,0 +1,44 @@
+"""``report`` and ``benchmark`` first train the series' planned runs -- every run the notebooks
+ask for that does not depend on another run's results, deduplicated, stage one before stage two,
+longest first (:mod:`mlpl_lab.chapters.plan`) -- on ``--plan-workers N`` single-thread worker
+processes (default: one per core, or one per GPU; :mod:`mlpl_lab.runs.workers`), then execute the
+notebooks warm; ``--plan-workers 0`` leaves every run to the notebooks."""
+from __future__ import annotations
+
+import time
+
+#: at most this many rounds of plan-then-train (each round reaches past the choices made from the
+#: runs the round before stored: tuning, chapter 06's γ)
+PLAN_ROUNDS = 4
+
+
+def train_plan_first(args, paths, parameters=None) -> None:
+    """``report`` and ``benchmark``: train the notebooks' planned runs (under ``parameters``, the
+    notebooks' own where None) on worker processes before the notebooks run (skipped with
+    ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``). Planned in rounds
+    (:data:`PLAN_ROUNDS`): after a round is trained the series is planned again with the stored
+    runs served, so runs chosen from results (tuning, chapter 06's γ) are trained here too."""
+    n = getattr(args, "plan_workers", None)
+    if n == 0 or getattr(args, "workers", None) or getattr(args, "scheduler", None):
+        return
+    from ..chapters.plan import describe, plan_series
+    from ..runs import workers
+    from ..runs.store import RunStore
+
+    store = RunStore()
+    for round_ in range(1, PLAN_ROUNDS + 1):
+        t0 = time.perf_counter()
+        plan = plan_series(args.profile, paths, parameters, serve_stored=round_ > 1)
+        todo = [s for s in plan.order if not workers.looks_stored(store, s)]
+        if round_ > 1 and not todo:
+            break
+        text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
+        print(f"[mlpl-lab] round {round_}, planned in {time.perf_counter() - t0:.1f} s: "
+              + text.replace("\n", "\n[mlpl-lab] "), flush=True)
+        report = workers.train(plan.order, store, workers=n,
+                               note=lambda text: print("  [plan] " + text, flush=True))
+        print(f"[mlpl-lab] plan: {report.describe()}", flush=True)
+        for why in list(report.failed.values()) + list(report.skipped.values()):
+            print(f"  [plan] left to the notebooks: {why}", flush=True)
+        if report.failed or not any(nb.left for nb in plan.notebooks):
+            break  # everything reached, or a failed run the next round could not get past

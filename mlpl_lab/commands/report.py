@@ -1,0 +1,97 @@
+"""``mlpl-lab report [--profile smoke|cpu|gpu] [--notebooks 00 02 ...] [--out reports/] [--fresh]``
+executes the notebooks in order with papermill (kernel ``python3``), injecting the profile, and
+exports each to HTML with nbconvert (inputs hidden) (:mod:`mlpl_lab.commands.series`). It first
+trains the series' planned runs (:mod:`mlpl_lab.commands.plan_first`), and writes notebook 07's
+tables as CSV (:mod:`mlpl_lab.commands.benchmark_csv`). An empty store starts from the shipped
+course pack; ``--cold`` retrains every run, saying first what that cost when it was measured.
+
+Arguments are checked before any work: a bad one is answered at once, before torch is imported."""
+from __future__ import annotations
+
+import sys
+import time
+
+from ..profiles import PROFILE_NAMES
+from ..reporting.report import NOTEBOOK_DIR
+from .arguments import add_engine_args, add_plan_workers_arg, check_out_dir, notebook_paths
+from .errors import CommandError
+from .fresh import add_fresh_args, parse_fresh_after
+from .series import run_series
+
+
+def add_parser(sub) -> None:
+    rep = sub.add_parser("report", help="execute the notebooks and write HTML reports")
+    rep.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
+    rep.add_argument("--notebooks", nargs="*", default=None,
+                     help="names or unique prefixes, e.g. 00 02_gr_loss")
+    rep.add_argument("--out", default="reports")
+    rep.add_argument("--cold", action="store_true",
+                     help="retrain every run (says the measured time first); without it an empty store "
+                          "starts from the shipped course pack")
+    rep.add_argument("--no-cold", action="store_true",
+                     help="refuse to start when the store is empty and no pack is shipped (make book)")
+    add_fresh_args(rep)
+    add_engine_args(rep)
+    add_plan_workers_arg(rep, "the planned runs", "the notebooks train every run")
+    rep.set_defaults(func=cmd_report, validate=validate)
+
+
+def validate(args) -> None:
+    """Every argument checked before any work."""
+    notebook_paths(args.notebooks)
+    check_out_dir(args.out)
+    args.fresh_after = parse_fresh_after(args.fresh_after, args.out)
+
+
+def cmd_report(args) -> int:
+    paths = notebook_paths(args.notebooks)
+    out = check_out_dir(args.out)
+    if not paths:
+        print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
+        return 1
+    from ..runs.store import RunStore
+
+    if args.cold:
+        print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
+        args.fresh = True
+    else:
+        import_shipped_pack(args.profile)
+        if args.no_cold and args.profile != "smoke" and not any(True for _ in RunStore().keys()):
+            raise CommandError(f"the run store is empty and no course pack is shipped for profile "
+                               f"{args.profile}: {cold_estimate(args.profile, paths)}. Start it on "
+                               "purpose (make report COLD=1), or import a pack first (mlpl-lab pack "
+                               "import FILE)")
+    total = time.perf_counter()
+    # a report trains nothing a pack does not hold: the live exercises are left to class
+    run_series(args, out, paths, {"live_training": False})
+    print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
+    return 0
+
+
+def import_shipped_pack(profile: str) -> None:
+    """Import the shipped course pack of ``profile`` when the store lacks any run it holds (the
+    one implementation every notebook's ``setup_notebook`` uses too:
+    :func:`mlpl_lab.runs.shipped.import_missing`; verified whole first, a local run wins; a
+    damaged pack stops the report with the reason and writes nothing)."""
+    from ..runs.shipped import ShippedPackError, import_missing
+
+    try:
+        done = import_missing(profile)
+    except ShippedPackError as exc:
+        raise CommandError(str(exc)) from None
+    if done is not None:
+        print(done["line"], flush=True)
+
+
+def cold_estimate(profile: str, paths) -> str:
+    """What a cold series of ``paths`` costs, from the measured ``notebooks/timings.json``."""
+    from ..course.syllabus import load_timings
+
+    measured = load_timings().get(profile, {})
+    known = {p.stem: measured[p.stem] for p in paths if p.stem in measured}
+    text = (f"every run is retrained; a cold {profile} series of these notebooks took "
+            f"{sum(known.values()) / 3600:.1f} h when it was measured (notebooks/timings.json)")
+    unknown = [p.stem for p in paths if p.stem not in measured]
+    if unknown:
+        text += f"; no measurement for {', '.join(unknown)}"
+    return text
