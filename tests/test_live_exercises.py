@@ -1,5 +1,6 @@
-"""The live exercises (issue 33): each chapter's cut-down run differs from its converged run only
-in training images and epochs, is what the chapter trains cut down, trains under smoke, stays out
+"""The live exercises (issues 33, 48): each chapter's cut-down run differs from its converged run
+only in training images and epochs, is compared with the chapter's own row (the seeds it shows,
+02's tuned GR row included), says where every time was measured, trains under smoke, stays out
 of the pack's access log, and its compare/self-check grades a prediction without ever raising.
 The cpu timings are a recorded measurement (benchmarks/bench_live.py), checked here, not timed."""
 from __future__ import annotations
@@ -50,26 +51,87 @@ def test_live_spec_is_the_converged_spec_cut_down(chapter, profile):
         for k in path:
             x, y = x[k], y[k]
         assert 1 <= x < y, (path, x, y)
-    assert lv.key != conv.key and lv.seed == conv.seed == 0
+    assert lv.key != conv.key and lv.seed == conv.seed == live.shown_seeds(chapter, profile)[0]
     assert a["backbone_from"] == b["backbone_from"]
     assert a["data"]["n_val"] == b["data"]["n_val"] and a["data"]["n_test"] == b["data"]["n_test"]
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c != "02"])
 @pytest.mark.parametrize("profile", ["smoke", "cpu"])
-def test_the_converged_spec_is_one_the_chapter_trains(chapter, profile):
-    """The chapter's own calls (as its notebook makes them), recorded by a dry run: the
-    reference is a run the notebook really asks the store for."""
+def test_the_reference_runs_are_runs_the_chapter_trains(chapter, profile):
+    """The chapter's own calls (as its notebook makes them), recorded by a dry run: every run of
+    the reference row (each seed the chapter shows) is a run the notebook really asks for. (02's
+    row is chosen by its tuning: checked on the shipped pack below.)"""
     with planning() as asked:
         try:
             plan.NOTEBOOK_CALLS[STEMS[chapter]](get_profile(profile), {})
         except NeedsResults:
             pass
     keys = {s.key for s in asked}
-    _, conv = live.live_exercise(chapter, profile)
-    assert conv.key in keys
-    if conv.init_from is not None:
-        assert conv.init_from.key in keys
+    for spec in live.reference_specs(chapter, profile):
+        assert spec.key in keys, spec.describe()
+        if spec.init_from is not None:
+            assert spec.init_from.key in keys
+
+
+SHIPPED = ROOT / "data" / "packs" / "cpu-course.mlplpack"
+
+
+@pytest.fixture(scope="module")
+def cpu_pack_store(tmp_path_factory):
+    """A store holding the shipped cpu course pack (imported once for this module)."""
+    from mlpl_lab.runs import pack
+
+    if not SHIPPED.exists():
+        pytest.skip("no course pack shipped (data/packs/cpu-course.mlplpack)")
+    store = RunStore(tmp_path_factory.mktemp("cpu-pack") / "runs")
+    pack.import_pack(SHIPPED, store)
+    return store
+
+
+def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypatch):
+    """The issue's bug: the reference was GR on the selection seed 0 (80.12, shown nowhere). Now
+    it is the chapter's own GR row, as run_main computes it from the pack's tuning trials: the
+    fresh seeds, with the chosen setting; its mean is the chapter's number."""
+    from mlpl_lab.chapters import gr
+
+    monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
+    with planning(serve_stored=True):
+        _, results, _ = gr.run_main("cpu")
+    row = results["GR"]
+    assert [r.spec.key for r in row] == [s.key for s in live.reference_specs("02", "cpu")]
+    assert 0 not in live.shown_seeds("02", "cpu")
+    runs, source = live.reference("02", "cpu", cpu_pack_store)
+    assert [r.spec.key for r in runs] == [r.spec.key for r in row] and "course pack" in source
+    mean = sum(r.best["test_mAP"] for r in row) / len(row)
+    assert live.row_over_seeds(runs, live.reference_specs("02", "cpu"), cpu_pack_store)["test mAP"] == round(mean, 2)
+
+
+def test_the_table_says_where_each_time_was_measured(cpu_pack_store, monkeypatch):
+    """A live run trained here with 2 threads against the pack's runs (1 thread, another
+    machine): the rows name their device, threads and origin, and the times are called not
+    comparable. The live run is a stand-in record (no training)."""
+    import torch
+
+    monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
+    lv, conv = live.live_exercise("02", "cpu")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        cpu_pack_store.put(lv, [{"epoch": 1, "val_mAP": 70.0, "test_mAP": 69.0, "seconds": 9.0}], 0, {},
+                           {"w": torch.zeros(1)})
+    finally:
+        torch.set_num_threads(before)
+    mine = cpu_pack_store.get(lv)
+    t = live.table("02", "cpu", mine, cpu_pack_store)
+    assert list(t.index) == ["live run", f"converged run, seed {conv.seed}", "the chapter's row, seeds 1–5 (mean)"]
+    ref = cpu_pack_store.get(conv)
+    env = ref.environment
+    assert t.iloc[0]["timed on"] == "cpu, 2 threads, this store"
+    assert t.iloc[1]["timed on"].startswith(f"{env['device']}, {env['threads']} thread") and ", pack cpu-" in t.iloc[1]["timed on"]
+    assert t.iloc[1]["test mAP"] == round(float(ref.best["test_mAP"]), 2)
+    assert t.iloc[2]["curve flattened"].endswith("of 5")
+    assert t.attrs["comparable"] is (env.get("threads") == 2 and env.get("device") == "cpu")
 
 
 def test_bad_chapter_or_profile_is_a_clear_error():
@@ -127,7 +189,8 @@ def test_smoke_live_exercise_trains_compares_and_stays_out_of_the_pack(chapter, 
     assert mine["test mAP"] == round(got, 2) and theirs["test mAP"] == round(float(ref.best["test_mAP"]), 2)
     assert mine["training images"] == lv.data["n_train"]
     assert theirs["training images"] == get_profile("smoke").n_train > lv.data["n_train"]
-    assert list(t.index) == ["live run", "converged run"] and "smoke profile's own run" in t.attrs["source"]
+    assert list(t.index)[0] == "live run" and len(t.index) == 3 and "smoke profile's own runs" in t.attrs["source"]
+    assert t.attrs["comparable"] is True  # every run trained here, with this process's threads
 
     assert live.compare(chapter, "smoke", run, got + TOLERANCE + 5) is False
     out = capsys.readouterr().out
@@ -164,23 +227,49 @@ def test_a_missing_converged_run_is_said_not_invented(tmp_path, capsys):
     from mlpl_lab.chapters.live import reference
 
     store = RunStore(tmp_path / "runs")
-    run, source = reference("01", "cpu", store)
-    assert run is None and "not in the store" in source and "pack import" in source
+    runs, source = reference("01", "cpu", store)
+    assert runs == [None] * len(live.shown_seeds("01", "cpu")) and "not in the store" in source and "pack import" in source
     lv, conv = live.live_exercise("01", "cpu")
     row = live.row(None, conv, store)
     assert row["test mAP"] == "—" and row["train time"] == "—"
     assert row["training images"] == conv.data["n_train"] and row["epochs"] == str(conv.train["epochs"])
 
 
-def test_the_cpu_benchmark_record_is_within_three_minutes():
-    """benchmarks/bench_live.py's record: every chapter measured at the sizes live.py uses now,
-    each at most 180 s, with the threads and the load it was taken under."""
+def test_the_cpu_benchmark_record_is_within_three_minutes_or_says_it_was_contended():
+    """benchmarks/bench_live.py's record: every chapter measured on the live spec live.py builds
+    now, at 2 threads, with the load and the cores the run obtained; at most 180 s wherever the
+    run got its 2 cores (a figure taken while other work held the machine is kept as measured,
+    and describe() prints the cores it got with it)."""
     record = json.loads((ROOT / "benchmarks" / "records" / "live_exercises_cpu.json").read_text())
     assert record["profile"] == "cpu" and record["limit_s"] == 180.0
     assert sorted(record["chapters"]) == CHAPTERS
     for c, r in record["chapters"].items():
         lv, _ = live.live_exercise(c, "cpu")
-        assert r["n_train"] == lv.data["n_train"], f"{c}: re-run benchmarks/bench_live.py --chapters {c}"
+        assert r["key"] == lv.key, f"{c}: re-run benchmarks/bench_live.py --chapters {c}"
+        assert r["n_train"] == lv.data["n_train"]
         assert r["epochs"] == [s.train["epochs"] for s in live.stages(lv)], c
-        assert 0 < r["seconds"] <= 180.0, (c, r["seconds"])
-        assert r["threads"] >= 1 and len(r["load_before"]) == 3 and math.isfinite(r["test_mAP"])
+        # a class laptop: 2 cores, both busy with the run (issue 48: not 1 thread on a quiet machine)
+        assert r["threads"] == 2 and len(r["load_before"]) == 3 and math.isfinite(r["test_mAP"])
+        assert 0 < r["cpu_seconds"] and abs(r["cores_obtained"] - r["cpu_seconds"] / r["seconds"]) <= 0.02
+        contended = r["cores_obtained"] < 0.9 * r["threads"]
+        assert 0 < r["seconds"] and (r["seconds"] <= 180.0 or contended), (c, r["seconds"], r["cores_obtained"])
+        text = live.describe(c, "cpu")
+        assert f"{r['seconds']:.0f} s with 2 torch thread(s)" in text
+        assert f"the run getting {r['cores_obtained']:.1f} cores" in text and f"load average of {r['load_before'][0]:.1f}" in text
+
+
+def test_the_readme_names_the_chapters_that_have_a_live_exercise():
+    """The README said every chapter has one; 00 and 07 have none. Its sentence must name the
+    chapters whose notebooks train a live run, read from the notebooks themselves."""
+    import re
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    with_live = sorted(p.stem[:2] for p in (ROOT / "notebooks").glob("0*.ipynb")
+                       if "live.train(" in p.read_text())
+    without = sorted(p.stem[:2] for p in (ROOT / "notebooks").glob("0*.ipynb"))
+    without = [c for c in without if c not in with_live]
+    assert with_live == list(live.CHAPTERS)
+    m = re.search(r"(\d\d)–(\d\d) also a live exercise", text)
+    assert m, "the README's sentence on the live exercises is gone"
+    assert [f"{i:02d}" for i in range(int(m[1]), int(m[2]) + 1)] == with_live
+    assert f"{' and '.join(without)} have none" in text

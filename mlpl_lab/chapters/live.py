@@ -1,29 +1,39 @@
 """Live exercises: one cut-down run per chapter (01–06) that a student trains in class, then
-compares with the converged run of the same method (issue 33, course delivery).
+compares with the chapter's own converged row of the same method (issues 33 and 48).
 
 Each chapter's **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS, 05 LAC (both stages),
-06 PU-MLC — is taken from the chapter's own design (:func:`converged_spec`: seed 0, the chapter's
-regime, hyperparameters, schedule and pretrained backbone). The **live spec** is that spec with
-fewer training images and fewer epochs (:data:`LIVE`, literals per profile; LAC cuts both
-stages), nothing else: the same validation and test scenes, the same method parameters (CLS's
-ramp E_k stays the converged run's), the schedule spanning the shorter run. Its key therefore
-differs, so it is never served from the course pack's converged run nor overwrites it.
+06 PU-MLC — is taken from the chapter's own design (:func:`converged_spec`: the chapter's regime,
+hyperparameters, schedule and pretrained backbone). The **reference** is the chapter's row of
+that method (:func:`reference_specs`): the same spec at full length on the seeds the chapter
+shows (:func:`shown_seeds`; 02 reports its fresh seeds 1–5, never the selection seed 0 its
+tuning reads). The **live spec** is the row's spec on the first of those seeds with fewer
+training images and fewer epochs (:data:`LIVE`, literals per profile; LAC cuts both stages),
+nothing else: the same validation and test scenes, the same method parameters (CLS's ramp E_k
+stays the converged run's), the schedule spanning the shorter run. Its key therefore differs, so
+it is never served from the course pack nor overwrites a converged run.
 
-The flow in a notebook: :func:`describe` (what will train, what it is compared with), the
-student's prediction of the live test mAP, :func:`train` (the run store's tqdm bar with its time
-estimate), :func:`compare` (a table of both runs and the self-check of
+The flow in a notebook: :func:`describe` (what will train, what it is compared with, what it took
+when measured and under which conditions), the student's prediction of the live test mAP,
+:func:`train` (the run store's progress), :func:`compare` (a table: the live run, the converged run
+of the same seed, the chapter's row over its seeds; and the self-check of
 :mod:`mlpl_lab.course.exercises.live`, which never raises).
 
 * The live run is trained **without an access-log entry** (:func:`mlpl_lab.runs.store.log_access`), so
   ``mlpl-lab pack export`` never ships it: a student who imports the pack trains it. The
   pretraining run it starts from is logged with its weights, so the pack carries them.
-* The converged run is read from the store. Under ``smoke`` (:data:`TRAIN_REFERENCE`) the
-  reference is the smoke profile's run of the same method, trained if missing; under the other
-  profiles a missing run is reported (import the course pack) — no number is made up.
-* The cpu sizes were measured by ``benchmarks/bench_live.py`` on the lab's 2-core machine
-  (``benchmarks/records/live_exercises_cpu.json``: seconds per chapter, each ≤ 180 s, with the
-  threads and the load average they were taken under; :func:`describe` prints the figure); the
+* The converged runs are read from the store. Under ``smoke`` (:data:`TRAIN_REFERENCE`) they are
+  the smoke profile's runs, trained if missing; under the other profiles a missing run is
+  reported (import the course pack) — no number is made up.
+* **Times are stated with where they were taken**: every row of the table says the device, torch
+  threads and origin (the course pack or this machine) its training time comes from, read from
+  the run's stored environment; a reference trained on another machine or thread count is said
+  to be so, not offered as comparable.
+* The cpu sizes were measured by ``benchmarks/bench_live.py`` at 2 torch threads, the cores of a
+  class laptop (``benchmarks/records/live_exercises_cpu.json``: seconds per chapter, each ≤ 180 s,
+  with the threads and the load average they were taken under; :func:`describe` prints them); the
   gpu and gpu_shape sizes are not measured.
+* Chapters 00 (no training: the scenes and the label regimes) and 07 (the benchmark, which reads
+  the other chapters' runs) have no live exercise (:data:`CHAPTERS`).
 """
 from __future__ import annotations
 
@@ -38,14 +48,12 @@ from ..runs.runner import ensure, load_method
 from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
-from .common import as_profile, specs_for
+from .common import as_profile, design_name, specs_for
 
 CHAPTERS = ("01", "02", "03", "04", "05", "06")
 #: the method each chapter's live exercise trains (display names)
 KEY_METHOD = {"01": "AN", "02": "GR Loss", "03": "OPML-SP", "04": "CLS", "05": "LAC (two stages)",
               "06": "PU-MLC"}
-#: every live run and its reference use this seed (the first of every profile)
-SEED = 0
 #: per profile and chapter: training images and epochs of the live run (05: stage 1, stage 2).
 #: cpu: sized by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores
 LIVE: Dict[str, Dict[str, Dict[str, Any]]] = {
@@ -71,36 +79,80 @@ def _chapter(chapter: Any) -> str:
     return c
 
 
-def converged_spec(chapter, profile) -> RunSpec:
-    """The chapter's own run of its key method under ``profile``, seed :data:`SEED` (what its
-    notebook trains; under cpu the course pack's converged run)."""
+def shown_seeds(chapter, profile) -> Tuple[int, ...]:
+    """The seeds on which the chapter shows its key method's row (its tables and claims)."""
     c, P = _chapter(chapter), as_profile(profile)
+    if c == "01":
+        from .assume_negative import key_seeds
+
+        return tuple(key_seeds(P))
+    if c == "02":
+        from .tuning import fresh_seeds
+
+        return tuple(fresh_seeds(P))  # the reported seeds; seed 0 only selects the settings
+    if c == "03":
+        from . import opml
+
+        return tuple(P.seeds[:opml.KEY_SEEDS.get(design_name(P), 1)])
+    if c == "04":
+        from . import cls
+
+        return tuple(cls.chapter_design(P).key_seeds)
+    if c == "05":
+        from . import lac
+
+        return tuple(lac.chapter_design(P).seeds_of(LAC_ROW))
+    from . import pu_mlc
+
+    return tuple(pu_mlc.chapter_design(P).seeds_of(PU_ROW))
+
+
+#: the rows of chapters 05 and 06 the live exercise cuts down
+LAC_ROW, PU_ROW = "two-stage + queue (LAC)", "PU-MLC (+mixup)"
+
+
+def converged_spec(chapter, profile, seed: int | None = None) -> RunSpec:
+    """The chapter's own run of its key method under ``profile`` on ``seed`` (default: the first
+    of :func:`shown_seeds`; what its notebook trains, under cpu a run of the course pack)."""
+    c, P = _chapter(chapter), as_profile(profile)
+    seed = shown_seeds(c, P)[0] if seed is None else int(seed)
     if c == "01":
         from .assume_negative import METHODS
 
-        return specs_for(P, {"AN": METHODS["AN"]}, "single_positive", seeds=[SEED])["AN"][0]
+        return specs_for(P, {"AN": METHODS["AN"]}, "single_positive", seeds=[seed])["AN"][0]
     if c == "02":
-        return specs_for(P, {"GR": "gr"}, "single_positive", seeds=[SEED])["GR"][0]
+        return specs_for(P, {"GR": "gr"}, "single_positive", seeds=[seed])["GR"][0]
     if c == "03":
         from . import opml
 
         method, hp = opml.method_specs(P)["single_positive"]["OPML-SP"]
-        return P.spec(method, hp, "single_positive", {}, seed=SEED, **opml.train_overrides(P, method))
+        return P.spec(method, hp, "single_positive", {}, seed=seed, **opml.train_overrides(P, method))
     if c == "04":
         from . import cls
 
         d = cls.chapter_design(P)
         method, hp = cls.method_specs(d, d.study_regime)["CLS"]
         regime, params = cls.REGIMES[d.study_regime]
-        return P.spec(method, hp, regime, params, seed=SEED)
+        return P.spec(method, hp, regime, params, seed=seed)
     if c == "05":
         from . import lac
 
-        return lac.row_spec(P, "two-stage + queue (LAC)", SEED)
+        return lac.row_spec(P, LAC_ROW, seed)
     from . import pu_mlc
 
     d = pu_mlc.chapter_design(P)
-    return pu_mlc.ladder_specs(P, d)[f"p={d.proportions[0]}"]["PU-MLC (+mixup)"][0]
+    ladder = pu_mlc.ladder_specs(P, d)[f"p={d.proportions[0]}"][PU_ROW]
+    found = [s for s in ladder if s.seed == seed]
+    if not found:
+        raise ValueError(f"chapter 06 shows {PU_ROW} on seeds {[s.seed for s in ladder]}, not {seed}")
+    return found[0]
+
+
+def reference_specs(chapter, profile) -> List[RunSpec]:
+    """The chapter's row of its key method: :func:`converged_spec` on every seed of
+    :func:`shown_seeds` (the first is the live run's own seed)."""
+    c, P = _chapter(chapter), as_profile(profile)
+    return [converged_spec(c, P, s) for s in shown_seeds(c, P)]
 
 
 def _cut(spec: RunSpec, n_train: int, epochs: int) -> RunSpec:
@@ -182,56 +234,112 @@ def train(chapter, profile, store: RunStore | None = None, live_training: bool =
     return run
 
 
-def reference(chapter, profile, store: RunStore | None = None) -> Tuple[Optional[StoredRun], str]:
-    """``(converged run or None, where it comes from)``: read from the store; under
-    :data:`TRAIN_REFERENCE` profiles trained if missing."""
+def reference(chapter, profile, store: RunStore | None = None) -> Tuple[List[Optional[StoredRun]], str]:
+    """``(the chapter's row: a run or None per seed of :func:`reference_specs`, where they come
+    from)``: read from the store; under :data:`TRAIN_REFERENCE` profiles trained if missing."""
     store = store or RunStore()
-    _, conv = live_exercise(chapter, profile)
+    specs = reference_specs(chapter, profile)
     P = as_profile(profile)
     if P.name in TRAIN_REFERENCE:
-        run = ensure([conv], store=store, label=f"{_chapter(chapter)} live exercise reference")[0]
-        return run, f"the {P.name} profile's own run of the same method, the reference under {P.name}"
-    run = store.get(conv, loader=load_method)
-    if run is None:
-        return None, (f"the converged {P.name} run is not in the store: import the course pack "
-                      f"(mlpl-lab pack import data/packs/{P.name}-course.mlplpack) or run the notebook "
-                      "with mlpl-lab report")
-    origin = run.origin
-    return run, (f"course pack {origin.get('name')!r}" if origin else "this store (trained here)")
+        runs = ensure(specs, store=store, label=f"{_chapter(chapter)} live exercise reference")
+        return runs, f"the {P.name} profile's own runs of the same method, the reference under {P.name}"
+    runs = [store.get(s, loader=load_method) for s in specs]
+    if not any(runs):
+        return runs, (f"the converged {P.name} runs are not in the store: import the course pack "
+                      f"(mlpl-lab pack import data/packs/{P.name}-course.mlplpack) or run the notebook")
+    packs = sorted({r.origin.get("name") for r in runs if r is not None and r.origin})
+    local = sum(1 for r in runs if r is not None and not r.origin)
+    parts = [f"course pack {', '.join(map(repr, packs))}"] if packs else []
+    parts += [f"{local} trained in this store"] if local else []
+    return runs, " and ".join(parts)
 
 
 def _stage_runs(run: StoredRun, store: RunStore) -> List[Optional[StoredRun]]:
     return [store.get(s) for s in stages(run.spec)[:-1]] + [run]
 
 
-def row(run: Optional[StoredRun], spec: RunSpec, store: RunStore) -> Dict[str, Any]:
-    """One row of the comparison: epochs (per stage), training images, test mAP at the best-val
-    epoch, whether the validation curve flattened, training seconds (all stages) and threads."""
-    out: Dict[str, Any] = {"epochs": epochs(spec),
-                           "training images": spec.data["n_train"]}
-    if run is None:
-        return out | {"test mAP": "—", "curve flattened": "—", "train time": "—", "threads": "—"}
+def _seconds(run: StoredRun, store: RunStore) -> Optional[float]:
+    """Training seconds of a run, all its stages; None when a stage is missing or unrecorded."""
     parts = _stage_runs(run, store)
-    seconds = [p.summary.get("seconds") for p in parts if p is not None]
-    known = len(seconds) == len(parts) and all(as_number(s) is not None for s in seconds)
+    seconds = [p.summary.get("seconds") if p is not None else None for p in parts]
+    if not all(as_number(x) is not None for x in seconds):
+        return None
+    return float(sum(seconds))
+
+
+def timed_on(run: StoredRun) -> str:
+    """Where a run's training time was measured, from its stored environment: the device, the
+    torch threads, and the course pack it came from (or this store)."""
+    env = run.environment or {}
+    threads = env.get("threads")
+    where = f"{env.get('device', '?')}, {threads if threads is not None else '?'} thread{'' if threads == 1 else 's'}"
+    origin = run.origin
+    return where + (f", pack {origin.get('name')}" if origin else ", this store")
+
+
+def _seeds_text(seeds) -> str:
+    seeds = list(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def row(run: Optional[StoredRun], spec: RunSpec, store: RunStore) -> Dict[str, Any]:
+    """One run's row: seed, epochs (per stage), training images, test mAP at the best-val epoch,
+    whether the validation curve flattened, training seconds (all stages) and where they were
+    measured (:func:`timed_on`)."""
+    out: Dict[str, Any] = {"seeds": str(spec.seed), "epochs": epochs(spec), "training images": spec.data["n_train"]}
+    if run is None:
+        return out | {"test mAP": "—", "curve flattened": "—", "train time": "—", "timed on": "—"}
+    seconds = _seconds(run, store)
     return out | {"test mAP": round(float(run.best["test_mAP"]), 2),
                   "curve flattened": "yes" if run.converged else "no",
-                  "train time": f"{sum(seconds):.0f} s" if known else "—",
-                  "threads": run.environment.get("threads", "—")}
+                  "train time": "—" if seconds is None else f"{seconds:.0f} s",
+                  "timed on": timed_on(run)}
+
+
+def row_over_seeds(runs: List[Optional[StoredRun]], specs: List[RunSpec], store: RunStore) -> Dict[str, Any]:
+    """The chapter's row: the mean test mAP over its seeds (the runs present), how many curves
+    flattened, the mean training seconds and where they were measured."""
+    have = [r for r in runs if r is not None]
+    out: Dict[str, Any] = {"seeds": _seeds_text(s.seed for s in specs), "epochs": epochs(specs[0]),
+                           "training images": specs[0].data["n_train"]}
+    if not have:
+        return out | {"test mAP": "—", "curve flattened": "—", "train time": "—", "timed on": "—"}
+    seconds = [_seconds(r, store) for r in have]
+    places = sorted({timed_on(r) for r in have})
+    mean = sum(float(r.best["test_mAP"]) for r in have) / len(have)
+    return out | {"test mAP": round(mean, 2),
+                  "curve flattened": f"{sum(bool(r.converged) for r in have)} of {len(have)}",
+                  "train time": ("—" if any(x is None for x in seconds)
+                                 else f"{sum(seconds) / len(seconds):.0f} s a run"),
+                  "timed on": "; ".join(places)
+                  + ("" if len(have) == len(specs) else f" ({len(specs) - len(have)} seeds not stored)")}
 
 
 def table(chapter, profile, live_run: StoredRun, store: RunStore | None = None):
-    """The comparison as a DataFrame (rows ``live run`` and ``converged run``); its ``attrs["source"]``
-    says where the converged run comes from (:func:`reference`)."""
+    """The comparison as a DataFrame: the live run, the converged run of the same spec and seed
+    at full length, and the chapter's row over the seeds it shows (mean). ``attrs["source"]``
+    says where the converged runs come from, ``attrs["comparable"]`` whether their times were
+    measured under the live run's conditions (device and threads)."""
     import pandas as pd
 
     store = store or RunStore()
-    live, conv = live_exercise(chapter, profile)
-    ref, source = reference(chapter, profile, store)
+    c = _chapter(chapter)
+    live, conv = live_exercise(c, profile)
+    specs = reference_specs(c, profile)
+    runs, source = reference(c, profile, store)
     with _unlogged():  # the live stages stay out of the access log (module docstring)
         mine = row(live_run, live, store)
-    out = pd.DataFrame({"live run": mine, "converged run": row(ref, conv, store)}).T
+    same = runs[0] if specs[0].key == conv.key else None
+    rows = {"live run": mine, f"converged run, seed {conv.seed}": row(same, conv, store),
+            f"the chapter's row, seeds {_seeds_text(shown_seeds(c, profile))} (mean)": row_over_seeds(runs, specs, store)}
+    out = pd.DataFrame(rows).T
+    here = (live_run.environment or {}) if isinstance(live_run, StoredRun) else {}
+    others = [r for r in runs if r is not None]
     out.attrs["source"] = source
+    out.attrs["comparable"] = bool(others) and all(
+        (r.environment or {}).get(k) == here.get(k) for r in others for k in ("device", "threads"))
     return out
 
 
@@ -240,38 +348,74 @@ RECORDS = Path(__file__).resolve().parents[2] / "benchmarks" / "records"
 
 
 def measured(chapter, profile) -> Optional[Dict[str, Any]]:
-    """The benchmark's figure for this live run (``benchmarks/bench_live.py``), or None when no
-    record measured the sizes :data:`LIVE` has now."""
+    """The benchmark's figure for this live run (``benchmarks/bench_live.py``), with the machine's
+    core count, or None when no record measured the live spec this code builds now."""
     live, _ = live_exercise(chapter, profile)
     try:
         rec = json.loads((RECORDS / f"live_exercises_{as_profile(profile).name}.json").read_text())
         r = rec["chapters"][_chapter(chapter)]
     except (OSError, ValueError, KeyError):
         return None
-    sizes = (live.data["n_train"], [s.train["epochs"] for s in stages(live)])
-    return r if (r.get("n_train"), r.get("epochs")) == sizes else None
+    if r.get("key") != live.key:  # measured on another live spec (sizes or seed changed since)
+        return None
+    return {"cpus": (rec.get("machine") or {}).get("cpus")} | r
 
 
 def describe(chapter, profile) -> str:
-    """What the live exercise trains against what it is compared with, one paragraph."""
+    """What the live exercise trains against what it is compared with, and what it took when
+    measured (threads and load), one paragraph."""
     live, conv = live_exercise(chapter, profile)
     c, m = _chapter(chapter), measured(chapter, profile)
+    seeds = _seeds_text(shown_seeds(c, profile))
     return (f"Live exercise {c}: {KEY_METHOD[c]} ({live.describe()}) on {live.data['n_train']} training "
-            f"images, epochs {epochs(live)}, against the converged run of the same method on "
-            f"{conv.data['n_train']} images, epochs {epochs(conv)}. Everything else is the same: seed "
-            f"{live.seed}, regime {live.regime}, the method's parameters, the pretrained backbone, the "
-            f"validation and test scenes. Your prediction passes within {TOLERANCE:g} mAP points."
-            + ("" if m is None else f" On the lab's 2-core machine it took {m['seconds']:.0f} s with "
-               f"{m['threads']} torch thread(s) at a load average of {m['load_before'][0]:.1f} "
-               f"({m['date'][:10]}, benchmarks/bench_live.py)."))
+            f"images, epochs {epochs(live)}, against the chapter's own row of the same method: the same "
+            f"spec on {conv.data['n_train']} images, epochs {epochs(conv)}, on seed {conv.seed} and over the "
+            f"seeds the chapter shows ({seeds}). Everything else is the same: regime {live.regime}, the "
+            "method's parameters, the pretrained backbone, the validation and test scenes. Your prediction "
+            f"passes within {TOLERANCE:g} mAP points."
+            + ("" if m is None else f" Measured {m['date'][:10]} by benchmarks/bench_live.py: {m['seconds']:.0f} s "
+               f"with {m['threads']} torch thread(s) on a {m.get('cpus', '?')}-core machine at a load average "
+               f"of {m['load_before'][0]:.1f}"
+               + (f", the run getting {m['cores_obtained']:.1f} cores" if m.get("cores_obtained") else "")
+               + " (a busier or slower machine takes longer)."))
+
+
+def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | None = None) -> bool:
+    """Print the table of the live run against the chapter's converged runs and grade
+    ``prediction`` (the live test mAP in %, written before training). Returns the check's bool;
+    never raises: a missing run or a garbage prediction is a ``✗`` line with what to do."""
+    title = "Live exercise — the live run against the converged run"
+    try:
+        c = _chapter(chapter)
+        live, conv = live_exercise(c, profile)
+        if not isinstance(live_run, StoredRun) or live_run.spec != live:
+            print(f"✗ {title} — no live run of chapter {c} under {as_profile(profile).name!r} to compare: "
+                  "run the training cell (live.train) first and pass its result")
+            return False
+        t = table(c, profile, live_run, store)
+        print(f"{KEY_METHOD[c]}: the run you trained against the chapter's converged runs — {t.attrs['source']}. "
+              + ("Their training times were measured on this device with as many threads as yours."
+                 if t.attrs["comparable"] else
+                 "Their training times were measured elsewhere or with another number of threads "
+                 "(column 'timed on'): they are not comparable with yours."))
+        _show(t)
+        hint = (f"the live run sees {live.data['n_train']} of {conv.data['n_train']} images for "
+                f"{epochs(live)} of {epochs(conv)} epochs, and its schedule anneals over the shorter "
+                f"run: read the converged run of seed {conv.seed} and its validation curve at the live "
+                "run's last epoch, then decide how much is lost")
+        return check_live_prediction(prediction, live_run.best.get("test_mAP"), hint)
+    except Exception as exc:  # noqa: BLE001 — an exercise reports, it does not stop the notebook
+        print(f"✗ {title} — {type(exc).__name__}: {exc}")
+        return False
 
 
 def _show(table) -> None:
     """The comparison in the lab's table style (displayed in a notebook, printed elsewhere)."""
     from ..analysis.display import styled
 
-    view = styled(table, f"The live run against the converged run of the same method ({table.attrs['source']}); "
-                  "test mAP at the best-validation epoch", percent=["test mAP"], best=False)
+    view = styled(table, f"The live run against the chapter's converged runs of the same method "
+                  f"({table.attrs['source']}); test mAP at the best-validation epoch; 'timed on': where each "
+                  "training time was measured", percent=["test mAP"], best=False)
     try:
         from IPython import get_ipython
         from IPython.display import display

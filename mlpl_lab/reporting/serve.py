@@ -90,7 +90,7 @@ def announce_training(profile: Any, chapter: Optional[str] = None,
     from ..chapters.plan import NOTEBOOK_CALLS, images_trained, plan_notebook
     from ..runs.access import CHAPTER_ENV
     from ..runs.runner import chapter_progress
-    from ..runs.shipped import shipped_pack
+    from ..runs.shipped import disabled, shipped_pack
     from ..runs.store import RunStore
     from ..runs.workers import looks_stored
 
@@ -112,8 +112,9 @@ def announce_training(profile: Any, chapter: Optional[str] = None,
         return None
     images = sum(images_trained(s) for s in missing)
     cold = measured_cold_seconds(P.name, chapter)
-    pack = shipped_pack(P)
+    pack, off = shipped_pack(P), disabled()
     why = ("no course pack is shipped for this profile" if pack is None
+           else f"the shipped pack {pack.name} is not imported: {off}" if off
            else f"the shipped pack {pack.name} does not hold them")
     print(f"[mlpl-lab] This notebook must train {len(missing)} of its {len(plan.specs)} runs ({images:,} "
           f"training images): the store lacks them and {why}"
