@@ -1,4 +1,5 @@
 # mlpl_lab: two commands.  `make test` and `make report` set everything up themselves.
+# (`make test` is the fast tier; `make test-all`, what CI runs, is the whole suite)
 PYTHON ?= python3.11
 VENV ?= .venv
 # The torch pair is configurable: on our machines this exact pair comes from local wheels.
@@ -8,7 +9,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat
+.PHONY: test test-all test-durations test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +23,23 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 setup: $(STAMP)
 
+# the fast tier (<= 10 min on 2 cores): every test but the smoke notebooks, the slow ones (marker
+# slow), the browser and the GPU, plus one smoke notebook (01, marker smoke); 2 single-thread workers
+FAST_MARKERS := (not notebook or smoke) and not slow and not browser and not gpu and not compat
+FAST_TIER := -m '$(FAST_MARKERS)'
+XDIST := -n 2 --dist loadfile
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(XDIST) $(FAST_TIER) $(PYTEST_ARGS)
+
+# the whole suite (every smoke notebook included; what CI runs): the notebooks on one worker
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
+
+# a full run's per-test durations (pytest --durations=0), recorded in benchmarks/records/test_durations.json
+# (TIER=fast: make test's, in test_durations_fast.json)
+test-durations: $(STAMP)
+	$(BIN)/python benchmarks/test_durations.py --tier $(or $(TIER),all) $(PYTEST_ARGS)
 
 # JupyterLab + Debian's Chromium (apt-get install -y chromium; never `playwright install`)
 test-browser: $(STAMP)
@@ -44,7 +60,7 @@ gpu-kit:
 gpu-rehearse: gpu-kit
 	benchmarks/gpu/check.sh --rehearse
 
-# the fast tier (no notebooks, no browser, no GPU) and the shipped cpu pack served with 0 trainings
+# the fast tier (make test's selection) and the shipped cpu pack served with 0 trainings
 # (marker compat), in a second environment: Python 3.12 with torch 2.11 (the GPU image's pair);
 # COMPAT_TORCH picks another pair, COMPAT_VENV another folder. Not in CI (time): run it by hand
 COMPAT_VENV ?= .venv-compat
@@ -61,7 +77,7 @@ $(COMPAT_VENV)/.installed: pyproject.toml
 
 test-compat: $(COMPAT_VENV)/.installed
 	cd $(COMPAT_VENV) && bin/python -c 'import sys, torch; print("compat:", sys.version.split()[0], "torch", torch.__version__)'
-	PYTHONPATH=$(CURDIR) $(COMPAT_VENV)/bin/python -m pytest -q -p no:cacheprovider -m 'not notebook and not browser and not gpu and not compat' $(PYTEST_ARGS)
+	PYTHONPATH=$(CURDIR) $(COMPAT_VENV)/bin/python -m pytest -q -p no:cacheprovider $(XDIST) $(FAST_TIER) $(PYTEST_ARGS)
 	PYTHONPATH=$(CURDIR) $(COMPAT_VENV)/bin/python -m pytest -q -p no:cacheprovider -s -m compat tests/test_compat_pack.py
 
 # every notebook under the gpu_shape profile, on the CPU: the gpu profile's code paths (ResNet-18

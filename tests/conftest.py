@@ -12,8 +12,18 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
 os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
+# under pytest-xdist (make test / make test-all run ``-n 2``) each worker is its own process and
+# gets one torch thread, it and the kernels and workers it starts (they inherit OMP_NUM_THREADS):
+# two workers on two cores. Tests that need a thread count set it themselves (tests/goldens.py).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER:
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
 # the test session gets its own run store and scene cache (the notebooks run in kernels that
 # inherit this environment), so tests never read or write the user's data/ folder
+# (one per process: every xdist worker imports this file, so each has its own store)
 _DATA = tempfile.mkdtemp(prefix="mlpl-lab-test-data-")
 os.environ["MLPL_LAB_DATA"] = _DATA
 # the notebooks' kernels start with tests/figure_watch.py: after each cell it writes what every
@@ -70,6 +80,10 @@ def executed_notebooks(tmp_path_factory):
     cache = {}
 
     def run(name: str):
+        item = _running.get("item")
+        if name != SMOKE_NOTEBOOK and item is not None and item.get_closest_marker("smoke"):
+            pytest.fail(f"{item.nodeid} is marked smoke (make test's fast tier) but executes {name}; "
+                        f"the fast tier executes {SMOKE_NOTEBOOK} alone", pytrace=False)
         if name not in cache:
             path = NOTEBOOKS / name
             assert path.exists(), f"missing notebook {path}"
@@ -83,3 +97,51 @@ def executed_notebooks(tmp_path_factory):
 
     run.out = out  # the executed notebooks, their HTML and figure logs (<stem>.figures.jsonl)
     return run
+
+
+#: make test's one smoke notebook: tests marked ``smoke`` execute it and no other (the fast tier)
+SMOKE_NOTEBOOK = "01_assume_negative.ipynb"
+_running = {}  # the test now running (executed_notebooks is session-scoped and cannot ask for it)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _running["item"] = item
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test run over every notebook is in the fast tier for the smoke notebook alone."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("name") == SMOKE_NOTEBOOK and \
+                "executed_notebooks" in item.fixturenames:
+            item.add_marker(pytest.mark.smoke)
+
+
+def _notebook_files() -> set[str]:
+    """The test files that ask for ``executed_notebooks`` (read from their text: the controller
+    of an xdist run sees node ids, not fixtures)."""
+    return {str(path.relative_to(ROOT)) for path in Path(__file__).parent.rglob("test_*.py")
+            if "executed_notebooks" in path.read_text(encoding="utf-8")}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (make test, make test-all) sends each test file to one worker, so a
+    module's fixtures (trained models, exported packs) are built once; here every file that asks
+    for the executed smoke notebooks also goes to one worker, so the session's notebooks (and the
+    runs they store, shared from one notebook to the next) are executed once, not once per worker.
+    (xdist's ``loadgroup`` cannot do it under pytest 9: it renames node ids through an attribute
+    pytest no longer reads.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    notebooks = _notebook_files()
+
+    class NotebooksTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return "executed notebooks" if file in notebooks else file
+
+    return NotebooksTogether(config, log)

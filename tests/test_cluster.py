@@ -101,6 +101,7 @@ def grid(init="scratch"):
             stage2, P.spec("an", seed=0)]
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_workers, monkeypatch,
                                                              no_worker_env):
     specs = grid()
@@ -143,6 +144,7 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
     assert [numbers(r) for r in again] == [numbers(r) for r in got]
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_the_pretraining_run_is_trained_once_before_every_run_that_starts_from_it(
         tmp_path, two_workers, monkeypatch, no_worker_env):
     specs = grid("pretrained")  # every first-stage run starts from the pretraining run
@@ -160,6 +162,7 @@ def test_the_pretraining_run_is_trained_once_before_every_run_that_starts_from_i
         assert by_key[spec.key]["start"] >= by_key[pre.key]["end"], spec.describe()
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_a_killed_worker_loses_only_its_run(tmp_path, two_workers, monkeypatch, no_worker_env):
     P = tiny()
     specs = [P.spec("an", seed=0), P.spec("an", seed=1), P.spec("gr", seed=0)]

@@ -34,6 +34,7 @@ def ranks(tmp_path_factory):
     return [torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_each_rank_sees_its_own_half_of_the_global_batch(ranks):
     a, b = ranks[0]["first_indices"], ranks[1]["first_indices"]
     assert len(a) == len(b) == 32  # smoke: global batch 64 over 2 ranks
@@ -42,6 +43,7 @@ def test_each_rank_sees_its_own_half_of_the_global_batch(ranks):
     assert not set(ranks[0]["all_indices"].tolist()) & set(ranks[1]["all_indices"].tolist())
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_first_step_gradients_equal_one_process_on_the_global_batch(ranks):
     from mlpl_lab.data.augment import VIEWS
     from mlpl_lab.methods import build_method
@@ -74,6 +76,7 @@ def test_first_step_gradients_equal_one_process_on_the_global_batch(ranks):
     assert not torch.allclose(method.net.get_parameter(k0).grad, single[k0], rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_learnable_label_state_stays_identical_across_ranks(ranks):
     torch.testing.assert_close(ranks[0]["role"], ranks[1]["role"])
     for k in ranks[0]["role_net"]:
@@ -81,6 +84,7 @@ def test_learnable_label_state_stays_identical_across_ranks(ranks):
     assert torch.equal(ranks[0]["ll_cp"], ranks[1]["ll_cp"])
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_two_rank_smoke_run_stores_one_result(tmp_path):
     proc = _torchrun(["-m", "mlpl_lab.commands.torchrun", "--profile", "smoke", "--method", "gr", "--seed", "1",
                       "--set", "epochs=1"], tmp_path)
@@ -106,6 +110,7 @@ def test_a_global_batch_that_does_not_split_is_refused(monkeypatch):
     assert distributed.local_batch_size(66) == 22
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_run_refuses_a_bad_method_before_starting(tmp_path):
     env = dict(os.environ, MLPL_LAB_DATA=str(tmp_path))
     proc = subprocess.run([sys.executable, "-m", "mlpl_lab.commands.torchrun", "--method", "nope"], cwd=ROOT,
@@ -113,6 +118,7 @@ def test_run_refuses_a_bad_method_before_starting(tmp_path):
     assert proc.returncode == 2 and "nope" in proc.stderr
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_every_registered_method_trains_under_torchrun(tmp_path):
     """DDP refuses a step that leaves parameters unused or calls a network twice: every method
     must either suit DDP or set ``ddp_wrap = False``."""

@@ -21,6 +21,7 @@ def test_notebook_00_partial_labels(executed_notebooks):
     assert 1.0 <= rec["positives_per_image"] <= 4.0
 
 
+@pytest.mark.smoke  # make test's one smoke notebook
 def test_notebook_01_assume_negative(executed_notebooks):
     rec = executed_notebooks("01_assume_negative.ipynb")
     assert all_finite(rec["mAP"]) and all_finite(rec["gap"])
@@ -29,6 +30,7 @@ def test_notebook_01_assume_negative(executed_notebooks):
     assert rec["mAP"]["single positive"]["full labels"] > rec["mAP"]["single positive"]["AN"]
 
 
+@pytest.mark.smoke  # make test's one smoke notebook
 def test_notebook_01_claims_table(executed_notebooks):
     rec = executed_notebooks("01_assume_negative.ipynb")
     claims = rec["claims"]

@@ -101,6 +101,7 @@ def test_the_profiles_pretraining_is_one_of_the_candidates():
 
 
 @pytest.mark.notebook
+@pytest.mark.smoke  # make test's one smoke notebook
 def test_notebook_01_records_the_protocol(executed_notebooks):
     rec = executed_notebooks("01_assume_negative.ipynb")
     choice = rec["pretraining_choice"]

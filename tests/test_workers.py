@@ -54,6 +54,7 @@ def _specs():
     return plain + [lac.row_spec(P, "two-stage + queue (LAC)", 0)]
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_two_workers_train_each_run_once_with_one_thread_as_one_process_would(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
     monkeypatch.setenv(_LOG_ENV, str(tmp_path / "log.jsonl"))
@@ -87,6 +88,7 @@ def test_two_workers_train_each_run_once_with_one_thread_as_one_process_would(tm
     assert again.workers == 0 and again.already_stored == len(expected) and not again.results
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_reproduce_trains_with_the_recorded_thread_count(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
     spec = get_profile("smoke").spec("gr", seed=0)
@@ -105,6 +107,7 @@ def test_reproduce_trains_with_the_recorded_thread_count(tmp_path, monkeypatch):
     assert _numbers(again.history) == _numbers(run.history)
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_a_failed_run_skips_its_dependants_and_a_dead_worker_loses_only_its_run(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
     specs = _specs()
@@ -170,6 +173,7 @@ def _workers_of(parent: int):
     return out
 
 
+@pytest.mark.slow  # > 30 s: make test-all, not make test
 def test_workers_end_when_the_parent_is_killed(tmp_path):
     """Bug caught: `kill` of `mlpl-lab report` (or its terminal closing) left both worker
     processes training on with nobody to read their answers, holding the cores for minutes."""
