@@ -256,20 +256,34 @@ def test_the_cpu_benchmark_record_is_within_three_minutes_or_says_it_was_contend
         text = live.describe(c, "cpu")
         assert f"{r['seconds']:.0f} s with 2 torch thread(s)" in text
         assert f"the run getting {r['cores_obtained']:.1f} cores" in text and f"load average of {r['load_before'][0]:.1f}" in text
+        slower = [e for e in r.get("earlier", []) if e["seconds"] > r["seconds"]]
+        if slower:  # the figure of a shared machine is printed with its conditions, not hidden
+            worst = max(slower, key=lambda e: e["seconds"])
+            assert f"cores) it took {worst['seconds']:.0f} s" in text and f"load average {worst['load_before'][0]:.1f}" in text
 
 
-def test_the_readme_names_the_chapters_that_have_a_live_exercise():
-    """The README said every chapter has one; 00 and 07 have none. Its sentence must name the
-    chapters whose notebooks train a live run, read from the notebooks themselves."""
-    import re
+def test_the_benchmark_keeps_earlier_measurements_of_the_same_run():
+    """bench_live.merge: of the measurements of one live run (same key and threads) the one that
+    obtained the most cores is the figure, the others stay under ``earlier``; another key or
+    thread count is not carried over."""
+    import importlib.util
 
-    text = " ".join((ROOT / "README.md").read_text().split())
-    with_live = sorted(p.stem[:2] for p in (ROOT / "notebooks").glob("0*.ipynb")
-                       if "live.train(" in p.read_text())
-    without = sorted(p.stem[:2] for p in (ROOT / "notebooks").glob("0*.ipynb"))
-    without = [c for c in without if c not in with_live]
-    assert with_live == list(live.CHAPTERS)
-    m = re.search(r"(\d\d)–(\d\d) also a live exercise", text)
-    assert m, "the README's sentence on the live exercises is gone"
-    assert [f"{i:02d}" for i in range(int(m[1]), int(m[2]) + 1)] == with_live
-    assert f"{' and '.join(without)} have none" in text
+    spec = importlib.util.spec_from_file_location("bench_live", ROOT / "benchmarks" / "bench_live.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def m(key, s, cores, threads=2):
+        return {"key": key, "seconds": s, "cpu_seconds": s * cores, "cores_obtained": cores, "threads": threads,
+                "load_before": [1, 1, 1], "load_after": [1, 1, 1], "date": "d", "method": "x", "test_mAP": 50.0}
+
+    old = {"chapters": {"01": m("a", 300.0, 0.3), "02": m("b", 200.0, 0.5), "03": m("c", 100.0, 1.0, threads=1)}}
+    new = {"chapters": {"01": m("a", 10.0, 1.7), "02": m("b2", 20.0, 1.6), "03": m("c", 30.0, 1.5)}}
+    out = bench.merge(old, new)
+    assert out["chapters"]["01"]["seconds"] == 10.0
+    assert [e["seconds"] for e in out["chapters"]["01"]["earlier"]] == [300.0]
+    assert "earlier" not in out["chapters"]["02"] and "earlier" not in out["chapters"]["03"]
+    # a later measurement on a busier machine does not replace the quiet one: it joins earlier
+    again = bench.merge(out, {"chapters": {"01": m("a", 200.0, 0.4)}}, keep_other_chapters=True)
+    assert again["chapters"]["01"]["seconds"] == 10.0
+    assert sorted(e["seconds"] for e in again["chapters"]["01"]["earlier"]) == [200.0, 300.0]
+    assert again["chapters"]["02"]["key"] == "b2"
