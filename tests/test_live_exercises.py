@@ -107,7 +107,7 @@ def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypat
     assert live.row_over_seeds(runs, live.reference_specs("02", "cpu"), cpu_pack_store)["test mAP"] == round(mean, 2)
 
 
-def test_the_table_says_where_each_time_was_measured(cpu_pack_store, monkeypatch):
+def test_the_table_says_where_each_time_was_measured(cpu_pack_store, monkeypatch, capsys):
     """A live run trained here with 2 threads against the pack's runs (1 thread, another
     machine): the rows name their device, threads and origin, and the times are called not
     comparable. The live run is a stand-in record (no training)."""
@@ -132,6 +132,10 @@ def test_the_table_says_where_each_time_was_measured(cpu_pack_store, monkeypatch
     assert t.iloc[1]["test mAP"] == round(float(ref.best["test_mAP"]), 2)
     assert t.iloc[2]["curve flattened"].endswith("of 5")
     assert t.attrs["comparable"] is (env.get("threads") == 2 and env.get("device") == "cpu")
+    capsys.readouterr()
+    assert live.compare("02", "cpu", mine, 69.0, cpu_pack_store) is True
+    out = capsys.readouterr().out
+    assert ("not comparable with yours" in out) is (not t.attrs["comparable"]) and "seed 1" in out
 
 
 def test_bad_chapter_or_profile_is_a_clear_error():
@@ -182,6 +186,7 @@ def test_smoke_live_exercise_trains_compares_and_stays_out_of_the_pack(chapter, 
     assert live.compare(chapter, "smoke", run, got) is True
     out = capsys.readouterr().out
     assert marks(out) == ["✓"], out
+    assert "the chapter's converged runs" in out and "measured on this device with as many threads" in out
     ref = store.get(conv)  # under smoke the reference was trained if missing
     assert ref is not None and "converged run" in out
     t = live.table(chapter, "smoke", run)

@@ -436,28 +436,3 @@ def _show(table) -> None:
     except ImportError:
         pass
     print(table.to_string())
-
-
-def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | None = None) -> bool:
-    """Print the table of the live run against the converged run and grade ``prediction`` (the
-    live test mAP in %, written before training). Returns the check's bool; never raises: a
-    missing run or a garbage prediction is a ``✗`` line with what to do."""
-    title = "Live exercise — the live run against the converged run"
-    try:
-        c = _chapter(chapter)
-        live, conv = live_exercise(c, profile)
-        if not isinstance(live_run, StoredRun) or live_run.spec != live:
-            print(f"✗ {title} — no live run of chapter {c} under {as_profile(profile).name!r} to compare: "
-                  "run the training cell (live.train) first and pass its result")
-            return False
-        t = table(c, profile, live_run, store)
-        print(f"{KEY_METHOD[c]}: the run you trained against the converged run — {t.attrs['source']}")
-        _show(t)
-        hint = (f"the live run sees {live.data['n_train']} of {conv.data['n_train']} images for "
-                f"{epochs(live)} of {epochs(conv)} epochs, and its schedule anneals over the shorter "
-                "run: read the converged run's test mAP and its validation curve at the live run's last "
-                "epoch, then decide how much is lost")
-        return check_live_prediction(prediction, live_run.best.get("test_mAP"), hint)
-    except Exception as exc:  # noqa: BLE001 — an exercise reports, it does not stop the notebook
-        print(f"✗ {title} — {type(exc).__name__}: {exc}")
-        return False
