@@ -12,18 +12,12 @@ from typing import Any, Dict, Tuple
 
 from ..core import labels as L
 from ..core import regimes as R
+from .benchmark import REGIMES as BENCHMARK_REGIMES
 from .common import as_profile, splits_for
 
-#: the regimes of chapters 01–07 (display label -> (regime name, parameters)), and the full labels
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
-    "full": ("full", {}),
-    "single positive": ("single_positive", {}),
-    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
-    "known 10 %": ("known_proportion", {"p": 0.1}),
-    "positives only 10 %": ("positives_only", {"p": 0.1}),
-}
+#: the regimes of chapters 01–07 (display label -> (regime name, parameters)): the full labels, then
+#: the benchmark's regimes, which hold every regime a chapter trains
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {"full": ("full", {}), **BENCHMARK_REGIMES}
 
 #: the columns of :func:`label_statistics`
 COLUMNS = ("observed positives / image", "true positives / image", "hidden positive share",
