@@ -191,7 +191,8 @@ def _stdout(nb_path: Path) -> str:
 def test_papermill_runs_02_from_the_shipped_pack_without_training(tmp_path, monkeypatch, local_run):
     """The issue's done-when: papermill (no ``mlpl-lab report``) runs 02 under cpu with the live
     exercise off on an empty store — and on a store holding one local run — serves the shipped
-    pack, trains nothing and finishes in at most 3 minutes."""
+    pack and trains nothing. Its time is printed, not asserted: ``benchmarks/bench_pack_serve.py``
+    measures it against the issue's 3 minutes (``benchmarks/records/pack_serve_cpu.json``)."""
     import papermill as pm
 
     data = tmp_path / "data"
@@ -221,4 +222,3 @@ def test_papermill_runs_02_from_the_shipped_pack_without_training(tmp_path, monk
     printed = _stdout(out)
     assert "[mlpl-lab] the store lacked " in printed and "must train" not in printed
     assert "results from pack " in printed
-    assert seconds <= 180, f"02 took {seconds:.0f} s from the pack (at most 180 s)"
