@@ -115,6 +115,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_gpu.py  # the GPU targets; says so and skips without CUDA
 	$(BIN)/python benchmarks/bench_report.py  # a warm smoke series: next kernel started ahead vs one by one
 	$(BIN)/python benchmarks/bench_live.py  # each chapter's live exercise on 2 threads, <= 180 s (records/live_exercises_cpu.json)
+	$(BIN)/python benchmarks/bench_setup_size.py  # the size of .venv (records/setup_env.json; the README line)
 	$(BIN)/python benchmarks/bench_pack_serve.py --notebooks 02 03  # a notebook run outside make report on an empty store: the shipped pack, <= 3 min (records/pack_serve_cpu.json)
 	$(BIN)/python -m pytest -q -s -m browser tests/browser/test_panels.py  # prints the panels' update latency
 
