@@ -160,3 +160,20 @@ def test_the_smoke_plan_of_notebook_02_is_what_the_notebook_stores(tmp_path, mon
     execute_notebook(path, tmp_path / "out", profile="smoke", parameters={"live_training": False},
                      html=False, timeout=600)
     assert set(store.keys()) == before  # the notebook trained nothing the rounds had not
+
+def test_the_gpu_projection_uses_the_check_s_end_to_end_rate(tmp_path):
+    """The default rate is the GPU check's training FLOPs over its wall seconds (hand-computed)."""
+    import json
+
+    from mlpl_lab.chapters.plan import measured_gpu_throughput
+
+    env = {"device": "Card X", "date": "2026-01-02 03:04:05 UTC"}
+    (tmp_path / "train_run.json").write_text(json.dumps(
+        {"pretraining": {"images_trained": 300}, "an": {"images_trained": 100}, "wall_seconds": 8.0,
+         "environment": env}))
+    (tmp_path / "throughput.json").write_text(json.dumps({"gflop_per_image_train": 2.0, "fit_tflops": 1.5}))
+    got = measured_gpu_throughput(tmp_path)
+    assert got.tflops == pytest.approx(400 * 2.0e9 / 8.0 / 1e12)
+    assert "Card X" in got.source and "2026-01-02" in got.source
+    (tmp_path / "train_run.json").write_text("{not json")
+    assert measured_gpu_throughput(tmp_path) is None

@@ -40,7 +40,12 @@ def register_cut(base: str, epochs: int, seeds: int) -> str:
     name = f"{base}_cut"
     profiles.PROFILES[name] = replace(P, name=name, epochs=int(epochs), seeds=list(P.seeds[:int(seeds)]))
     common.DESIGN_OF[name] = common.design_name(base)
-    live.LIVE[name] = live.LIVE[base]
+    # the live exercise is a cut of the converged run, so it may not train longer than the cut does
+    # (the first GPU check stopped there: a 4-epoch live run against 1-epoch converged runs)
+    def capped(e):
+        return tuple(min(int(x), int(epochs)) for x in e) if isinstance(e, tuple) else min(int(e), int(epochs))
+
+    live.LIVE[name] = {c: dict(size, epochs=capped(size["epochs"])) for c, size in live.LIVE[base].items()}
     return name
 
 

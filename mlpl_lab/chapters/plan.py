@@ -42,10 +42,38 @@ from ..runs.spec import RunSpec
 from ..runs.workers import dependencies
 from .common import as_profile
 
-#: the throughput ``mlpl-lab plan`` assumes unless ``--tflops`` says otherwise, in TFLOP/s: an
-#: **assumption**, not a measurement of this lab — the effective rate of the CIFAR-10 ResNet-18
-#: speed runs on one A100 (issue 34); the projection prints it with its result
-ASSUMED_TFLOPS = 77.0
+#: the GPU check's records (``benchmarks/gpu/check.sh`` on a lent card; absent in an installed package)
+GPU_RECORDS = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / "gpu"
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """A measured effective rate for the projection, and where it was measured."""
+
+    tflops: float
+    source: str
+
+
+def measured_gpu_throughput(records: Path = GPU_RECORDS) -> Optional[Throughput]:
+    """The gpu profile's end-to-end rate on the card the GPU check last ran on, or ``None``.
+
+    The training FLOPs of the check's one run from an empty store (``train_run.json``: the
+    pretraining run and AN, their images trained) at ``throughput.json``'s forward+backward FLOPs
+    per image, over the run's wall seconds (scenes, evaluation and start-up included, so the rate
+    is below the steady step's ``fit_tflops``)."""
+    try:
+        run = json.loads((records / "train_run.json").read_text())
+        step = json.loads((records / "throughput.json").read_text())
+        images = run["pretraining"]["images_trained"] + run["an"]["images_trained"]
+        tflops = images * step["gflop_per_image_train"] * 1e9 / run["wall_seconds"] / 1e12
+        device, date = run["environment"]["device"], run["environment"]["date"][:10]
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+    if not (tflops > 0 and math.isfinite(tflops)):
+        return None
+    return Throughput(tflops, f"measured end to end on one {device}, {date}, by the GPU check "
+                              f"(benchmarks/records/gpu/train_run.json; the steady step through fit: "
+                              f"{step.get('fit_tflops', float('nan')):.2f} TFLOP/s)")
 
 
 # ----------------------------------------------------------------------- the notebooks' calls
@@ -410,10 +438,11 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h" if seconds >= 3600 else f"{seconds / 60:.1f} min"
 
 
-def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[RunSpec], bool] | None = None
-             ) -> str:
+def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[RunSpec], bool] | None = None,
+             source: str | None = None) -> str:
     """The plan as text: runs per notebook (asked for, new to it, images trained), the waves, and
-    with ``tflops`` the FLOPs per image of each network and the time they project to."""
+    with ``tflops`` the FLOPs per image of each network and the time they project to (``source``:
+    where that rate was measured, printed with it)."""
     if tflops is not None and not (isinstance(tflops, (int, float)) and tflops > 0 and math.isfinite(tflops)):
         raise ValueError(f"tflops must be a positive number of TFLOP/s, got {tflops!r}")
     order = plan.order
@@ -450,9 +479,8 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
     trained = sum(g.images_trained for g in groups)
     seconds = total / (tflops * 1e12)
     lines.append(f"total: {len(order) - len(unknown)} runs, {trained:,d} images trained, "
-                 f"{total / 1e15:.1f} PFLOP; at {tflops:g} TFLOP/s effective: {_hours(seconds)} "
+                 f"{total / 1e15:.1f} PFLOP; at {tflops:.3g} TFLOP/s effective: {_hours(seconds)} "
                  f"({seconds / max(1, len(order) - len(unknown)):.1f} s per run)")
-    if tflops == ASSUMED_TFLOPS:
-        lines.append(f"  ({ASSUMED_TFLOPS:g} TFLOP/s is an assumption, not a measurement: the effective "
-                     "rate of the CIFAR-10 ResNet-18 speed runs on one A100; give --tflops X for another)")
+    if source:
+        lines.append(f"  ({tflops:.2f} TFLOP/s: {source}; give --tflops X for another)")
     return "\n".join(lines)
