@@ -187,3 +187,37 @@ def results_view(results: Mapping[str, List[Any]], what: str = "Test mAP, CF1 an
     ref = [r for r in reference if r in frame.index]
     return styled(frame, caption(what, reference=ref), percent=list(mean.columns), half=half,
                   seeds=n, unconverged=unconv, reference=ref)
+
+
+def seed_mean(runs: Sequence[Any], metric: str = "test_mAP") -> float:
+    """The mean over seeds of ``metric`` at each run's best-val epoch (the one mean every table and
+    choice uses; :func:`mlpl_lab.analysis.claims.by_seed` holds the per-seed values)."""
+    from .claims import by_seed
+
+    values = list(by_seed(runs, metric).values())
+    if not values:
+        raise ValueError(f"no runs to average {metric} over")
+    return float(sum(values) / len(values))
+
+
+def ablation_frames(marks: Mapping[str, Mapping[str, Any]], runs: Mapping[str, Sequence[Any]],
+                    metric: str = "test_mAP", on: str = "✓", off: str = "✗"):
+    """An ablation table, computed once: ``(table, half, seeds, unconverged)``.
+
+    ``marks``: ``{row: {component: True | False | text}}`` (True → ``on``, False → ``off``, text
+    as it is); ``runs``: ``{row: [runs over seeds]}``. The table holds the marks and ``metric``
+    (``test_`` dropped) as the mean over seeds at the best-val epoch; the other three frames are
+    :func:`interval_frames`' for that column, ready for :func:`mlpl_lab.analysis.display.styled`."""
+    import pandas as pd
+
+    missing = [row for row in marks if row not in runs]
+    if missing:
+        raise ValueError(f"ablation rows without runs: {missing}")
+    col = metric.replace("test_", "")
+    mean, half, n, unconv = interval_frames({row: runs[row] for row in marks}, (metric,))
+    rows = {}
+    for row, parts in marks.items():
+        rows[row] = {k: (on if v is True else off if v is False else v) for k, v in parts.items()}
+        rows[row][col] = float(mean.at[row, col])
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return table, half, n, unconv

@@ -1,0 +1,105 @@
+"""A chapter's runs as data (issue 50): what it asks for, decided from what is stored.
+
+Every chapter module exposes
+
+* ``design(profile)`` -> a frozen dataclass of all of the chapter's per-profile literals (seeds,
+  lengths, grids, regimes, tuning budgets), as nanoGPT's config files are literal;
+* ``specs(design, stored)`` -> :class:`Asked`: a **pure** function of the design and of ``stored``
+  (a read-only lookup, :data:`Stored`). ``Asked.now`` holds every run decidable from what is
+  stored (choices made on validation — tuning, γ — read the stored runs they choose from);
+  ``Asked.later`` holds, for each choice still waiting on runs of ``now``, the runs it will ask for
+  under a *stand-in* choice (the grid's first point), so a plan can count them and their cost;
+* views that take the ensured runs and return tables, figures and claims.
+
+A notebook calls :func:`ensure_asked`: ``specs`` → train what ``now`` lacks → ``specs`` again, until
+nothing waits (the rounds). ``mlpl-lab plan`` calls the same ``specs`` (:func:`plan_rounds`) and
+trains nothing: no dry-run proxies, no replay of notebooks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from ..runs.runner import ensure_grid, load_method
+from ..runs.spec import RunSpec
+from ..runs.store import RunStore, StoredRun
+
+#: ``stored(spec)``: the stored run of ``spec``, or ``None`` (read-only; never trains)
+Stored = Callable[[RunSpec], Optional[StoredRun]]
+#: ``{family: {label: [RunSpec per seed]}}``
+Families = Dict[str, Dict[str, List[RunSpec]]]
+#: ``{family: {label: [StoredRun per seed]}}``
+Runs = Dict[str, Dict[str, List[StoredRun]]]
+
+
+@dataclass
+class Asked:
+    """What ``specs(design, stored)`` returns: the runs decidable now, and the provisional runs
+    of the choices that still wait on some of them (stand-ins, for counting only)."""
+
+    now: Families
+    later: Families = field(default_factory=dict)
+
+    def flat(self, which: str = "now") -> List[RunSpec]:
+        """The specs of ``now`` (or ``later``), in order, each key once."""
+        seen: Dict[str, RunSpec] = {}
+        for family in getattr(self, which).values():
+            for specs in family.values():
+                for s in specs:
+                    seen.setdefault(s.key, s)
+        return list(seen.values())
+
+
+def store_lookup(store: RunStore | None = None) -> Stored:
+    """A :data:`Stored` over ``store`` (the default store when ``None``): reads, never trains."""
+    store = store or RunStore()
+
+    def stored(spec: RunSpec) -> Optional[StoredRun]:
+        return store.get(spec, loader=load_method)
+
+    return stored
+
+
+def nothing_stored(spec: RunSpec) -> None:
+    """A :data:`Stored` for which nothing is stored (a plan from scratch)."""
+    return None
+
+
+def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunStore | None = None,
+                 label: str | None = None, max_rounds: int = 8, **engine) -> Runs:
+    """The rounds: ``specs(design, stored)``, train what ``now`` lacks, and again until ``later``
+    is empty; returns ``now``'s runs, family by family. ``engine``: ``workers=`` / ``scheduler=``
+    (:func:`mlpl_lab.runs.runner.ensure`)."""
+    store = store or RunStore()
+    stored = store_lookup(store)
+    for _ in range(max_rounds):
+        asked = specs(design, stored)
+        grid = {(fam, lab): ss for fam, labels in asked.now.items() for lab, ss in labels.items()}
+        done = ensure_grid(grid, store=store, label=label, **engine)
+        if not asked.later:
+            out: Runs = {fam: {} for fam in asked.now}
+            for (fam, lab), runs in done.items():
+                out[fam][lab] = runs
+            return out
+    raise RuntimeError(f"{getattr(specs, '__module__', specs)}.specs still waits on results after "
+                       f"{max_rounds} rounds: a choice reads a run its own round never asks for")
+
+
+@dataclass
+class Round:
+    """One round of a plan: the runs decidable before it trains."""
+
+    specs: List[RunSpec]
+    provisional: bool  # True: stand-in choices (the real ones are made on the previous round)
+
+
+def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stored = nothing_stored
+                ) -> List[Round]:
+    """What :func:`ensure_asked` would train, without training: round 1 is ``now`` given
+    ``stored``; the next round is ``later`` (provisional), when something waits."""
+    asked = specs(design, stored)
+    rounds = [Round(asked.flat("now"), provisional=False)]
+    later = [s for s in asked.flat("later") if s.key not in {r.key for r in rounds[0].specs}]
+    if later:
+        rounds.append(Round(later, provisional=True))
+    return rounds
