@@ -270,9 +270,11 @@ class NotebookPlan:
     parameters: Dict[str, Any]
     #: every distinct run the notebook asks for, dependencies included, in the order asked
     specs: List[RunSpec] = field(default_factory=list)
-    #: the run whose results the dry run stopped at, before the notebook's last call (None: the
-    #: plan covers every call; else the runs the notebook chooses from those results are its own)
+    #: what the plan could not decide yet (None: it covers every run the notebook asks for): the
+    #: runs chosen from results that are not stored yet
     left: Optional[str] = None
+    #: those runs under stand-in choices (counted, e.g. by the projection; not trained by a plan)
+    later: List[RunSpec] = field(default_factory=list)
 
 
 @dataclass
@@ -295,26 +297,79 @@ class SeriesPlan:
         return out
 
 
+#: notebook stem -> its chapter module (chapters as data: ``design`` and ``specs``, issue 50); a
+#: notebook missing here trains nothing (00)
+CHAPTER_MODULES: Dict[str, str] = {
+    "01_assume_negative": "assume_negative", "02_gr_loss": "gr", "03_opml": "opml", "04_cls": "cls",
+    "05_lac": "lac", "06_pu_mlc": "pu_mlc", "07_benchmark": "benchmark",
+}
+
+
+def chapter_module(name: str):
+    """The chapter module of notebook ``name`` when it declares its runs as data, else None."""
+    import importlib
+
+    mod = CHAPTER_MODULES.get(name)
+    if mod is None:
+        return None
+    module = importlib.import_module(f"{__package__}.{mod}")
+    return module if hasattr(module, "design") and hasattr(module, "specs") else None
+
+
+def chapter_design(profile, name: str, parameters: Mapping[str, Any] | None = None):
+    """``(module, design)`` of notebook ``name`` under ``profile`` with the notebook's parameters
+    (only the names its module's ``PARAMETERS`` lists reach ``design``), or ``(None, None)``."""
+    module = chapter_module(name)
+    if module is None:
+        return None, None
+    params = dict(parameters or {})
+    kwargs = {k: params[k] for k in getattr(module, "PARAMETERS", ()) if k in params}
+    return module, module.design(as_profile(profile), **kwargs)
+
+
 def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = None,
-                  serve_stored: bool = False) -> NotebookPlan:
-    """The dry run of notebook ``name`` (a stem, e.g. ``"02_gr_loss"``) under ``profile``;
-    ``serve_stored``: stored runs are read, so the dry run goes past choices made from them."""
+                  serve_stored: bool = False, stored=None) -> NotebookPlan:
+    """The runs notebook ``name`` (a stem, e.g. ``"02_gr_loss"``) asks for under ``profile``: its
+    chapter's ``specs`` (:mod:`mlpl_lab.chapters.asked`) given what is stored — ``stored``, or the
+    run store when ``serve_stored``, or nothing. The runs that choices made on results still wait
+    for are :attr:`NotebookPlan.later` (stand-ins, counted but not trained by a plan)."""
+    from .asked import nothing_stored, plan_rounds, store_lookup
+
     P = as_profile(profile)
     params = dict(parameters or {})
     plan = NotebookPlan(name, params)
-    calls = NOTEBOOK_CALLS.get(name)
-    if calls is None:
-        return plan
-    with planning(serve_stored) as asked:
-        try:
-            calls(P, params)
-        except NeedsResults as exc:  # the notebook's later runs are chosen from these results
-            plan.left = str(exc).split(": .", 1)[0]
+    module, design = chapter_design(P, name, params)
+    if module is None:
+        return _dry_run_notebook(P, name, params, serve_stored) if name in NOTEBOOK_CALLS else plan
+    if stored is None:
+        stored = store_lookup() if serve_stored else nothing_stored
+    rounds = plan_rounds(module.specs, design, stored)
+    plan.specs = _with_dependencies(rounds[0].specs)
+    plan.later = [s for s in _with_dependencies(s for r in rounds[1:] for s in r.specs)
+                  if s.key not in {x.key for x in plan.specs}]
+    if plan.later:
+        plan.left = (f"{len(plan.later)} runs chosen from the results of the first "
+                     f"{len(plan.specs)} (tuning, γ)")
+    return plan
+
+
+def _with_dependencies(specs: Iterable[RunSpec]) -> List[RunSpec]:
     keys: Dict[str, RunSpec] = {}
-    for spec in asked:
+    for spec in specs:
         for s in _walk(spec):
             keys.setdefault(s.key, s)
-    plan.specs = list(keys.values())
+    return list(keys.values())
+
+
+def _dry_run_notebook(P: Profile, name: str, params: Dict[str, Any], serve_stored: bool) -> NotebookPlan:
+    """The dry run of a notebook whose chapter does not declare its runs as data yet."""
+    plan = NotebookPlan(name, params)
+    with planning(serve_stored) as asked:
+        try:
+            NOTEBOOK_CALLS[name](P, params)
+        except NeedsResults as exc:  # the notebook's later runs are chosen from these results
+            plan.left = str(exc).split(": .", 1)[0]
+    plan.specs = _with_dependencies(asked)
     return plan
 
 
@@ -458,13 +513,19 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
                 else "the runs it chooses from results")
         lines.append(f"  {nb.name:22s} {len(nb.specs):10d} {len(new):5d} "
                      f"{sum(images_trained(s) for s in new):21,d}  {left}")
-        if nb.left is not None:
+        if nb.later:
+            lines.append(f"  {'':22s} (then {len(nb.later)} runs chosen from results: counted in the "
+                         "projection at a stand-in choice, trained once the choice is made)")
+        elif nb.left is not None:
             lines.append(f"  {'':22s} (the dry run stopped where it read the results of {nb.left})")
     for i, w in enumerate(plan.waves):
         name = WAVE_NAMES[i] if i < len(WAVE_NAMES) else f"depth {i}"
         lines.append(f"  wave {i} ({name}): {len(w)} runs, {sum(images_trained(s) for s in w):,d} images trained")
     if tflops is None:
         return "\n".join(lines)
+    keys = {s.key for s in order}
+    later = list({s.key: s for nb in plan.notebooks for s in nb.later if s.key not in keys}.values())
+    order = order + later
     groups, unknown = projection(order)
     total = sum(g.flops for g in groups)
     lines.append("FLOPs per image (torch.utils.flop_counter on the network mlpl_lab.models builds; "
@@ -478,6 +539,8 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
         lines.append(f"  {len(unknown)} runs on a real dataset (size unknown to the plan) are not counted")
     trained = sum(g.images_trained for g in groups)
     seconds = total / (tflops * 1e12)
+    if later:
+        lines.append(f"  (the {len(later)} runs chosen from results are counted at stand-in choices)")
     lines.append(f"total: {len(order) - len(unknown)} runs, {trained:,d} images trained, "
                  f"{total / 1e15:.1f} PFLOP; at {tflops:.3g} TFLOP/s effective: {_hours(seconds)} "
                  f"({seconds / max(1, len(order) - len(unknown)):.1f} s per run)")
