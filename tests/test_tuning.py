@@ -123,3 +123,62 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
         assert [r.spec.seed for r in runs] == [1, 2]
         want = {k: v for k, v in gr_kept.items() if label not in robust_off or not k.startswith("q")}
         assert all(r.spec.method_params == want for r in runs), label
+
+
+# --- the stage as data (issue 50): a hand-made store whose validation mAPs the test sets --------
+
+class _Trial:
+    def __init__(self, val):
+        self.best, self.best_epoch, self.converged = {"val_mAP": val}, 3, True
+
+
+def _make(label, point, seed):
+    """A stand-in spec: what the stage must pass through untouched."""
+    return (label, None if point is None else tuple(sorted(point.items())), seed)
+
+
+def test_stage_asks_for_the_trials_and_waits_with_a_stand_in_when_nothing_is_stored():
+    """Bug caught: a stage that asks for fresh seeds of a choice it cannot make yet (or forgets
+    the untuned labels, or the trials) — the plan would count the wrong runs."""
+    points = {"EM": [{}, {"alpha": 0.1}], ("drop 50 %", "GR"): [{}, {"q2": 0.05}, {"schedule": "code"}]}
+    st = tuning.stage(_make, points, ["AN"], selection=0, fresh=(1, 2), stored=lambda spec: None)
+    assert st.trials == {"EM": [("EM", (), 0), ("EM", (("alpha", 0.1),), 0)],
+                         ("drop 50 %", "GR"): [(("drop 50 %", "GR"), (), 0),
+                                               (("drop 50 %", "GR"), (("q2", 0.05),), 0),
+                                               (("drop 50 %", "GR"), (("schedule", "code"),), 0)]}
+    assert st.chosen == {} and not st.decided
+    assert st.fresh == {"AN": [("AN", None, 1), ("AN", None, 2)]}
+    assert st.later == {"EM": [("EM", (), 1), ("EM", (), 2)],
+                        ("drop 50 %", "GR"): [(("drop 50 %", "GR"), (), 1), (("drop 50 %", "GR"), (), 2)]}
+    now, later = st.asked()
+    assert now == {"trial": st.trials, "fresh": st.fresh} and later == {"fresh": st.later}
+
+
+def test_stage_chooses_on_the_stored_validation_map_and_asks_for_the_kept_point_on_fresh_seeds():
+    """Oracle: validation mAPs set by hand — EM's second trial is best; GR's first two tie above
+    the third (the tie goes to the paper default); LL-R lacks a trial run, so it waits."""
+    val = {("EM", (), 0): 40.0, ("EM", (("alpha", 0.1),), 0): 41.5,
+           ("GR", (), 0): 50.0, ("GR", (("q2", 0.05),), 0): 50.0, ("GR", (("schedule", "code"),), 0): 49.0,
+           ("LL-R", (), 0): 30.0}
+    store = {k: _Trial(v) for k, v in val.items()}
+    points = {"EM": [{}, {"alpha": 0.1}], "GR": [{}, {"q2": 0.05}, {"schedule": "code"}],
+              "LL-R": [{}, {"delta_rel": 0.001}]}
+    st = tuning.stage(_make, points, [], selection=0, fresh=(1, 2, 3), stored=store.get)
+    assert st.chosen == {"EM": 1, "GR": 0}
+    assert st.kept("EM") == {"alpha": 0.1} and st.kept("GR") == {}
+    assert st.fresh == {"EM": [("EM", (("alpha", 0.1),), s) for s in (1, 2, 3)],
+                        "GR": [("GR", (), s) for s in (1, 2, 3)]}
+    assert st.later == {"LL-R": [("LL-R", (), s) for s in (1, 2, 3)]}
+    rec = st.record()
+    assert set(rec) == {"EM", "GR"}
+    assert rec["EM"]["chosen_params"] == {"alpha": 0.1}
+    assert [t["val_mAP"] for t in rec["GR"]["trials"]] == [50.0, 50.0, 49.0]
+    # once LL-R's second trial is stored (worse), nothing waits and LL-R keeps its default
+    store[("LL-R", (("delta_rel", 0.001),), 0)] = _Trial(29.0)
+    st = tuning.stage(_make, points, [], selection=0, fresh=(1, 2, 3), stored=store.get)
+    assert st.decided and st.chosen["LL-R"] == 0 and st.fresh["LL-R"] == [("LL-R", (), s) for s in (1, 2, 3)]
+
+
+def test_stage_refuses_a_label_both_tuned_and_untuned():
+    with pytest.raises(ValueError):
+        tuning.stage(_make, {"EM": [{}]}, ["EM"], 0, (1,), lambda s: None)

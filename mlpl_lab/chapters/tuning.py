@@ -12,11 +12,36 @@ run their one configuration on the same fresh seeds, so every claim pairs by see
 
 A trial holds only the values that differ from the paper default (trial 0 is ``{}``), so the
 default trial *is* the untuned run: the same spec, the same stored run.
+
+**The stage, as data** (issue 50; one stage for 02 and 07)::
+
+    stage(make, points, untuned, selection, fresh, stored) -> Stage
+
+* ``make(label, point, seed) -> RunSpec``: the chapter's spec of ``label`` with trial ``point``
+  (a dict of the values that differ from the paper default, :func:`trial_points`) on ``seed``;
+  ``point is None`` for an untuned label (its one configuration, which may depend on the seed).
+  The regime, scene and the profile's scale live in ``make``; a label may be any hashable (07:
+  ``(regime, row)``).
+* ``points``: ``{label: [point, ...]}`` of the tuned labels (the budget's first grid points, e.g.
+  ``{l: trial_points(l, budget) for l in labels if l in GRIDS}``); ``untuned``: the labels that
+  run one configuration on the fresh seeds with no trial.
+* ``selection``: the selection seed; ``fresh``: the reported seeds; ``stored``: a
+  :data:`mlpl_lab.chapters.asked.Stored` (read-only).
+
+:class:`Stage` holds ``trials`` (``{label: [spec per point]}`` on the selection seed: always
+asked now), ``chosen`` (``{label: index}`` for every tuned label whose trials are all stored:
+:func:`choose` on their clean-validation mAP), ``fresh`` (``{label: [spec per fresh seed]}``
+decided now: every untuned label, and every chosen label with its kept point) and ``later``
+(``{label: [spec per fresh seed]}`` of the labels still waiting, under the stand-in point 0, the
+paper default: for counting only). ``Stage.kept(label)`` is the chosen point, ``Stage.record()``
+the :func:`tuning_record` of the chosen labels, ``Stage.asked()`` the three families ready for
+:class:`mlpl_lab.chapters.asked.Asked`. Pure: it trains nothing and reads only ``stored``.
 """
 from __future__ import annotations
 
 import itertools
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
 
 from .cls import JOCOR
 from .common import as_profile
@@ -83,6 +108,69 @@ def choose(trials: Sequence[Tuple[Dict[str, Any], Any]]) -> int:
     if not trials:
         raise ValueError("no trials to choose from")
     return max(range(len(trials)), key=lambda i: (trials[i][1].best["val_mAP"], -i))
+
+
+Point = Dict[str, Any]
+#: ``make(label, point, seed)``: the chapter's spec (``point`` None: an untuned label's one configuration)
+Make = Callable[[Hashable, Optional[Point], int], Any]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What :func:`stage` decides from what is stored (see the module docstring)."""
+
+    points: Dict[Hashable, List[Point]]
+    trials: Dict[Hashable, List[Any]]
+    chosen: Dict[Hashable, int]
+    runs: Dict[Hashable, List[Any]]     # the stored trial runs of the chosen labels, per point
+    fresh: Dict[Hashable, List[Any]]
+    later: Dict[Hashable, List[Any]]
+
+    @property
+    def decided(self) -> bool:
+        """Every tuned label has its choice (nothing waits on a trial)."""
+        return not self.later
+
+    def kept(self, label: Hashable) -> Point:
+        """The chosen point of ``label`` (only what differs from the paper default)."""
+        return dict(self.points[label][self.chosen[label]])
+
+    def record(self) -> Dict[str, Any]:
+        """:func:`tuning_record` of the chosen labels (in the order of ``points``)."""
+        return tuning_record({label: list(zip(self.points[label], self.runs[label]))
+                              for label in self.points if label in self.chosen}, self.chosen)
+
+    def asked(self, trial: str = "trial", fresh: str = "fresh"):
+        """``(now, later)`` families: ``{trial: trials, fresh: fresh}`` and ``{fresh: later}``."""
+        return ({trial: dict(self.trials), fresh: dict(self.fresh)},
+                ({fresh: dict(self.later)} if self.later else {}))
+
+
+def stage(make: Make, points: Mapping[Hashable, Sequence[Point]], untuned: Sequence[Hashable],
+          selection: int, fresh: Sequence[int], stored: Callable[[Any], Any]) -> Stage:
+    """The tuning stage as data (the module docstring): the trials on ``selection``; for each
+    tuned label whose trials are all stored, the choice on clean validation and its fresh-seed
+    specs; for the others, fresh-seed specs under the stand-in point 0 in ``later``. Untuned labels
+    go straight to the fresh seeds (``make(label, None, seed)``)."""
+    points = {label: [dict(p) for p in pts] for label, pts in points.items()}
+    if any(not pts for pts in points.values()):
+        raise ValueError("a tuned label needs at least one trial point")
+    overlap = set(points) & set(untuned)
+    if overlap:
+        raise ValueError(f"labels both tuned and untuned: {sorted(map(str, overlap))}")
+    trials = {label: [make(label, p, selection) for p in pts] for label, pts in points.items()}
+    chosen, runs, now, later = {}, {}, {}, {}
+    for label in untuned:
+        now[label] = [make(label, None, s) for s in fresh]
+    for label, specs in trials.items():
+        got = [stored(s) for s in specs]
+        if all(r is not None for r in got):
+            chosen[label] = choose(list(zip(points[label], got)))
+            runs[label] = got
+            now[label] = [make(label, points[label][chosen[label]], s) for s in fresh]
+        else:
+            later[label] = [make(label, points[label][0], s) for s in fresh]
+    return Stage(points, trials, chosen, runs, now, later)
 
 
 def tuning_record(trials: Mapping[str, Sequence[Tuple[Dict[str, Any], Any]]],
