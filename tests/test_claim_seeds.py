@@ -14,7 +14,7 @@ FIVE = [0, 1, 2, 3, 4]
 
 
 def seeds(runs):
-    return sorted(int(r.spec.seed) for r in runs)
+    return sorted(int(getattr(r, "spec", r).seed) for r in runs)
 
 
 def test_chapter_01_every_regime_on_five_seeds():
@@ -42,9 +42,8 @@ def test_chapter_03_claim_rows_on_five_seeds():
 def test_chapter_04_table_rows_on_five_seeds():
     from mlpl_lab.chapters import cls as ch
 
-    d = ch.chapter_design("cpu")
-    with planning():
-        table = ch.run_table(d, "cpu")
+    d = ch.design("cpu")
+    table = ch.table_runs(d, ch.specs(d).now)  # RunSpecs: each carries its seed
     assert set(table) == {"drop 50 %", "single positive"}
     for regime, rows in table.items():
         for row, runs in rows.items():  # AN, CLS and the co-training family: each in a claim

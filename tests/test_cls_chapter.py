@@ -34,10 +34,12 @@ def test_designs_per_profile():
     # cpu: every Table 2 row (each enters a claim) on five seeds: 2 AN + 2 CLS + 3 family (two
     # networks each but AN); CLS-H, CLS-L on one seed (the sweeps keep only their reused points)
     assert cpu.planned_runs() == {"runs": 5 * (2 + 2 + 3) + 2, "network_trainings": 5 * (2 + 2 * 5) + 2 * 2}
-    assert cpu.key_seeds == cpu.table_seeds == (0, 1, 2, 3, 4) and cpu.seeds == (0,)
+    assert cpu.key_seeds == cpu.table_seeds == (0, 1, 2, 3, 4) and cpu.study_seeds == (0,)
     assert smoke.planned_runs()["network_trainings"] <= cpu.planned_runs()["network_trainings"]
     assert "drop 25 % (AN, CLS)" in left_out(cpu) and left_out(gpu) == []
-    assert gpu.family_regimes == tuple(REGIMES) and len(gpu.seeds) == 5
+    assert gpu.family_regimes == tuple(REGIMES) and len(gpu.table_seeds) == 5
+    # the ablation and the sweeps run on the notebook's seed under every profile
+    assert chapter_design("gpu", seed=3).study_seeds == (3,) and len(gpu.study_seeds) == 1
     assert "E_k = T_k = 10" in cpu.describe()
 
 

@@ -67,7 +67,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     d = cls.chapter_design(P)
     assert set(d.table_regimes) == set(d.family_regimes) == {"drop 25 %", "drop 50 %", "drop 75 %",
                                                             "single positive"}
-    assert d.with_clc and d.tau_h_grid == (0.0, 0.006, 0.012, 0.021, 0.06) and d.seeds == (0, 1)
+    assert d.with_clc and d.tau_h_grid == (0.0, 0.006, 0.012, 0.021, 0.06) and d.table_seeds == (0, 1)
     # 05: ResNet-18 cut after layer3 at 128 px, the code's head sizes, the profile's batch size
     d = lac.chapter_design(P)
     assert (d.model, d.model_kwargs, d.scene, d.batch_size) == (

@@ -2,20 +2,24 @@
 
 The full grid of the issue (five methods x four regimes, an ablation and two sensitivity
 sweeps) is about 60 single-network trainings — over an hour on 2 CPU cores. So the design is
-a function of the profile (:func:`chapter_design`):
+a literal per profile (:data:`DESIGNS`, read by :func:`design`):
 
 * ``cpu`` (sized with the rest of the series): AN and CLS under single positive and drop 50 %
   (the drop rates are distinct regimes, see ``labels.drop_positives``; drop 25 % and 75 % are
-  the gpu profile's), AN and CLS
-  under single positive on the profile's five seeds (the claims' key comparison); Co-teaching,
-  Co-teaching+ and JoCoR under **single positive** only; every Table 2 row (each enters a
-  claim) on the five seeds (``table_seeds``, issue 36); the ablation (CLS-H, CLS-L) under
-  single positive on the first seed. The sensitivity sweeps keep only their reused points: the value 0 of a
-  sweep *is* the ablation run (CLS with tau_h = 0 computes exactly CLS-H) and the paper's
-  value *is* the table's CLS run. Left out under cpu (listed by :func:`left_out`): drop 25 %
-  and 75 %, the family under the drop regimes, the sweeps' other values, CLC.
-* ``smoke``: the same structure, shorter.
-* ``gpu``: the family under all four regimes and wider sweeps.
+  the gpu profile's); Co-teaching, Co-teaching+ and JoCoR under **single positive** only; every
+  Table 2 row (each enters a claim) on the profile's five seeds (``table_seeds``, issue 36); the
+  ablation (CLS-H, CLS-L) under single positive on the notebook's seed. The sensitivity sweeps
+  keep only their reused points: the value 0 of a sweep *is* the ablation run (CLS with
+  tau_h = 0 computes exactly CLS-H) and the paper's value *is* the table's CLS run. Left out
+  under cpu (listed by :func:`left_out`): drop 25 % and 75 %, the family under the drop
+  regimes, the sweeps' other values, CLC.
+* ``smoke``: the same structure on one seed, AN and CLS under single positive on three.
+* ``gpu`` (and ``gpu_shape``, :data:`mlpl_lab.chapters.common.DESIGN_OF`): the family under all
+  four regimes, CLC and wider sweeps, every Table 2 row on the profile's seeds.
+
+The runs are data: :func:`specs` returns them (``{family: {label: [RunSpec per seed]}}``, the
+families being the Table 2 regimes, ``"ablation"``, ``"tau_h"`` and ``"tau_l"``), the notebook
+ensures them (:func:`mlpl_lab.chapters.asked.ensure_asked`) and the views take the stored runs.
 
 E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are the profile's epochs (54
 on cpu, 2 on smoke), so the chapter scales the ramp
@@ -26,7 +30,7 @@ paper's Figs. 4-8); the library's defaults stay the paper's own.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
@@ -35,9 +39,12 @@ from ..core import labels as L
 
 from ..core import regimes as R
 from ..analysis.claims import Claim, by_seed, claims_table
+from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
-from .common import as_profile, design_name, runs_for, splits_for
+from ..profiles import Profile
+from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
+from .common import as_profile, design_name, specs_for, splits_for
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
@@ -51,6 +58,27 @@ REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
 JOCOR_LAMBDA = 0.1
 JOCOR = f"JoCoR (λ={JOCOR_LAMBDA})"
 FAMILY = ("Co-teaching", "Co-teaching+", JOCOR)
+#: the key comparison's rows: under the study regime they run on the design's key seeds
+KEY = ("AN", "CLS")
+#: the notebook parameters that change which runs the chapter asks for
+PARAMETERS = ("seed",)
+
+#: the chapter's literals per design (:func:`design` adds the profile's seeds and epochs;
+#: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.chapters.common.DESIGN_OF`). ``n_table_seeds`` /
+#: ``n_key_seeds``: how many of the profile's seeds the Table 2 rows / the key comparison (AN
+#: and CLS under the study regime) run on, ``None``: all. cpu keeps drop 25 % and 75 % for gpu:
+#: converged two-network runs cost about two minutes each on 2 cores.
+DESIGNS: Dict[str, Dict[str, Any]] = {
+    "smoke": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
+                  tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
+                  n_table_seeds=1, n_key_seeds=3),
+    "cpu": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
+                tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
+                n_table_seeds=5, n_key_seeds=5),
+    "gpu": dict(table_regimes=tuple(REGIMES), family_regimes=tuple(REGIMES),
+                tau_h_grid=(0.0, 0.006, 0.012, 0.021, 0.06), tau_l_grid=(0.0, 0.02, 0.06, 0.14),
+                with_clc=True, n_table_seeds=None, n_key_seeds=None),
+}
 
 
 def chapter_E_k(epochs: int) -> int:
@@ -64,26 +92,22 @@ def chapter_E_k(epochs: int) -> int:
 class CLSDesign:
     """Which runs the chapter trains under one profile."""
 
-    profile: str
+    profile: Profile
     E_k: int
     table_regimes: Tuple[str, ...]       # AN and CLS run under each
     family_regimes: Tuple[str, ...]      # Co-teaching, Co-teaching+ and JoCoR run under these
-    study_regime: str                    # ablation and sensitivity sweeps
     tau_h_grid: Tuple[float, ...]
     tau_l_grid: Tuple[float, ...]
+    with_clc: bool
+    #: the Table 2 rows (every regime's AN, CLS and family rows: each enters a claim) run on these
+    table_seeds: Tuple[int, ...]
+    #: AN and CLS under the study regime run on these (the claims' key comparison)
+    key_seeds: Tuple[int, ...]
+    #: the ablation and the sweeps' new points run on these (the notebook's ``seed``)
+    study_seeds: Tuple[int, ...] = (0,)
+    study_regime: str = "single positive"  # ablation and sensitivity sweeps
     tau_dataset: str = "coco"
     forget_rate: float = 0.2
-    with_clc: bool = False
-    seeds: Tuple[int, ...] = field(default=(0,))
-    #: AN and CLS under the study regime run on these (the claims' key comparison)
-    key_seeds: Tuple[int, ...] = field(default=(0,))
-    #: the Table 2 rows (every regime's AN, CLS and family rows: each enters a claim) run on
-    #: these; empty: on :attr:`seeds` (the key comparison on :attr:`key_seeds` either way)
-    table_seeds: Tuple[int, ...] = field(default=())
-
-    def seeds_of_table(self) -> Tuple[int, ...]:
-        """The seeds of the Table 2 rows other than the key comparison."""
-        return self.table_seeds or self.seeds
 
     def cls_hparams(self, regime_label: str) -> Dict[str, float]:
         regime, params = REGIMES[regime_label]
@@ -93,50 +117,44 @@ class CLSDesign:
         """Co-teaching, Co-teaching+ and JoCoR: the forget rate and the ramp scaled to the run."""
         return {"forget_rate": self.forget_rate, "T_k": self.E_k}
 
+    def seeds_of(self, regime_label: str, row: str) -> Tuple[int, ...]:
+        """The seeds of a Table 2 row: the key comparison's on :attr:`key_seeds`, the others on
+        :attr:`table_seeds`."""
+        return self.key_seeds if (regime_label == self.study_regime and row in KEY) else self.table_seeds
+
     def planned_runs(self) -> Dict[str, int]:
         """Training runs by kind (a two-network run counts once in ``runs`` and twice in
-        ``network_trainings``, the unit of CPU time)."""
-        center = self.cls_hparams(self.study_regime)
-        new_h = [v for v in self.tau_h_grid if v not in (0, center["tau_h"])]
-        new_l = [v for v in self.tau_l_grid if v not in (0, center["tau_l"])]
-        single = len(self.table_regimes)                                  # AN
-        table = len(self.table_regimes) + 3 * len(self.family_regimes)    # CLS + family
-        study = 2 + int(self.with_clc) + len(new_h) + len(new_l)          # ablation + sweeps
-        n, nt = len(self.seeds), len(self.seeds_of_table())
-        extra = max(0, len(self.key_seeds) - nt)  # AN and CLS again under the study regime
-        return {"runs": nt * (single + table) + n * study + 2 * extra,
-                "network_trainings": nt * (single + 2 * table) + 2 * n * study + 3 * extra}
+        ``network_trainings``, the unit of CPU time), counted from :func:`specs`."""
+        asked = specs(self)
+        runs = asked.flat()
+        two = sum(1 for s in runs if s.method != "an")
+        return {"runs": len(runs), "network_trainings": len(runs) + two}
 
     def describe(self) -> str:
         p = self.planned_runs()
-        return (f"profile {self.profile}: E_k = T_k = {self.E_k}; AN and CLS under "
+        return (f"profile {self.profile.name}: E_k = T_k = {self.E_k}; AN and CLS under "
                 f"{', '.join(self.table_regimes)}; Co-teaching, Co-teaching+, JoCoR under "
                 f"{', '.join(self.family_regimes)}; ablation and sweeps under {self.study_regime} "
                 f"(tau_h in {list(self.tau_h_grid)}, tau_l in {list(self.tau_l_grid)}); "
                 f"{p['runs']} runs = {p['network_trainings']} single-network trainings; "
-                f"Table 2 rows on {len(self.seeds_of_table())} seed(s), the ablation and sweeps "
-                f"on {len(self.seeds)}, AN and CLS under {self.study_regime} on "
+                f"Table 2 rows on {len(self.table_seeds)} seed(s), the ablation and sweeps "
+                f"on {len(self.study_seeds)}, AN and CLS under {self.study_regime} on "
                 f"{len(self.key_seeds)} seed(s)")
 
 
-def chapter_design(profile) -> CLSDesign:
-    """The reduced design of notebook 04 for a profile (name or :class:`Profile`)."""
-    p = as_profile(profile)
-    E_k = chapter_E_k(p.epochs)
-    seeds = tuple(p.seeds)
-    if design_name(p) == "smoke":
-        return CLSDesign(p.name, E_k, ("drop 50 %", "single positive"), ("single positive",),
-                         "single positive", (0.0, 0.012), (0.0, 0.06), seeds=seeds[:1],
-                         key_seeds=seeds[:3])
-    if design_name(p) == "gpu":  # gpu and gpu_shape
-        return CLSDesign(p.name, E_k, tuple(REGIMES), tuple(REGIMES), "single positive",
-                         (0.0, 0.006, 0.012, 0.021, 0.06), (0.0, 0.02, 0.06, 0.14), with_clc=True,
-                         seeds=seeds, key_seeds=seeds)
-    # cpu and any custom profile: the reduced design of the module docstring (drop 25 % and
-    # 75 % are the gpu profile's: converged two-network runs cost about two minutes each here)
-    return CLSDesign(p.name, E_k, ("drop 50 %", "single positive"), ("single positive",),
-                     "single positive", (0.0, 0.012), (0.0, 0.06), seeds=seeds[:1],
-                     key_seeds=seeds[:5], table_seeds=seeds[:5])
+def design(profile, seed: int = 0) -> CLSDesign:
+    """The design of notebook 04 for a profile (name or :class:`Profile`): :data:`DESIGNS` with
+    the profile's seeds and epochs; ``seed`` (the notebook's parameter) is the ablation's."""
+    P = as_profile(profile)
+    lit = dict(DESIGNS.get(design_name(P), DESIGNS["cpu"]))
+    n_table, n_key = lit.pop("n_table_seeds"), lit.pop("n_key_seeds")
+    seeds = tuple(P.seeds)
+    return CLSDesign(P, chapter_E_k(P.epochs), table_seeds=seeds[:n_table], key_seeds=seeds[:n_key],
+                     study_seeds=(int(seed),), **lit)
+
+
+#: the name the benchmark and the live exercise call it by
+chapter_design = design
 
 
 def left_out(design: CLSDesign) -> List[str]:
@@ -162,6 +180,65 @@ def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, D
         specs[JOCOR] = ("jocor", dict(family, co_lambda=JOCOR_LAMBDA))
     specs["CLS"] = ("cls", design.cls_hparams(regime_label))
     return specs
+
+
+def specs(design: CLSDesign, stored: Stored = nothing_stored) -> Asked:
+    """Every run of the chapter (nothing here is chosen on validation, so ``stored`` is not
+    read and nothing waits): one family per Table 2 regime (``{row: [RunSpec per seed]}``), and
+    ``"ablation"`` (AN, CLS, CLS-H, CLS-L[, CLC]), ``"tau_h"`` and ``"tau_l"`` (``{value:
+    [RunSpec per seed]}``) under the study regime. The ablation's AN and CLS are the table's runs
+    of the study regime, a sweep's 0 is the ablation's CLS-H / CLS-L run and its paper value the
+    table's CLS run."""
+    P = design.profile
+    now: Dict[str, Dict[Any, list]] = {}
+    for label in design.table_regimes:
+        regime, params = REGIMES[label]
+        now[label] = {row: specs_for(P, {row: m}, regime, params, design.seeds_of(label, row))[row]
+                      for row, m in method_specs(design, label).items()}
+    label = design.study_regime
+    regime, params = REGIMES[label]
+    center = design.cls_hparams(label)
+    study = {"CLS-H": ("cls_h", {k: v for k, v in center.items() if k != "tau_h"}),
+             "CLS-L": ("cls_l", {k: v for k, v in center.items() if k != "tau_l"})}
+    if design.with_clc:
+        study["CLC"] = ("clc", dict(center))
+    new = specs_for(P, study, regime, params, design.study_seeds)
+    now["ablation"] = {**{k: now[label][k] for k in KEY}, **new}
+
+    def sweep(grid, key, zero):
+        out = {}
+        for v in grid:
+            if v == 0:
+                out[v] = new[zero]
+            elif v == center[key]:
+                out[v] = now[label]["CLS"]
+            else:
+                out[v] = specs_for(P, {v: ("cls", {**center, key: v})}, regime, params, design.study_seeds)[v]
+        return out
+
+    now["tau_h"] = sweep(design.tau_h_grid, "tau_h", "CLS-H")
+    now["tau_l"] = sweep(design.tau_l_grid, "tau_l", "CLS-L")
+    return Asked(now)
+
+
+STUDY = ("ablation", "tau_h", "tau_l")
+
+
+def run(design: CLSDesign, store=None, **engine) -> Runs:
+    """The chapter's runs (:func:`specs`) from the run store, training what is missing."""
+    return ensure_asked(specs, design, store=store, label="04 CLS", **engine)
+
+
+def table_runs(design: CLSDesign, runs: Runs) -> Dict[str, Dict[str, list]]:
+    """The Table 2 runs of :func:`run`'s result: ``{regime: {method: [runs per seed]}}``."""
+    return {label: runs[label] for label in design.table_regimes}
+
+
+def study_runs(runs: Runs) -> Dict[str, Dict[Any, list]]:
+    """The ablation (Fig. 6) and the sweeps (Figs. 7-8) of :func:`run`'s result:
+    ``{"ablation": {"AN", "CLS", "CLS-H", "CLS-L"[, "CLC"]: runs}, "tau_h": {value: runs},
+    "tau_l": {value: runs}}``."""
+    return {k: runs[k] for k in STUDY}
 
 
 def coteaching_plus_trace(results: Mapping[str, Mapping[str, list]], regime: str = "single positive"):
@@ -244,73 +321,14 @@ def noise_markdown(noise, design: CLSDesign, profile, seed: int = 0):
     return Markdown("\n\n".join(noise_sentences(noise, design, profile, seed)))
 
 
-def run_table(design: CLSDesign, profile, seed: int | None = None) -> Dict[str, Dict[str, list]]:
-    """Train the Table 2 rows under every regime: ``{regime: {method: [TrainResult per seed]}}``.
-    ``seed`` (default: the design's table seeds) picks the data split and the initialisations."""
-    P = as_profile(profile)
-    seeds = list(design.seeds_of_table()) if seed is None else [seed]
-    out: Dict[str, Dict[str, list]] = {}
-    for label in design.table_regimes:
-        regime, params = REGIMES[label]
-        specs = method_specs(design, label)
-        if label == design.study_regime and seed is None:
-            key = {k: specs[k] for k in ("AN", "CLS")}
-            runs = runs_for(P, key, regime, params, seeds=list(design.key_seeds),
-                            label=f"04 key · {label}")
-            runs |= runs_for(P, {k: v for k, v in specs.items() if k not in key}, regime, params,
-                             seeds=seeds, label=f"04 Table 2 · {label}")
-            out[label] = {k: runs[k] for k in specs}
-        else:
-            out[label] = runs_for(P, specs, regime, params, seeds=seeds, label=f"04 Table 2 · {label}")
-    return out
-
-
-def run_study(design: CLSDesign, profile, table_results: Mapping[str, Mapping[str, list]] | None = None,
-              seed: int | None = None) -> Dict[str, Dict[Any, list]]:
-    """The ablation (Fig. 6) and the sensitivity sweeps (Figs. 7-8) under the study regime.
-
-    Returns ``{"ablation": {"AN", "CLS", "CLS-H", "CLS-L"[, "CLC"]: runs}, "tau_h": {value: runs},
-    "tau_l": {value: runs}}``. Reuses the table's AN and CLS runs of the study regime when
-    given, and the ablation runs for the value 0 of each sweep.
-    """
-    P = as_profile(profile)
-    seeds = list(design.seeds) if seed is None else [seed]
-    label = design.study_regime
-    center = design.cls_hparams(label)
-    reuse = dict((table_results or {}).get(label, {}))
-    specs = {"CLS-H": ("cls_h", {k: v for k, v in center.items() if k != "tau_h"}),
-             "CLS-L": ("cls_l", {k: v for k, v in center.items() if k != "tau_l"})}
-    if design.with_clc:
-        specs["CLC"] = ("clc", dict(center))
-    for key, spec in (("AN", ("an", {})), ("CLS", ("cls", dict(center)))):
-        if key not in reuse:
-            specs[key] = spec
-    h_new = {v: ("cls", {**center, "tau_h": v}) for v in design.tau_h_grid if v not in (0, center["tau_h"])}
-    l_new = {v: ("cls", {**center, "tau_l": v}) for v in design.tau_l_grid if v not in (0, center["tau_l"])}
-    todo = dict(specs)
-    todo.update({f"tau_h={v}": s for v, s in h_new.items()})
-    todo.update({f"tau_l={v}": s for v, s in l_new.items()})
-    regime, params = REGIMES[label]
-    trained = runs_for(P, todo, regime, params, seeds=seeds, label="04 ablation and sweeps")
-    runs = {**{k: reuse[k] for k in ("AN", "CLS") if k in reuse}, **trained}
-    ablation = {k: runs[k] for k in ("AN", "CLS", "CLS-H", "CLS-L", "CLC") if k in runs}
-
-    def sweep(grid, key, zero):
-        out = {}
-        for v in grid:
-            out[v] = runs[zero] if v == 0 else runs["CLS"] if v == center[key] else runs[f"{key}={v}"]
-        return out
-
-    return {"ablation": ablation, "tau_h": sweep(design.tau_h_grid, "tau_h", "CLS-H"),
-            "tau_l": sweep(design.tau_l_grid, "tau_l", "CLS-L")}
-
-
 # ---------------------------------------------------------------------------------------
 # tables
 # ---------------------------------------------------------------------------------------
 def _mean(runs, key):
-    vals = [r.best[key] for r in runs if key in r.best]
-    return float(np.mean(vals)) if vals else float("nan")
+    """:func:`mlpl_lab.analysis.tables.seed_mean` over the runs that recorded ``key`` (NaN when
+    none did: f and g alone exist only for two-network runs)."""
+    having = [r for r in runs if key in r.best]
+    return seed_mean(having, key) if having else float("nan")
 
 
 def table2(results: Mapping[str, Mapping[str, list]], metrics=("mAP", "CF1", "OF1")):
@@ -356,7 +374,7 @@ def best_mAP(results: Mapping[str, Mapping[str, list]], metric: str = "test_mAP"
 
 
 def sensitivity_table(sweep: Mapping[float, list], name: str = "tau"):
-    """A sweep of :func:`run_study` as a DataFrame indexed by the tau value: mAP, CF1, OF1 and
+    """A sweep of :func:`study_runs` as a DataFrame indexed by the tau value: mAP, CF1, OF1 and
     the mAP of f alone."""
     import pandas as pd
 
@@ -554,7 +572,7 @@ def sweep_coverage(design: CLSDesign) -> str:
             parts.append(f"the {symbol} sweep holds only {values(grid)}: 0 is the ablation run "
                          f"({'CLS-H' if name == 'tau_h' else 'CLS-L'}) and {center[name]:g} the table's CLS run"
                          + ("" if tuple(gpu_grid) == tuple(grid) else f" (the gpu profile sweeps {values(gpu_grid)})"))
-    return f"Under the {design.profile} profile, " + "; ".join(parts) + "."
+    return f"Under the {design.profile.name} profile, " + "; ".join(parts) + "."
 
 
 def sensitivity_figures(design: CLSDesign, sens_h, sens_l, reference: float | None = None):

@@ -104,9 +104,7 @@ def _opml(P: Profile, p: Mapping[str, Any]) -> None:
 def _cls(P: Profile, p: Mapping[str, Any]) -> None:
     from . import cls as chapter
 
-    design = chapter.chapter_design(P)
-    table = chapter.run_table(design, P)
-    chapter.run_study(design, P, table, seed=p.get("seed", 0))
+    chapter.run(chapter.design(P, seed=p.get("seed", 0)))
 
 
 def _lac(P: Profile, p: Mapping[str, Any]) -> None:
