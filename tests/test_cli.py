@@ -124,14 +124,15 @@ def test_the_csv_step_never_trains(tmp_path, monkeypatch):
 
     from mlpl_lab.core import numerics
 
-    versions = iter([numerics.NUMERICS_VERSION, numerics.NUMERICS_VERSION + 1])  # before, after
-    monkeypatch.setattr(numerics, "version_on_disk", lambda: next(versions))
+    bumped = dict(numerics.VERSIONS, **{"method.gr": numerics.VERSIONS["method.gr"] + 1})
+    versions = iter([dict(numerics.VERSIONS), bumped])  # before, after
+    monkeypatch.setattr(numerics, "versions_on_disk", lambda: next(versions))
     monkeypatch.setattr(series, "execute_notebook", lambda path, out, *a, **k: path)
     monkeypatch.setattr(benchmark_csv, "write_benchmark_csv", lambda *a, **k: pytest.fail("CSV written"))
     monkeypatch.setattr("mlpl_lab.reporting.report.read_records", lambda path: {})
     monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
     bench = [p for p in arguments.notebook_paths() if p.stem == benchmark_csv.BENCHMARK_NOTEBOOK]
-    with pytest.raises(CommandError, match="numerics version changed while 07_benchmark"):
+    with pytest.raises(CommandError, match="numerics versions changed while 07_benchmark.*method.gr"):
         series.run_notebooks(bench, tmp_path, "smoke")
 
 

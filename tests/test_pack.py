@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Dict
 
 import pytest
 import torch
@@ -25,7 +26,8 @@ from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV
 from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
 
 from mlpl_lab.runs.folders import DamagedRunError
-from mlpl_lab.core.numerics import NUMERICS_VERSION
+from mlpl_lab.core import numerics
+from mlpl_lab.runs.migrate import migrate
 from mlpl_lab.profiles import get_profile
 
 P = get_profile("smoke", init="scratch")
@@ -134,7 +136,7 @@ def test_inspect_prints_provenance_runs_and_notebooks(exported):
     path, _, _ = exported
     text = pack.describe(pack.inspect(path), path.stat().st_size)
     assert "pack smoke-test" in text and "3 runs (1 with weights)" in text
-    assert "02_x: 3 runs, 1 with weights" in text and f"numerics version {NUMERICS_VERSION}" in text
+    assert "02_x: 3 runs, 1 with weights" in text and f"key scheme {numerics.KEY_SCHEME}" in text
     assert "torch 9.9.9" in text
 
 
@@ -253,10 +255,113 @@ def test_a_run_whose_key_does_not_match_its_spec_is_refused(exported, dest, tmp_
     refused(write(tmp_path / "k.mlplpack", altered), dest, "key does not match its spec")
 
 
-def test_another_numerics_version_is_refused_with_the_reason(exported, dest, tmp_path):
+def scheme_1_pack(path: Path, out: Path, numerics_version: int = 2) -> Dict[str, str]:
+    """The pack at ``path`` as key scheme 1 wrote it (one numerics version, keys sha256(canonical
+    spec + "numerics=N")), written by hand; returns ``{old key: this code's key}``."""
+    members = dict((m.name, d) for m, d in members_of(path))
+    manifest = json.loads(members.pop("manifest.json"))
+    members.pop("manifest.sha256")
+    old_of, out_members = {}, {}
+    for meta in manifest["runs"]:
+        canonical = json.dumps(meta["spec"], sort_keys=True, separators=(",", ":"))
+        old = hashlib.sha256((canonical + f"numerics={numerics_version}").encode()).hexdigest()[:20]
+        old_of[meta["key"]] = old
+        for f in ("spec.json", "history.json", "summary.json", "weights.pt"):
+            data = members.get(f"runs/{meta['key']}/{f}")
+            if data is None:
+                continue
+            if f == "summary.json":
+                summary = json.loads(data)
+                for k in ("key_scheme", "versions"):
+                    summary.pop(k)
+                summary.update(key=old, numerics=numerics_version)
+                data = json.dumps(summary).encode()
+            out_members[f"runs/{old}/{f}"] = data
+        meta["key"] = old
+        meta.pop("components"), meta.pop("seconds")
+    for k in ("key_scheme", "versions"):
+        manifest.pop(k)
+    manifest["numerics_version"] = numerics_version
+    manifest["members"] = {m: {"size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+                           for m, d in out_members.items()}
+    text = json.dumps(manifest).encode()
+    infos = [(tarfile.TarInfo("manifest.json"), text), (tarfile.TarInfo("manifest.sha256"), b"")]
+    write(out, infos + [(tarfile.TarInfo(m), d) for m, d in sorted(out_members.items())])
+    return {old: new for new, old in old_of.items()}
+
+
+def test_a_pack_of_the_old_key_scheme_is_refused_naming_the_migration(exported, dest, tmp_path):
+    """Bug caught: a pack keyed by the old single numerics version silently never served (every
+    run retrained), or imported under keys this code does not compute."""
     path, _, _ = exported
-    old = edit_manifest(members_of(path), lambda man: man.update(numerics_version=NUMERICS_VERSION - 1))
-    refused(write(tmp_path / "v.mlplpack", old), dest, f"numerics version {NUMERICS_VERSION - 1}.*version {NUMERICS_VERSION}")
+    old = tmp_path / "old.mlplpack"
+    scheme_1_pack(path, old)
+    refused(old, dest, "key scheme 1.*Migrate it, without retraining: `mlpl-lab pack migrate")
+    newer = edit_manifest(members_of(path), lambda man: man.update(key_scheme=numerics.KEY_SCHEME + 1))
+    refused(write(tmp_path / "n.mlplpack", newer), dest, "newer mlpl_lab.*update mlpl_lab")
+
+
+def test_migrate_rekeys_an_old_pack_without_retraining_and_every_run_is_served(exported, tmp_path):
+    """Bugs caught: a migration that loses or alters a run (records, curves, weights), keeps the
+    old keys, or serves nothing. Oracle: the old keys computed by hand (scheme_1_pack) and the
+    records of the pack exported by this code."""
+    path, manifest, specs = exported
+    old = tmp_path / "old.mlplpack"
+    new_of = scheme_1_pack(path, old)
+    out = tmp_path / "migrated.mlplpack"
+    migrated = migrate(old, out)
+    assert migrated["rekeyed"] == new_of and sorted(new_of.values()) == sorted(s.key for s in specs)
+    assert migrated["key_scheme"] == numerics.KEY_SCHEME and migrated["versions"] == numerics.VERSIONS
+    assert "numerics_version" not in migrated and migrated["migrated"]["from_numerics_version"] == 2
+    a, b = store.RunStore(tmp_path / "a"), store.RunStore(tmp_path / "b")
+    assert pack.import_pack(path, a)["imported"] == pack.import_pack(out, b)["imported"] == 3
+    for spec in specs:
+        got, want = b.get(spec), a.get(spec)
+        assert got is not None and got.history == want.history and got.best_epoch == want.best_epoch
+        assert got.summary["versions"] == want.summary["versions"]
+        assert got.summary["migrated_from"]["key"] in new_of
+        assert got.origin["weights"] == want.origin["weights"]
+        if got.origin["weights"]:
+            assert torch.equal(got.weights()["weights"]["networks"]["net"]["w"],
+                               want.weights()["weights"]["networks"]["net"]["w"])
+    with pytest.raises(pack.PackError, match="already uses key scheme"):
+        migrate(out, tmp_path / "again.mlplpack")
+    assert not (tmp_path / "again.mlplpack").exists()
+
+
+def test_migrate_writes_nothing_from_a_damaged_or_foreign_pack(exported, tmp_path):
+    """Bug caught: a half-written or unverified migrated pack (shipped, then refused by every
+    student's import)."""
+    path, _, _ = exported
+    old = tmp_path / "old.mlplpack"
+    scheme_1_pack(path, old)
+    data = old.read_bytes()
+    out = tmp_path / "out.mlplpack"
+    for where in (len(data) // 2, len(data) - 12):
+        bad = bytearray(data)
+        bad[where] ^= 0x01
+        (tmp_path / "bad.mlplpack").write_bytes(bytes(bad))
+        with pytest.raises(pack.PackError, match="damaged|truncated|sha256"):
+            migrate(tmp_path / "bad.mlplpack", out)
+        assert not out.exists() and not list(tmp_path.glob(".out.mlplpack*"))
+    scheme_1_pack(path, tmp_path / "v1.mlplpack", numerics_version=1)
+    with pytest.raises(pack.PackError, match="numerics version 1.*retrain"):
+        migrate(tmp_path / "v1.mlplpack", out)
+    assert not out.exists()
+
+
+def test_a_bumped_component_leaves_its_runs_stale_and_serves_the_others(exported, dest, monkeypatch):
+    """Bug caught: a pack refused whole (or served whole, stale) after one family's bump. Oracle:
+    the pack holds two AN runs and one GR run (the source fixture); bumping GR's family leaves
+    the AN runs current."""
+    path, _, specs = exported
+    monkeypatch.setitem(numerics.VERSIONS, "method.gr", numerics.VERSIONS["method.gr"] + 1)
+    manifest = pack.inspect(path)
+    assert sorted(pack.current_keys(manifest)) == sorted(s.key for s in specs if s.method == "an")
+    counts = pack.import_pack(path, dest)
+    assert (counts["imported"], counts["stale"]) == (2, 1)
+    assert sorted(dest.keys()) == sorted(s.key for s in specs if s.method == "an")
+    assert "1 runs stale" in pack.describe(manifest)
 
 
 @pytest.mark.parametrize("name, kind, match", [

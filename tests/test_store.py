@@ -60,9 +60,11 @@ def test_a_changed_spec_or_numerics_version_misses_the_store(data_root, P, monke
     runner.ensure([P.spec("an", lr=1e-2)])
     runner.ensure([P.spec("gr", {"q2": 0.02})])
     assert len(calls) == 4
-    from mlpl_lab.runs import spec as run_spec
+    from mlpl_lab.core import numerics
 
-    monkeypatch.setattr(run_spec, "NUMERICS_VERSION", run_spec.NUMERICS_VERSION + 1)
+    monkeypatch.setitem(numerics.VERSIONS, "method.gr", numerics.VERSIONS["method.gr"] + 1)
+    assert store.RunStore().get(P.spec("an")) is not None  # another family's bump keeps AN's run
+    monkeypatch.setitem(numerics.VERSIONS, "method.basic", numerics.VERSIONS["method.basic"] + 1)
     assert store.RunStore().get(P.spec("an")) is None  # a numerics bump never serves a stale run
     runner.ensure([P.spec("an")])
     assert len(calls) == 5

@@ -39,24 +39,29 @@ def fake_run(st, spec, value=1.0, extra=None):
 
 
 # ------------------------------------------------------------------------------ the key
-def test_the_key_is_the_spec_and_the_numerics_version_alone():
-    """Bug caught: a key that still hashes anything else (the package version, the source): the
-    oracle is sha256 of the canonical spec JSON and the version tag, computed here by hand."""
+def test_the_key_is_the_spec_and_its_components_versions_alone():
+    """Bug caught: a key that still hashes anything else (the package version, the source, the
+    versions of components the run does not use): the oracle is sha256 of the canonical spec JSON
+    and the versions of the components an AN run uses, listed here by hand."""
+    from mlpl_lab.core.numerics import VERSIONS
+
     spec = get_profile("smoke", init="scratch").spec("an", seed=1)
     text = json.dumps(spec.as_dict(), sort_keys=True, separators=(",", ":"))
-    want = hashlib.sha256((text + f"numerics={store.NUMERICS_VERSION}").encode()).hexdigest()[:20]
+    used = ("data.regimes", "data.scenes", "engine", "head.linear", "method.basic", "model.small_cnn")
+    tag = "versions=" + json.dumps({c: VERSIONS[c] for c in used}, sort_keys=True, separators=(",", ":"))
+    want = hashlib.sha256((text + tag).encode()).hexdigest()[:20]
     assert spec.key == want
 
 
-def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_them(tmp_path):
+def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_only_its_runs(tmp_path):
     """Bug caught: run keys that follow the source text (a comment re-keyed every run, so a shipped
     course pack went stale on every commit). A copy of the package with a comment added to the
-    training loop, a loss and the store, and a new module, gives the same keys; a copy with the
-    numerics version bumped gives new ones."""
+    training loop, a loss and the store, and a new module, gives the same keys; a copy with LAC's
+    version bumped in the file gives a new key to the LAC run only, one with the engine's to all."""
     script = ("from mlpl_lab.profiles import get_profile; P = get_profile('smoke'); "
               "print(P.spec('an').key, P.spec('lac', seed=1).key, P.pretrain_spec().key)")
 
-    def keys(edit: str) -> str:
+    def keys(edit: str) -> list:
         root = tmp_path / edit
         shutil.copytree(PACKAGE, root / "mlpl_lab", ignore=shutil.ignore_patterns("__pycache__"))
         if edit == "comment":
@@ -64,27 +69,33 @@ def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_them(tmp_pat
                 with open(root / "mlpl_lab" / rel, "a") as f:
                     f.write("\n# an edit that changes no numbers\n")
             (root / "mlpl_lab" / "runs" / "moved_helper.py").write_text("X = 1\n")
-        if edit == "bump":
+        if edit in ("method.lac", "engine"):
             num = root / "mlpl_lab" / "core" / "numerics.py"
             text = num.read_text()
-            assert f"NUMERICS_VERSION = {store.NUMERICS_VERSION}\n" in text
-            num.write_text(text.replace(f"NUMERICS_VERSION = {store.NUMERICS_VERSION}\n",
-                                        f"NUMERICS_VERSION = {store.NUMERICS_VERSION + 1}\n"))
+            line = f'    "{edit}": {VERSIONS[edit]},'
+            assert text.count(line) == 1
+            num.write_text(text.replace(line, f'    "{edit}": {VERSIONS[edit] + 1},'))
         out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
                              env=os.environ | {"PYTHONPATH": str(root)}, check=True)
-        return out.stdout.strip()
+        return out.stdout.split()
 
-    same, edited, bumped = keys("same"), keys("comment"), keys("bump")
-    assert len(same.split()) == 3
+    from mlpl_lab.core.numerics import VERSIONS
+
+    same, edited = keys("same"), keys("comment")
+    lac, engine = keys("method.lac"), keys("engine")
+    assert len(same) == 3
     assert edited == same
-    assert not set(bumped.split()) & set(same.split())
+    assert [a == b for a, b in zip(lac, same)] == [True, False, True]
+    assert not set(engine) & set(same)
 
 
-def test_the_numerics_version_on_disk_is_the_imported_one():
-    """Bug caught: ``mlpl-lab report``'s check reading a different constant than the keys use."""
+def test_the_numerics_versions_on_disk_are_the_imported_ones():
+    """Bug caught: ``mlpl-lab report``'s check reading a different table than the keys use."""
     from mlpl_lab.core import numerics
 
-    assert numerics.version_on_disk() == store.NUMERICS_VERSION == numerics.NUMERICS_VERSION
+    from mlpl_lab.runs import components
+    assert numerics.versions_on_disk() == numerics.VERSIONS
+    assert components.VERSIONS is numerics.VERSIONS
 
 
 def test_an_edit_to_the_scene_generator_renames_its_cache(tmp_path):

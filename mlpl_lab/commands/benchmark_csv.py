@@ -24,19 +24,22 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     return benchmark.write_csv(benchmark.tables(results), out)
 
 
-def after_benchmark(path: Path, out: Path, profile: str, parameters, numerics_before: int) -> None:
-    """Once notebook 07 (``path``) has run: its tables as CSV, unless the numerics version
-    changed while it ran (``numerics_before``: the version its kernel imported) -- its runs and
+def after_benchmark(path: Path, out: Path, profile: str, parameters, numerics_before) -> None:
+    """Once notebook 07 (``path``) has run: its tables as CSV, unless a numerics version
+    changed while it ran (``numerics_before``: the versions its kernel imported) -- its runs and
     the CSV would then come from different code."""
-    from ..core.numerics import NUMERICS_VERSION, version_on_disk
+    from ..core.numerics import VERSIONS, versions_on_disk
 
-    numerics_after = version_on_disk()
-    if not numerics_before == numerics_after == NUMERICS_VERSION:
+    numerics_after = versions_on_disk()
+    if not numerics_before == numerics_after == VERSIONS:
+        changed = sorted(c for c in set(VERSIONS) | set(numerics_before) | set(numerics_after)
+                         if len({VERSIONS.get(c), numerics_before.get(c), numerics_after.get(c)}) > 1)
         raise CommandError(
-            f"the numerics version changed while {path.name} ran ({NUMERICS_VERSION} at "
-            f"the start, {numerics_before} -> {numerics_after} in the notebook): its runs "
-            "and the CSV tables would come from different code, so no CSV was written. "
-            "Run the command again (stored runs of the current version are reused).")
+            f"the numerics versions changed while {path.name} ran ("
+            + "; ".join(f"{c}: {VERSIONS.get(c)} at the start, {numerics_before.get(c)} -> "
+                        f"{numerics_after.get(c)} in the notebook" for c in changed)
+            + "): its runs and the CSV tables would come from different code, so no CSV was written. "
+            "Run the command again (stored runs of the current versions are reused).")
     csvs = write_benchmark_csv(out, profile, parameters)
     print(f"[mlpl-lab]   {len(csvs)} benchmark tables as CSV: "
           f"{out}/{BENCHMARK_NOTEBOOK}_*.csv", flush=True)

@@ -1,5 +1,6 @@
-"""``mlpl-lab pack export|inspect|import``: run packs, one checksummed file carrying a store's
-runs to other machines (:mod:`mlpl_lab.runs.pack`)."""
+"""``mlpl-lab pack export|inspect|import|migrate``: run packs, one checksummed file carrying a
+store's runs to other machines (:mod:`mlpl_lab.runs.pack`); ``migrate`` re-keys a pack of the old
+key scheme without retraining (:mod:`mlpl_lab.runs.migrate`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,11 +25,15 @@ def add_parser(sub) -> None:
     im = pk_sub.add_parser("import", help="verify a pack whole, then add its runs to the store")
     im.add_argument("file")
     im.add_argument("--replace", action="store_true", help="replace runs already in the store")
+    mg = pk_sub.add_parser("migrate", help="re-key a pack of key scheme 1 (one numerics version) to this "
+                                           "code's per-component keys, without retraining")
+    mg.add_argument("file", help="the old pack (verified whole; never changed)")
+    mg.add_argument("out", help="the migrated pack to write (*.mlplpack; written atomically)")
     pk.set_defaults(func=cmd_pack)
 
 
 def cmd_pack(args) -> int:
-    """``mlpl-lab pack export|inspect|import``: run packs (:mod:`mlpl_lab.runs.pack`)."""
+    """``mlpl-lab pack export|inspect|import|migrate``: run packs (:mod:`mlpl_lab.runs.pack`)."""
     from ..runs import pack
 
     try:
@@ -42,13 +47,22 @@ def cmd_pack(args) -> int:
             manifest = pack.export(args.file, args.profile, names, weights=args.weights, name=args.name)
             print(pack.describe(manifest, Path(args.file).stat().st_size))
             print(f"wrote {args.file}")
+        elif args.pack_command == "migrate":
+            from ..runs.migrate import migrate
+
+            manifest = migrate(args.file, args.out)
+            print(pack.describe(manifest, Path(args.out).stat().st_size))
+            print(f"wrote {args.out}: {len(manifest['rekeyed'])} runs re-keyed to key scheme "
+                  f"{manifest['key_scheme']}, none retrained")
         elif args.pack_command == "inspect":
             print(pack.describe(pack.inspect(args.file), Path(args.file).stat().st_size))
         else:
             counts = pack.import_pack(args.file, replace=args.replace)
             print(f"pack {counts['manifest']['name']}: imported {counts['imported']} runs, kept "
                   f"{counts['kept']} already in the store" + (f", replaced {counts['replaced']}"
-                                                              if args.replace else " (--replace replaces them)"))
+                                                              if args.replace else " (--replace replaces them)")
+                  + (f"; {counts['stale']} stale runs not imported (a component's version bumped since "
+                     "the pack was made)" if counts["stale"] else ""))
     except pack.PackError as exc:
         raise CommandError(str(exc)) from None
     return 0

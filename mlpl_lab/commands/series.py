@@ -132,19 +132,19 @@ def execute_one(path: Path, out: Path, profile: str, parameters, km, timeout, pr
 # ---------------------------------------------------------------- the kernel started ahead
 def take_kernel(ahead, path: Path):
     """The kernel started ahead for ``path`` (None: papermill starts one) and the numerics
-    version that kernel imports: read when it started, or now where none was started."""
-    from ..core.numerics import version_on_disk
+    versions that kernel imports: read when it started, or now where none was started."""
+    from ..core.numerics import versions_on_disk
 
     km, started = ahead.take(path)
-    return km, (started["numerics"] if km is not None else version_on_disk())
+    return km, (started["numerics"] if km is not None else versions_on_disk())
 
 
 def start_ahead(ahead, path: Path) -> None:
     """Start ``path``'s kernel now, under its own chapter name, while the current notebook runs."""
-    from ..core.numerics import version_on_disk
+    from ..core.numerics import versions_on_disk
     from ..runs.access import CHAPTER_ENV
 
-    ahead.start(path, dict(os.environ) | {CHAPTER_ENV: path.stem}, numerics=version_on_disk())
+    ahead.start(path, dict(os.environ) | {CHAPTER_ENV: path.stem}, numerics=versions_on_disk())
 
 
 # ---------------------------------------------------------------- the access logs

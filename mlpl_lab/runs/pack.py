@@ -2,9 +2,11 @@
 
 A pack is a gzip-compressed tar archive (``.mlplpack``) of run folders and a manifest::
 
-    manifest.json          format, name, profile, date, commit, numerics version, the exporter's
-                           environment, every run (key, spec, environment, commit, date, whether
-                           its weights came along) and every member's size and sha256, and the
+    manifest.json          format, name, profile, date, commit, key scheme and the numerics
+                           versions of every component (:data:`mlpl_lab.core.numerics.VERSIONS`),
+                           the exporter's environment, every run (key, spec, the versions of the
+                           components it uses, seconds, environment, commit, date, whether its
+                           weights came along) and every member's size and sha256, and the
                            notebooks the pack covers in full
     manifest.sha256        the sha256 of manifest.json
     runs/<key>/spec.json, history.json, summary.json[, weights.pt]
@@ -18,9 +20,12 @@ panels, predictions: ``--weights needed``, the default), of every run (``all``) 
 course web pages) and verifies everything before it writes anything: the manifest's format and
 sha256, every member's name (no absolute path, no ``..``, no link, device or other non-file) and
 its size against the manifest *before* it is read (no archive bomb: the decompressed stream is
-capped at the manifest's total), every member's sha256, every run's key against its spec (a pack
-of another numerics version is refused with the reason), and its weights loadable with
-``weights_only=True`` (nothing else is unpickled). The runs are staged in a temporary folder of
+capped at the manifest's total), every member's sha256, every run's key against its spec and the
+versions the manifest names, and its weights loadable with ``weights_only=True`` (nothing else is
+unpickled). A run whose components' versions differ from this code's is **stale**: verified, but
+not imported (a bump re-keyed it; the pack's other runs are served). A pack of key scheme 1 (one
+numerics version for the whole lab, before issue 51) is refused with the fix: ``mlpl-lab pack
+migrate OLD NEW`` re-keys it without retraining (:mod:`mlpl_lab.runs.migrate`). The runs are staged in a temporary folder of
 the store, then each is renamed into place; a failure anywhere leaves the store as it was. A run
 already in the store is kept (a local run wins) unless ``replace=True``; importing twice changes
 nothing. Imported runs are served in any environment, and their folder holds ``pack.json`` (the
@@ -40,10 +45,11 @@ import tarfile
 import time
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-from ..core.numerics import NUMERICS_VERSION
+from ..core.numerics import KEY_SCHEME, VERSIONS
 from .access import accessed
+from .components import versions_of
 from .environment import git_commit
 from .folders import PACK_FILE, DamagedRunError, read_run
 from .spec import RunSpec
@@ -128,9 +134,10 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
         except (FileNotFoundError, DamagedRunError) as exc:
             raise PackError(f"run {key} that a notebook read is missing or damaged in {store.root} "
                             f"({exc}); run the report again, then export") from None
-        if RunSpec.from_dict(spec).key != key:
-            raise PackError(f"run {key}: its spec gives another key (made at another numerics "
-                            "version); run the report again, then export")
+        run_spec = RunSpec.from_dict(spec)
+        if run_spec.key != key:
+            raise PackError(f"run {key}: its spec gives another key (made at other numerics "
+                            "versions); run the report again, then export")
         with_weights = weights == "all" or (weights == "needed" and keys[key])
         if with_weights and "_pack" in summary and not (folder / "weights.pt").exists():
             raise PackError(f"run {key} came from a pack without its weights; retrain it or import a "
@@ -140,6 +147,7 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
                 continue
             members[f"runs/{key}/{f}"] = (folder / f).read_bytes()
         runs_meta.append({"key": key, "describe": summary.get("describe"), "spec": spec,
+                          "components": versions_of(run_spec), "seconds": summary.get("seconds"),
                           "environment": summary.get("environment"),
                           "commit": summary.get("commit"), "created": summary.get("created"),
                           "weights": with_weights})
@@ -147,12 +155,20 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
     manifest = {
         "format": FORMAT, "name": name or f"{profile}-{now:%Y-%m-%d}", "profile": profile,
         "created": now.isoformat(timespec="seconds"), "commit": git_commit(),
-        "numerics_version": NUMERICS_VERSION, "weights": weights,
+        "key_scheme": KEY_SCHEME, "versions": dict(VERSIONS), "weights": weights,
         "environment": _exporter_environment(runs_meta),
         "notebooks": {nb: {"runs": len(r), "weights": sum(r.values())} for nb, r in per_notebook.items()},
         "runs": runs_meta,
         "members": {m: {"size": len(b), "sha256": _sha256(b)} for m, b in sorted(members.items())},
     }
+    write_pack(path, manifest, members)
+    return manifest
+
+
+def write_pack(path: Path, manifest: Dict[str, Any], members: Dict[str, bytes],
+               check: Optional[Callable[[Path], None]] = None) -> None:
+    """Write ``manifest`` and ``members`` as a pack at ``path`` atomically (a temporary file, then
+    one rename; ``check(tmp)`` may refuse the written file before the rename)."""
     text = json.dumps(manifest, indent=1, sort_keys=True).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -164,10 +180,11 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
                 info = tarfile.TarInfo(member)
                 info.size, info.mtime, info.mode = len(data), 0, 0o644
                 tar.addfile(info, io.BytesIO(data))
+        if check is not None:
+            check(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    return manifest
 
 
 def _exporter_environment(runs_meta: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -287,22 +304,50 @@ def _parse_manifest(text: bytes) -> Dict[str, Any]:
     if fmt > FORMAT:
         raise PackError(f"the pack has format {fmt}, made by a newer mlpl_lab; this one reads format "
                         f"{FORMAT} and older: update mlpl_lab")
-    for field in ("name", "numerics_version", "runs", "members"):
+    for field in ("name", "runs", "members"):
         if field not in manifest:
             raise PackError(f"the manifest has no {field!r}: not a run pack")
     return manifest
 
 
-def _verify_runs(pack: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """Every run whole, its key its spec's key, its weights loadable with weights_only=True."""
+def scheme_of(manifest: Dict[str, Any]) -> int:
+    """The key scheme of a pack's manifest (1: one ``numerics_version`` for the whole lab)."""
+    return int(manifest.get("key_scheme", 1))
+
+
+def check_scheme(manifest: Dict[str, Any], path: Any = None) -> None:
+    """Refuse a manifest of another key scheme, naming the fix."""
+    scheme = scheme_of(manifest)
+    if scheme == KEY_SCHEME and isinstance(manifest.get("versions"), dict):
+        return
+    if scheme == 1:
+        raise PackError(f"pack {manifest['name']!r} uses key scheme 1 (one numerics version for the whole lab, "
+                        f"version {manifest.get('numerics_version')}); this code keys runs by the versions of "
+                        f"their components (key scheme {KEY_SCHEME}). Migrate it, without retraining: "
+                        f"`mlpl-lab pack migrate {path or 'OLD.mlplpack'} NEW.mlplpack`, then use the new file")
+    if scheme > KEY_SCHEME:
+        raise PackError(f"pack {manifest['name']!r} uses key scheme {scheme}, made by a newer mlpl_lab; this "
+                        f"one computes key scheme {KEY_SCHEME}: update mlpl_lab")
+    raise PackError(f"pack {manifest['name']!r}: key scheme {scheme} without its versions: not a run pack")
+
+
+def stale_components(meta: Dict[str, Any], versions: Dict[str, int] = VERSIONS) -> List[str]:
+    """The components whose version in ``versions`` differs from the one run ``meta`` (a manifest's
+    entry) was made at: empty where the run is current."""
+    made = meta.get("components") or {}
+    return sorted(c for c, v in made.items() if versions.get(c) != v)
+
+
+def _verify_runs(pack: Dict[str, Any], scheme_1_numerics: Optional[int] = None) -> List[Dict[str, Any]]:
+    """Every run whole, its key its spec's key (under the manifest's versions), its weights
+    loadable with weights_only=True; each run ``stale`` (with the components) where this code's
+    versions differ. ``scheme_1_numerics``: read a key scheme 1 pack of that numerics version
+    (what :mod:`mlpl_lab.runs.migrate` does)."""
     import torch
 
     manifest, members = pack["manifest"], pack["members"]
-    if int(manifest["numerics_version"]) != NUMERICS_VERSION:
-        raise PackError(f"pack {manifest['name']!r} was made at numerics version {manifest['numerics_version']}, "
-                        f"this code computes version {NUMERICS_VERSION}: its runs would never be served. "
-                        "Use the pack made for this version (or check out the commit the pack names: "
-                        f"{manifest.get('commit')}), or retrain with `mlpl-lab report --cold`")
+    if scheme_1_numerics is None:
+        check_scheme(manifest)
     runs = []
     for meta in manifest["runs"]:
         key = str(meta["key"])
@@ -319,8 +364,14 @@ def _verify_runs(pack: Dict[str, Any]) -> List[Dict[str, Any]]:
             history[int(summary["best_epoch"])]
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             raise PackError(f"run {key}: unreadable records ({type(exc).__name__}: {exc})") from None
-        if spec.key != key:
-            raise PackError(f"run {key}: its key does not match its spec ({spec.key}): the pack was edited "
+        try:
+            made = (spec.scheme_1_key(scheme_1_numerics) if scheme_1_numerics is not None
+                    else spec.key_at(manifest["versions"]))
+        except (KeyError, ValueError) as exc:  # a method or component this code or the table lacks
+            raise PackError(f"run {key}: {exc}; refused") from None
+        if made != key or (scheme_1_numerics is None and dict(meta.get("components") or {})
+                           != versions_of(spec, manifest["versions"])):
+            raise PackError(f"run {key}: its key does not match its spec ({made}): the pack was edited "
                             "or made by other code; refused")
         if files["weights.pt"] is not None:
             if _sha256(files["weights.pt"]) != summary.get("weights_sha256"):
@@ -330,7 +381,8 @@ def _verify_runs(pack: Dict[str, Any]) -> List[Dict[str, Any]]:
             except Exception as exc:  # an unpickling error is the point: refuse anything else
                 raise PackError(f"run {key}: weights.pt does not load with weights_only=True "
                                 f"({type(exc).__name__}); refused") from None
-        runs.append({"key": key, "files": files, "meta": meta})
+        stale = stale_components(meta) if scheme_1_numerics is None else []
+        runs.append({"key": key, "files": files, "meta": meta, "spec": spec, "stale": stale})
     keys = {r["key"] for r in runs}
     stray = [m for m in members if len(m.split("/")) != 3 or m.split("/")[0] != "runs"
              or m.split("/")[1] not in keys or m.split("/")[2] not in RUN_FILES]
@@ -346,10 +398,17 @@ def inspect(path: str | os.PathLike) -> Dict[str, Any]:
     return pack["manifest"]
 
 
+def current_keys(manifest: Dict[str, Any]) -> List[str]:
+    """The keys of a pack's runs this code serves: those whose components are at this code's
+    versions (none for a pack of another key scheme)."""
+    if scheme_of(manifest) != KEY_SCHEME:
+        return []
+    return [str(r["key"]) for r in manifest["runs"] if not stale_components(r)]
+
+
 def missing(manifest: Dict[str, Any], keys) -> List[str]:
-    """The run keys of ``keys`` a pack does not hold (sorted): what ``make report`` would train."""
-    held = {str(r["key"]) for r in manifest["runs"]}
-    return sorted(set(keys) - held)
+    """The run keys of ``keys`` a pack does not serve (sorted): what ``make report`` would train."""
+    return sorted(set(keys) - set(current_keys(manifest)))
 
 
 def describe(manifest: Dict[str, Any], size: int | None = None) -> str:
@@ -359,8 +418,13 @@ def describe(manifest: Dict[str, Any], size: int | None = None) -> str:
     weights = sum(bool(r.get("weights")) for r in runs)
     members = manifest["members"]
     lines = [f"pack {manifest['name']} (format {manifest['format']}, profile {manifest.get('profile')}), "
-             f"made {manifest.get('created')} at commit {str(manifest.get('commit'))[:12]}, numerics version "
-             f"{manifest['numerics_version']}",
+             f"made {manifest.get('created')} at commit {str(manifest.get('commit'))[:12]}, "
+             + (f"key scheme {scheme_of(manifest)}, the versions of {len(manifest.get('versions', {}))} "
+                f"components" + (f" ({len(runs) - len(current_keys(manifest))} runs stale: a component "
+                                 "bumped since)" if len(current_keys(manifest)) < len(runs) else "")
+                if scheme_of(manifest) == KEY_SCHEME else
+                f"key scheme 1, numerics version {manifest.get('numerics_version')} (migrate it: "
+                "`mlpl-lab pack migrate`)"),
              f"environment: torch {env.get('torch', '?')}, {env.get('device', '?')}, AMP "
              f"{env.get('amp_dtype', '?')}, {env.get('threads', '?')} thread(s)",
              f"{len(runs)} runs ({weights} with weights); {len(members)} files, "
@@ -375,20 +439,24 @@ def describe(manifest: Dict[str, Any], size: int | None = None) -> str:
 # ------------------------------------------------------------------------------------- import
 def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace: bool = False) -> Dict[str, Any]:
     """Verify the pack at ``path`` whole, then move its runs into the store; returns
-    ``{"imported": n, "kept": n, "replaced": n, "manifest": ...}``. Nothing is written unless
-    every check passes; a run already in the store is kept unless ``replace``."""
+    ``{"imported": n, "kept": n, "replaced": n, "stale": n, "manifest": ...}``. Nothing is written
+    unless every check passes; a run already in the store is kept unless ``replace``; a stale run
+    (a component bumped since the pack was made) is not imported."""
     store = store or RunStore()
     pack = read_pack(path)
     runs = _verify_runs(pack)
     manifest = pack["manifest"]
     store.root.mkdir(parents=True, exist_ok=True)
     stage = store.root / f".tmp-pack.{os.getpid()}.{time.time_ns()}"
-    counts = {"imported": 0, "kept": 0, "replaced": 0}
+    counts = {"imported": 0, "kept": 0, "replaced": 0, "stale": 0}
     try:
         stage.mkdir()
         staged = []
         for run in runs:
             key, folder = run["key"], stage / run["key"]
+            if run["stale"]:
+                counts["stale"] += 1
+                continue
             exists = (store.root / key / "summary.json").exists()
             if exists and not replace:
                 counts["kept"] += 1

@@ -79,13 +79,19 @@ def manifest_of(path: Path) -> Dict[str, Any]:
 
 
 def missing_keys(profile: Any, store: RunStore | None = None) -> Tuple[Optional[Path], Set[str]]:
-    """``(shipped pack or None, keys it holds that the store lacks)``: the manifest against the
-    store's folders, nothing verified or imported."""
+    """``(shipped pack or None, keys it serves that the store lacks)``: the manifest against the
+    store's folders, nothing verified or imported. A run made at components' versions other than
+    this code's (stale: a bump re-keyed it) is not counted."""
     path = shipped_pack(profile)
     if path is None:
         return None, set()
+    from .pack import KEY_SCHEME, current_keys, scheme_of
+
     store = store or RunStore()
-    held = {str(r["key"]) for r in manifest_of(path)["runs"]}
+    manifest = manifest_of(path)
+    # a pack of another key scheme: every run counts as missing, so the import says what to do
+    held = (set(current_keys(manifest)) if scheme_of(manifest) == KEY_SCHEME
+            else {str(r["key"]) for r in manifest["runs"]})
     return path, held - set(store.keys())
 
 

@@ -1,10 +1,13 @@
-"""A run, fully described: :class:`RunSpec` and its key (the spec and the numerics version).
+"""A run, fully described: :class:`RunSpec` and its key (the spec and its components' versions).
 
 A :class:`RunSpec` holds the method and its hyperparameters, the label regime and its
 parameters, the seed, the data settings and the training settings, and the specs it starts
-from. Its **key** is a hash of the spec and :data:`mlpl_lab.core.numerics.NUMERICS_VERSION`, an
-explicit constant bumped when a change alters what a run computes (CI's golden records guard
-it), so a comment, a renamed file or a moved module changes no key.
+from. Its **key** is a hash of the spec and the versions of exactly the components it uses
+(:func:`mlpl_lab.runs.components.versions_of`: engine, data, model, head, method family, and
+those of the runs it starts from), explicit numbers in :data:`mlpl_lab.core.numerics.VERSIONS`
+bumped when a change alters what that component computes (CI's golden records guard them), so a
+comment, a renamed file or a moved module changes no key, and a bump re-keys only the runs
+that use the component.
 """
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from ..core.numerics import NUMERICS_VERSION
 
 
 def _canonical(value: Any) -> Any:
@@ -71,8 +73,24 @@ class RunSpec:
 
     @property
     def key(self) -> str:
+        """20 hex digits: the spec and its components' versions (this code's table)."""
+        return self.key_at()
+
+    def key_at(self, versions: Optional[Dict[str, int]] = None) -> str:
+        """The key under another version table (a pack's manifest): the sha256 of the canonical
+        spec and ``{component: version}`` of the components it uses."""
+        from .components import versions_of
+
         h = hashlib.sha256(self.canonical_json().encode())
-        h.update(f"numerics={NUMERICS_VERSION}".encode())
+        h.update(("versions=" + json.dumps(versions_of(self, versions), sort_keys=True,
+                                           separators=(",", ":"))).encode())
+        return h.hexdigest()[:20]
+
+    def scheme_1_key(self, numerics_version: int) -> str:
+        """The key key scheme 1 gave this spec (one numerics version for the whole lab; before
+        issue 51): what ``mlpl-lab pack migrate`` checks an old pack's runs against."""
+        h = hashlib.sha256(self.canonical_json().encode())
+        h.update(f"numerics={int(numerics_version)}".encode())
         return h.hexdigest()[:20]
 
     def __eq__(self, other) -> bool:

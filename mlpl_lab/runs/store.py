@@ -2,11 +2,13 @@
 
 A :class:`RunSpec` fully describes a run: the method and its hyperparameters, the label
 regime and its parameters, the seed, the data settings and the training settings. Its
-**key** is a hash of the spec and the numerics version (:data:`mlpl_lab.core.numerics.NUMERICS_VERSION`,
-an explicit constant bumped when a change alters what a run computes; golden records in
-``tests/goldens/`` make CI fail on a change that alters a run without a bump). A comment, a
-renamed file or a moved module changes no key, so a stored run or a shipped course pack stays
-valid across refactors. Each run also records the commit it was made at (provenance only).
+**key** is a hash of the spec and the versions of the components it uses (engine, data, model,
+head, method family: :data:`mlpl_lab.core.numerics.VERSIONS`, explicit numbers bumped when a
+change alters what a component computes; golden records in ``tests/goldens/`` make CI fail on a
+change that alters a run without a bump). A comment, a renamed file or a moved module changes no
+key, and a bump re-keys only the runs that use the component, so a stored run or a shipped course
+pack stays valid across refactors. Each run also records the versions its key holds and the
+commit it was made at (provenance only).
 
 What the key does not hold is **recorded with the run and checked when it is read**:
 
@@ -63,9 +65,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 from .. import __version__
 from ..core.convergence import run_convergence
 from ..core.history import EpochRows
-from ..core.numerics import NUMERICS_VERSION
+from ..core.numerics import KEY_SCHEME
 from ..core.paths import runs_dir
 from .access import log_access
+from .components import versions_of
 from .environment import (_file_sha256, data_identity, git_commit, numeric_environment, same_data,
                           same_environment)
 from .folders import DamagedRunError, _abandoned, _tmp_name, publish, read_run
@@ -248,7 +251,7 @@ class RunStore:
             torch.save(blob, tmp / "weights.pt")
             summary = {"key": spec.key, "describe": spec.describe(), "best_epoch": int(best_epoch),
                        "epochs": len(history), "created": time.time(), "version": __version__,
-                       "numerics": NUMERICS_VERSION, "commit": git_commit(),
+                       "key_scheme": KEY_SCHEME, "versions": versions_of(spec), "commit": git_commit(),
                        "environment": numeric_environment(spec),
                        "data_identity": data_identity(spec.data),
                        "weights_sha256": _file_sha256(tmp / "weights.pt"),
