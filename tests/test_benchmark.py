@@ -253,11 +253,11 @@ def store(tmp_path, monkeypatch):
 def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     import matplotlib
     matplotlib.use("Agg")
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure as run_ensure
     from mlpl_lab.viz import benchmark_plots as plots
 
     calls, armed = [], [True]
-    real_fit = runner.fit
+    real_fit = run_ensure.fit
 
     def interrupted(*a, **kw):
         calls.append(1)
@@ -266,7 +266,7 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
             raise Interrupted("the machine went away mid-grid")
         return real_fit(*a, **kw)
 
-    monkeypatch.setattr(runner, "fit", interrupted)
+    monkeypatch.setattr(run_ensure, "fit", interrupted)
     with pytest.raises(Interrupted):
         chapter.run("smoke")
     assert len(list((store / "runs").iterdir())) == 3  # three runs stored, nothing half-written

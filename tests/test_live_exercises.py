@@ -213,16 +213,16 @@ def test_smoke_live_exercise_trains_compares_and_stays_out_of_the_pack(chapter, 
 def test_a_report_reads_the_live_run_and_never_trains_it(tmp_path, capsys, monkeypatch):
     """Bug caught: `mlpl-lab report` (live_training=False) training the live run, so a report from
     the course pack would not be free of training; a stored live run is read back."""
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure as run_ensure
 
     store = RunStore(tmp_path / "runs")
-    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: pytest.fail("trained"))
     assert live.train("02", "smoke", store, live_training=False) is None
     assert "left to class" in capsys.readouterr().out
     assert not any(store.keys())
     monkeypatch.undo()
     trained = live.train("02", "smoke", store)
-    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: pytest.fail("trained"))
     again = live.train("02", "smoke", store, live_training=False)
     assert again is not None and again.history == trained.history
 

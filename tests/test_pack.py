@@ -19,7 +19,8 @@ from typing import Dict
 import pytest
 import torch
 
-from mlpl_lab.runs import pack, runner, store
+from mlpl_lab.runs import ensure as run_ensure
+from mlpl_lab.runs import pack, store
 
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV
 
@@ -89,7 +90,7 @@ def test_export_then_import_into_an_empty_store_serves_the_same_records(exported
     dest = store.RunStore(tmp_path / "dest")
     counts = pack.import_pack(path, dest)
     assert (counts["imported"], counts["kept"]) == (3, 0)
-    monkeypatch.setattr(runner, "fit", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: pytest.fail("trained"))
     src = store.RunStore(tmp_path / "source")
     for spec in specs:
         got = dest.get(spec)  # made with torch 9.9.9 on cuda: served without a ForeignRunError

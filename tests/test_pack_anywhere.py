@@ -23,6 +23,7 @@ from mlpl_lab.commands.errors import CommandError
 from mlpl_lab.commands.report import import_shipped_pack
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs import pack, runner, shipped
+from mlpl_lab.runs import progress as run_progress
 from mlpl_lab.runs.store import FRESH_ENV, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +129,7 @@ def test_the_chapter_progress_line_counts_runs_and_time_left(monkeypatch):
     P = get_profile("smoke", init="scratch")
     a, b = P.spec("an", seed=0), P.spec("an", seed=1)
     now = [0.0]
-    monkeypatch.setattr(runner.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(run_progress.time, "perf_counter", lambda: now[0])
     shown = []
     cp = runner.ChapterProgress("02_gr_loss", {a.key: 100.0, b.key: 300.0})
     monkeypatch.setattr(cp, "show", lambda new_line=True: shown.append(cp.line()))

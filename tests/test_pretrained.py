@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from mlpl_lab.runs import ensure as run_ensure
 from mlpl_lab.runs import runner, store
 from mlpl_lab.profiles import get_profile
 
@@ -69,13 +70,13 @@ def test_only_the_backbone_is_copied_and_the_head_is_fresh(data_root):
 
 def test_a_trained_run_started_from_the_backbone_and_stored_it_once(data_root, monkeypatch):
     calls = []
-    real = runner.fit
+    real = run_ensure.fit
 
     def counting(*a, **k):
         calls.append((a[0].name if hasattr(a[0], "name") else a[0], k.get("backbone_from") is not None))
         return real(*a, **k)
 
-    monkeypatch.setattr(runner, "fit", counting)
+    monkeypatch.setattr(run_ensure, "fit", counting)
     P = tiny()
     runs = runner.ensure([P.spec("an", seed=0), P.spec("gr", seed=0)])
     assert [c[1] for c in calls] == [False, True, True]  # the pretraining run, then two runs from it

@@ -316,14 +316,14 @@ def test_more_objects_than_fit_are_refused(image_size, size_range, min_visible, 
 def test_run_spec_data_is_checked_before_any_scene_or_training(monkeypatch):
     """A bad scene parameter in any spec of a list stops ensure() before the first run's
     scenes are generated or it trains (the good spec comes first)."""
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure as run_ensure, runner, splits_cache
     from mlpl_lab.profiles import get_profile
 
     def boom(*a, **k):
         raise AssertionError("scenes generated or training started before the specs were checked")
-    monkeypatch.setattr(runner, "fit", boom)
-    monkeypatch.setattr(runner, "make_scene_sets", boom)
-    monkeypatch.setattr(runner, "make_val_scenes", boom)
+    monkeypatch.setattr(run_ensure, "fit", boom)
+    monkeypatch.setattr(splits_cache, "make_scene_sets", boom)
+    monkeypatch.setattr(splits_cache, "make_val_scenes", boom)
     P = get_profile("smoke", seeds=[0])
     good = P.spec("an", seed=0)
     for scene, match in [({"size_range": [0.5, 0.3]}, "size_range.*inverted"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlpl_lab.runs import runner
+from mlpl_lab.runs import runner, splits_cache
 from mlpl_lab.chapters import benchmark as chapter
 from mlpl_lab.data import make_splits
 from mlpl_lab.profiles import get_profile
@@ -29,7 +29,7 @@ def test_building_the_gpu_grid_builds_no_training_images(fresh, monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("the design built whole scene sets")
 
-    monkeypatch.setattr(runner, "make_scene_sets", refuse)
+    monkeypatch.setattr(splits_cache, "make_scene_sets", refuse)
     specs = chapter.grid_specs(chapter.chapter_design(P))
     epr = [s for ss in specs.values() for s in ss if s.method == "epr"]
     assert epr, "the gpu grid has EPR cells"
@@ -69,13 +69,13 @@ def test_the_scene_set_cache_is_bounded_in_bytes(fresh, monkeypatch):
     # room is made before a set is built: what the cache holds then, plus the new set's images
     # and segmentation (n x 16 x 16 x (3 float32 + 1 int8) by hand), fits the budget
     held_at_build = []
-    real = runner.make_scene_sets
+    real = splits_cache.make_scene_sets
 
     def watched(*a, **k):
         held_at_build.append(runner._SCENE_SETS.total_bytes())
         return real(*a, **k)
 
-    monkeypatch.setattr(runner, "make_scene_sets", watched)
+    monkeypatch.setattr(splits_cache, "make_scene_sets", watched)
     for seed in (1, 2, 3):
         runner.build_splits(P.spec("an", seed=seed))
     new_images = (40 + 20 + 20) * 16 * 16 * (3 * 4 + 1)

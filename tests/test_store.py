@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from mlpl_lab.core import metrics
+from mlpl_lab.runs import ensure as run_ensure
 from mlpl_lab.runs import runner, store
 
 from mlpl_lab.runs.environment import FOREIGN_ENV
@@ -33,13 +34,13 @@ def P():
 
 def count_fits(monkeypatch):
     calls = []
-    real = runner.fit  # the loop the runner trains with
+    real = run_ensure.fit  # the loop the runner trains with
 
     def counting(*a, **k):
         calls.append(a[0])
         return real(*a, **k)
 
-    monkeypatch.setattr(runner, "fit", counting)
+    monkeypatch.setattr(run_ensure, "fit", counting)
     return calls
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 
+from mlpl_lab.runs import ensure as run_ensure
 from mlpl_lab.runs import runner, store
 from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
 from mlpl_lab.runs.folders import STALE_TMP_HOURS, DamagedRunError
@@ -150,7 +151,7 @@ def test_the_numeric_environment_is_recorded_and_a_foreign_run_refused(data_root
         st.get(spec)
     assert str(st.path(spec)) in str(exc.value) and "MLPL_LAB_FOREIGN_RUNS=serve" in str(exc.value)
     calls = []
-    monkeypatch.setattr(runner, "fit", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: calls.append(a))
     with pytest.raises(ForeignRunError):  # refused before anything trains
         runner.ensure([P.spec("an", seed=1), spec])
     assert calls == []
@@ -226,8 +227,8 @@ def test_a_damaged_run_is_reported_and_retrained(data_root, P, monkeypatch, dama
     with pytest.warns(RuntimeWarning, match=f"{folder}.*trained again"):
         assert store.RunStore().get(spec) is None
     calls = []
-    real = runner.fit
-    monkeypatch.setattr(runner, "fit", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = run_ensure.fit
+    monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: calls.append(1) or real(*a, **k))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         again = runner.ensure([spec])[0]

@@ -2,8 +2,8 @@
 
 The run store is content-addressed and written atomically (:mod:`mlpl_lab.runs.store`), so any
 process that shares its folder can fill it. This module hands the runs
-:func:`mlpl_lab.runs.runner.ensure` finds missing to a Dask cluster instead of training them one
-after another:
+:func:`mlpl_lab.runs.ensure.ensure` finds missing to a Dask cluster instead of training them one
+after another (its executor :class:`mlpl_lab.runs.executors.Dask`):
 
 * ``workers=N`` (``mlpl-lab benchmark --workers N``, env ``MLPL_LAB_WORKERS``) starts a local
   cluster of N worker processes with one thread each (``LocalCluster(processes=True,
@@ -26,7 +26,7 @@ after another:
 * **Two writers of one key** (the same spec submitted by two clients, or a retry of a run
   whose first attempt was stored before its worker died): every task reads the store first
   and skips a run already there; a writer that loses the final rename reads the winner's run.
-* **Progress**: runs done, running and left, with an estimate, to the runner's progress
+* **Progress**: runs done, running and left, with an estimate, to the run progress
   file (``mlpl-lab report`` / ``benchmark`` print it).
 
 The default stays one process: nothing here runs unless workers or a scheduler are asked for.
@@ -216,7 +216,7 @@ def train_task(spec: RunSpec, store_root: str, execute: Callable, env: Dict[str,
                *stage_one: Any) -> Dict[str, Any]:
     """One run on a worker: one thread, the submitter's environment, the store read first.
 
-    ``execute(spec, store)`` trains and stores (:func:`mlpl_lab.runs.runner.execute`);
+    ``execute(spec, store)`` trains and stores (:func:`mlpl_lab.runs.ensure.execute`);
     ``stage_one``: the results of the runs this one starts from (Dask passes them once they
     are stored). Returns ``{"key", "trained", "seconds"}``.
     """
@@ -259,7 +259,7 @@ def train(todo: Sequence[RunSpec], store: RunStore, execute: Callable, progress=
           workers: Optional[int] = None, scheduler: Optional[str] = None,
           retries: int = RETRIES, task: Optional[Callable] = None) -> Dict[str, Any]:
     """Train ``todo`` (specs missing from ``store``) on the cluster; return
-    ``{key: task result}``. ``progress``: the runner's :class:`~mlpl_lab.runs.runner.Progress`
+    ``{key: task result}``. ``progress``: :class:`~mlpl_lab.runs.progress.Progress`
     (its ``note`` gets the progress lines). Raises :class:`GridFailed` naming the runs that
     failed after the other runs completed. ``task``: :func:`train_task` (default) or a wrapper."""
     task = task or train_task

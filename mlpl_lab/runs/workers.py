@@ -130,7 +130,7 @@ def _init_worker(threads: int, gpu: Optional[int], parent: Optional[int] = None)
         torch.set_num_interop_threads(1)
     except RuntimeError:  # already fixed in this process
         pass
-    from . import runner  # noqa: F401
+    from . import ensure  # noqa: F401
 
     _WORKER.update(threads=threads, gpu=gpu)
     # the parent's pid as the parent gave it: a parent killed while this worker was still
@@ -160,7 +160,7 @@ def _train_one(spec: Dict[str, Any], root: str) -> Dict[str, Any]:
     """One run in a worker: read the store, train and store the run if it is missing."""
     import torch
 
-    from .runner import execute
+    from .ensure import execute
     from .environment import ForeignRunError
 
     spec = RunSpec.from_dict(spec)
@@ -389,6 +389,25 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     return report
 
 
+
+class WorkerPool:
+    """:func:`train` as an executor (:mod:`mlpl_lab.runs.executors`: the same
+    ``train(specs, store, progress)`` as here-one-after-another and Dask), e.g.
+    ``ensure(specs, executor=WorkerPool(2))``: the runs on ``workers`` processes, their lines to
+    ``progress.note``, then read back from the store (None where a run failed or was skipped;
+    :attr:`report` says which and why)."""
+
+    def __init__(self, workers: int | None = None, threads: int | None = None, task: Callable | None = None):
+        self.workers, self.threads, self.task = workers, threads, task
+        self.report: Optional[PoolReport] = None
+
+    def train(self, specs: Sequence[RunSpec], store: RunStore, progress=None) -> Dict[str, Any]:
+        from .ensure import load_method
+
+        note = progress.note if progress is not None else None
+        self.report = train(specs, store, self.workers, self.threads, note=note, task=self.task)
+        return {s.key: store.get(s, loader=load_method) for s in specs}
+
 def reproduce(run, store: RunStore):
     """Train ``run``'s spec again into ``store`` with the thread count recorded with it
     (``run.environment["threads"]``; this process's count where none was recorded), so that on
@@ -397,7 +416,7 @@ def reproduce(run, store: RunStore):
     missing). The process's thread count is restored afterwards."""
     import torch
 
-    from .runner import execute
+    from .ensure import execute
 
     before = torch.get_num_threads()
     recorded = (run.environment or {}).get("threads")
