@@ -1,14 +1,17 @@
 """Golden records: what a few short smoke runs compute, committed so CI notices a change of numerics.
 
-A run's key is its spec and :data:`mlpl_lab.core.numerics.NUMERICS_VERSION` (no source hash), so a
-change that alters what runs compute must bump that version; otherwise stored runs and the
-shipped course pack would be served for code that no longer computes them. These records catch
-such a change: each holds a frozen spec (one per method family: AN's plain loss, GR Loss, OPML,
-CLS's two networks, LAC's two stages, PU-MLC, EM's expected negatives, the large-loss selection),
-every epoch's metrics and the sha256 of the best weights, made at one thread in the environment
-named in the file. ``tests/test_goldens.py`` retrains each spec and compares.
+A run's key is its spec and the versions of the components it uses
+(:data:`mlpl_lab.core.numerics.VERSIONS`, :mod:`mlpl_lab.runs.components`; no source hash), so a
+change that alters what a component computes must bump that component's version; otherwise
+stored runs and the shipped course pack would be served for code that no longer computes them.
+These records catch such a change: each holds a frozen spec (one per method family: AN's plain
+loss, GR Loss, OPML, CLS's two networks, LAC's two stages, PU-MLC, EM's expected negatives, the
+large-loss selection), **the components it guards and their versions**, every epoch's metrics
+and the sha256 of the best weights, made at one thread in the environment named in the file.
+``tests/test_goldens.py`` retrains each spec and compares; a difference names the component(s)
+to bump (:func:`suspects`: those of the failing records that no agreeing record uses).
 
-    python tests/goldens.py --write     # regenerate (after bumping NUMERICS_VERSION)
+    python tests/goldens.py --write     # regenerate (after bumping a version)
 
 Comparison: **bitwise** (every number equal, the weights' sha256 equal) where this machine's
 environment matches the goldens' (:data:`BITWISE_FIELDS`), else within :data:`TOLERANCE` (metrics
@@ -153,18 +156,19 @@ def _numbers(history: List[Dict[str, Any]]) -> List[Dict[str, float]]:
 def record(spec) -> Dict[str, Any]:
     """Train ``spec`` (and what it starts from) in the current store; its golden record."""
     from mlpl_lab.runs import runner
+    from mlpl_lab.runs.components import versions_of
 
     run = runner.ensure([spec], quiet=True)[0]
-    return {"spec": spec.as_dict(), "best_epoch": run.best_epoch, "history": _numbers(run.history),
-            "weights_sha256": _weights_sha256(run.weights())}
+    return {"spec": spec.as_dict(), "components": versions_of(spec), "best_epoch": run.best_epoch,
+            "history": _numbers(run.history), "weights_sha256": _weights_sha256(run.weights())}
 
 
 def make() -> Dict[str, Any]:
-    from mlpl_lab.core.numerics import NUMERICS_VERSION
+    from mlpl_lab.core.numerics import KEY_SCHEME
 
     with _isolated():
         runs = {name: record(spec) for name, spec in _specs().items()}
-    return {"numerics_version": NUMERICS_VERSION, "environment": environment(), "runs": runs}
+    return {"key_scheme": KEY_SCHEME, "environment": environment(), "runs": runs}
 
 
 def retrain(stored: Dict[str, Any]) -> Dict[str, Any]:
@@ -173,6 +177,21 @@ def retrain(stored: Dict[str, Any]) -> Dict[str, Any]:
 
     with _isolated():
         return {name: record(RunSpec.from_dict(r["spec"])) for name, r in stored["runs"].items()}
+
+
+def suspects(stored: Dict[str, Any], failing) -> List[str]:
+    """The components whose version a change that alters the records ``failing`` (names) must
+    bump: those the failing records guard and no agreeing record does (empty where every
+    component of a failing record is also guarded by an agreeing one)."""
+    failing = set(failing)
+    bad = set().union(*(stored["runs"][n]["components"] for n in failing)) if failing else set()
+    good = set().union(*(r["components"] for n, r in stored["runs"].items() if n not in failing))
+    return sorted(bad - good)
+
+
+def failing(stored: Dict[str, Any], now: Dict[str, Any], bitwise: bool) -> List[str]:
+    """The names of the records ``now`` differs from."""
+    return [name for name in stored["runs"] if differences({"runs": {name: stored["runs"][name]}}, now, bitwise)]
 
 
 def differences(stored: Dict[str, Any], now: Dict[str, Any], bitwise: bool) -> List[str]:
@@ -214,8 +233,8 @@ def main(argv=None) -> int:
     goldens = make()
     GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN_FILE.write_text(json.dumps(goldens, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {GOLDEN_FILE} ({len(goldens['runs'])} runs, numerics version "
-          f"{goldens['numerics_version']}, environment {goldens['environment']})")
+    print(f"wrote {GOLDEN_FILE} ({len(goldens['runs'])} runs, key scheme {goldens['key_scheme']}, "
+          f"environment {goldens['environment']})")
     return 0
 
 

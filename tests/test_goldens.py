@@ -1,17 +1,25 @@
-"""The numerics version is guarded: short smoke runs retrained now must equal their golden records.
+"""The numerics versions are guarded: short smoke runs retrained now must equal their golden records.
 
 Bug caught: a change that alters what runs compute (a loss, the data a seed draws, the loop's
-order of operations) landing without a bump of ``NUMERICS_VERSION``, so the store and the
-shipped course pack would serve runs the code no longer computes."""
+order of operations) landing without a bump of the version of the component it changes
+(``VERSIONS`` in mlpl_lab/core/numerics.py), so the store and the shipped course pack would serve
+runs the code no longer computes. Each record names the components it guards; a difference
+names the ones to bump."""
 from __future__ import annotations
 
 import pytest
 
 import goldens
-from mlpl_lab.core.numerics import NUMERICS_VERSION
+from mlpl_lab.core.numerics import KEY_SCHEME, VERSIONS
+from mlpl_lab.runs.components import versions_of
+from mlpl_lab.runs.spec import RunSpec
 
-FIX = ("bump NUMERICS_VERSION in mlpl_lab/core/numerics.py, regenerate the goldens (python "
-       "tests/goldens.py --write) and the course pack (the cold cpu series), and say why in the commit")
+
+def fix(components) -> str:
+    return (f"bump the version of {' or '.join(components)} in mlpl_lab/core/numerics.py VERSIONS (the "
+            "component whose computation changed), regenerate the goldens (python tests/goldens.py "
+            "--write), retrain the runs it re-keys (`mlpl-lab plan --bump NAME` counts them) and the "
+            "course pack, and say why in the commit")
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +32,24 @@ def retrained(stored):
     return goldens.retrain(stored)
 
 
-def test_the_goldens_belong_to_this_numerics_version(stored):
-    assert stored["numerics_version"] == NUMERICS_VERSION, (
-        f"tests/goldens/records.json was made at numerics version {stored['numerics_version']}, the "
-        f"code is at {NUMERICS_VERSION}: regenerate them (python tests/goldens.py --write)")
+def test_the_goldens_belong_to_these_versions(stored):
+    """Bug caught: a version bumped without regenerating the records it guards (or a record that
+    no longer names what it guards)."""
+    assert stored["key_scheme"] == KEY_SCHEME
+    for name, r in stored["runs"].items():
+        want = versions_of(RunSpec.from_dict(r["spec"]))
+        assert r["components"] == want, (
+            f"golden {name!r} was made at versions {r['components']}, the code is at {want}: "
+            "regenerate them (python tests/goldens.py --write)")
+
+
+def test_every_method_family_and_model_of_the_goldens_is_guarded(stored):
+    """Bug caught: a component whose version no golden guards among those the goldens claim (the
+    oracle: the families listed here by hand, one per golden method)."""
+    guarded = set().union(*(r["components"] for r in stored["runs"].values()))
+    assert {"engine", "data.scenes", "data.regimes", "model.small_cnn", "head.linear", "head.label_query",
+            "method.basic", "method.gr", "method.opml", "method.cls", "method.entropy", "method.large_loss",
+            "method.lac", "method.pu_mlc"} <= guarded <= set(VERSIONS)
 
 
 def test_the_goldens_cover_every_family(stored):
@@ -46,8 +68,11 @@ def test_retrained_runs_equal_their_goldens(stored, retrained):
     how = ("bitwise (this environment matches the goldens')" if bitwise else
            f"within {goldens.TOLERANCE} (this environment {goldens.environment()} differs from the "
            f"goldens' {stored['environment']})")
-    assert not diffs, (f"{len(diffs)} numbers differ from the golden records, compared {how}:\n  "
-                       + "\n  ".join(diffs[:12]) + f"\nThe change alters what runs compute: {FIX}.")
+    bad = goldens.failing(stored, retrained, bitwise)
+    culprits = goldens.suspects(stored, bad) or sorted(set().union(*(stored["runs"][n]["components"]
+                                                                    for n in bad)) if bad else [])
+    assert not diffs, (f"{len(diffs)} numbers differ from the golden records {bad}, compared {how}:\n  "
+                       + "\n  ".join(diffs[:12]) + f"\nThe change alters what runs compute: {fix(culprits)}.")
 
 
 def test_the_comparison_catches_one_changed_number(stored):
@@ -62,3 +87,21 @@ def test_the_comparison_catches_one_changed_number(stored):
     assert not goldens.differences(stored, nudged, bitwise=False)
     nudged[name]["history"][-1][key] += 10.0
     assert goldens.differences(stored, nudged, bitwise=False)
+
+
+def test_a_difference_names_the_component_to_bump(stored):
+    """Bug caught: a failure that cannot say which version to bump. Oracle: one record nudged by
+    hand; its family is the one component no other record guards (LAC's two stages: its family and
+    its head); every record nudged names every component they guard."""
+    import copy
+
+    for name, family in (("GR Loss", "method.gr"), ("PU-MLC", "method.pu_mlc"), ("EM", "method.entropy")):
+        nudged = copy.deepcopy(stored["runs"])
+        nudged[name]["history"][-1]["val_mAP"] += 1.0
+        assert goldens.failing(stored, nudged, bitwise=True) == [name]
+        assert goldens.suspects(stored, [name]) == [family]
+    assert goldens.suspects(stored, ["LAC stage 1 (+PLC)", "LAC stage 2"]) == ["head.label_query", "method.lac"]
+    assert goldens.suspects(stored, list(stored["runs"])) == sorted(
+        ["engine", "data.scenes", "data.regimes", "model.small_cnn", "head.linear", "method.basic",
+         "head.label_query", "method.cls", "method.entropy", "method.gr", "method.lac", "method.large_loss",
+         "method.opml", "method.pu_mlc"])
