@@ -66,6 +66,24 @@ def converged(runs) -> Optional[bool]:
     return True if flags and all(f is True for f in flags) else None
 
 
+def schedule_bound(run) -> bool:
+    """Is ``run``'s method schedule-bound (its targets move until the last epoch by design,
+    :data:`mlpl_lab.methods.gr.SCHEDULE_BOUND`)?"""
+    from ..methods.gr import SCHEDULE_BOUND
+
+    return getattr(getattr(run, "spec", None), "method", None) in SCHEDULE_BOUND
+
+
+def convergence_mark(runs):
+    """A cell's convergence flag for the tables: False (every run converged, or unknown), True
+    (a run did not converge: †), or ``"schedule-bound"`` when every run that did not converge is
+    schedule-bound (§: its curve rises to the end by design; the length check is its control)."""
+    if converged(runs) is not False:
+        return False
+    bad = [r for r in runs if getattr(r, "converged", None) is False]
+    return "schedule-bound" if bad and all(schedule_bound(r) for r in bad) else True
+
+
 def is_false(flag) -> bool:
     """A convergence flag that says "did not converge" (Python or NumPy bool False)."""
     return isinstance(flag, (bool, np.bool_)) and not flag

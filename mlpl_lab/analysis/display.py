@@ -12,7 +12,8 @@ The style, as papers print their tables:
   half-width t(0.975, n − 1) · s / √n (Student t, s the sample standard deviation, ddof = 1) and
   n seeds; ``"23.8 (1 seed)"`` where one seed gives no interval (:func:`interval_text`);
 * a ``†`` after a cell one of whose runs did not converge (:data:`UNCONVERGED`,
-  :mod:`mlpl_lab.core.convergence`);
+  :mod:`mlpl_lab.core.convergence`), a ``§`` instead where every such run is *schedule-bound*
+  (:data:`SCHEDULE_BOUND`: its targets move until the last epoch by design);
 * **counts and epochs** as integers; other real numbers (shares, rates, confidences, ratios,
   seconds) with :data:`DECIMALS` decimals; yes / no as ✓ / ✗; a missing value as ``—``;
 * **the best value** of each compared column (or row) **in bold**, reference rows such as the
@@ -39,6 +40,7 @@ DECIMALS = 2         # any other real number
 P_DIGITS = 3         # p-values
 MAX_DECIMALS = 3     # the most decimals any displayed number carries
 UNCONVERGED = " †"   # after a cell one of whose runs did not converge
+SCHEDULE_BOUND = " §"  # after a cell whose unconverged runs are all schedule-bound (GR: Eq. 9–13)
 MISSING = "—"
 BOLD = "font-weight: bold"
 
@@ -107,6 +109,8 @@ def interval_text(mean: float, half: float = math.nan, n: Optional[int] = None,
     else:
         text = f"{float(mean):.{digits}f} ± {float(half):.{digits}f}" + (
             f" ({int(n)})" if n is not None and not _missing(n) else "")
+    if isinstance(unconverged, str) and unconverged == "schedule-bound":
+        return text + SCHEDULE_BOUND
     return text + (UNCONVERGED if unconverged is True or isinstance(unconverged, np.bool_) and unconverged
                    else "")
 
@@ -200,6 +204,7 @@ def styled(frame, caption: str, *, percent: Union[bool, Iterable[Any], None] = N
             elif c in interval_cols and _is_number(v):
                 flag = conv_f.at[r, c]
                 shown.at[r, c] = interval_text(v, half_f.at[r, c], seeds_f.at[r, c],
+                                               flag if flag == "schedule-bound" else
                                                bool(flag) if isinstance(flag, (bool, np.bool_)) else False,
                                                digits.get(c, PERCENT_DIGITS if kinds[c] != "real" else DECIMALS))
             else:
@@ -299,7 +304,7 @@ def _best_cells(values, halves, shown, lower: bool) -> list:
 
 
 def _strip(text: Any) -> str:
-    return str(text).replace(UNCONVERGED, "").split(" (")[0]
+    return str(text).replace(UNCONVERGED, "").replace(SCHEDULE_BOUND, "").split(" (")[0]
 
 
 def text_table(rows: Mapping[Any, Mapping[str, Any]] | Sequence[Mapping[str, Any]], caption: str,
@@ -355,7 +360,9 @@ def caption(what: str, *, intervals: bool = True, bold: str | None = "column",
         parts.append("Each cell: mean over seeds ± half-width of its 95 % Student-t interval "
                      "(seeds); one seed gives no interval.")
     if unconverged:
-        parts.append("† a run of the cell did not converge.")
+        parts.append("† a run of the cell did not converge. § schedule-bound: the method's targets "
+                     "follow a schedule to the last epoch, so its curve rises until the end by design "
+                     "(GR Loss, Eq. 9–13); chapter 02's length check is its control.")
     if bold:
         ref = f" ({', '.join(reference)} left out)" if reference else ""
         tie = "within their 95 % intervals" if intervals else "at the shown precision"

@@ -148,10 +148,11 @@ def interval_frames(results: Mapping[str, List[Any]], metrics=("test_mAP", "test
     """``(mean, half, seeds, unconverged)``: frames with one row per label and one column per
     metric (``test_`` dropped): the mean over seeds at the best-val epoch, the half-width of its
     95 % Student-t interval (NaN for one seed), the seed count and whether a run did not converge
-    (:func:`mlpl_lab.analysis.benchmark.t_interval`)."""
+    (:func:`mlpl_lab.analysis.benchmark.convergence_mark`: True, False or "schedule-bound";
+    :func:`mlpl_lab.analysis.benchmark.t_interval`)."""
     import pandas as pd
 
-    from .benchmark import converged, t_interval
+    from .benchmark import convergence_mark, t_interval
     from .claims import by_seed
 
     cols = [m.replace("test_", "") for m in metrics]
@@ -160,7 +161,7 @@ def interval_frames(results: Mapping[str, List[Any]], metrics=("test_mAP", "test
         for m, c in zip(metrics, cols):
             mean, half, n = t_interval(by_seed(runs, m).values())
             out[0].at[label, c], out[1].at[label, c], out[2].at[label, c] = mean, half, n
-            out[3].at[label, c] = converged(runs) is False
+            out[3].at[label, c] = convergence_mark(runs)
     return tuple(out)
 
 

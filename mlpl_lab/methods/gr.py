@@ -53,6 +53,11 @@ ABLATIONS: Dict[str, Tuple[bool, bool, bool]] = {
     "gr_all": (True, True, True),
 }
 
+#: the registered methods whose targets follow GR's schedule to the last epoch (Eq. 9–13: k̂'s w, b
+#: and v's μ, σ move linearly with the epoch): their validation curve may rise until the end
+#: however long they train, so a convergence check marks them schedule-bound, not unconverged
+SCHEDULE_BOUND = frozenset({"gr"} | {name for name, (k, v, _) in ABLATIONS.items() if k or v})
+
 
 class GRMethod(LossMethod):
     """GR Loss with linear per-epoch schedules (defaults: paper Table 6 for VOC, see
