@@ -19,12 +19,11 @@ its line in :data:`~mlpl_lab.core.numerics.VERSIONS`).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Dict, FrozenSet, Mapping, Optional
+from typing import Dict, FrozenSet, Mapping, Optional
 
 from ..core.numerics import VERSIONS
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .spec import RunSpec
+# ``RunSpec`` (mlpl_lab.runs.spec) is named in annotations only: spec.py imports this module
 
 
 class UnknownComponentError(KeyError):
