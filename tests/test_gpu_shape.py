@@ -57,7 +57,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     from mlpl_lab.chapters.common import design_name
 
     assert design_name(P) == "gpu" and design_name("cpu") == "cpu" and design_name("smoke") == "smoke"
-    assert gr.ABLATION_ROWS[design_name(P)] == ("k̂", "v", "L", "k̂+v", "k̂+L", "v+L")
+    assert gr.design(P).ablation_rows == ("k̂", "v", "L", "k̂+v", "k̂+L", "v+L")
     # key comparisons on both of the profile's seeds (the cpu fallback would give one)
     assert assume_negative.key_seeds(P) == [0, 1]
     # 03: the full single-positive list (smoke keeps four rows)
@@ -154,7 +154,7 @@ def test_notebook_02_under_gpu_shape(gpu_shape_notebooks):
     rec = gpu_shape_notebooks("02_gr_loss.ipynb")
     _check_generic("02", rec)
     # the gpu method list, every row of it trained and recorded
-    assert set(rec["mAP"]) == set(gr.ZOO["gpu"]) == set(rec["train_seconds"])
+    assert set(rec["mAP"]) == set(gr.design("gpu").zoo) == set(rec["train_seconds"])
     assert all(v > 0 for v in rec["train_seconds"].values())
     assert set(rec["ablation_mAP"]) == {"AN (all off)", "GR (all on)", "k̂", "v", "L", "k̂+v", "k̂+L", "v+L"}
     key = rec["claims"]["GR beats AN (single positive)"]

@@ -92,7 +92,7 @@ def test_chapter_method_lists(tiny_splits):
             name, hp = (spec, {}) if isinstance(spec, str) else spec
             build_method(name, **hp)
         assert "GR" in methods and "AN" in methods
-        assert all(chapter.ABLATION_LABELS[r] in METHODS for r in chapter.ABLATION_ROWS[profile])
+        assert all(chapter.ABLATION_LABELS[r] in METHODS for r in chapter.design(profile).ablation_rows)
         assert set(methods) | set(chapter.left_out(profile)) == set(chapter.ZOO_ALL)
     assert len(chapter.methods("gpu", tiny_splits)) == 12
     assert expected_positives(tiny_splits) == pytest.approx(float(tiny_splits.val.labels.sum(1).float().mean()))

@@ -91,14 +91,13 @@ def cpu_pack_store(tmp_path_factory):
 
 def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypatch):
     """The issue's bug: the reference was GR on the selection seed 0 (80.12, shown nowhere). Now
-    it is the chapter's own GR row, as run_main computes it from the pack's tuning trials: the
+    it is the chapter's own GR row, as gr.run computes it from the pack's tuning trials: the
     fresh seeds, with the chosen setting; its mean is the chapter's number."""
     from mlpl_lab.chapters import gr
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
     with planning(serve_stored=True):
-        _, results, _ = gr.run_main("cpu")
-    row = results["GR"]
+        row = gr.run("cpu").main["GR"]
     assert [r.spec.key for r in row] == [s.key for s in live.reference_specs("02", "cpu")]
     assert 0 not in live.shown_seeds("02", "cpu")
     runs, source = live.reference("02", "cpu", cpu_pack_store)

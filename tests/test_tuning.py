@@ -64,11 +64,11 @@ def test_choose_reads_validation_and_keeps_the_first_of_ties():
 
 
 def test_benchmark_cpu_design_is_tuned_on_the_fresh_seeds():
-    d = benchmark.chapter_design("cpu")
+    d = benchmark.design("cpu")
     assert d.tuning and d.selection_seed == 0
     assert set(d.seeds.values()) == {(1, 2, 3, 4, 5)}
-    assert not benchmark.chapter_design("smoke").tuning
-    assert not benchmark.chapter_design("cpu", tuning=False).tuning
+    assert not benchmark.design("smoke").tuning
+    assert not benchmark.design("cpu", tuning=False).tuning
 
 
 def test_chapter_02_and_the_benchmark_share_gr_runs():
@@ -98,8 +98,9 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
     from mlpl_lab.runs import runner
 
     P = get_profile("smoke", epochs=1)
-    splits, results, record = gr.run_main(P)
-    specs = gr.main_specs(P, gr.splits_for(P, "single_positive", {}, 0))
+    out = gr.run(P)
+    results, record, ablation = out.main, out.tuning, out.ablation
+    specs = {label: gr.as_spec(m) for label, m in gr.methods(P, gr.splits_for(P, "single_positive", {}, 0)).items()}
     tuned = [label for label in specs if label in tuning.GRIDS]
     assert set(record) == set(tuned) and {len(r["trials"]) for r in record.values()} == {2}
     for label in tuned:
@@ -116,14 +117,12 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
         assert [r.spec.seed for r in results[label]] == [1, 2]
         assert all(r.spec.method_params == dict(base, **points[best]) for r in results[label])
     assert all([r.spec.seed for r in runs] == [1, 2] for runs in results.values())
-    ablation = gr.run_ablation(P, record)
     gr_kept = record["GR"]["chosen_params"]
     robust_off = {"k̂", "v"}  # Table 3's rows without the robust losses: their q's are fixed "off"
     for label, runs in ablation.items():
         assert [r.spec.seed for r in runs] == [1, 2]
         want = {k: v for k, v in gr_kept.items() if label not in robust_off or not k.startswith("q")}
         assert all(r.spec.method_params == want for r in runs), label
-
 
 # --- the stage as data (issue 50): a hand-made store whose validation mAPs the test sets --------
 

@@ -1,43 +1,99 @@
-"""Notebook 02 — GR Loss and the loss zoo: what it trains per profile, Tables 1 and 3.
+"""Notebook 02 — GR Loss and the loss zoo: its runs as data (:func:`design`, :func:`specs`), Tables
+1 and 3 and the views.
 
-``smoke``: AN, ROLE, EM+APL, LL-R and GR (every kind of state, seconds each) and two
-ablation rows. ``cpu``: the oracle, AN and a reduced zoo (one method per family: label
-smoothing, a learnt label matrix, entropy, pseudo-labelling, loss rejection, a robust loss)
-and three ablation rows; ``gpu``: the whole Table 2 baseline set and the full Table 3 ablation.
+:data:`DESIGNS` holds the per-profile literals. ``smoke``: AN, ROLE, EM+APL, LL-R and GR (every
+kind of state, seconds each) and two ablation rows. ``cpu``: the oracle, AN and a reduced zoo (one
+method per family: label smoothing, a learnt label matrix, entropy, pseudo-labelling, loss
+rejection, a robust loss) and three ablation rows; ``gpu``: the whole Table 2 baseline set and the
+full Table 3 ablation.
 
 Every zoo method with a hyperparameter gets the same tuning budget on the clean validation split
-of the selection seed (:mod:`mlpl_lab.chapters.tuning`); every row, tuned or not, and every
+of the selection seed (:func:`mlpl_lab.chapters.tuning.stage`); every row, tuned or not, and every
 ablation row then runs on the fresh seeds (as many as the profile has seeds: five on cpu), the
-only runs the tables and claims read.
+only runs the tables and claims read. :func:`specs` asks for the runs in four families:
+``trial`` (the tuning trials), ``main`` (the zoo on the fresh seeds), ``ablation`` (Table 3's rows
+with GR's kept setting) and ``length`` (the length check: GR, the best other method chosen on
+validation, and AN, trained longer).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
 from ..analysis.claims import Claim, by_seed, claims_table
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
+from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
-from ..runs.runner import build_splits, ensure_grid, initial_method
+from ..profiles import Profile
+from ..runs.runner import build_splits, clean_val_labels, initial_method
 from ..engine.train import predict_dataset
 from . import tuning
-from .common import as_profile, as_spec, design_name, runs_for, splits_for
+from .asked import Asked, Runs, Stored, ensure_asked
+from .common import as_profile, as_spec, design_name, splits_for
 
 ZOO_ALL = ("full labels", "AN", "WAN", "AN-LS", "EPR", "ROLE", "Hill", "SPLC", "EM", "EM+APL", "LL-R", "GR")
-ZOO = {
-    "smoke": ("AN", "ROLE", "EM+APL", "LL-R", "GR"),
-    "cpu": ("full labels", "AN", "AN-LS", "ROLE", "Hill", "EM", "EM+APL", "LL-R", "GR"),
-    "gpu": ZOO_ALL,
-}
 #: Table 3 rows: display label -> registered ablation name (AN and the full GR come from the
 #: main comparison, so they are not trained twice)
 ABLATION_LABELS: Dict[str, str] = {
     "k̂": "gr_k_only", "v": "gr_v_only", "L": "gr_robust_only",
     "k̂+v": "gr_k_v", "k̂+L": "gr_k_robust", "v+L": "gr_v_robust",
 }
-ABLATION_ROWS = {"smoke": ("k̂", "L"), "cpu": ("k̂", "v", "L"), "gpu": tuple(ABLATION_LABELS)}
+KEY = ("AN", "GR")
+#: the notebook's parameters that change which runs it asks for
+PARAMETERS = ("regime",)
+
+#: per design: the zoo rows, Table 3's ablation rows, and the tuning budget (trials per tuned
+#: method; the small CI profiles take two, so the path from trials to a choice still runs).
+#: ``gpu_shape`` executes the gpu design at a CPU's sizes with the small budget; a profile not
+#: named here takes the cpu design.
+DESIGNS: Dict[str, Dict[str, Any]] = {
+    "smoke": {"zoo": ("AN", "ROLE", "EM+APL", "LL-R", "GR"), "ablation_rows": ("k̂", "L"), "budget": 2},
+    "cpu": {"zoo": ("full labels", "AN", "AN-LS", "ROLE", "Hill", "EM", "EM+APL", "LL-R", "GR"),
+            "ablation_rows": ("k̂", "v", "L"), "budget": 3},
+    "gpu": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 3},
+    "gpu_shape": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 2},
+}
+
+#: the length check: GR's w, b, μ and σ move linearly in t/T until the last epoch (Eq. 9-13),
+#: so its pseudo-labels change to the end of any schedule and its clean-validation curve can
+#: still rise in the last quarter however long it trains (probe: benchmarks/records/
+#: gr_length_probe_cpu.json, GR re-trained at 72 and 90 epochs). The chapter therefore re-trains
+#: GR, the best other method (chosen on validation) and AN this many times the profile's epochs
+#: on the same fresh seeds, and pairs them there too: whether a verdict depends on the length.
+LENGTH_FACTOR = 4 / 3
+
+
+@dataclass(frozen=True)
+class GRDesign:
+    """Everything chapter 02 asks for under one profile (:data:`DESIGNS` and the profile's seeds
+    and epochs)."""
+
+    profile: Profile                 # the run scale (data, model, epochs) the specs are built at
+    regime: str
+    zoo: Tuple[str, ...]             # Table 2's rows
+    ablation_rows: Tuple[str, ...]   # Table 3's rows (keys of ABLATION_LABELS)
+    budget: int                      # trials per tuned method
+    selection_seed: int              # tuning selects here; never reported
+    fresh_seeds: Tuple[int, ...]     # every reported run
+    length_epochs: int               # the length check's epochs
+
+
+def length_check_epochs(profile) -> int:
+    """The length check's epochs under ``profile``: round(LENGTH_FACTOR × the profile's), and at
+    least one more than the profile's (cpu: 54 -> 72; smoke: 2 -> 3)."""
+    P = as_profile(profile)
+    return max(P.epochs + 1, int(round(LENGTH_FACTOR * P.epochs)))
+
+
+def design(profile, regime: str = "single_positive") -> GRDesign:
+    """The chapter's design under ``profile`` (see :data:`DESIGNS`)."""
+    P = as_profile(profile)
+    lits = DESIGNS.get(P.name) or DESIGNS.get(design_name(P), DESIGNS["cpu"])
+    return GRDesign(P, regime, tuple(lits["zoo"]), tuple(lits["ablation_rows"]), int(lits["budget"]),
+                    tuning.selection_seed(P), tuple(tuning.fresh_seeds(P)), length_check_epochs(P))
 
 
 def expected_positives(splits_or_labels) -> float:
@@ -49,74 +105,143 @@ def expected_positives(splits_or_labels) -> float:
     return float(labels.float().sum(1).mean())
 
 
-def methods(profile, splits) -> Dict[str, Any]:
-    """``{label: method spec}`` of the main comparison under ``profile``."""
-    P = as_profile(profile)
-    k = round(expected_positives(splits), 4)
+def methods(profile, splits_or_labels) -> Dict[str, Any]:
+    """``{label: method spec}`` of the main comparison under ``profile`` (EPR's and ROLE's k from
+    the clean validation labels of the selection seed: the splits, or the labels)."""
+    k = round(expected_positives(splits_or_labels), 4)
     zoo = {
         "full labels": "full", "AN": "an", "WAN": "wan", "AN-LS": "an_ls",
         "EPR": ("epr", {"expected_num_pos": k}), "ROLE": ("role", {"expected_num_pos": k}),
         "Hill": "hill", "SPLC": "splc", "EM": "em", "EM+APL": "em_apl", "LL-R": "ll_r", "GR": "gr",
     }
-    return {label: zoo[label] for label in ZOO.get(design_name(P), ZOO["cpu"])}
+    return {label: zoo[label] for label in design(profile).zoo}
 
 
 def left_out(profile):
-    P = as_profile(profile)
-    return [m for m in ZOO_ALL if m not in ZOO.get(design_name(P), ZOO["cpu"])]
+    """The Table 2 rows ``profile``'s design does not train."""
+    zoo = design(profile).zoo
+    return [m for m in ZOO_ALL if m not in zoo]
 
 
-KEY = ("AN", "GR")
+def _stage(d: GRDesign, stored: Stored) -> tuning.Stage:
+    """The tuning stage of the zoo: every method with a grid tuned on the selection seed."""
+    P = d.profile
+    labels = clean_val_labels(P.data_kwargs(), d.selection_seed)
+    zoo = {label: as_spec(m) for label, m in methods(P, labels).items() if label in d.zoo}
+
+    def make(label, point, seed):
+        name, hp = zoo[label]
+        return P.spec(name, dict(hp, **(point or {})), d.regime, {}, seed=seed)
+
+    points = {label: tuning.trial_points(label, d.budget) for label in d.zoo if label in tuning.GRIDS}
+    untuned = [label for label in d.zoo if label not in tuning.GRIDS]
+    return tuning.stage(make, points, untuned, d.selection_seed, d.fresh_seeds, stored)
 
 
-def main_specs(profile, splits) -> Dict[str, Tuple[str, Dict[str, Any]]]:
-    """``{label: (method, hyperparameters)}`` of the main comparison before tuning."""
-    return {label: as_spec(m) for label, m in methods(profile, splits).items()}
+def ablation_specs(d: GRDesign, gr_setting: Mapping[str, Any]) -> Dict[str, list]:
+    """Table 3's rows on the fresh seeds, each with GR's kept setting (its schedule, and its q2
+    where the row keeps the robust losses), so a row differs from the full GR run only in the
+    components it turns off."""
+    out = {}
+    for label in d.ablation_rows:
+        name = ABLATION_LABELS[label]
+        robust = ABLATIONS[name][2]  # a row with the robust losses off has q = 0.01 (Table 3's "off")
+        hp = {k: v for k, v in gr_setting.items() if robust or k not in ("q1", "q2", "q3")}
+        out[label] = [d.profile.spec(name, dict(hp), d.regime, {}, seed=s) for s in d.fresh_seeds]
+    return out
 
 
-def run_main(profile, regime: str = "single_positive"):
-    """``(splits of the first fresh seed, {label: [runs on the fresh seeds]}, tuning record)``.
-
-    Equal-budget tuning (:mod:`mlpl_lab.chapters.tuning`): every zoo method with a grid runs
-    the same number of trials on the selection seed and keeps the one with the best clean-
-    validation mAP; then every row -- tuned or not -- runs its setting on the fresh seeds, the
-    only runs the tables and claims read."""
-    P = as_profile(profile)
-    sel, fresh = tuning.selection_seed(P), list(tuning.fresh_seeds(P))
-    specs = main_specs(P, splits_for(P, regime, {}, sel))
-    budget = tuning.trials_for(P)
-    points = {label: tuning.trial_points(label, budget) for label in specs if label in tuning.GRIDS}
-    trial_methods = {(label, i): (specs[label][0], dict(specs[label][1], **pt))
-                     for label, pts in points.items() for i, pt in enumerate(pts)}
-    untuned = {label: m for label, m in specs.items() if label not in points}
-    # one grid: the trials and the untuned rows' fresh seeds (neither depends on a choice)
-    grid = {("trial",) + k: [P.spec(m, hp, regime, {}, seed=sel)]
-            for k, (m, hp) in trial_methods.items()}
-    grid.update({("fresh", label): [P.spec(m, hp, regime, {}, seed=s) for s in fresh]
-                 for label, (m, hp) in untuned.items()})
-    done = ensure_grid(grid, label="02 tuning")
-    trials = {label: [(pt, done[("trial", label, i)][0]) for i, pt in enumerate(pts)]
-              for label, pts in points.items()}
-    chosen = {label: tuning.choose(ts) for label, ts in trials.items()}
-    tuned = {label: (specs[label][0], dict(specs[label][1], **trials[label][chosen[label]][0]))
-             for label in points}
-    rest = runs_for(P, tuned, regime, seeds=fresh, label="02 zoo (fresh seeds)")
-    results = {label: (rest[label] if label in rest else done[("fresh", label)]) for label in specs}
-    return splits_for(P, regime, {}, fresh[0]), results, tuning.tuning_record(trials, chosen)
+def _others(labels) -> list:
+    return [k for k in labels if k not in ("GR", "AN", "full labels")]
 
 
 def best_other(results) -> str | None:
     """The strongest zoo method besides GR and AN (the oracle excluded), chosen on the clean
     validation set — mean best-val mAP over its fresh seeds — never on test."""
-    others = {k: v for k, v in results.items() if k not in ("GR", "AN", "full labels")}
+    others = _others(results)
     if not others:
         return None
-    return max(others, key=lambda k: np.mean([r.best["val_mAP"] for r in others[k]]))
+    return max(others, key=lambda k: seed_mean(results[k], "val_mAP"))
+
+
+def _lengthen(specs, epochs: int) -> list:
+    return [s.replace(train=dict(s.train, epochs=epochs)) for s in specs]
+
+
+def length_check_specs(profile, results) -> Dict[str, list]:
+    """``{label: [RunSpec per seed]}``: the main comparison's runs of GR, the best other method
+    and AN, each spec with only its epochs changed to :func:`length_check_epochs` (so the tuned
+    setting, the regime, the seeds and the data are those runs' own)."""
+    epochs = length_check_epochs(profile)
+    labels = ["GR"] + [k for k in (best_other(results), "AN") if k is not None]
+    return {label: _lengthen([r.spec for r in results[label]], epochs) for label in labels}
+
+
+def specs(d: GRDesign, stored: Stored) -> Asked:
+    """The runs of notebook 02, decided from what is stored (pure; :mod:`mlpl_lab.chapters.asked`).
+
+    ``trial``: the tuning trials (always now). ``main``: the zoo on the fresh seeds, each tuned
+    method once its trials are stored (else ``later``, paper default as stand-in). ``ablation``:
+    once GR's setting is chosen (else ``later`` with the paper default). ``length``: GR, the best
+    other method (mean clean-validation mAP of its stored fresh runs) and AN at
+    ``d.length_epochs``, once GR is chosen and every other method's fresh runs are stored (else
+    ``later`` with the zoo's first other method as stand-in)."""
+    st = _stage(d, stored)
+    main_now = {label: st.fresh[label] for label in d.zoo if label in st.fresh}
+    main_later = {label: st.later[label] for label in d.zoo if label in st.later}
+    now: Dict[str, Dict[str, list]] = {"trial": dict(st.trials), "main": main_now}
+    later: Dict[str, Dict[str, list]] = {"main": main_later} if main_later else {}
+
+    if "GR" in st.chosen:
+        now["ablation"] = ablation_specs(d, st.kept("GR"))
+    else:
+        later["ablation"] = ablation_specs(d, {})
+
+    main = {label: main_now.get(label) or main_later[label] for label in d.zoo}
+    others = _others(d.zoo)
+    runs = {label: [stored(s) for s in main_now[label]] for label in others if label in main_now}
+    if "GR" in st.chosen and len(runs) == len(others) and all(
+            r is not None for rs in runs.values() for r in rs):
+        best, family = best_other(runs), now
+    else:  # the stand-in: the zoo's first other method
+        best, family = (others[0] if others else None), later
+    labels = ["GR"] + [k for k in (best, "AN") if k is not None]
+    family["length"] = {label: _lengthen(main[label], d.length_epochs) for label in labels}
+    return Asked(now, later)
+
+
+@dataclass(frozen=True)
+class GRRuns:
+    """The chapter's runs, ensured (:func:`results`): what the notebook's tables and claims read."""
+
+    design: GRDesign
+    splits: Any                      # the splits of the first fresh seed (the diagnostics' data)
+    main: Dict[str, list]            # {label: [run per fresh seed]} in the zoo's order
+    tuning: Dict[str, Any]           # :meth:`mlpl_lab.chapters.tuning.Stage.record`
+    ablation: Dict[str, list]        # Table 3's rows
+    length: Dict[str, list]          # the length check
+
+
+def results(d: GRDesign, runs: Runs) -> GRRuns:
+    """:class:`GRRuns` from :func:`~mlpl_lab.chapters.asked.ensure_asked`'s runs (the tuning
+    record re-decided from the trial runs themselves)."""
+    trial = {r.spec.key: r for rs in runs.get("trial", {}).values() for r in rs}
+    st = _stage(d, lambda spec: trial.get(spec.key))
+    return GRRuns(d, splits_for(d.profile, d.regime, {}, d.fresh_seeds[0]),
+                  {label: runs["main"][label] for label in d.zoo}, st.record(),
+                  {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]))
+
+
+def run(profile, regime: str = "single_positive", **engine) -> GRRuns:
+    """The chapter's runs from the store, training what is missing (``engine``: ``workers=`` /
+    ``scheduler=``, :func:`mlpl_lab.runs.runner.ensure`)."""
+    d = design(profile, regime)
+    return results(d, ensure_asked(specs, d, label="02", **engine))
 
 
 def claims(results, ablation, length_check: Mapping[str, list] | None = None):
     """The chapter's claims table (verdicts from the runs on the fresh seeds, seed noise included).
-    ``length_check`` (:func:`run_length_check`) adds GR against AN and against the best other
+    ``length_check`` (:attr:`GRRuns.length`) adds GR against AN and against the best other
     method with all three trained :data:`LENGTH_FACTOR` times longer."""
     rows = [Claim("GR beats AN (single positive)", "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
                   "GR", "AN", results["GR"], results["AN"])]
@@ -138,38 +263,6 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None):
     return claims_table(rows)
 
 
-#: the length check: GR's w, b, μ and σ move linearly in t/T until the last epoch (Eq. 9-13),
-#: so its pseudo-labels change to the end of any schedule and its clean-validation curve can
-#: still rise in the last quarter however long it trains (probe: benchmarks/records/
-#: gr_length_probe_cpu.json, GR re-trained at 72 and 90 epochs). The chapter therefore re-trains
-#: GR, the best other method (chosen on validation) and AN this many times the profile's epochs
-#: on the same fresh seeds, and pairs them there too: whether a verdict depends on the length.
-LENGTH_FACTOR = 4 / 3
-
-
-def length_check_epochs(profile) -> int:
-    """The length check's epochs under ``profile``: round(LENGTH_FACTOR × the profile's), and at
-    least one more than the profile's (cpu: 54 -> 72; smoke: 2 -> 3)."""
-    P = as_profile(profile)
-    return max(P.epochs + 1, int(round(LENGTH_FACTOR * P.epochs)))
-
-
-def length_check_specs(profile, results) -> Dict[str, list]:
-    """``{label: [RunSpec per seed]}``: the main comparison's runs of GR, the best other method
-    and AN, each spec with only its epochs changed to :func:`length_check_epochs` (so the tuned
-    setting, the regime, the seeds and the data are those runs' own)."""
-    epochs = length_check_epochs(profile)
-    labels = ["GR"] + [k for k in (best_other(results), "AN") if k is not None]
-    return {label: [r.spec.replace(train=dict(r.spec.train, epochs=epochs)) for r in results[label]]
-            for label in labels}
-
-
-def run_length_check(profile, results) -> Dict[str, list]:
-    """``{label: [stored run per seed]}`` of :func:`length_check_specs` (from the store,
-    training what is missing)."""
-    return ensure_grid(length_check_specs(profile, results), label="02 length check")
-
-
 def length_check_runs(results, length_check: Mapping[str, list]) -> Dict[str, list]:
     """``{"<label> · <E> epochs": runs}``: each method of the check at the profile's length and at
     the longer one, side by side (what the table and the record show)."""
@@ -184,20 +277,6 @@ def length_check_record(results, length_check: Mapping[str, list]) -> Dict[str, 
                    "gain": {str(r.spec.seed): float(r.convergence.get("gain", float("nan"))) for r in runs},
                    "converged": {str(r.spec.seed): bool(r.converged) for r in runs}}
             for name, runs in length_check_runs(results, length_check).items()}
-
-
-def run_ablation(profile, tuning_record: Mapping[str, Any], regime: str = "single_positive"):
-    """Table 3's rows on the fresh seeds, each with GR's chosen setting (its schedule, and its q2
-    where the row keeps the robust losses), so a row differs from the full GR run only in the
-    components it turns off."""
-    P = as_profile(profile)
-    gr_setting = dict(tuning_record.get("GR", {}).get("chosen_params", {}))
-    rows = {}
-    for label in ABLATION_ROWS.get(design_name(P), ABLATION_ROWS["cpu"]):
-        name = ABLATION_LABELS[label]
-        robust = ABLATIONS[name][2]  # a row with the robust losses off has q = 0.01 (Table 3's "off")
-        rows[label] = (name, {k: v for k, v in gr_setting.items() if robust or k not in ("q1", "q2", "q3")})
-    return runs_for(P, rows, regime, seeds=list(tuning.fresh_seeds(P)), label="02 ablation")
 
 
 def tuning_view(record: Mapping[str, Any]):
@@ -240,23 +319,32 @@ def table1():
     return pd.DataFrame(rows, index=["EN", "EM (+APL)", "Hill", "SPLC", "GR Loss"]).T
 
 
-def ablation_table(ablation_results: Mapping[str, list], main_results: Mapping[str, list],
-                   reuse: Tuple[Tuple[str, str], ...] = (("AN", "gr_none"), ("GR", "gr_all"))):
+ABLATION_COMPONENTS = ("k̂(p;β)", "v(p;α)", "L1,L2,L3")
+
+
+def ablation_rows(ablation_results: Mapping[str, list], main_results: Mapping[str, list]):
+    """``(marks, runs)`` of Table 3 for :func:`mlpl_lab.analysis.tables.ablation_frames`: the AN
+    row (all off, the caption's baseline) and the full GR row from the main comparison, the
+    ablation rows between them; marks are ✓/✗ per component."""
+    entries = [("AN (all off)", main_results.get("AN"), "gr_none")]
+    entries += [(label, runs, ABLATION_LABELS.get(label, label)) for label, runs in ablation_results.items()]
+    entries += [("GR (all on)", main_results.get("GR"), "gr_all")]
+    marks, runs = {}, {}
+    for row, rs, name in entries:
+        if rs is None:
+            continue
+        marks[row] = dict(zip(ABLATION_COMPONENTS, ABLATIONS.get(name, (False, False, False))))
+        runs[row] = rs
+    return marks, runs
+
+
+def ablation_table(ablation_results: Mapping[str, list], main_results: Mapping[str, list]):
     """Table 3 as a DataFrame: ✓/✗ per component and test mAP (at the best val epoch, mean
     over seeds), with the AN row (all off, the caption's baseline) and the full GR row taken
     from the main comparison."""
-    import pandas as pd
-
-    rows = []
-    entries = [(label, main_results[label], name) for label, name in reuse if label in main_results]
-    entries[1:1] = [(label, runs, ABLATION_LABELS.get(label, label)) for label, runs in ablation_results.items()]
-    for label, runs, name in entries:
-        flags = ABLATIONS.get(name, (False, False, False))
-        rows.append({"row": "AN (all off)" if name == "gr_none" else ("GR (all on)" if name == "gr_all" else label),
-                     "k̂(p;β)": "✓" if flags[0] else "✗", "v(p;α)": "✓" if flags[1] else "✗",
-                     "L1,L2,L3": "✓" if flags[2] else "✗",
-                     "mAP": float(np.mean([r.best["test_mAP"] for r in runs]))})
-    return pd.DataFrame(rows).set_index("row")
+    table = ablation_frames(*ablation_rows(ablation_results, main_results))[0]
+    table.index.name = "row"
+    return table
 
 
 def separation_table(results: Mapping[str, list], labels=None) -> Dict[str, list]:
@@ -354,13 +442,9 @@ def ablation_view(ablation_results: Mapping[str, list], main_results: Mapping[st
     """:func:`ablation_table` as the notebook shows it: ✓ / ✗ per component, test mAP as mean ±
     95 % interval (seeds) with † where a run did not converge, the best in bold."""
     from ..analysis.display import caption, styled
-    from ..analysis.tables import interval_frames
 
-    t = ablation_table(ablation_results, main_results)
-    runs = {"AN (all off)": main_results.get("AN"), "GR (all on)": main_results.get("GR"), **ablation_results}
-    mean, half, n, unconv = interval_frames({row: runs[row] for row in t.index}, ("test_mAP",))
-    t = t.copy()
-    t["mAP"] = mean["mAP"].astype(float)
+    t, half, n, unconv = ablation_frames(*ablation_rows(ablation_results, main_results))
+    t.index.name = "row"
     return styled(t, caption("GR Loss, Table 3 at this scale: which components are on (k̂, v and the robust "
                              "terms L) and test mAP (%) at the best clean-validation epoch; AN (all off) and "
                              "GR (all on) are the main comparison's runs"),

@@ -88,10 +88,7 @@ def _assume_negative(P: Profile, p: Mapping[str, Any]) -> None:
 def _gr(P: Profile, p: Mapping[str, Any]) -> None:
     from . import gr as chapter
 
-    regime = p.get("regime", "single_positive")
-    _, results, tuned = chapter.run_main(P, regime)
-    chapter.run_ablation(P, tuned, regime)
-    chapter.run_length_check(P, results)
+    chapter.run(P, p.get("regime", "single_positive"))
 
 
 def _opml(P: Profile, p: Mapping[str, Any]) -> None:
