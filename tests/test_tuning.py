@@ -181,3 +181,14 @@ def test_stage_chooses_on_the_stored_validation_map_and_asks_for_the_kept_point_
 def test_stage_refuses_a_label_both_tuned_and_untuned():
     with pytest.raises(ValueError):
         tuning.stage(_make, {"EM": [{}]}, ["EM"], 0, (1,), lambda s: None)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "gpu", "gpu_shape"])
+def test_chapter_02_design_takes_the_budget_the_benchmark_tunes_with(profile):
+    """Bug caught: 02's literal budget drifting from the benchmark's (07 reads 02's GR trials;
+    a different budget would train other trials and break the equal-budget claim). Oracle: the
+    literals written out (2 in the small CI profiles, 3 otherwise)."""
+    from mlpl_lab.chapters import gr
+
+    want = {"smoke": 2, "gpu_shape": 2}.get(profile, 3)
+    assert gr.design(profile).budget == tuning.trials_for(profile) == want
