@@ -57,10 +57,14 @@ def test_chapters_05_and_06_every_row_on_five_seeds():
     d = lac.chapter_design("cpu")
     for row in lac.ROWS:
         assert list(d.seeds_of(row)) == FIVE, row
-    p = pu_mlc.chapter_design("cpu")
-    assert list(p.seeds) == FIVE and list(p.key_seeds) == FIVE
-    for row in pu_mlc.LADDER:
-        assert list(p.seeds_of(row)) == FIVE, row
+    from mlpl_lab.chapters.asked import nothing_stored
+
+    asked = pu_mlc.specs(pu_mlc.design("cpu"), nothing_stored)
+    for family in (asked.now, asked.later):
+        for cells in family.values():
+            for label, specs in cells.items():
+                assert sorted(s.seed for s in specs) == FIVE, label
+    assert set(asked.now["p=0.1"]) == set(pu_mlc.LADDER) | {pu_mlc.ORACLE}
 
 
 def test_chapter_07_same_head_baseline_on_the_lac_cells_seeds():

@@ -74,7 +74,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
         "resnet18", {"last_layer": "layer3", "head": "label_query"}, {"image_size": 128}, 128)
     assert d.seeds == d.key_seeds == (0, 1) and d.stage1_epochs + d.stage2_epochs <= 2 * P.epochs
     # 06: two proportions, four noise levels, three γ
-    d = pu_mlc.chapter_design(P)
+    d = pu_mlc.design(P)
     assert d.proportions == (0.1, 0.5) and d.fn_rates == (0.0, 0.05, 0.1, 0.15) and d.seeds == (0, 1)
     # 07: every row under every regime it applies to; tuned (as under gpu), so its rows are
     # reported on the two fresh seeds after the selection seed 0

@@ -112,8 +112,10 @@ def test_a_dry_run_builds_no_training_images(tmp_path, monkeypatch):
 
 def test_a_dry_run_stops_where_a_notebook_reads_results(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
-    nb = P.plan_notebook("smoke", "06_pu_mlc", {"seed": 0})
-    assert nb.left is not None and "pu_mlc" in nb.left  # γ is chosen from the γ grid's results
+    # gpu: the ladder's γ rows at the sweep's p read the γ chosen from the γ grid's results (under
+    # smoke the choice only picks among the grid's own runs: nothing new waits)
+    nb = P.plan_notebook("gpu", "06_pu_mlc", {"seed": 0})
+    assert nb.left is not None and {s.method for s in nb.later} == {"pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc"}
     assert any(s.method == "pu_mlc" for s in nb.specs)
 
 

@@ -211,8 +211,7 @@ def test_noise_counts_match_the_training_splits():
     so the chapter's own application of the regime cannot drift from the data's."""
     from mlpl_lab.chapters.common import splits_for
 
-    d = chapter.chapter_design("smoke")
-    noise = chapter.noise_by_seed("smoke", d)
+    noise = chapter.noise_by_seed(chapter.design("smoke"))
     from mlpl_lab.profiles import get_profile
 
     tr = splits_for(get_profile("smoke"), "noisy_negatives", {"p": 0.5, "fn_rate": 0.1}, seed=1).train
@@ -267,19 +266,92 @@ def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
     """Bugs caught: the PU rows' longer schedule leaks onto AN, partial BCE or the oracle (the
     oracle would no longer be chapter 01's run and would be retrained), or misses the γ grid (the
     γ selection would then compare schedules, not γ)."""
-    from mlpl_lab.chapters import pu_mlc as ch
+    from mlpl_lab.chapters.asked import nothing_stored
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")
-    d = ch.chapter_design(P)
-    ladder = ch.ladder_specs(P, d, gamma_at_sweep_p=d.paper_gamma)["p=0.1"]
+    asked = chapter.specs(chapter.design(P), nothing_stored)
+    ladder = asked.now["p=0.1"]
     epochs = {label: {s.train["epochs"] for s in specs} for label, specs in ladder.items()}
     longer = {"vPU", "+γ", "+γ+α", "PU-MLC (+mixup)", "PU-MLC + LgConv"}
     assert all(epochs[label] == {128} for label in longer), epochs
     assert all(epochs[label] == {P.epochs} for label in set(ladder) - longer), epochs
-    assert {s.train["epochs"] for specs in ch.gamma_specs(P, d).values() for s in specs} == {128}
-    assert {s.train["epochs"] for specs in ch.baseline_specs(P, d).values() for s in specs} == {P.epochs}
+    assert {s.train["epochs"] for specs in asked.now[chapter.GRID].values() for s in specs} == {128}
+    base = [s for fn in (0.0, 0.1) for label in (chapter.PBCE, chapter.CONTROL) for s in asked.now[f"fn_rate={fn}"][label]]
+    assert {s.train["epochs"] for s in base} == {P.epochs}
     # the oracle is chapter 01's run (same key), the smoke design is unchanged
-    assert ladder[ch.ORACLE][0].key == P.spec("full", {}, seed=P.seeds[0]).key
-    smoke = ch.chapter_design("smoke")
+    assert ladder[chapter.ORACLE][0].key == P.spec("full", {}, seed=P.seeds[0]).key
+    smoke = chapter.design("smoke")
     assert smoke.epochs_of("pu_mlc") == smoke.epochs
+
+
+def _stored_with_val(val_of):
+    """A :data:`~mlpl_lab.chapters.asked.Stored` that holds every γ-grid run, its validation mAP
+    ``val_of(fn_rate, γ)``, and nothing else."""
+    def stored(spec):
+        if spec.method != "pu_mlc" or spec.regime != "noisy_negatives":
+            return None
+        fn, g = spec.regime_params["fn_rate"], spec.method_params["gamma"]
+        return SimpleNamespace(spec=spec, best={"val_mAP": val_of(fn, g), "test_mAP": 0.0})
+    return stored
+
+
+def test_specs_choose_gamma_on_the_stored_grid_and_wait_without_it():
+    """gpu's ladder at the sweep's p = 0.5 reads the γ chosen at fn 0. With nothing stored its γ
+    rows wait in ``later`` under the grid's first γ (the stand-in), the rest is asked now; with
+    the grid stored, γ = argmax of validation at fn 0 (0.25 here) reaches +γ, +γ+α and LgConv, the
+    sweep's PU-MLC at each noise level is that level's own choice, and nothing waits. Catches a
+    choice read from test mAP, one γ for every noise level, or a cell that never waits."""
+    from mlpl_lab.chapters.asked import nothing_stored
+
+    d = chapter.design("gpu")
+    first = chapter.specs(d, nothing_stored)
+    assert set(first.later["p=0.5"]) == set(chapter.GAMMA_ROWS)
+    assert {s.method_params["gamma"] for s in first.later["p=0.5"]["+γ"]} == {d.gamma_grid[0]}
+    assert set(first.now["p=0.5"]) == {"AN (PU labels)", "vPU", "partial BCE (+negatives)", chapter.ORACLE}
+    assert all(chapter.PU in first.later[f"fn_rate={fn}"] for fn in d.fn_rates)
+
+    best = {0.0: 0.25, 0.05: 0.55, 0.1: 0.0, 0.15: 0.55}
+    decided = chapter.specs(d, _stored_with_val(lambda fn, g: 50.0 + 10 * (g == best[fn])))
+    assert decided.later == {}
+    for label in ("+γ", "+γ+α", "PU-MLC + LgConv"):
+        assert {s.method_params["gamma"] for s in decided.now["p=0.5"][label]} == {0.25}, label
+        assert {s.regime for s in decided.now["p=0.5"][label]} == {"positives_only"}
+    clean = decided.now["p=0.5"]["PU-MLC (+mixup)"]  # the sweep's clean cell, not a new run
+    assert [s.key for s in clean] == [s.key for s in decided.now["fn_rate=0.0"][chapter.PU]]
+    for fn, g in best.items():
+        assert {s.method_params["gamma"] for s in decided.now[f"fn_rate={fn}"][chapter.PU]} == {g}
+    assert list(decided.now["p=0.5"]) == list(chapter.LADDER) + [chapter.ORACLE]
+    # the choice adds no run the first round lacks but the γ rows: the count holds
+    extra = {s.key for s in decided.flat()} - {s.key for s in first.flat()}
+    assert len(extra) == 3 * len(d.seeds)
+    assert chapter.run_count(d)["total"] == len({s.key for s in first.flat()}) + len(extra)
+
+
+def test_results_arrange_the_ensured_families():
+    """:func:`results` reads the families :func:`specs` names: the ladders in the design's order
+    (then the sweep's p), the sweep per noise level, the γ grid per (fn_rate, γ)."""
+    d = chapter.design("smoke")
+    asked = chapter.specs(d, _stored_with_val(lambda fn, g: g))
+    runs = {fam: {lab: [s.key for s in specs] for lab, specs in labels.items()} for fam, labels in asked.now.items()}
+    res = chapter.results(d, runs)
+    assert list(res.ladders) == ["p=0.1", "p=0.5"]
+    assert set(res.ladders["p=0.5"]) == set(chapter.CLEAN_ROWS)
+    assert res.sweep[0.1][chapter.PU] == res.gammas[(0.1, 0.55)]  # γ 0.55 validates higher
+    assert res.sweep[0.0][chapter.CONTROL] == res.sweep[0.0][chapter.PBCE]
+    assert set(res.gammas) == {(fn, g) for fn in d.fn_rates for g in d.gamma_grid}
+
+
+def test_the_views_use_the_shared_interval_frames():
+    """The sweep's paired difference is read as runs by ``interval_frames``: its mean is the mean
+    of the per-seed differences, its seeds the paired ones, and a pair with an unconverged run is
+    marked. Catches a difference averaged over unpaired seeds or a lost † mark."""
+    def runs(values, conv=True):
+        return [SimpleNamespace(best={"test_mAP": v}, spec=SimpleNamespace(seed=i), converged=conv)
+                for i, v in enumerate(values)]
+
+    diff = chapter._differences(runs([60, 62, 64]), runs([50, 55], conv=False))
+    assert [d.best["test_mAP"] for d in diff] == [10, 7]
+    mean, half, n, unconv = chapter._frames({"d": {0.1: diff}}, [0.1])
+    assert mean.at[0.1, "d"] == pytest.approx(8.5) and n.at[0.1, "d"] == 2 and bool(unconv.at[0.1, "d"])
+    assert half.at[0.1, "d"] == pytest.approx(12.706 * 1.5, rel=1e-3)

@@ -104,7 +104,7 @@ def shown_seeds(chapter, profile) -> Tuple[int, ...]:
         return tuple(lac.chapter_design(P).seeds_of(LAC_ROW))
     from . import pu_mlc
 
-    return tuple(pu_mlc.chapter_design(P).seeds_of(PU_ROW))
+    return tuple(pu_mlc.design(P).seeds)
 
 
 #: the rows of chapters 05 and 06 the live exercise cuts down
@@ -139,9 +139,10 @@ def converged_spec(chapter, profile, seed: int | None = None) -> RunSpec:
 
         return lac.row_spec(P, LAC_ROW, seed)
     from . import pu_mlc
+    from .asked import nothing_stored
 
-    d = pu_mlc.chapter_design(P)
-    ladder = pu_mlc.ladder_specs(P, d)[f"p={d.proportions[0]}"][PU_ROW]
+    d = pu_mlc.design(P)
+    ladder = pu_mlc.specs(d, nothing_stored).now[pu_mlc.ladder_key(d.proportions[0])][PU_ROW]
     found = [s for s in ladder if s.seed == seed]
     if not found:
         raise ValueError(f"chapter 06 shows {PU_ROW} on seeds {[s.seed for s in ladder]}, not {seed}")

@@ -113,7 +113,7 @@ def _lac(P: Profile, p: Mapping[str, Any]) -> None:
 def _pu_mlc(P: Profile, p: Mapping[str, Any]) -> None:
     from . import pu_mlc as chapter
 
-    chapter.run(P, seed=p.get("seed", 0))
+    chapter.run(chapter.design(P))
 
 
 def _benchmark(P: Profile, p: Mapping[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """Notebook 06 — PU-MLC (Zhixiang Yuan, Kaixin Zhang, Tao Huang, *Positive Label Is All You Need
-for Multi-Label Classification*, ICME 2024): the chapter's design per profile, its runs, tables
-and claims.
+for Multi-Label Classification*, ICME 2024): the chapter's design per profile, its runs as data,
+tables and claims.
 
 Two parts:
 
@@ -25,11 +25,12 @@ Two parts:
   both (``tests/test_pu_mlc.py`` shows that PU-MLC's training does not depend on anything else).
   :func:`crossings` gives the noise level where PU-MLC and partial BCE cross, per seed.
 
-Seeds: every cell runs on the profile's first :data:`CELL_SEEDS` seeds (five under cpu and gpu,
-so every claim of the chapter pairs five seeds, issue 36; three elsewhere), the key comparison
-(PU-MLC vs partial BCE at p = 0.1, :data:`KEY_ROWS`) on :data:`KEY_SEEDS`; a claim on fewer than
-three paired seeds is an observation (:mod:`mlpl_lab.analysis.claims`). Runs per profile:
-:func:`run_count` (the notebook prints it).
+The runs are data (:mod:`mlpl_lab.chapters.asked`): :func:`design` holds every per-profile
+literal (:data:`DESIGNS`), :func:`specs` asks for the runs, the γ choices read from the stored γ
+grid; the notebook ensures them (``ensure_asked(specs, design)``) and :func:`results` arranges them
+for the tables. Every cell runs on all of the profile's seeds (five under cpu and gpu, so every
+claim pairs five seeds, issue 36); a claim on fewer than three paired seeds is an observation
+(:mod:`mlpl_lab.analysis.claims`). Runs per profile: :func:`run_count` (the notebook prints it).
 
 What differs from the paper's training is listed by :func:`training_differences`.
 """
@@ -37,15 +38,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from ..analysis.benchmark import converged
 from ..analysis.claims import Claim, by_seed, claims_table
+from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
+from ..profiles import get_profile
+from ..runs.spec import RunSpec
+from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, splits_for
-from ..runs.runner import ensure_grid
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
@@ -60,6 +65,10 @@ LADDER: Dict[str, Tuple[str, str, Dict]] = {
 }
 #: the rows whose method has a re-balance factor γ
 GAMMA_ROWS = ("+γ", "+γ+α", "PU-MLC (+mixup)", "PU-MLC + LgConv")
+#: the ladder's rows that are the noise sweep's clean cells at the sweep's proportion
+#: (``noisy_negatives(p, 0)`` has the ``known_proportion(p)`` mask, so PU-MLC there reads the
+#: positives of ``positives_only(p)``: the same runs, not trained twice)
+CLEAN_ROWS = ("PU-MLC (+mixup)", "partial BCE (+negatives)")
 ORACLE = "full labels (oracle)"
 PU, PBCE, CONTROL = "PU-MLC", "partial BCE", "partial BCE, missed → unknown"
 #: paper's COCO / VOC values of (α, γ) (paper and code); the chapter uses COCO's
@@ -67,71 +76,69 @@ PAPER_PRESETS = {"coco": {"alpha": 1.0, "gamma": 0.55}, "voc": {"alpha": 2.0, "g
 #: paper Table I, COCO / VOC 2007, mAP at 10 % and 50 % known labels
 PAPER = {"PU-MLC (+mixup)": {0.1: (75.7, 88.0), 0.5: (82.0, 92.4)},
          "partial BCE (+negatives)": {0.1: (61.6, 80.7), 0.5: (77.2, 91.2)}}
+#: the methods of the vPU family (the ladder's PU rows and the γ grid), which train
+#: :attr:`PUDesign.pu_epochs`
+PU_METHODS = ("vpu_plain", "pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc")
 
 
 @dataclass(frozen=True)
 class PUDesign:
+    """What the chapter trains under one profile (:func:`design`)."""
+
     profile: str
+    #: epochs of AN, partial BCE and the oracle (the profile's)
     epochs: int
+    #: every row and cell of the chapter runs on these (the profile's)
     seeds: Tuple[int, ...]
     #: proportions with a full ladder (the sweep's p without one gets PU-MLC and partial BCE
     #: from the sweep's clean cell)
     proportions: Tuple[float, ...]
     sweep_p: float
+    #: noise levels of the sweep; 0.0 (the clean cell) is the reference of every other
     fn_rates: Tuple[float, ...]
     #: γ values tried for PU-MLC at every noise level (selected on clean validation mAP)
     gamma_grid: Tuple[float, ...]
-    #: γ of the ladder at p = 0.1 (the paper's COCO value for 10 %)
+    #: epochs of the vPU / PU-MLC rows and the γ grid (:data:`PU_METHODS`), which learn slowly
+    pu_epochs: int
+    #: γ of the ladder away from the sweep's p (the paper's COCO value for 10 %)
     paper_gamma: float = 0.55
-    #: the key comparison (PU-MLC vs partial BCE on the ladder, :data:`KEY_ROWS`) runs on these
-    key_seeds: Tuple[int, ...] = ()
-    #: epochs of the vPU / PU-MLC rows (:data:`PU_METHODS`; None: :attr:`epochs`). They learn
-    #: slowly: see :data:`PU_EPOCHS`
-    pu_epochs: int | None = None
+
+    def __post_init__(self):
+        if 0.0 not in self.fn_rates:
+            raise ValueError(f"fn_rates {self.fn_rates} lack 0.0: the clean cell is every noise level's reference")
 
     def epochs_of(self, method: str) -> int:
         """The epochs a run of ``method`` trains in this design."""
-        return self.pu_epochs if (method in PU_METHODS and self.pu_epochs) else self.epochs
-
-    def seeds_of(self, label: str) -> Tuple[int, ...]:
-        """A ladder row's seeds: the key rows on the key seeds (which start with :attr:`seeds`)."""
-        return self.key_seeds if label in KEY_ROWS and len(self.key_seeds) > len(self.seeds) else self.seeds
+        return self.pu_epochs if method in PU_METHODS else self.epochs
 
 
-#: the methods of the vPU family (the ladder's PU rows and the γ grid), which train
-#: :attr:`PUDesign.pu_epochs`
-PU_METHODS = ("vpu_plain", "pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc")
-#: their epochs per profile where they differ from the profile's. Under cpu at the profile's 36
-#: epochs every PU-MLC-family run at γ = 0.55 still gained 0.67-1.24 mAP over its last quarter
-#: (measured 2026-11-23, notebook 06); a probe of PU-MLC at p = 0.1, seed 0, gave test mAP 80.5
-#: at 36 epochs (not converged), 84.1 at 48 (gain 0.82), 86.5 at 60 (0.99) and 89.1 at 96
-#: (converged, gain -0.08). In the 2026-11-25 cold series 6 of the 20 PU-MLC runs at 96 epochs
-#: still counted as climbing (gains 0.50-1.20): on the noisy-negative rows the last 12 epochs were
-#: flat within 0.2 mAP, but the rise came inside the last quarter (epochs 73-96). 128 epochs
-#: (a third more, as for the profile) puts that rise before the last quarter.
-PU_EPOCHS = {"cpu": 128}
+#: the chapter's literals per design (``chapters.common.DESIGN_OF``: gpu_shape takes gpu's); the
+#: profile adds its epochs and seeds (:func:`design`). smoke and cpu sweep two noise levels (clean,
+#: and fn 0.1, which flips ~46 % of the positives at p = 0.5) to keep the series within its budget;
+#: gpu adds 0.05 and 0.15 and a full ladder at the sweep's p.
+DESIGNS: Dict[str, Dict[str, Any]] = {
+    "smoke": dict(proportions=(0.1,), sweep_p=0.5, fn_rates=(0.0, 0.1), gamma_grid=(0.0, 0.55)),
+    # pu_epochs: at the profile's epochs the PU rows were still climbing; 128 puts their rise
+    # before the last quarter (the measurements: notebooks/handbook.md, "06")
+    "cpu": dict(proportions=(0.1,), sweep_p=0.5, fn_rates=(0.0, 0.1), gamma_grid=(0.0, 0.55), pu_epochs=128),
+    "gpu": dict(proportions=(0.1, 0.5), sweep_p=0.5, fn_rates=(0.0, 0.05, 0.1, 0.15),
+                gamma_grid=(0.0, 0.25, 0.55)),
+}
 
-#: the key comparison's ladder rows and its seeds per profile
-KEY_ROWS = ("PU-MLC (+mixup)", "partial BCE (+negatives)", ORACLE)
-KEY_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
-#: every cell's seeds per profile (every claim of the chapter pairs five under cpu and gpu)
-CELL_SEEDS = {"smoke": 3, "cpu": 5, "gpu": 5}
+#: the notebook parameters that change which runs the chapter asks for: none (``seed``, ``alpha``
+#: and ``gamma`` choose what the widget and the splits shown display)
+PARAMETERS: Tuple[str, ...] = ()
 
 
-def chapter_design(profile="cpu") -> PUDesign:
+def design(profile="cpu") -> PUDesign:
+    """The chapter's design under ``profile``: :data:`DESIGNS` of its design name, with the
+    profile's epochs and seeds (its PU rows at ``pu_epochs`` where the design sets them)."""
     P = as_profile(profile)
-    cells = tuple(P.seeds[:CELL_SEEDS.get(design_name(P), 3)])
-    key = tuple(P.seeds[:KEY_SEEDS.get(design_name(P), 3)])
-    if design_name(P) == "smoke":
-        return PUDesign(P.name, P.epochs, cells, (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
-                        key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
-    if design_name(P) == "gpu":  # gpu and gpu_shape
-        return PUDesign(P.name, P.epochs, cells, (0.1, 0.5), 0.5, (0.0, 0.05, 0.1, 0.15),
-                        (0.0, 0.25, 0.55), key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
-    # cpu: two noise levels (clean and fn = 0.1, which flips ~46 % of the positives at p = 0.5)
-    # keep the sweep's cost within the series' budget; gpu adds 0.05 and 0.15
-    return PUDesign(P.name, P.epochs, cells, (0.1,), 0.5, (0.0, 0.1), (0.0, 0.55),
-                    key_seeds=key, pu_epochs=PU_EPOCHS.get(P.name, P.epochs))
+    if P != get_profile(P.name):
+        raise ValueError(f"chapter 06 designs the registered profiles only; {P.name!r} was changed "
+                         "(its specs rebuild the profile from its name)")
+    literals = DESIGNS[design_name(P)]
+    return PUDesign(P.name, P.epochs, tuple(P.seeds), **({"pu_epochs": P.epochs} | literals))
 
 
 def regime_of(family: str, p: float):
@@ -143,75 +150,146 @@ def _noisy(d: PUDesign, fn: float, missed: str = "negative"):
     return "noisy_negatives", (params if missed == "negative" else params | {"missed": missed})
 
 
-def _row_spec(P, d: PUDesign, label: str, p: float, seed: int, gamma: float | None):
-    method, family, model = LADDER[label]
-    regime, params = regime_of(family, p)
-    hp = {"gamma": float(gamma)} if label in GAMMA_ROWS and gamma is not None else {}
-    extra = {"model_kwargs": dict(P.model_kwargs) | model} if model else {}
-    return P.spec(method, hp, regime, params, seed=seed, epochs=d.epochs_of(method), **extra)
+def ladder_key(p: float) -> str:
+    """The family (and the notebook's column) of the ladder at proportion ``p``."""
+    return f"p={p}"
 
 
-def ladder_specs(profile="cpu", design: PUDesign | None = None, gamma_at_sweep_p: float | None = None,
-                 ) -> Dict[str, Dict[str, List]]:
-    """``{"p=0.1": {row: [RunSpec per seed]}, ...}`` (the oracle included). At the sweep's
-    proportion the γ rows take ``gamma_at_sweep_p`` (the validation-chosen γ; None leaves them
-    out); elsewhere the paper's γ."""
-    P = as_profile(profile)
-    d = design or chapter_design(P)
-    out = {}
-    for p in d.proportions:
-        at_sweep = p == d.sweep_p
-        gamma = gamma_at_sweep_p if at_sweep else d.paper_gamma
-        rows = {label: [_row_spec(P, d, label, p, s, gamma) for s in d.seeds_of(label)] for label in LADDER
-                if not (at_sweep and label in GAMMA_ROWS and gamma is None)}
-        rows[ORACLE] = [P.spec("full", {}, seed=s, epochs=d.epochs) for s in d.seeds_of(ORACLE)]
-        out[f"p={p}"] = rows
-    return out
+def sweep_key(fn: float) -> str:
+    """The family of the noise sweep's cell at ``fn``: ``{PU, PBCE, CONTROL: runs}``."""
+    return f"fn_rate={float(fn)}"
 
 
-def gamma_specs(profile="cpu", design: PUDesign | None = None) -> Dict[Tuple[float, float], List]:
+#: the family of the γ grid: ``{grid_label(fn, γ): runs}``
+GRID = "γ grid"
+
+
+def grid_label(fn: float, gamma: float) -> str:
+    return f"fn_rate={float(fn)}, γ={float(gamma)}"
+
+
+def _ladder_rows(d: PUDesign, p: float, gamma: float) -> Dict[str, List[RunSpec]]:
+    """The ladder at proportion ``p`` on every seed, its γ rows at ``gamma``, the oracle last."""
+    P = as_profile(d.profile)
+    rows = {}
+    for label, (method, family, model) in LADDER.items():
+        regime, params = regime_of(family, p)
+        hp = {"gamma": float(gamma)} if label in GAMMA_ROWS else {}
+        extra = {"model_kwargs": dict(P.model_kwargs) | model} if model else {}
+        rows[label] = [P.spec(method, hp, regime, params, seed=s, epochs=d.epochs_of(method), **extra)
+                       for s in d.seeds]
+    rows[ORACLE] = [P.spec("full", {}, seed=s, epochs=d.epochs) for s in d.seeds]
+    return rows
+
+
+def _grid(d: PUDesign) -> Dict[Tuple[float, float], List[RunSpec]]:
     """``{(fn_rate, γ): [RunSpec per seed]}``: PU-MLC at the sweep's proportion, every noise
     level × every γ of the grid."""
-    P = as_profile(profile)
-    d = design or chapter_design(P)
+    P = as_profile(d.profile)
+    return {(float(fn), float(g)): [P.spec("pu_mlc", {"gamma": float(g)}, *_noisy(d, fn), seed=s,
+                                           epochs=d.epochs_of("pu_mlc")) for s in d.seeds]
+            for fn in d.fn_rates for g in d.gamma_grid}
+
+
+def _baseline(d: PUDesign, fn: float, missed: str = "negative") -> List[RunSpec]:
+    """Partial BCE on the noisy labels at ``fn`` (``missed="unknown"``: on the control)."""
+    P = as_profile(d.profile)
+    return [P.spec("partial_bce", {}, *_noisy(d, fn, missed), seed=s, epochs=d.epochs) for s in d.seeds]
+
+
+def _chosen(grid: Dict[Tuple[float, float], List[RunSpec]], stored: Stored) -> Dict[float, float]:
+    """``{fn_rate: γ}`` for every noise level whose γ grid is stored (:func:`select_gammas`)."""
     out = {}
-    for fn in d.fn_rates:
-        regime, params = _noisy(d, fn)
-        for g in d.gamma_grid:
-            out[(float(fn), float(g))] = [P.spec("pu_mlc", {"gamma": float(g)}, regime, params, seed=s,
-                                                 epochs=d.epochs_of("pu_mlc")) for s in d.seeds]
+    for fn in sorted({fn for fn, _ in grid}):
+        runs = {(f, g): [stored(s) for s in specs] for (f, g), specs in grid.items() if f == fn}
+        if all(r is not None for rs in runs.values() for r in rs):
+            out[fn] = select_gammas(runs)[fn]
     return out
 
 
-def baseline_specs(profile="cpu", design: PUDesign | None = None) -> Dict[Tuple[str, float], List]:
-    """``{(PBCE or CONTROL, fn_rate): [RunSpec per seed]}``: partial BCE on the noisy labels and
-    on the control (the missed positives reported unknown; at fn_rate 0 the two are the same
-    labels, so the control there is the noisy cell)."""
-    P = as_profile(profile)
-    d = design or chapter_design(P)
-    out = {}
-    for fn in d.fn_rates:
-        for label, missed in ((PBCE, "negative"), (CONTROL, "unknown")):
-            if label == CONTROL and fn == 0:
-                continue
-            regime, params = _noisy(d, fn, missed)
-            out[(label, float(fn))] = [P.spec("partial_bce", {}, regime, params, seed=s, epochs=d.epochs)
-                                       for s in d.seeds]
-    return out
+def specs(d: PUDesign, stored: Stored) -> Asked:
+    """The chapter's runs (:mod:`mlpl_lab.chapters.asked`). Families: the ladder per proportion
+    (:func:`ladder_key`), the γ grid (:data:`GRID`) and the sweep's cells (:func:`sweep_key`).
+    The γ of each noise level is chosen on validation once its grid is stored; until then the
+    cells that read it (the sweep's PU-MLC; at the sweep's p, the ladder's γ rows, of which
+    PU-MLC is the clean cell) wait in ``later`` under the grid's first γ."""
+    grid = _grid(d)
+    chosen = _chosen(grid, stored)
+    now: Dict[str, Dict[str, List[RunSpec]]] = {}
+    later: Dict[str, Dict[str, List[RunSpec]]] = {}
+
+    def ask(family: str, label: str, runs: List[RunSpec], waits: bool = False):
+        (later if waits else now).setdefault(family, {})[label] = runs
+
+    g0, waits0 = chosen.get(0.0, d.gamma_grid[0]), 0.0 not in chosen
+    clean = {"PU-MLC (+mixup)": grid[(0.0, g0)], "partial BCE (+negatives)": _baseline(d, 0.0)}
+    for p in d.proportions:
+        at_sweep = p == d.sweep_p
+        rows = _ladder_rows(d, p, g0 if at_sweep else d.paper_gamma)
+        for label, runs in rows.items():
+            ask(ladder_key(p), label, clean.get(label, runs) if at_sweep else runs,
+                waits=at_sweep and label in GAMMA_ROWS and waits0)
+    if d.sweep_p not in d.proportions:  # the sweep's clean cells are the ladder's two rows there
+        for label, runs in clean.items():
+            ask(ladder_key(d.sweep_p), label, runs, waits=label in GAMMA_ROWS and waits0)
+    for (fn, g), runs in grid.items():
+        ask(GRID, grid_label(fn, g), runs)
+    for fn in map(float, d.fn_rates):
+        ask(sweep_key(fn), PU, grid[(fn, chosen.get(fn, d.gamma_grid[0]))], waits=fn not in chosen)
+        ask(sweep_key(fn), PBCE, _baseline(d, fn))
+        ask(sweep_key(fn), CONTROL, _baseline(d, fn, "unknown") if fn else _baseline(d, fn))
+    return Asked(now, later)
 
 
-def run_count(profile="cpu") -> Dict[str, int]:
-    """How many runs the design asks the store for, by part (the oracle counted apart: chapter
-    01 trains the same runs)."""
-    P = as_profile(profile)
-    d = chapter_design(P)
-    ladder = ladder_specs(P, d, gamma_at_sweep_p=d.paper_gamma)
-    rows = sum(len(v) for rows in ladder.values() for k, v in rows.items() if k != ORACLE)
-    if d.sweep_p in d.proportions:  # PU-MLC and partial BCE there are the sweep's clean cells
-        rows -= 2 * len(d.seeds)
-    out = {"ladder": rows, "oracle (shared)": len(d.seeds_of(ORACLE)),
-           "γ selection": sum(len(v) for v in gamma_specs(P, d).values()),
-           "partial BCE sweep + control": sum(len(v) for v in baseline_specs(P, d).values())}
+class PUResults(NamedTuple):
+    """The chapter's ensured runs, arranged for its tables."""
+
+    #: ``{"p=…": {row: runs}}``, the proportions in order, then the sweep's p
+    ladders: Dict[str, Dict[str, List]]
+    #: ``{fn_rate: {PU: runs of the γ chosen there, PBCE: runs, CONTROL: runs}}`` (at fn 0 the
+    #: control is the noisy cell: the same labels)
+    sweep: Dict[float, Dict[str, List]]
+    #: ``{(fn_rate, γ): runs}``
+    gammas: Dict[Tuple[float, float], List]
+
+
+def results(d: PUDesign, runs: Runs) -> PUResults:
+    """The runs of ``ensure_asked(specs, d)`` as :class:`PUResults`."""
+    keys = [ladder_key(p) for p in d.proportions]
+    keys += [ladder_key(d.sweep_p)] if d.sweep_p not in d.proportions else []
+    ladders = {k: runs[k] for k in keys}
+    sweep = {float(fn): runs[sweep_key(fn)] for fn in d.fn_rates}
+    gammas = {(float(fn), float(g)): runs[GRID][grid_label(fn, g)] for fn in d.fn_rates for g in d.gamma_grid}
+    return PUResults(ladders, sweep, gammas)
+
+
+def run(d: PUDesign, store=None, **engine) -> Runs:
+    """The chapter's runs (:func:`specs`) from the run store, training what is missing
+    (``engine``: ``workers=`` / ``scheduler=``); :func:`results` arranges them."""
+    return ensure_asked(specs, d, store=store, label="06 PU-MLC", **engine)
+
+
+def shown_splits(d: PUDesign, seed: int = 0):
+    """The splits of the ladder's first proportion (PU labels) on ``seed``: what the widget shows."""
+    return splits_for(as_profile(d.profile), "positives_only", {"p": d.proportions[0]}, seed)
+
+
+def run_count(d: PUDesign) -> Dict[str, int]:
+    """How many distinct runs the design asks the store for, by part (the oracle counted apart:
+    chapter 01 trains the same runs; the γ choices at their stand-in, the same count)."""
+    asked = specs(d, nothing_stored)
+    families = {f: dict(asked.now.get(f, {})) | asked.later.get(f, {}) for f in set(asked.now) | set(asked.later)}
+
+    def keys(fams, labels=None) -> set:
+        return {s.key for f in fams for lab, ss in families[f].items() if labels is None or lab in labels
+                for s in ss}
+
+    ladder_fams = [ladder_key(p) for p in set(d.proportions) | {d.sweep_p}]
+    oracle = keys(ladder_fams, (ORACLE,))
+    grid = keys([GRID])
+    base = keys([sweep_key(fn) for fn in d.fn_rates], (PBCE, CONTROL))
+    out = {"ladder": len(keys(ladder_fams) - oracle - grid - base), "oracle (shared)": len(oracle),
+           "γ selection": len(grid), "partial BCE sweep + control": len(base)}
     out["total"] = sum(out.values())
     return out
 
@@ -221,55 +299,9 @@ def select_gammas(gamma_runs, metric: str = "val_mAP") -> Dict[float, float]:
     (best-val epoch; ties: the smaller γ). The test split plays no part."""
     out = {}
     for fn in sorted({fn for fn, _ in gamma_runs}):
-        scores = {g: float(np.mean([r.best[metric] for r in runs]))
-                  for (f, g), runs in gamma_runs.items() if f == fn}
+        scores = {g: seed_mean(runs, metric) for (f, g), runs in gamma_runs.items() if f == fn}
         out[fn] = max(sorted(scores), key=lambda g: scores[g])
     return out
-
-
-def run(profile="cpu", seed: int = 0):
-    """``(design, splits at the first proportion, {"p=…": {row: runs}}, sweep, gammas)``.
-
-    ``sweep`` is ``{fn_rate: {PU: runs, PBCE: runs, CONTROL: runs}}`` (PU-MLC with the γ chosen
-    at that noise level), ``gammas`` is ``{(fn_rate, γ): runs}``. The ladder at the sweep's
-    proportion (gpu) runs its γ rows with the γ chosen at fn_rate 0; PU-MLC and partial BCE there
-    are the sweep's clean cells (``noisy_negatives(p, 0)`` has the ``known_proportion(p)`` mask,
-    so PU-MLC reads the positives of ``positives_only(p)``: the same runs, not trained twice)."""
-    P = as_profile(profile)
-    d = chapter_design(P)
-    sweep_key = f"p={d.sweep_p}"
-    first = ladder_specs(P, d, gamma_at_sweep_p=None)
-    if sweep_key in first:  # the sweep's clean cells stand in for these two rows
-        for label in ("PU-MLC (+mixup)", "partial BCE (+negatives)"):
-            first[sweep_key].pop(label, None)
-    flat = {("ladder", key, label): specs for key, rows in first.items() for label, specs in rows.items()}
-    flat |= {("gamma",) + k: v for k, v in gamma_specs(P, d).items()}
-    flat |= {("base",) + k: v for k, v in baseline_specs(P, d).items()}
-    done = ensure_grid(flat, label="06 PU-MLC")  # one pass: one progress estimate
-    ladders: Dict[str, Dict[str, List]] = {}
-    gammas, base = {}, {}
-    for k, runs in done.items():
-        if k[0] == "ladder":
-            ladders.setdefault(k[1], {})[k[2]] = runs
-        elif k[0] == "gamma":
-            gammas[(k[1], k[2])] = runs
-        else:
-            base[(k[1], k[2])] = runs
-    chosen = select_gammas(gammas)
-    sweep = {fn: {PU: gammas[(fn, chosen[fn])], PBCE: base[(PBCE, fn)],
-                  CONTROL: base[(CONTROL, fn)] if fn else base[(PBCE, fn)]} for fn in sorted(chosen)}
-    if 0.0 in sweep:
-        clean = {"PU-MLC (+mixup)": sweep[0.0][PU], "partial BCE (+negatives)": sweep[0.0][PBCE]}
-        if sweep_key in ladders:  # the γ rows with the validation-chosen γ
-            rest = ladder_specs(P, d, gamma_at_sweep_p=chosen[0.0])[sweep_key]
-            todo = {label: rest[label] for label in GAMMA_ROWS if label != "PU-MLC (+mixup)"}
-            ladders[sweep_key] |= ensure_grid(todo, label="06 PU-MLC, γ rows at the sweep's p")
-            ladders[sweep_key] |= clean
-            ladders[sweep_key] = {label: ladders[sweep_key][label] for label in list(LADDER) + [ORACLE]}
-        else:
-            ladders[sweep_key] = clean
-    splits = splits_for(P, "positives_only", {"p": d.proportions[0]}, seed)
-    return d, splits, ladders, sweep, gammas
 
 
 # -- the noise, counted -------------------------------------------------------------------------
@@ -288,12 +320,11 @@ def noise_counts(Y, observed) -> Dict[str, float]:
             "observed positives": kept, "false negatives": flipped}
 
 
-def noise_by_seed(profile="cpu", design: PUDesign | None = None) -> Dict[float, Dict[int, Dict[str, float]]]:
+def noise_by_seed(d: PUDesign) -> Dict[float, Dict[int, Dict[str, float]]]:
     """``{fn_rate: {seed: noise_counts}}`` of the sweep's training labels, computed from each
     seed's true label matrix with the regime the runs use (``make_splits`` applies
     ``labels.regime(name, **params)(Y_train, seed=seed)``)."""
-    P = as_profile(profile)
-    d = design or chapter_design(P)
+    P = as_profile(d.profile)
     out: Dict[float, Dict[int, Dict[str, float]]] = {}
     for s in d.seeds:
         Y = splits_for(P, *_noisy(d, 0.0), seed=s).train.labels.numpy()
@@ -303,8 +334,13 @@ def noise_by_seed(profile="cpu", design: PUDesign | None = None) -> Dict[float, 
     return out
 
 
+#: the sweep's axis as the share of the true positives it flips (a column of :func:`noise_table`)
+SHARE = "share of true positives reported negative"
+
+
 def noise_table(noise):
-    """Mean over seeds of :func:`noise_counts` per fn_rate (the sweep's axis, stated honestly)."""
+    """Mean over seeds of :func:`noise_counts` per fn_rate (the sweep's axis, stated honestly;
+    every table reads the noise's means here)."""
     import pandas as pd
 
     frame = pd.DataFrame({fn: pd.DataFrame(by_seed_).T.mean() for fn, by_seed_ in noise.items()}).T
@@ -318,17 +354,23 @@ def gamma_table(gammas, metric: str = "val_mAP"):
     import pandas as pd
 
     chosen = select_gammas(gammas, metric)
-    rows = {(fn, g): {"val mAP": float(np.mean([r.best[metric] for r in runs])),
-                      "test mAP": float(np.mean([r.best["test_mAP"] for r in runs])),
+    rows = {(fn, g): {"val mAP": seed_mean(runs, metric), "test mAP": seed_mean(runs, "test_mAP"),
                       "selected": "✓" if chosen[fn] == g else ""} for (fn, g), runs in sorted(gammas.items())}
     frame = pd.DataFrame(rows).T
     frame.index.names = ["fn_rate", "γ"]
     return frame
 
 
-def _cell(values) -> str:
-    v = np.asarray(values, dtype=float)
-    return f"{v.mean():.1f}" + (f" ± {v.std(ddof=1):.1f}" if len(v) > 1 else "")
+def _sd(runs, metric: str) -> float:
+    """The sample standard deviation over seeds (NaN for one seed)."""
+    v = list(by_seed(runs, metric).values())
+    return float(np.std(v, ddof=1)) if len(v) > 1 else math.nan
+
+
+def _cell(runs, metric: str) -> str:
+    """``mean ± sd`` over seeds as text (the mean alone for one seed)."""
+    sd = _sd(runs, metric)
+    return f"{seed_mean(runs, metric):.1f}" + ("" if math.isnan(sd) else f" ± {sd:.1f}")
 
 
 def ladder_table(ladders, metric: str = "test_mAP"):
@@ -340,7 +382,7 @@ def ladder_table(ladders, metric: str = "test_mAP"):
     for key, results in ladders.items():
         p = float(key.split("=")[1])
         for label, runs in results.items():
-            rows.setdefault(label, {})[f"{key} (ours)"] = _cell([r.best[metric] for r in runs])
+            rows.setdefault(label, {})[f"{key} (ours)"] = _cell(runs, metric)
             paper = PAPER.get(label, {}).get(p)
             rows[label][f"{key} paper COCO / VOC"] = "—" if paper is None else f"{paper[0]} / {paper[1]}"
     return pd.DataFrame(rows).T.fillna("—")
@@ -352,25 +394,49 @@ def sweep_table(sweep, noise, metric: str = "test_mAP"):
     difference PU-MLC − partial BCE (mean and sd over seeds)."""
     import pandas as pd
 
+    share = noise_table(noise)[SHARE]
     rows = {}
     for fn, cells in sweep.items():
-        row = {"positives reported negative": float(np.mean(
-            [c["share of true positives reported negative"] for c in noise[fn].values()]))}
+        row = {"positives reported negative": float(share[fn])}
         for label in (PU, PBCE, CONTROL):
-            v = list(by_seed(cells[label], metric).values())
-            row[label], row[f"{label} sd"] = float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else math.nan
-        diff = _paired(cells[PU], cells[PBCE], metric)
-        row["PU-MLC − partial BCE"] = float(np.mean(list(diff.values())))
-        row["PU-MLC − partial BCE sd"] = float(np.std(list(diff.values()), ddof=1)) if len(diff) > 1 else math.nan
+            row[label], row[f"{label} sd"] = seed_mean(cells[label], metric), _sd(cells[label], metric)
+        diff = _differences(cells[PU], cells[PBCE], metric)
+        row["PU-MLC − partial BCE"], row["PU-MLC − partial BCE sd"] = seed_mean(diff, metric), _sd(diff, metric)
         rows[fn] = row
     frame = pd.DataFrame(rows).T.sort_index()
     frame.index.name = "fn_rate"
     return frame
 
 
+@dataclass(frozen=True)
+class Difference:
+    """``a − b`` of one seed's two runs, read as a run by the tables (its seed, ``best[metric]``,
+    and ``converged``: False when either run did not converge)."""
+
+    spec: Any
+    best: Dict[str, float]
+    converged: Optional[bool]
+
+
+def _differences(a_runs, b_runs, metric: str = "test_mAP") -> List[Difference]:
+    """The paired differences ``a − b`` of ``metric``, one per seed both sets hold, by seed."""
+    b = {r.spec.seed: r for r in b_runs}
+    return [Difference(r.spec, {metric: float(r.best[metric]) - float(b[r.spec.seed].best[metric])},
+                       converged([r, b[r.spec.seed]]))
+            for r in sorted(a_runs, key=lambda r: r.spec.seed) if r.spec.seed in b]
+
+
 def _paired(a_runs, b_runs, metric: str = "test_mAP") -> Dict[int, float]:
-    a, b = by_seed(a_runs, metric), by_seed(b_runs, metric)
-    return {s: a[s] - b[s] for s in sorted(set(a) & set(b))}
+    """``{seed: a − b}`` of ``metric``."""
+    return by_seed(_differences(a_runs, b_runs, metric), metric)
+
+
+def _parts(sweep, fn, metric: str) -> Dict[str, List[Difference]]:
+    """What noisy negatives at ``fn`` cost partial BCE, as paired differences (:func:`decomposition`)."""
+    clean, cells = sweep[min(sweep)][PBCE], sweep[fn]
+    return {"lost positives (clean − control)": _differences(clean, cells[CONTROL], metric),
+            "wrong negatives (control − noisy)": _differences(cells[CONTROL], cells[PBCE], metric),
+            "whole drop (clean − noisy)": _differences(clean, cells[PBCE], metric)}
 
 
 def decomposition(sweep, metric: str = "test_mAP", as_text: bool = True):
@@ -379,16 +445,8 @@ def decomposition(sweep, metric: str = "test_mAP", as_text: bool = True):
     add up to the whole drop clean − noisy. ``as_text=False``: the means over seeds, as numbers."""
     import pandas as pd
 
-    clean = sweep[min(sweep)][PBCE]
-    rows = {}
-    for fn, cells in sorted(sweep.items()):
-        if fn == min(sweep):
-            continue
-        parts = {"lost positives (clean − control)": _paired(clean, cells[CONTROL], metric),
-                 "wrong negatives (control − noisy)": _paired(cells[CONTROL], cells[PBCE], metric),
-                 "whole drop (clean − noisy)": _paired(clean, cells[PBCE], metric)}
-        rows[fn] = {k: _cell(list(v.values())) if as_text else float(np.mean(list(v.values())))
-                    for k, v in parts.items()}
+    rows = {fn: {k: _cell(v, metric) if as_text else seed_mean(v, metric) for k, v in _parts(sweep, fn, metric).items()}
+            for fn in sorted(sweep) if fn != min(sweep)}
     frame = pd.DataFrame(rows).T
     frame.index.name = "fn_rate"
     return frame
@@ -414,14 +472,14 @@ def crossings(sweep, noise, metric: str = "test_mAP"):
     import pandas as pd
 
     fns = sorted(sweep)
-    diffs = {fn: _paired(sweep[fn][PU], sweep[fn][PBCE], metric) for fn in fns}
-    share = "share of true positives reported negative"
+    diffs = {fn: _differences(sweep[fn][PU], sweep[fn][PBCE], metric) for fn in fns}
+    per_seed = {fn: by_seed(v, metric) for fn, v in diffs.items()}
+    mean_share = noise_table(noise)[SHARE]
     rows = {}
-    seeds = sorted(set.intersection(*(set(v) for v in diffs.values())))
+    seeds = sorted(set.intersection(*(set(v) for v in per_seed.values())))
     for s in seeds + ["mean"]:
-        y = [diffs[fn][s] if s != "mean" else float(np.mean(list(diffs[fn].values()))) for fn in fns]
-        xs = [noise[fn][s][share] if s != "mean" else float(np.mean([c[share] for c in noise[fn].values()]))
-              for fn in fns]
+        y = [per_seed[fn][s] if s != "mean" else seed_mean(diffs[fn], metric) for fn in fns]
+        xs = [noise[fn][s][SHARE] if s != "mean" else float(mean_share[fn]) for fn in fns]
         at_fn, why = _cross(fns, y)
         at_share, _ = _cross(xs, y)
         rows[s] = {"fn_rate": at_fn, "positives reported negative": at_share, "note": why}
@@ -441,16 +499,15 @@ def temperature_curves(runs):
                         index=pd.Index([row["epoch"] for row in hist], name="epoch"), columns=classes)
 
 
-def training_differences(profile="cpu"):
+def training_differences(d: PUDesign):
     """What differs from the paper's training (its code, TAKELAMAG/PU-MLC; the differences are listed in :mod:`mlpl_lab.methods.pu_mlc`) and why,
-    with this profile's settings."""
+    with this design's profile's settings."""
     import pandas as pd
 
     from ..engine.train import TrainConfig
 
-    P = as_profile(profile)
+    P = as_profile(d.profile)
     t = TrainConfig(**{k: v for k, v in P.train_settings().items() if k in TrainConfig.__dataclass_fields__})
-    d = chapter_design(P)
     rows = [
         ("backbone and head", "ResNet-101 (ImageNet, 448 px) + SSGRL semantic decoupling (GloVe) + gated GNN",
          f"{P.model} + linear head",
@@ -466,7 +523,7 @@ def training_differences(profile="cpu"):
          "the profile's schedule for every method"),
         ("epochs", "80 planned (OneCycle), stopped at 41 / 56",
          f"{d.epochs_of('pu_mlc')} for the vPU / PU-MLC rows, {d.epochs} for AN, partial BCE and the oracle",
-         "set so each row's validation curve can flatten (PU_EPOCHS records the measurement behind it)"),
+         "set so each row's validation curve can flatten (DESIGNS records the reason, the handbook the measurements)"),
         ("EMA", "0.9997 (COCO); reports max(raw, EMA)", "none (option ema_decay)",
          "the best of two models on the test set is an oracle choice"),
         ("model selection", "best test mAP over epochs", "test mAP at the best clean-validation epoch",
@@ -524,21 +581,17 @@ def claims(ladders, sweep):
 
 # -- what the notebook shows (the one table style, mlpl_lab.analysis.display) -------------------
 
-def _interval_row(values, runs=()) -> Tuple[float, float, float, bool]:
-    """(mean, 95 % half-width, seeds, a run did not converge) of per-seed values."""
-    from ..analysis.benchmark import converged, t_interval
-
-    mean, half, n = t_interval(values)
-    return mean, half, n, converged(list(runs)) is False
-
-
-def _interval_frames(cells: Dict, columns: List[str]):
-    """``{row: {column: (mean, half, n, unconverged)}}`` as the four frames :func:`styled` reads."""
+def _frames(columns: Dict[str, Dict[Any, List]], rows: List, metric: str = "test_mAP"):
+    """:func:`mlpl_lab.analysis.tables.interval_frames` of each column's ``{row: runs}``, side by
+    side: ``(mean, half, seeds, unconverged)`` indexed by ``rows`` (NaN where a column lacks a row)."""
     import pandas as pd
 
-    parts = [pd.DataFrame({c: {r: v[c][i] for r, v in cells.items() if c in v} for c in columns})
-             .reindex(index=list(cells), columns=columns) for i in range(4)]
-    return parts[0].astype(float), parts[1], parts[2], parts[3]
+    parts: List[List] = [[], [], [], []]
+    for column, results in columns.items():
+        for i, frame in enumerate(interval_frames(results, (metric,))):
+            parts[i].append(frame.iloc[:, 0].rename(column))
+    mean, half, n, unconv = (pd.concat(p, axis=1).reindex(index=rows, columns=list(columns)) for p in parts)
+    return mean.astype(float), half, n, unconv
 
 
 def ladder_view(ladders, metric: str = "test_mAP"):
@@ -548,12 +601,9 @@ def ladder_view(ladders, metric: str = "test_mAP"):
     from ..analysis.display import caption, styled
 
     text = ladder_table(ladders, metric)
-    cells: Dict[str, Dict[str, tuple]] = {}
     ours = [c for c in text.columns if c.endswith("(ours)")]
-    for key, results in ladders.items():
-        for label, runs in results.items():
-            cells.setdefault(label, {})[f"{key} (ours)"] = _interval_row([r.best[metric] for r in runs], runs)
-    mean, half, n, unconv = _interval_frames({r: cells.get(r, {}) for r in text.index}, ours)
+    mean, half, n, unconv = _frames({f"{key} (ours)": results for key, results in ladders.items()},
+                                    list(text.index), metric)
     frame = text.copy().astype(object)
     for c in ours:
         frame[c] = mean[c]
@@ -590,16 +640,13 @@ def sweep_view(sweep, noise, metric: str = "test_mAP"):
 
     from ..analysis.display import caption, styled
 
+    fns = sorted(sweep)
     cols = [PU, PBCE, CONTROL, f"{PU} − {PBCE}"]
-    cells: Dict[float, Dict[str, tuple]] = {}
-    share = {}
-    for fn, c in sorted(sweep.items()):
-        share[fn] = float(np.mean([x["share of true positives reported negative"] for x in noise[fn].values()]))
-        cells[fn] = {label: _interval_row(list(by_seed(c[label], metric).values()), c[label])
-                     for label in (PU, PBCE, CONTROL)}
-        cells[fn][cols[3]] = _interval_row(list(_paired(c[PU], c[PBCE], metric).values()), list(c[PU]) + list(c[PBCE]))
-    mean, half, n, unconv = _interval_frames(cells, cols)
-    frame = pd.concat([pd.Series(share, name="positives reported negative"), mean], axis=1)
+    columns = {label: {fn: sweep[fn][label] for fn in fns} for label in cols[:3]}
+    columns[cols[3]] = {fn: _differences(sweep[fn][PU], sweep[fn][PBCE], metric) for fn in fns}
+    mean, half, n, unconv = _frames(columns, fns, metric)
+    share = noise_table(noise)[SHARE].reindex(fns).astype(float).rename("positives reported negative")
+    frame = pd.concat([share, mean], axis=1)
     frame.index.name = "fn_rate"
     return styled(frame, caption("Test mAP (%) per noise level (fn_rate: the share of observed negatives that "
                                  "are true positives) and the paired difference PU-MLC − partial BCE; "
@@ -620,20 +667,13 @@ def crossings_view(cross):
 
 def decomposition_view(sweep, metric: str = "test_mAP"):
     """:func:`decomposition` as the notebook shows it: each part as mean ± 95 % interval over the
-    paired seeds."""
+    paired seeds († where a run of the pair did not converge)."""
     from ..analysis.display import caption, styled
 
-    numbers = decomposition(sweep, metric, as_text=False)
-    clean = sweep[min(sweep)][PBCE]
-    cells = {}
-    for fn, c in sorted(sweep.items()):
-        if fn == min(sweep):
-            continue
-        parts = dict(zip(numbers.columns, (_paired(clean, c[CONTROL], metric), _paired(c[CONTROL], c[PBCE], metric),
-                                           _paired(clean, c[PBCE], metric))))
-        runs = list(clean) + list(c[CONTROL]) + list(c[PBCE])
-        cells[fn] = {k: _interval_row(list(v.values()), runs) for k, v in parts.items()}
-    mean, half, n, unconv = _interval_frames(cells, list(numbers.columns))
+    fns = [fn for fn in sorted(sweep) if fn != min(sweep)]
+    parts = {fn: _parts(sweep, fn, metric) for fn in fns}
+    names = list(parts[fns[0]]) if fns else []
+    mean, half, n, unconv = _frames({k: {fn: parts[fn][k] for fn in fns} for k in names}, fns, metric)
     mean.index.name = "fn_rate"
     return styled(mean, caption("What noisy negatives cost partial BCE, in test mAP points, paired by seed: the "
                                 "positives lost (clean − control), the wrong negatives (control − noisy) and "
@@ -641,16 +681,16 @@ def decomposition_view(sweep, metric: str = "test_mAP"):
                   percent=True, half=half, seeds=n, unconverged=unconv, best=False)
 
 
-def differences_view(profile="cpu"):
+def differences_view(d: PUDesign):
     """:func:`training_differences` with its caption."""
     from ..analysis.display import styled
 
-    return styled(training_differences(profile), "What differs from the paper's training (its official code) "
+    return styled(training_differences(d), "What differs from the paper's training (its official code) "
                   "and why, with this profile's settings.", best=False)
 
 
-def design_view(design: PUDesign):
-    """The chapter's design (:func:`chapter_design`) as a table of its fields."""
+def design_view(d: PUDesign):
+    """The chapter's design (:func:`design`) as a table of its fields."""
     from ..analysis.display import fields_table
 
-    return fields_table(design, f"The chapter's design under the {design.profile} profile: what it trains.")
+    return fields_table(d, f"The chapter's design under the {d.profile} profile: what it trains.")
