@@ -370,13 +370,19 @@ def test_make_splits():
     seeds = {sp.train.scenes.params["seed"], sp.val.scenes.params["seed"], sp.test.scenes.params["seed"]}
     assert len(seeds) == 3
     assert not torch.equal(sp.val.images[:30], sp.test.images)
-    assert torch.equal(sp.val.observed, sp.val.labels) and torch.equal(sp.test.observed, sp.test.labels)
+    # the val set's observed labels: the run's regime on the val labels with its seed (Cole's observed
+    # validation); the test set fully observed
+    assert torch.equal(sp.val.observed, R.single_positive(sp.val.labels, seed=2))
+    assert torch.equal(sp.test.observed, sp.test.labels)
     assert torch.equal((sp.train.observed == L.POS).sum(1), torch.ones(120, dtype=torch.int64))
     assert torch.equal(sp.train.observed, R.single_positive(sp.train.labels, seed=2))
     sp2 = make_splits(n_train=120, n_val=40, n_test=30, seed=2, regime="drop_positives",
                       regime_params={"alpha": 0.5}, regime_seed=9)
     assert torch.equal(sp2.train.observed, R.drop_positives(sp2.train.labels, alpha=0.5, seed=9))
+    assert torch.equal(sp2.val.observed, R.drop_positives(sp2.val.labels, alpha=0.5, seed=9))
     biased = make_splits(n_train=50, n_val=10, n_test=10, regime_params={"bias": "size"})
+    assert torch.equal(biased.val.observed, R.single_positive(biased.val.labels, seed=0, bias="size",
+                                                              masks=biased.val.masks))
     assert torch.equal((biased.train.observed == L.POS).sum(1), torch.ones(50, dtype=torch.int64))
 
 

@@ -188,9 +188,15 @@ def with_regime(sets: tuple[Scenes, Scenes, Scenes], seed: int, regime: str = "s
             and "masks" not in regime_params:
         call_kwargs["masks"] = train_scenes.masks
     observed = make_obs(train_scenes.labels, **call_kwargs)
+    # the validation labels a practitioner would hold: the same regime on the validation scenes
+    # (Cole et al.'s observed validation variant). Training never reads them; the engine scores
+    # val_obs_mAP on them beside the clean val_mAP, so model selection can be compared both ways
+    if "masks" in call_kwargs:
+        call_kwargs["masks"] = val_scenes.masks
+    val_observed = make_obs(val_scenes.labels, **call_kwargs)
     return SceneSplits(
         train=SceneDataset(train_scenes, observed),
-        val=SceneDataset(val_scenes, R.full(val_scenes.labels)),
+        val=SceneDataset(val_scenes, val_observed),
         test=SceneDataset(test_scenes, R.full(test_scenes.labels)),
         class_names=list(train_scenes.class_names), regime=regime, regime_params=regime_params)
 
@@ -205,7 +211,9 @@ def make_splits(n_train: int = 4000, n_val: int = 1000, n_test: int = 1000, seed
     scene is generated); the train set's observed matrix is
     ``labels.regime(regime, **regime_params)(Y_train, seed=regime_seed or seed)``
     (``regime_seed=None`` -> ``seed``).  For ``single_positive`` with ``bias`` the
-    train masks are passed automatically.  Val and test are fully observed.
+    train masks are passed automatically.  The val set's ``observed`` is the same regime on the
+    val labels (same seed, its own masks), read only for ``val_obs_mAP``; its ``labels`` stay
+    clean, and the test set is fully observed.
     ``scene_kwargs`` go to :func:`make_scenes` (e.g. ``max_objects``, ``noise``).
     """
     regime_params = dict(regime_params or {})
