@@ -21,7 +21,7 @@ def test_chapter_01_every_regime_on_five_seeds():
     from mlpl_lab.chapters import assume_negative as ch
 
     with planning():
-        out = ch.run("cpu")
+        out = ch.results(ch.run("cpu"))
     for regime, rows in out.items():
         for row, runs in rows.items():
             assert seeds(runs) == FIVE, (regime, row)

@@ -116,9 +116,9 @@ def test_notebook_01_records_the_protocol(executed_notebooks):
     assert t["converged"]["full labels"] == rec["convergence"]["single positive · full labels · seed 0"]
     # every run of the main comparison has a convergence entry (the oracle once per seed)
     conv = rec["convergence"]
-    key, other = ch.KEY_SEEDS["smoke"], ch.OTHER_SEEDS["smoke"]
-    expected = {f"single positive · {m} · seed {s}" for m in ("full labels", "AN") for s in range(key)}
-    expected |= {f"{r} · AN · seed {s}" for r in ("drop 50 %", "known 10 %") for s in range(other)}
+    d = ch.design("smoke")
+    expected = {f"single positive · {m} · seed {s}" for m in ("full labels", "AN") for s in d.key_seeds}
+    expected |= {f"{r} · AN · seed {s}" for r in ("drop 50 %", "known 10 %") for s in d.other_seeds}
     assert set(conv) == expected and all(isinstance(v, bool) for v in conv.values())
     assert set(rec["convergence_scratch"]) == {"AN · seed 0", "full labels · seed 0"}
     early = rec["early_vs_converged"]

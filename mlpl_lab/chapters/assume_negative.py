@@ -1,31 +1,31 @@
 """Notebook 01 — assume negative: the full-label oracle vs AN, and the protocol every chapter uses.
 
-Design (literals per profile):
+The chapter as data (issue 50): :func:`design` holds its per-profile literals (:data:`DESIGNS`),
+:func:`specs` the runs they ask for, and the views below read the ensured runs.
 
-* **The main comparison**: the oracle and AN under three regimes, every run from the lab's
-  pretrained backbone (``Profile.init="pretrained"``) and trained until its validation curve
-  flattens (:mod:`mlpl_lab.core.convergence`). Single positive (the key comparison) on
-  ``KEY_SEEDS`` seeds, the other regimes on ``OTHER_SEEDS`` (one oracle run per seed serves
-  every regime, see ``Profile.spec``).
+* **The main comparison**: the oracle and AN under three regimes (:data:`REGIMES`), every run
+  from the lab's pretrained backbone (``Profile.init="pretrained"``) and trained until its
+  validation curve flattens (:mod:`mlpl_lab.core.convergence`). Single positive (the key
+  comparison) on the design's ``key_seeds``, the other regimes on its ``other_seeds`` (one oracle
+  run per seed serves every regime, see ``Profile.spec``).
 * **The pretraining data, chosen by measurement** (:data:`PRETRAIN_CANDIDATES`): each candidate
-  is pretrained once and AN and the oracle are fine-tuned from it on ``CANDIDATE_SEEDS`` seeds.
+  is pretrained once and AN and the oracle are fine-tuned from it on ``candidate_seeds``.
   :func:`choose_pretraining` states the rule — it never looks at a partial-label method.
 * **Scratch vs pretrained** (``init="scratch"``, the same epochs and schedule) for AN and the
-  oracle on the first seed: learning curves, and what a comparison read before the curves
+  oracle on ``scratch_seed``: learning curves, and what a comparison read before the curves
   flattened (``EARLY_EPOCH``, the lab's former protocol: 6 epochs) would have concluded.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
-
-import numpy as np
+from dataclasses import dataclass
+from typing import Any, Dict, List, Tuple
 
 from ..analysis.claims import Claim, by_seed, claims_table, paired
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
-from ..analysis.tables import regimes_table
-from ..profiles import get_profile
-from ..runs.runner import ensure_grid
-from .common import as_profile, design_name, runs_for, specs_for, splits_for
+from ..analysis.tables import regimes_table, seed_mean
+from ..profiles import Profile, get_profile
+from .asked import Asked, Runs, Stored, ensure_asked
+from .common import as_profile, design_name, specs_for, splits_for
 
 REGIMES: Dict[str, tuple] = {
     "single positive": ("single_positive", {}),
@@ -33,37 +33,100 @@ REGIMES: Dict[str, tuple] = {
     "known 10 %": ("known_proportion", {"p": 0.1}),
 }
 METHODS = {"full labels": "full", "AN": "an"}
-#: seeds of the key comparison (oracle vs AN, single positive) and of the other regimes: every
-#: claim of the chapter pairs five seeds under cpu and gpu (issue 36); the other regimes reuse the
-#: key comparison's oracle runs, so they add AN runs only
-KEY_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
-OTHER_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
 #: pretraining candidates: overrides of ``Profile.pretrain`` (both object-centric: one object
 #: per image, like ImageNet's photos; they differ in whether the classes are the chapters' own)
 PRETRAIN_CANDIDATES: Dict[str, Dict[str, Any]] = {
     "digits (10 classes disjoint from the scenes')": {"glyphs": "digits"},
     "shapes (the scenes' own 20 classes)": {"glyphs": "shapes"},
 }
-CANDIDATE_SEEDS = {"smoke": 1, "cpu": 3, "gpu": 3}
 #: the lab's premise: converged, the AN → oracle gap under single positive stays at least this
 #: large (COCO's is about 12 mAP: Cole et al. / LL)
 MIN_GAP = 5.0
 #: the epoch at which the former protocol read its tables (6 epochs from scratch)
 EARLY_EPOCH = 6
 
+#: the notebook parameters that change which runs the chapter asks for: none (``seed`` picks the
+#: runs the confidence histograms read, among those asked for anyway)
+PARAMETERS: Tuple[str, ...] = ()
 
-def key_seeds(P) -> List[int]:
-    return list(P.seeds[:KEY_SEEDS.get(design_name(P), 1)])
+
+@dataclass(frozen=True)
+class AssumeNegativeDesign:
+    """Every per-profile literal of the chapter (seeds are the profile's first ``n``)."""
+
+    profile: Profile
+    key_seeds: Tuple[int, ...]        # single positive: the key comparison, oracle vs AN
+    other_seeds: Tuple[int, ...]      # drop 50 %, known 10 %: AN runs (the oracle's are shared)
+    candidate_seeds: Tuple[int, ...]  # AN and the oracle fine-tuned from each pretraining candidate
+    scratch_seed: int                 # scratch vs pretrained: AN and the oracle on this seed
 
 
-def run(profile) -> Dict[str, Dict[str, list]]:
-    """``{regime: {"full labels": runs, "AN": runs}}``."""
+#: how many of the profile's seeds each part takes. Every claim pairs five seeds under cpu and
+#: gpu (issue 36); the other regimes reuse the key comparison's oracle runs, so they add AN runs
+#: only. A profile without a row here (a custom one) takes one seed everywhere.
+DESIGNS: Dict[str, Dict[str, int]] = {
+    "smoke": {"key_seeds": 2, "other_seeds": 2, "candidate_seeds": 1},
+    "cpu": {"key_seeds": 5, "other_seeds": 5, "candidate_seeds": 3},
+    "gpu": {"key_seeds": 5, "other_seeds": 5, "candidate_seeds": 3},
+}
+_ONE_SEED = {"key_seeds": 1, "other_seeds": 1, "candidate_seeds": 1}
+
+
+def design(profile) -> AssumeNegativeDesign:
+    """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
+    through :data:`mlpl_lab.chapters.common.DESIGN_OF`, capped at the profile's own seeds)."""
     P = as_profile(profile)
-    out = {}
+    n = DESIGNS.get(design_name(P), _ONE_SEED)
+    return AssumeNegativeDesign(profile=P, scratch_seed=int(P.seeds[0]),
+                                **{part: tuple(P.seeds[:k]) for part, k in n.items()})
+
+
+def key_seeds(profile) -> List[int]:
+    """The seeds of the key comparison (single positive) under ``profile``."""
+    return list(design(profile).key_seeds)
+
+
+def candidate_family(cand: str) -> str:
+    """The family of :func:`specs` that holds a pretraining candidate's runs."""
+    return f"pretraining candidate: {cand}"
+
+
+SCRATCH = "from scratch"
+
+
+def specs(d: AssumeNegativeDesign, stored: Stored) -> Asked:
+    """The chapter's runs (no choice waits on a result, so ``later`` is empty):
+
+    * per pretraining candidate (:func:`candidate_family`): its pretraining run (``"pretraining"``)
+      and AN / the oracle fine-tuned from it, single positive, on ``candidate_seeds``;
+    * per regime of :data:`REGIMES`: AN and the oracle from the profile's backbone;
+    * :data:`SCRATCH`: AN and the oracle from random initialisation on ``scratch_seed``."""
+    P = d.profile
+    now: Dict[str, Dict[str, list]] = {}
+    for cand, overrides in PRETRAIN_CANDIDATES.items():
+        base = specs_for(P, METHODS, "single_positive", seeds=d.candidate_seeds)
+        first = base["AN"][0]
+        pre = P.pretrain_spec(first.train["model"], first.train["model_kwargs"], first.data["image_size"],
+                              **overrides)
+        now[candidate_family(cand)] = {"pretraining": [pre]} | {
+            label: [s.replace(backbone_from=pre) for s in ss] for label, ss in base.items()}
     for label, (name, params) in REGIMES.items():
-        seeds = key_seeds(P) if label == "single positive" else P.seeds[:OTHER_SEEDS.get(design_name(P), 1)]
-        out[label] = runs_for(P, METHODS, name, params, seeds=seeds, label="01 " + label)
-    return out
+        seeds = d.key_seeds if label == "single positive" else d.other_seeds
+        now[label] = specs_for(P, METHODS, name, params, seeds=seeds)
+    now[SCRATCH] = specs_for(get_profile(P, init="scratch"), METHODS, "single_positive", seeds=[d.scratch_seed])
+    return Asked(now)
+
+
+def run(profile) -> Runs:
+    """Every run of :func:`specs` under ``profile``, from the run store (training what is
+    missing): ``{family: {label: [runs]}}``; :func:`results`, :func:`candidates` and
+    :func:`scratch_vs_pretrained` read its parts."""
+    return ensure_asked(specs, design(profile), label="01 assume negative")
+
+
+def results(runs: Runs) -> Dict[str, Dict[str, list]]:
+    """The main comparison: ``{regime: {"full labels": runs, "AN": runs}}``."""
+    return {label: runs[label] for label in REGIMES}
 
 
 def table(results) -> "Any":
@@ -74,28 +137,19 @@ def table(results) -> "Any":
 
 # --- the pretraining data, chosen by measurement ------------------------------------------------
 
-def candidate_runs(profile) -> Dict[str, Dict[str, Any]]:
-    """Per candidate: its pretraining run and AN / the oracle fine-tuned from it (single positive)."""
-    P = as_profile(profile)
-    seeds = list(P.seeds[:CANDIDATE_SEEDS.get(design_name(P), 1)])
-    grid, pre = {}, {}
-    for cand, overrides in PRETRAIN_CANDIDATES.items():
-        base = specs_for(P, METHODS, "single_positive", seeds=seeds)
-        first = base["AN"][0]
-        pre[cand] = P.pretrain_spec(first.train["model"], first.train["model_kwargs"],
-                                    first.data["image_size"], **overrides)
-        for label, specs in base.items():
-            grid[(cand, label)] = [s.replace(backbone_from=pre[cand]) for s in specs]
-    pre_runs = ensure_grid({cand: [spec] for cand, spec in pre.items()}, label="01 pretraining candidates")
-    runs = ensure_grid(grid, label="01 pretraining candidates")
-    return {cand: {"pretraining": pre_runs[cand][0], "full labels": runs[(cand, "full labels")],
-                   "AN": runs[(cand, "AN")], "spec": pre[cand]} for cand in PRETRAIN_CANDIDATES}
+def candidates(runs: Runs) -> Dict[str, Dict[str, Any]]:
+    """Per candidate: its pretraining run (``"pretraining"``) and AN / the oracle fine-tuned from
+    it (single positive, over the candidate seeds)."""
+    out = {}
+    for cand in PRETRAIN_CANDIDATES:
+        fam = runs[candidate_family(cand)]
+        out[cand] = {"pretraining": fam["pretraining"][0], "full labels": fam["full labels"], "AN": fam["AN"]}
+    return out
 
 
 def _gap(c) -> float:
     """Oracle − AN test mAP of a candidate, each side's mean over its seeds."""
-    return float(np.mean([r.best["test_mAP"] for r in c["full labels"]])
-                 - np.mean([r.best["test_mAP"] for r in c["AN"]]))
+    return seed_mean(c["full labels"]) - seed_mean(c["AN"])
 
 
 def candidates_table(cands):
@@ -105,12 +159,10 @@ def candidates_table(cands):
 
     rows = {}
     for cand, c in cands.items():
-        an = [r.best["test_mAP"] for r in c["AN"]]
-        full = [r.best["test_mAP"] for r in c["full labels"]]
         runs = list(c["AN"]) + list(c["full labels"])
         rows[cand] = {"pretraining val mAP": c["pretraining"].best["val_mAP"],
-                      "AN": float(np.mean(an)), "full labels": float(np.mean(full)),
-                      "gap": _gap(c), "seeds": len(an),
+                      "AN": seed_mean(c["AN"]), "full labels": seed_mean(c["full labels"]),
+                      "gap": _gap(c), "seeds": len(c["AN"]),
                       "converged": f"{sum(r.converged for r in runs)} of {len(runs)}"}
     return pd.DataFrame(rows).T
 
@@ -177,15 +229,13 @@ def profile_candidate(profile) -> str | None:
 
 # --- scratch vs pretrained, and the comparison read too early ----------------------------------
 
-def scratch_runs(profile, results):
-    """AN and the oracle from scratch (same epochs and schedule), first seed, single positive,
-    next to their pretrained runs: ``{"pretrained": {label: [run]}, "scratch": {label: [run]}}``."""
-    P = as_profile(profile)
-    seed = P.seeds[0]
-    scratch = get_profile(P, init="scratch")
-    runs = runs_for(scratch, METHODS, "single_positive", seeds=[seed], label="01 from scratch")
-    pre = {label: [r for r in rs if r.spec.seed == seed] for label, rs in results["single positive"].items()}
-    return {"pretrained": pre, "scratch": runs}
+def scratch_vs_pretrained(runs: Runs):
+    """AN and the oracle from scratch (same epochs and schedule) next to their pretrained runs on
+    the same seed, single positive: ``{"pretrained": {label: [run]}, "scratch": {label: [run]}}``."""
+    scratch = runs[SCRATCH]
+    seed = scratch["AN"][0].spec.seed
+    pre = {label: [r for r in rs if r.spec.seed == seed] for label, rs in runs["single positive"].items()}
+    return {"pretrained": pre, "scratch": scratch}
 
 
 def early_vs_converged(curves, epoch: int = EARLY_EPOCH):

@@ -80,9 +80,7 @@ def measured_gpu_throughput(records: Path = GPU_RECORDS) -> Optional[Throughput]
 def _assume_negative(P: Profile, p: Mapping[str, Any]) -> None:
     from . import assume_negative as chapter
 
-    chapter.candidate_runs(P)
-    results = chapter.run(P)
-    chapter.scratch_runs(P, results)
+    chapter.run(P)
 
 
 def _gr(P: Profile, p: Mapping[str, Any]) -> None:
