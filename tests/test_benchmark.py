@@ -152,7 +152,10 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     """Same spec, same store key: the benchmark reads the chapters' runs instead of retraining.
     Bug caught: a chapter trains a row with its own overrides (OPML's longer cpu schedule) that the
     benchmark's spec does not carry, so notebook 07 retrains the row under another key."""
-    from mlpl_lab.chapters import cls, common, gr, lac, opml
+    import dataclasses
+
+    from mlpl_lab.chapters import cls, gr, lac, opml
+    from mlpl_lab.chapters.asked import nothing_stored
     from mlpl_lab.chapters.common import splits_for
     from mlpl_lab.profiles import get_profile
 
@@ -163,19 +166,19 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     for label in ("AN", "ROLE", "EM+APL", "GR", "LL-R"):
         name, hp = (zoo[label], {}) if isinstance(zoo[label], str) else zoo[label]
         assert chapter.spec_for(P, label, sp, 0) == P.spec(name, hp, seed=0), label
-    # what chapter 03 asks the store for (ensure_grid replaced: specs only, nothing trains)
-    monkeypatch.setattr(common, "ensure_grid", lambda specs, label=None: dict(specs))
-    _, sp_specs, full_specs = opml.run(P)
+    # what chapter 03 asks the store for (its pure specs: nothing trains)
+    d03 = opml.design(P)
+    asked = opml.specs(d03, nothing_stored).now
+    sp_specs, full_specs = asked[opml.PARTIAL], asked[opml.FULL]
     # under cpu every row trains the profile's 54 epochs (more than the 48 OPML once needed)
     assert {k: v[0].train["epochs"] for k, v in sp_specs.items()} == {k: 54 for k in sp_specs}
     assert full_specs["BCE (full)"][0].train["epochs"] == 54 == full_specs["OPML (full)"][0].train["epochs"]
-    # an OPML_EPOCHS entry reaches the OPML family only (AN and the oracle are shared with 01)
-    monkeypatch.setitem(opml.OPML_EPOCHS, "cpu", 60)
-    _, longer, longer_full = opml.run(P)
+    # a design's opml_epochs reaches the OPML family only (AN and the oracle are shared with 01)
+    asked = opml.specs(dataclasses.replace(d03, opml_epochs=60), nothing_stored).now
+    longer, longer_full = asked[opml.PARTIAL], asked[opml.FULL]
     assert {k: v[0].train["epochs"] for k, v in longer.items()} == {
         k: (60 if k.startswith("OPML") else 54) for k in longer}
     assert longer_full["BCE (full)"][0].train["epochs"] == 54 and longer_full["OPML (full)"][0].train["epochs"] == 60
-    monkeypatch.delitem(opml.OPML_EPOCHS, "cpu")  # back to the shipped lengths for what follows
     assert chapter.spec_for(P, "OPML-SP", sp, 1) == sp_specs["OPML-SP"][1]
     assert chapter.spec_for(P, "AN", sp, 3) == sp_specs["AN"][3]
     d = cls.chapter_design(P)

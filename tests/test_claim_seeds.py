@@ -31,7 +31,8 @@ def test_chapter_03_claim_rows_on_five_seeds():
     from mlpl_lab.chapters import opml as ch
 
     with planning():
-        _, sp, full = ch.run("cpu")
+        runs = ch.run("cpu")
+    sp, full = runs[ch.PARTIAL], runs[ch.FULL]
     # every row named in a claim (opml.claims): OPML-SP, OPML, AN; OPML and BCE with full labels
     for row in ("OPML-SP", "OPML", "AN"):
         assert seeds(sp[row]) == FIVE, row

@@ -61,7 +61,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     # key comparisons on both of the profile's seeds (the cpu fallback would give one)
     assert assume_negative.key_seeds(P) == [0, 1]
     # 03: the full single-positive list (smoke keeps four rows)
-    assert set(opml.method_specs(P)["single_positive"]) == {
+    assert set(opml.design(P).rows) == {
         "AN", "OPML", "OPML+HR", "OPML+HR+LS", "OPML+HR+LC", "OPML-SP"}
     # 04: all four regimes for AN, CLS and the family, CLC, the wide sweeps, both seeds
     d = cls.chapter_design(P)

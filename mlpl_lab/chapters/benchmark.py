@@ -335,8 +335,8 @@ def protocol(profile) -> Dict[str, Any]:
             "backbone": f"{P.model}" + (f" ({value_text(P.model_kwargs)})" if P.model_kwargs else ""),
             "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, {P.lr_schedule} LR"
                         + (", AMP" if P.amp else "")
-                        + (f"; the OPML rows {opml_chapter.OPML_EPOCHS[P.name]} epochs (chapter 03's "
-                           f"schedule, see OPML_EPOCHS)" if P.name in opml_chapter.OPML_EPOCHS else ""),
+                        + (f"; the OPML rows {opml_chapter.design(P).opml_epochs} epochs (chapter 03's "
+                           f"schedule, see OPMLDesign.opml_epochs)" if opml_chapter.design(P).opml_epochs else ""),
             "hyperparameters": "each method's paper defaults (the chapters' choices)",
             "selection": "test mAP at the epoch with the best clean-validation mAP",
             "seeds": ", ".join(str(s) for s in P.seeds)}

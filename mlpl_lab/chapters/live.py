@@ -48,7 +48,7 @@ from ..runs.runner import ensure, load_method
 from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
-from .common import as_profile, design_name, specs_for
+from .common import as_profile, specs_for
 
 CHAPTERS = ("01", "02", "03", "04", "05", "06")
 #: the method each chapter's live exercise trains (display names)
@@ -93,7 +93,7 @@ def shown_seeds(chapter, profile) -> Tuple[int, ...]:
     if c == "03":
         from . import opml
 
-        return tuple(P.seeds[:opml.KEY_SEEDS.get(design_name(P), 1)])
+        return tuple(opml.design(P).key_seeds)
     if c == "04":
         from . import cls
 
@@ -125,8 +125,9 @@ def converged_spec(chapter, profile, seed: int | None = None) -> RunSpec:
     if c == "03":
         from . import opml
 
-        method, hp = opml.method_specs(P)["single_positive"]["OPML-SP"]
-        return P.spec(method, hp, "single_positive", {}, seed=seed, **opml.train_overrides(P, method))
+        d = opml.design(P)
+        method, hp = opml.method_specs(d)[opml.PARTIAL]["OPML-SP"]
+        return P.spec(method, hp, "single_positive", {}, seed=seed, **opml.train_overrides(P, method, d))
     if c == "04":
         from . import cls
 

@@ -1,34 +1,91 @@
-"""Notebook 03 — OPML: its method lists per profile, the runs and Table IV.
+"""Notebook 03 — OPML: its design per profile, the runs it asks for, and Table IV.
 
-Reconstructed parts of the paper and our confidence in each are documented in
+The chapter as data (issue 50): :func:`design` holds its per-profile literals (:data:`DESIGNS`)
+and the notebook's parameters, :func:`specs` the runs they ask for, and the views below read the
+ensured runs. Reconstructed parts of the paper and our confidence in each are documented in
 :mod:`mlpl_lab.methods.opml`.
 """
 from __future__ import annotations
 
-from typing import Dict
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
 
-import numpy as np
-
-from .common import as_profile, as_spec, design_name, runs_for, splits_for
 from ..analysis.claims import Claim, claims_table
+from ..profiles import Profile
+from .asked import Asked, Runs, Stored, ensure_asked
+from .common import as_profile, as_spec, design_name, specs_for, splits_for
+
+#: the notebook parameters that change which runs the chapter asks for
+PARAMETERS: Tuple[str, ...] = ("a", "b", "regime", "seed")
+
+#: every single-positive row the chapter can run, in the table's order (:func:`method_specs`
+#: gives each its method and hyperparameters)
+ROWS = ("AN", "ZLPR", "OPML", "OPML+HR", "OPML+HR+LS", "OPML+HR+LC", "OPML-SP")
+#: the rows the claims pair, run on the design's ``key_seeds`` (the other rows on ``seed``)
+KEY = ("AN", "OPML-SP", "OPML")
+FULL_KEY = ("BCE (full)", "OPML (full)")
+#: the methods of the OPML family: the ones :attr:`OPMLDesign.opml_epochs` lengthens
+OPML_FAMILY = ("opml", "opml_sp")
+#: the two families of :func:`specs`: the rows under the design's regime, and with full labels
+PARTIAL, FULL = "partial labels", "full labels"
 
 
-def method_specs(profile="cpu", a: float = 0.0, b: float = 0.0) -> Dict[str, Dict[str, tuple]]:
-    """The method lists of notebook 03 for a profile: {"single_positive": {...}, "full": {...}}.
+@dataclass(frozen=True)
+class OPMLDesign:
+    """Every literal of the chapter under one profile, and the notebook's parameters."""
 
-    Under ``single_positive``: AN, ZLPR, OPML(a, b), OPML-SP and the Table IV ablation
-    (OPML+HR, OPML+HR+LS, OPML+HR+LC); at a = b = 0 OPML *is* ZLPR, so the ZLPR run is left
-    out rather than trained twice.  Under ``full`` (splits built with regime "full"): the BCE
-    oracle (the ``full`` method) and OPML.  The ``smoke`` profile keeps AN, OPML, OPML+HR and
-    OPML-SP (and both full-label runs) so the notebook runs in seconds.
+    profile: Profile
+    rows: Tuple[str, ...]          # the single-positive rows (ZLPR left out where it equals OPML)
+    key_seeds: Tuple[int, ...]     # the rows of KEY and FULL_KEY run on these
+    a: float = 0.0                 # OPML's alpha is exp(a)
+    b: float = 0.0                 # OPML's beta is exp(b)
+    regime: str = "single_positive"
+    seed: int = 0                  # the seed of the rows outside KEY (OPML+HR, the ablations, ZLPR)
+    #: epochs of the OPML family where they differ from the profile's (None: the profile's). At
+    #: the cpu profile's former 36 epochs two of OPML-SP's five key runs were still climbing, so
+    #: the OPML rows once trained 48; the cpu profile now trains 54 (profiles.py) and every run of
+    #: the 2026-11-25 series converged, so every row takes the profile's epochs.
+    opml_epochs: Optional[int] = None
 
-    Default a = b = 0: on the validation mAP of the cpu profile (seed 0, single positive)
-    the grid a ∈ {0, 1, 2} x b ∈ {-1, 0} gave 76.7 at (0, 0) against 73.3-75.8 elsewhere, so
-    on the embedded scenes the val-selected OPML is ZLPR (the paper's Fig. 5 tunes (a, b) per
-    dataset the same way; its values are lost in our copy).
-    """
-    ab = {"a": float(a), "b": float(b)}
-    sp = {
+
+#: per profile: the single-positive rows and how many of the profile's seeds the key rows take.
+#: Every claim pairs five seeds under cpu and gpu (issue 36); smoke keeps four rows so the
+#: notebook runs in seconds. A profile without a row here (a custom one) takes cpu's rows on one
+#: seed.
+DESIGNS: Dict[str, Dict[str, object]] = {
+    "smoke": {"rows": ("AN", "OPML", "OPML+HR", "OPML-SP"), "key_seeds": 2},
+    "cpu": {"rows": ROWS, "key_seeds": 5},
+    "gpu": {"rows": ROWS, "key_seeds": 5},
+}
+_CUSTOM = {"rows": ROWS, "key_seeds": 1}
+
+
+def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive",
+           seed: int = 0) -> OPMLDesign:
+    """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
+    through :data:`mlpl_lab.chapters.common.DESIGN_OF`, capped at the profile's own seeds).
+
+    Default a = b = 0: on the validation mAP of the cpu profile (seed 0, single positive) the
+    grid a ∈ {0, 1, 2} x b ∈ {-1, 0} gave 76.7 at (0, 0) against 73.3-75.8 elsewhere, so on the
+    embedded scenes the val-selected OPML is ZLPR (the paper's Fig. 5 tunes (a, b) per dataset
+    the same way; its values are lost in our copy). At a = b = 0 OPML *is* ZLPR, so the ZLPR row
+    is left out rather than trained twice."""
+    P = as_profile(profile)
+    row = DESIGNS.get(design_name(P), _CUSTOM)
+    a, b = float(a), float(b)
+    rows = tuple(r for r in row["rows"] if not (r == "ZLPR" and a == 0.0 and b == 0.0))
+    return OPMLDesign(profile=P, rows=rows, key_seeds=tuple(P.seeds[:row["key_seeds"]]), a=a, b=b,
+                      regime=regime, seed=int(seed))
+
+
+def method_specs(d: OPMLDesign) -> Dict[str, Dict[str, tuple]]:
+    """``{PARTIAL: {row: (method, hyperparameters)}, FULL: {...}}`` of a design.
+
+    Under the design's regime: AN, ZLPR, OPML(a, b), OPML-SP and the Table IV ablation (OPML+HR,
+    OPML+HR+LS, OPML+HR+LC), as far as ``d.rows`` holds them. With full labels (splits built
+    with regime "full"): the BCE oracle (the ``full`` method) and OPML."""
+    ab = {"a": d.a, "b": d.b}
+    every = {
         "AN": ("an", {}),
         "ZLPR": ("zlpr", {}),
         "OPML": ("opml", dict(ab)),
@@ -37,36 +94,16 @@ def method_specs(profile="cpu", a: float = 0.0, b: float = 0.0) -> Dict[str, Dic
         "OPML+HR+LC": ("opml_sp", dict(ab, smoothing=False)),
         "OPML-SP": ("opml_sp", dict(ab)),
     }
-    if ab == {"a": 0.0, "b": 0.0}:
-        del sp["ZLPR"]
-    full = {"BCE (full)": ("full", {}), "OPML (full)": ("opml", dict(ab))}
-    if design_name(profile) == "smoke":
-        sp = {k: sp[k] for k in ("AN", "OPML", "OPML+HR", "OPML-SP")}
-    return {"single_positive": sp, "full": full}
+    return {PARTIAL: {row: every[row] for row in d.rows},
+            FULL: {"BCE (full)": ("full", {}), "OPML (full)": ("opml", dict(ab))}}
 
 
-#: seeds of the rows the claims pair (OPML-SP, OPML and AN under single positive; the BCE oracle
-#: and OPML with full labels) per profile: every claim pairs five seeds under cpu and gpu (issue
-#: 36); the other rows (OPML+HR, the ablations, ZLPR) are read on the first seed
-KEY_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
-KEY = ("AN", "OPML-SP", "OPML")
-FULL_KEY = ("BCE (full)", "OPML (full)")
-
-#: epochs of the OPML family (``opml``, ``opml_sp``) where they differ from the profile's. Under
-#: cpu at the profile's former 36 epochs two of OPML-SP's five key runs were still climbing
-#: (last-quarter gains 0.57 and 0.52 mAP, seeds 2 and 4; measured 2026-11-23), so the OPML rows
-#: trained 48, where all 17 OPML runs of the 2026-11-25 series converged. The cpu profile now trains
-#: 54 epochs (profiles.py), more than 48: every row of the chapter takes the profile's epochs.
-OPML_EPOCHS: dict = {}
-OPML_FAMILY = ("opml", "opml_sp")
-
-
-def train_overrides(profile, method: str) -> Dict[str, int]:
-    """The training overrides of one of the chapter's methods under ``profile``:
-    ``{"epochs": OPML_EPOCHS[profile]}`` for the OPML family where set, else ``{}``."""
-    P = as_profile(profile)
-    if method in OPML_FAMILY and P.name in OPML_EPOCHS:
-        return {"epochs": OPML_EPOCHS[P.name]}
+def train_overrides(profile, method: str, d: OPMLDesign | None = None) -> Dict[str, int]:
+    """The training overrides of one of the chapter's methods: ``{"epochs": d.opml_epochs}`` for
+    the OPML family where the design sets it, else ``{}`` (``d``: the design of ``profile``)."""
+    d = d or design(profile)
+    if method in OPML_FAMILY and d.opml_epochs is not None:
+        return {"epochs": d.opml_epochs}
     return {}
 
 
@@ -78,39 +115,34 @@ def epochs_note(profile) -> str:
         return f"every row trains {P.epochs} epochs"
     return (f"the OPML rows (OPML, OPML+HR, OPML-SP and its ablations) train {e} epochs, the others "
             f"(AN, the BCE oracle) the profile's {P.epochs}; chosen so that every curve flattens "
-            f"(chapters/opml.py: OPML_EPOCHS records the measurement behind it)")
+            f"(chapters/opml.py: OPMLDesign.opml_epochs records the measurement behind it)")
 
 
-def _runs(P, methods, regime, seeds, label):
-    """runs_for per method family, each with its own :func:`train_overrides`."""
-    out = {}
-    for family in (True, False):
-        part = {k: v for k, v in methods.items() if (as_spec(v)[0] in OPML_FAMILY) == family}
-        if part:
-            over = train_overrides(P, "opml") if family else {}
-            out |= runs_for(P, part, regime, seeds=seeds, label=label, **over)
-    return {k: out[k] for k in methods}
+def specs(d: OPMLDesign, stored: Stored) -> Asked:
+    """The chapter's runs (no choice waits on a result, so ``later`` is empty): :data:`PARTIAL`,
+    every row of ``d.rows`` under ``d.regime`` (the rows of :data:`KEY` on ``d.key_seeds``, the
+    others on ``d.seed``); :data:`FULL`, the BCE oracle and OPML with full labels on the key seeds."""
+    P, methods = d.profile, method_specs(d)
+
+    def row_specs(label, m, regime, seeds):
+        return specs_for(P, {label: m}, regime, seeds=seeds, **train_overrides(P, as_spec(m)[0], d))[label]
+
+    partial = {label: row_specs(label, m, d.regime, d.key_seeds if label in KEY else [d.seed])
+               for label, m in methods[PARTIAL].items()}
+    full = {label: row_specs(label, m, "full", d.key_seeds) for label, m in methods[FULL].items()}
+    return Asked({PARTIAL: partial, FULL: full})
 
 
-def run(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive", seed: int = 0):
-    """``(splits, single-positive runs, full-label runs)``: the rows the claims pair (:data:`KEY`,
-    :data:`FULL_KEY`) on the key seeds, the other rows on the first seed."""
-    P = as_profile(profile)
-    specs = method_specs(P, a=a, b=b)
-    splits = splits_for(P, regime, {}, seed)
-    key_seeds = list(P.seeds[:KEY_SEEDS.get(design_name(P), 1)])
-    sp_specs = specs["single_positive"]
-    key = _runs(P, {k: sp_specs[k] for k in KEY if k in sp_specs}, regime, key_seeds,
-                "03 OPML-SP vs AN")
-    rest = _runs(P, {k: v for k, v in sp_specs.items() if k not in KEY}, regime, [seed], "03 OPML")
-    sp = {label: (key[label] if label in key else rest[label]) for label in sp_specs}
-    full_specs = specs["full"]
-    full = _runs(P, {k: full_specs[k] for k in FULL_KEY if k in full_specs}, "full", key_seeds,
-                 "03 full labels")
-    rest_full = {k: v for k, v in full_specs.items() if k not in FULL_KEY}
-    if rest_full:
-        full |= _runs(P, rest_full, "full", [seed], "03 OPML full labels")
-    return splits, sp, {label: full[label] for label in full_specs}
+def run(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive", seed: int = 0) -> Runs:
+    """Every run of :func:`specs` under ``profile`` and the notebook's parameters, from the run
+    store (training what is missing): ``{PARTIAL: {row: runs}, FULL: {row: runs}}``."""
+    return ensure_asked(specs, design(profile, a=a, b=b, regime=regime, seed=seed), label="03 OPML")
+
+
+def splits(d: OPMLDesign):
+    """The splits the design's rows outside :data:`KEY` train on (regime ``d.regime``, seed
+    ``d.seed``): what the confidence plots and Grad-CAM read."""
+    return splits_for(d.profile, d.regime, {}, d.seed)
 
 
 def claims(sp, full):
@@ -128,47 +160,41 @@ def claims(sp, full):
     return claims_table(rows)
 
 
-def ablation_table(results, metric: str = "test_mAP"):
-    """Table IV's shape: one row per OPML run with ✓ marks for the parts switched on
-    (high-rank, label smoothing, label correction), the correction cap of the Algorithm's
-    step 2 (our default: off — flagged in its own column) and ``metric`` at the best-val epoch
-    (mean over seeds). Runs that are not OPML methods (AN, ZLPR, ...) are left out."""
-    import pandas as pd
-
+def ablation_marks(results) -> Dict[str, Dict[str, object]]:
+    """Table IV's marks: per OPML row of ``results``, the parts it switches on (high-rank, label
+    smoothing, label correction) and the correction cap of the Algorithm's step 2 (reconstructed,
+    R-med; our default: off — its own column), read from each row's method and hyperparameters.
+    Rows that are not OPML methods (AN, ZLPR, ...) are left out."""
     defaults = {"opml": (False, False, False), "opml_sp": (True, True, True)}
-    rows = {}
+    marks = {}
     for label, runs in results.items():
         spec = runs[0].spec
         if spec.method not in defaults:
             continue
         hr, ls, lc = defaults[spec.method]
         hp = spec.method_params
-        mark = lambda on: "✓" if on else ""  # noqa: E731
-        rows[label] = {"OPML": "✓", "high-rank": mark(hp.get("high_rank", hr)),
-                       "smoothing": mark(hp.get("smoothing", ls)),
-                       "correction": mark(hp.get("correction", lc)),
-                       # Algorithm step 2's cap on K_j (reconstructed, R-med): off unless set
-                       "cap (step 2)": (hp.get("correction_cap") or "off") if hp.get("correction", lc) else "",
-                       metric.replace("test_", ""): float(np.mean([r.best[metric] for r in runs]))}
-    if not rows:
+        correction = bool(hp.get("correction", lc))
+        marks[label] = {"OPML": True, "high-rank": bool(hp.get("high_rank", hr)),
+                        "smoothing": bool(hp.get("smoothing", ls)), "correction": correction,
+                        "cap (step 2)": str(hp.get("correction_cap") or "off") if correction else "—"}
+    if not marks:
         raise ValueError("no OPML runs in these results")
-    return pd.DataFrame(rows).T
+    return marks
 
 
 # --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
 
 def ablation_view(results, metric: str = "test_mAP"):
-    """:func:`ablation_table` as the notebook shows it: ✓ per part, ``metric`` as mean ± 95 %
-    interval (seeds) with † where a run did not converge, the best in bold."""
+    """Table IV at this scale (:func:`mlpl_lab.analysis.tables.ablation_frames` over
+    :func:`ablation_marks`): ✓ / ✗ per part, ``metric`` as mean ± 95 % interval (seeds) with †
+    where a run did not converge, the best in bold."""
     from ..analysis.display import caption, styled
-    from ..analysis.tables import interval_frames
+    from ..analysis.tables import ablation_frames
 
-    t = ablation_table(results, metric).copy()
+    table, half, n, unconv = ablation_frames(ablation_marks(results), results, metric)
     col = metric.replace("test_", "")
-    mean, half, n, unconv = interval_frames({row: results[row] for row in t.index}, (metric,))
-    t[col] = mean[col].astype(float)
-    return styled(t, caption(f"OPML, Table IV at this scale: the parts each OPML row switches on and test {col} "
-                             "(%) at the best clean-validation epoch (single positive)"),
+    return styled(table, caption(f"OPML, Table IV at this scale: the parts each OPML row switches on (✓) or "
+                                 f"off (✗) and test {col} (%) at the best clean-validation epoch"),
                   percent=[col], half=half, seeds=n, unconverged=unconv)
 
 
