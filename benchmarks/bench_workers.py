@@ -34,8 +34,7 @@ def grid(name: str):
     from mlpl_lab.profiles import get_profile
 
     if name == "smoke":
-        design = benchmark.chapter_design("smoke")
-        return [s for ss in benchmark.grid_specs(design).values() for s in ss]
+        return benchmark.specs(benchmark.design("smoke"), lambda spec: None).flat()
     P = get_profile("cpu")
     return [P.spec(m, seed=s) for m in ("an", "gr") for s in (0, 1)]
 

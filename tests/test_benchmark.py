@@ -193,7 +193,7 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
 
 
 def test_designs_and_names():
-    cpu, smoke, gpu = (chapter.chapter_design(p) for p in ("cpu", "smoke", "gpu"))
+    cpu, smoke, gpu = (chapter.design(p) for p in ("cpu", "smoke", "gpu"))
     assert set(smoke.grid) == {"single positive", "drop 50 %"}
     assert all(len(s) == 2 for s in smoke.seeds.values())
     assert set(gpu.grid) == set(chapter.REGIMES) and all(len(s) == 5 for s in gpu.seeds.values())
@@ -203,43 +203,64 @@ def test_designs_and_names():
     assert all(s == (1, 2, 3, 4, 5) for s in cpu.seeds.values())  # tuned: the fresh seeds
     assert chapter.left_out(gpu) == []
     assert any(line.startswith("drop 25 %") for line in chapter.left_out(cpu))
-    d = chapter.chapter_design("smoke", ["gr", "EM+APL"], ["single", "known10"])
+    d = chapter.design("smoke", ["gr", "EM+APL"], ["single", "known10"])
     assert set(d.grid) == {"single positive", "known 10 %"}
     assert d.grid["known 10 %"] == ("full labels", "AN", "GR", "EM+APL")
     with pytest.raises(ValueError, match="unknown benchmark method 'nope'"):
-        chapter.chapter_design("smoke", ["nope"])
+        chapter.design("smoke", ["nope"])
     with pytest.raises(ValueError, match="unknown benchmark regime"):
-        chapter.chapter_design("smoke", None, ["drop10"])
+        chapter.design("smoke", None, ["drop10"])
 
 
 def test_tuned_designs_report_fresh_seeds_only():
     from mlpl_lab.profiles import get_profile
 
+    from types import SimpleNamespace
+
+    from mlpl_lab.chapters.asked import nothing_stored
+
     P = get_profile("smoke", seeds=[0, 1, 2])
-    d = chapter.chapter_design(P, ["GR"], ["single"], tuning=True)
+    d = chapter.design(P, ["GR"], ["single"], tuning=True)
     assert d.selection_seed == 0
     assert all(seeds == (1, 2, 3) for seeds in d.seeds.values())  # every row, tuned or not
-    specs = chapter.grid_specs(d, {("single positive", "GR"): {"q2": 0.05}})
-    assert {s.seed for ss in specs.values() for s in ss} == {1, 2, 3}
-    assert all(s.method_params["q2"] == 0.05 for s in specs[("single positive", "GR")])
-    assert chapter.chapter_design(P, ["GR"], ["single"]).seeds[("single positive", "GR")] == (0, 1, 2)
-    one = chapter.chapter_design(get_profile("smoke", seeds=[0]), ["GR"], ["single"], tuning=True)
+
+    def stored(spec):  # every trial stored; q2 = 0.05 validates best
+        return SimpleNamespace(spec=spec, best={"val_mAP": 60.0 if spec.method_params.get("q2") == 0.05 else 50.0})
+
+    asked = chapter.specs(d, stored)
+    assert not asked.later
+    cells = asked.now["single positive"]
+    assert {s.seed for ss in cells.values() for s in ss} == {1, 2, 3}
+    assert [s.method_params for s in cells["GR"]] == [{"q2": 0.05}] * 3
+    assert {s.seed for ss in asked.now[chapter.TRIALS].values() for s in ss} == {0}  # trials only
+    # nothing stored: GR waits on its trials (later, under the paper default as stand-in)
+    waiting = chapter.specs(d, nothing_stored)
+    assert "GR" not in waiting.now.get("single positive", {})
+    assert [s.method_params for s in waiting.later["single positive"]["GR"]] == [{}] * 3
+    assert chapter.design(P, ["GR"], ["single"]).seeds[("single positive", "GR")] == (0, 1, 2)
+    one = chapter.design(get_profile("smoke", seeds=[0]), ["GR"], ["single"], tuning=True)
     assert set(one.seeds.values()) == {(1,)}  # one fresh seed after the selection seed
 
 
 def test_tuning_trials_share_one_budget():
     """Bug caught: a row given more (or fewer) trials than another, or its first trial not the
     untuned run (oracle: the row's own parameters, built without the tuning module)."""
+    from mlpl_lab.chapters.asked import nothing_stored
     from mlpl_lab.profiles import get_profile
 
+    sp = "single positive"
     for P, budget in ((get_profile("smoke"), 2), (get_profile("cpu"), 3)):
+        d = chapter.design(P, list(chapter.TUNING_GRIDS), ["single"], tuning=True)
+        trials = chapter.specs(d, nothing_stored).now[chapter.TRIALS]
         for label in chapter.TUNING_GRIDS:
-            trials = chapter.tuning_trials(P, label, "single positive")
-            assert len(trials) == budget, label
-            assert len({tuple(sorted(t.items())) for t in trials}) == budget, label  # distinct
+            mine = [ss[0] for name, ss in trials.items() if name.startswith(f"{label} · {sp} · ")]
+            assert len(mine) == budget, label
+            assert len({s.key for s in mine}) == budget, label  # distinct
+            assert {s.seed for s in mine} == {0}, label  # the selection seed
             row = chapter.ROW_BY_LABEL[label]
-            assert trials[0] == row.params(P, "single positive", 0), label
-        assert chapter.tuning_trials(P, "AN", "single positive") == [{}]
+            assert mine[0].method_params == row.params(P, sp, 0), label
+        assert len([name for name in trials if name.startswith(f"AN · {sp} · ")]) == 1  # nothing to tune
+        assert not any(name.startswith(f"{chapter.ORACLE} · ") for name in trials)
 
 
 class Interrupted(Exception):
@@ -271,14 +292,15 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
 
     monkeypatch.setattr(run_ensure, "fit", interrupted)
     with pytest.raises(Interrupted):
-        chapter.run("smoke")
+        chapter.run(chapter.design("smoke"))
     assert len(list((store / "runs").iterdir())) == 3  # three runs stored, nothing half-written
     calls.clear()
-    design, results, chosen = chapter.run("smoke")  # resumes: only the missing runs train
+    out = chapter.run(chapter.design("smoke"))  # resumes: only the missing runs train
+    design, results, chosen = out.design, out.results, out.chosen
     # 1 pretraining + 2 oracle + (AN, GR) × 2 regimes × 2 seeds (oracle shared) = 11 runs
     assert len(calls) == 11 - 3
     calls.clear()
-    chapter.run("smoke")
+    chapter.run(chapter.design("smoke"))
     assert calls == []
     tabs = chapter.tables(results)
     assert list(tabs["mAP_mean"].columns) == ["single positive", "drop 50 %"]
@@ -314,15 +336,14 @@ def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch
 
     monkeypatch.setitem(chapter.TUNING_GRIDS, "GR", {"q2": [0.01, 0.05, 0.001]})
     P = get_profile("smoke", epochs=1, seeds=[0, 1])
-    design = chapter.chapter_design(P, ["GR"], ["single"], tuning=True)
-    chosen = chapter.tune(P, design)
-    trials = runner.ensure([chapter.spec_for(P, "GR", "single positive", 0, hp)
-                            for hp in chapter.tuning_trials(P, "GR", "single positive")])
+    out = chapter.run(chapter.design(P, ["GR"], ["single"], tuning=True))
+    chosen = out.chosen
+    # the oracle: GR's trials built here (smoke's budget: the grid's first two points)
+    trials = runner.ensure([P.spec("gr", hp, "single_positive", {}, seed=0) for hp in ({}, {"q2": 0.05})])
     best = max(range(len(trials)), key=lambda i: (trials[i].best["val_mAP"], -i))
     assert chosen[("single positive", "GR")] == trials[best].spec.method_params
     assert ("single positive", "AN") in chosen and chosen[("single positive", "AN")] == {}
-    _, results, chosen2 = chapter.run(P, ["GR"], ["single"], tuning=True)
-    assert chosen2 == chosen
+    results = out.results
     reported = results["single positive"]["GR"]
     assert [r.spec.seed for r in reported] == [1, 2]  # the selection seed is never reported
     assert reported[0].spec.method_params == trials[best].spec.method_params

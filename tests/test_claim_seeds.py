@@ -73,10 +73,11 @@ def test_chapter_07_same_head_baseline_on_the_lac_cells_seeds():
     exactly those, or the claim pairs fewer (chapter 05's own AN row runs on 0-4)."""
     from mlpl_lab.chapters import benchmark as ch
 
-    lac_runs = [SimpleNamespace(spec=SimpleNamespace(seed=s)) for s in (5, 1, 3, 2, 4)]
-    with planning():
-        base = ch.same_head_baselines("cpu", {"single positive": {"LAC": lac_runs}})
-    assert seeds(base["single positive"]) == [1, 2, 3, 4, 5]
-    design = ch.chapter_design("cpu")
+    from mlpl_lab.chapters.asked import nothing_stored
+
+    design = ch.design("cpu")
+    now = ch.specs(design, nothing_stored).now
+    assert sorted(s.seed for s in now["single positive"]["LAC"]) == [1, 2, 3, 4, 5]
+    assert sorted(s.seed for s in now[ch.SAME_HEAD_LABEL]["single positive"]) == [1, 2, 3, 4, 5]
     for (reg, row), s in design.seeds.items():
         assert len(s) == 5, (reg, row)

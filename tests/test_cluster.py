@@ -325,8 +325,9 @@ def test_cli_benchmark_with_two_workers_then_nothing_to_train(tmp_path, monkeypa
     assert main(argv) == 0
     first = capsys.readouterr().out
     runs = tmp_path / "data" / "runs"
-    design = benchmark.chapter_design("smoke", regimes=["single"])
-    specs = [s for ss in benchmark.grid_specs(design).values() for s in ss]
+    from mlpl_lab.chapters.asked import nothing_stored
+
+    specs = benchmark.specs(benchmark.design("smoke", regimes=["single"]), nothing_stored).flat()
     grid_keys = {s.key for s in specs}
     pretraining = {s.backbone_from.key for s in specs if s.backbone_from is not None}
     assert len(pretraining) == 1

@@ -7,6 +7,7 @@ import torch
 
 from mlpl_lab.runs import runner, splits_cache
 from mlpl_lab.chapters import benchmark as chapter
+from mlpl_lab.chapters.asked import nothing_stored
 from mlpl_lab.data import make_splits
 from mlpl_lab.profiles import get_profile
 
@@ -30,8 +31,8 @@ def test_building_the_gpu_grid_builds_no_training_images(fresh, monkeypatch):
         raise AssertionError("the design built whole scene sets")
 
     monkeypatch.setattr(splits_cache, "make_scene_sets", refuse)
-    specs = chapter.grid_specs(chapter.chapter_design(P))
-    epr = [s for ss in specs.values() for s in ss if s.method == "epr"]
+    specs = chapter.specs(chapter.design(P, tuning=False), nothing_stored).flat()  # untuned: k per seed
+    epr = [s for s in specs if s.method == "epr"]
     assert epr, "the gpu grid has EPR cells"
     for s in epr:
         val = make_splits(seed=s.seed, **P.data_kwargs()).val.labels.tolist()

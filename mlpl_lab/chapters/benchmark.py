@@ -10,17 +10,22 @@ test mAP at the best clean-validation epoch. Rows that cannot follow it say so i
 paper (chapter 05's design); the oracle reads the true labels (one run per seed serves every
 column).
 
-**Equal-budget tuning** (``tuning=None``: on for the cpu and gpu designs, off for smoke; shared
-with chapter 02, :mod:`mlpl_lab.chapters.tuning`): each method with a declared grid
+**Equal-budget tuning** (``tuning=None``: on for the cpu and gpu designs, off for smoke; the one
+tuning stage shared with chapter 02, :func:`mlpl_lab.chapters.tuning.stage`): each method with a declared grid
 (:data:`TUNING_GRIDS`) gets the same number of trials (the first points of its grid, paper
 default first) under each regime on the profile's first seed (the *selection seed*); the trial
 with the best clean-validation mAP is then re-run on **fresh seeds** — as many as the profile has
 seeds, all after the selection seed — and only those are reported (the selection trials never
 are: their test mAP is optimistically biased by the choice). Every row, tuned or not, reports the
 same fresh seeds, so the pairing by seed holds. Methods without hyperparameters to tune (AN, WAN,
-...) run their one configuration.
+...) have one trial, their one configuration; the oracle and LAC (chapter 05's design) have none.
 
-**Profiles** (literals below):
+**As data** (issue 50): :func:`design` (the profile's :data:`DESIGNS` entry and the notebook's
+:data:`PARAMETERS`) → :func:`specs` (pure: the trials, each cell once its choice is read from the
+stored trials, LAC's own-head AN) → :func:`run` (:func:`mlpl_lab.chapters.asked.ensure_asked`) →
+the tables and views, which take the ensured runs.
+
+**Profiles** (:data:`DESIGNS`):
 
 * ``smoke``: AN and GR × single positive and drop 50 % × 2 seeds, with the oracle as the
   reference row (the issue's smoke grid).
@@ -42,14 +47,15 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..analysis import benchmark as bm
 from ..analysis.claims import Claim, claims_table
 from ..profiles import Profile
-from ..runs.runner import clean_val_labels, ensure_grid
+from ..runs.runner import clean_val_labels
 from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
 from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
-from .common import as_profile, design_name, splits_for
+from .asked import Asked, Families, Stored, ensure_asked, store_lookup
+from .common import as_profile, design_name, splits_for, with_dataset
 from .gr import expected_positives
 
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
@@ -138,21 +144,45 @@ ROW_BY_LABEL = {r.label: r for r in ROWS}
 REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 
 #: equal-budget tuning (:mod:`mlpl_lab.chapters.tuning`, shared with chapter 02): the grids and
-#: the budget; on by default where the design compares tuned methods (``tuning=None``)
+#: the budget are the tuning module's; which designs are tuned is :data:`DESIGNS`'
 TUNING_GRIDS = tuner.GRIDS
-TUNED_BY_DEFAULT = {"smoke": False, "cpu": True, "gpu": True}
+#: rows never tuned: the oracle reads the true labels, LAC keeps chapter 05's two-stage design
+UNTUNED_ROWS = (ORACLE, "LAC")
 
 #: the key rows of chapters 01-05 (their chapters train most of their runs; see the module docstring)
 _CPU_SP = (ORACLE, "AN", "GR", "OPML-SP", "CLS", "LAC")
-#: per profile: {regime: rows}; seeds per (row, regime) from :data:`CPU_KEY_SEEDS`
-GRIDS: Dict[str, Dict[str, Tuple[str, ...]]] = {
-    "smoke": {"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
-    # cpu: the chapters' key comparisons under single positive (converged cpu runs are long on two
-    # cores); the other 18 rows and 5 regimes are the gpu grid's (left_out())
-    "cpu": {"single positive": _CPU_SP},
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One profile's benchmark, as literals: ``grid`` (regime -> rows; ``None``: every row under
+    every regime it applies to), ``tuned`` (equal-budget tuning by default) and ``seeds_per_cell``
+    (``None``: every reported seed in every cell; else these cells' counts and one seed elsewhere)."""
+
+    grid: Optional[Mapping[str, Tuple[str, ...]]]
+    tuned: bool
+    seeds_per_cell: Optional[Mapping[Tuple[str, str], int]] = None
+
+
+#: the benchmark of each profile (``gpu_shape`` takes gpu's: :data:`common.DESIGN_OF`)
+DESIGNS: Dict[str, Preset] = {
+    "smoke": Preset(grid={"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
+                    tuned=False),
+    # cpu: the chapters' key comparisons under single positive on five seeds (converged cpu runs are
+    # long on two cores); the other 18 rows and 5 regimes are the gpu grid's (left_out())
+    "cpu": Preset(grid={"single positive": _CPU_SP}, tuned=True,
+                  seeds_per_cell={("single positive", r): 5 for r in _CPU_SP}),
+    "gpu": Preset(grid=None, tuned=True),
 }
-#: cpu: five reported seeds per cell (the fresh seeds 1-5 when tuned)
-CPU_KEY_SEEDS = {("single positive", r): 5 for r in _CPU_SP}
+#: the notebook's ``parameters`` that change which runs the chapter asks for
+PARAMETERS = ("methods", "regimes", "tuning", "dataset", "data_root", "data_layout")
+
+#: ``Asked`` families besides the regimes (each regime is a family ``{row: [runs]}``)
+TRIALS = "tuning trials"
+SAME_HEAD_LABEL = "AN (LAC's head)"
+#: chapter 05's AN row: AN trained with LAC's own network (label-query head, its epochs and
+#: optimiser), the baseline that isolates the method from the head in :func:`claims`
+LAC_SAME_HEAD_AN = "AN"
 
 
 @dataclass(frozen=True)
@@ -169,6 +199,10 @@ class BenchmarkDesign:
 
     def cells(self) -> List[Tuple[str, str]]:
         return [(reg, row) for reg, rows in self.grid.items() for row in rows]
+
+    def tuned_cells(self) -> List[Tuple[str, str]]:
+        """The cells that choose their hyperparameters on trials (every cell but the untuned rows')."""
+        return [(reg, row) for reg, row in self.cells() if row not in UNTUNED_ROWS] if self.tuning else []
 
     def describe(self) -> str:
         n_runs = sum(len(self.seeds[c]) for c in self.cells())
@@ -209,15 +243,19 @@ def resolve_regimes(names: Sequence[str] | None) -> Optional[List[str]]:
     return out
 
 
-def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
-                   regimes: Sequence[str] | None = None, tuning: bool | None = None) -> BenchmarkDesign:
-    """The grid under ``profile``; ``methods``/``regimes`` (labels, names or slugs) restrict it
-    — or, for the gpu profile and any method or regime outside the profile's grid, extend it."""
-    P = as_profile(profile)
+def design(profile="cpu", methods: Sequence[str] | None = None, regimes: Sequence[str] | None = None,
+           tuning: bool | None = None, dataset: str = "scenes", data_root: str | None = None,
+           data_layout: str = "cole") -> BenchmarkDesign:
+    """The grid under ``profile`` (:data:`DESIGNS`), reading ``dataset`` (:func:`common.with_dataset`);
+    ``methods``/``regimes`` (labels, names or slugs) restrict it — or extend it with any method or
+    regime outside the profile's grid (named methods: each under every regime it applies to, with
+    the oracle and AN); ``tuning=None``: the preset's."""
+    P = with_dataset(profile, dataset, data_root, data_layout)
+    preset = DESIGNS[design_name(P)]
     methods, regimes = resolve_methods(methods), resolve_regimes(regimes)
-    if design_name(P) in GRIDS and methods is None:
-        grid = {reg: tuple(rows) for reg, rows in GRIDS[design_name(P)].items()}
-    else:  # gpu (and gpu_shape), or named methods: every named row under every regime it applies to
+    if preset.grid is not None and methods is None:
+        grid = {reg: tuple(rows) for reg, rows in preset.grid.items()}
+    else:  # every named row (every row) under every regime it applies to
         wanted = methods or [r.label for r in ROWS]
         if ORACLE not in wanted:
             wanted = [ORACLE] + list(wanted)
@@ -230,16 +268,15 @@ def chapter_design(profile="cpu", methods: Sequence[str] | None = None,
                                                 or r.label in (ORACLE, AN)))
                 for reg in regimes}
     grid = {reg: tuple(r for r in rows if ROW_BY_LABEL[r].applies(reg)) for reg, rows in grid.items()}
-    if tuning is None:  # the design's default: tuned where methods are compared as the papers do
-        tuning = TUNED_BY_DEFAULT.get(design_name(P), False)
+    tuning = preset.tuned if tuning is None else bool(tuning)
     # with tuning the first seed only selects: every cell reports the fresh seeds after it
     pool = tuner.fresh_seeds(P) if tuning else tuple(P.seeds)
     seeds = {}
     for reg, rows in grid.items():
         for row in rows:
-            n = CPU_KEY_SEEDS.get((reg, row), 1) if design_name(P) == "cpu" else len(pool)
+            n = len(pool) if preset.seeds_per_cell is None else preset.seeds_per_cell.get((reg, row), 1)
             seeds[(reg, row)] = pool[:max(1, n)]
-    return BenchmarkDesign(P, grid, seeds, tuning=bool(tuning))
+    return BenchmarkDesign(P, grid, seeds, tuning=tuning)
 
 
 def spec_for(P: Profile, row_label: str, regime: str, seed: int,
@@ -253,55 +290,101 @@ def spec_for(P: Profile, row_label: str, regime: str, seed: int,
     return P.spec(row.method, hp, name, rp, seed=seed, **opml_chapter.train_overrides(P, row.method))
 
 
-def tuning_trials(P: Profile, row_label: str, regime: str) -> List[Dict[str, Any]]:
-    """The row's trials: the first points of its grid (:func:`mlpl_lab.chapters.tuning.trial_points`,
-    paper default first, the profile's budget), each merged over the row's default
-    hyperparameters; ``[defaults]`` without a grid."""
-    base = ROW_BY_LABEL[row_label].params(P, regime, tuner.selection_seed(P))
-    return [dict(base, **point) for point in tuner.trial_points(row_label, tuner.trials_for(P))]
+def trial_params(P: Profile, row_label: str, regime: str, point: Mapping[str, Any]) -> Dict[str, Any]:
+    """A trial's (or the kept trial's) hyperparameters: the row's defaults on the selection seed
+    with ``point`` (what differs from the paper default, :func:`mlpl_lab.chapters.tuning.trial_points`)
+    over them. The kept point runs with these on every fresh seed."""
+    return dict(ROW_BY_LABEL[row_label].params(P, regime, tuner.selection_seed(P)), **point)
 
 
-def tune(P: Profile, design: BenchmarkDesign, label: str = "07 tuning") -> Dict[Tuple[str, str], Dict[str, Any]]:
-    """``{(regime, row): chosen hyperparameters}``: every trial on the selection seed (the
-    profile's first), the best clean-validation mAP wins (ties: the earlier trial, i.e. the paper
-    default). The trials are never reported: :func:`run` re-runs the choice on fresh seeds."""
-    specs = {}
-    sel = tuner.selection_seed(P)
-    for reg, row in design.cells():
-        if row == ORACLE or row == "LAC":
-            continue
-        for i, hp in enumerate(tuning_trials(P, row, reg)):
-            specs[(reg, row, i)] = [spec_for(P, row, reg, sel, hp)]
-    runs = ensure_grid(specs, label=label)
-    chosen = {}
-    for reg, row in design.cells():
-        trials = [(hp, runs[(reg, row, i)][0]) for i, hp in enumerate(tuning_trials(P, row, reg))
-                  if (reg, row, i) in runs]
-        if trials:
-            chosen[(reg, row)] = dict(trials[tuner.choose(trials)][1].spec.method_params)
-    return chosen
+def stages(d: BenchmarkDesign, stored: Stored) -> List[tuner.Stage]:
+    """The one tuning stage (:func:`mlpl_lab.chapters.tuning.stage`) over the cells, one stage per
+    set of reported seeds (a cpu grid extended by named methods reports one seed outside its key
+    cells): every cell but the untuned rows' is tuned under a tuned design (a row without a grid
+    has one trial, its defaults), each on the budget's first grid points; the oracle, LAC and
+    every cell of an untuned design run their defaults on the reported seeds."""
+    P = d.profile
+    tuned = set(d.tuned_cells())
+
+    def make(cell, point, seed):
+        reg, row = cell
+        return spec_for(P, row, reg, seed, None if point is None else trial_params(P, row, reg, point))
+
+    by_seeds: Dict[Tuple[int, ...], List[Tuple[str, str]]] = {}
+    for cell in d.cells():
+        by_seeds.setdefault(d.seeds[cell], []).append(cell)
+    budget = tuner.trials_for(P)
+    return [tuner.stage(make, {c: tuner.trial_points(c[1], budget) for c in cells if c in tuned},
+                        [c for c in cells if c not in tuned], tuner.selection_seed(P), seeds, stored)
+            for seeds, cells in by_seeds.items()]
 
 
-def grid_specs(design: BenchmarkDesign, chosen: Mapping | None = None) -> Dict[Tuple[str, str], List[RunSpec]]:
-    P = design.profile
-    chosen = chosen or {}
-    return {(reg, row): [spec_for(P, row, reg, s, chosen.get((reg, row))) for s in design.seeds[(reg, row)]]
-            for reg, row in design.cells()}
+def chosen(d: BenchmarkDesign, stored: Stored) -> Dict[Tuple[str, str], Dict[str, Any]]:
+    """``{(regime, row): hyperparameters}`` kept by tuning, for every cell whose trials are stored."""
+    return {cell: trial_params(d.profile, cell[1], cell[0], st.kept(cell))
+            for st in stages(d, stored) for cell in st.chosen}
 
 
-def run(profile="cpu", methods=None, regimes=None, tuning: bool | None = None):
-    """``(design, {regime: {row: [stored runs]}}, chosen hyperparameters)``: from the run store,
-    training what is missing (an interrupted grid resumes: finished runs are stored one by one)."""
-    design = chapter_design(profile, methods, regimes, tuning)
-    chosen = tune(design.profile, design) if design.tuning else {}
-    specs = grid_specs(design, chosen)
-    assert design.selection_seed is None or all(
-        s.seed != design.selection_seed for ss in specs.values() for s in ss), "a selection seed is reported"
-    flat = ensure_grid(specs, label="07 benchmark")
-    results: Dict[str, Dict[str, list]] = {}
-    for (reg, row), runs in flat.items():
-        results.setdefault(reg, {})[row] = runs
-    return design, results, chosen
+def same_head_specs(d: BenchmarkDesign) -> Dict[str, List[RunSpec]]:
+    """``{regime: [RunSpec]}``: chapter 05's AN row (AN with LAC's label-query head, stage-1
+    schedule) in every regime with a LAC cell, on that cell's seeds (so the claim pairs all of
+    them; chapter 05 trains the seeds its design shares). LAC's cell differs from AN's in the head
+    and the schedule as well as the loss; this row has LAC's network, so the head's share of the
+    gain drops out (LAC's second stage still adds epochs: chapter 05's equal-epochs control
+    isolates those)."""
+    P = d.profile
+    lac = lac_chapter.chapter_design(P)
+    out = {}
+    for reg, rows in d.grid.items():
+        if "LAC" in rows:
+            name, rp = REGIMES[reg]
+            out[reg] = [lac_chapter.row_spec(P, LAC_SAME_HEAD_AN, s, name, rp, lac)
+                        for s in sorted(d.seeds[(reg, "LAC")])]
+    return out
+
+
+def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
+    """Every run the benchmark asks for (pure): the tuning trials on the selection seed (tuned
+    designs), each cell on its reported seeds — a tuned cell under the trial chosen on validation
+    once its trials are stored (until then in ``later`` under the paper default, the stand-in) —
+    and LAC's own-head AN (:func:`same_head_specs`). Families: :data:`TRIALS`, one per regime
+    (``{row: [runs]}``) and :data:`SAME_HEAD_LABEL` (``{regime: [runs]}``)."""
+    decided = stages(d, stored)
+    trials = {f"{row} · {reg} · trial {i + 1}": [spec] for st in decided
+              for (reg, row), ss in st.trials.items() for i, spec in enumerate(ss)}
+    now: Families = {TRIALS: trials} if trials else {}
+    later: Families = {}
+    for st in decided:
+        for (reg, row), ss in st.fresh.items():
+            now.setdefault(reg, {})[row] = ss
+        for (reg, row), ss in st.later.items():
+            later.setdefault(reg, {})[row] = ss
+    same_head = same_head_specs(d)
+    if same_head:
+        now[SAME_HEAD_LABEL] = same_head
+    return Asked(now=now, later=later)
+
+
+@dataclass
+class BenchmarkRuns:
+    """What :func:`run` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
+    reported seeds), ``same_head`` (``{regime: [stored runs]}``, :func:`same_head_specs`) and
+    ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned)."""
+
+    design: BenchmarkDesign
+    results: Dict[str, Dict[str, list]]
+    same_head: Dict[str, list]
+    chosen: Dict[Tuple[str, str], Dict[str, Any]]
+
+
+def run(d: BenchmarkDesign, store=None, **engine) -> BenchmarkRuns:
+    """The design's runs from the store, training what is missing (an interrupted grid resumes:
+    finished runs are stored one by one); ``engine``: :func:`mlpl_lab.chapters.asked.ensure_asked`'s."""
+    runs = ensure_asked(specs, d, store=store, label="07 benchmark", **engine)
+    results = {reg: {row: runs[reg][row] for row in rows} for reg, rows in d.grid.items() if rows}
+    assert d.selection_seed is None or all(r.spec.seed != d.selection_seed for cell in results.values()
+                                           for rs in cell.values() for r in rs), "a selection seed is reported"
+    return BenchmarkRuns(d, results, runs.get(SAME_HEAD_LABEL, {}), chosen(d, store_lookup(store)))
 
 
 def left_out(design: BenchmarkDesign) -> List[str]:
@@ -326,6 +409,7 @@ def protocol(profile) -> Dict[str, Any]:
     from ..analysis.display import value_text
 
     P = as_profile(profile)
+    opml_epochs = opml_chapter.train_overrides(P, "opml_sp").get("epochs")
     data = (f"embedded scenes, {P.n_train} train / {P.n_val} val / {P.n_test} test, {P.image_size} px "
             f"({P.glyphs})" if P.dataset == "scenes" else
             f"{P.dataset} from {P.data_root} ({P.data_layout} layout), Cole et al.'s split, "
@@ -335,8 +419,8 @@ def protocol(profile) -> Dict[str, Any]:
             "backbone": f"{P.model}" + (f" ({value_text(P.model_kwargs)})" if P.model_kwargs else ""),
             "training": f"{P.epochs} epochs, batch {P.batch_size}, Adam lr {P.lr}, {P.lr_schedule} LR"
                         + (", AMP" if P.amp else "")
-                        + (f"; the OPML rows {opml_chapter.design(P).opml_epochs} epochs (chapter 03's "
-                           f"schedule, see OPMLDesign.opml_epochs)" if opml_chapter.design(P).opml_epochs else ""),
+                        + (f"; the OPML rows {opml_epochs} epochs (chapter 03's schedule)"
+                           if opml_epochs else ""),
             "hyperparameters": "each method's paper defaults (the chapters' choices)",
             "selection": "test mAP at the epoch with the best clean-validation mAP",
             "seeds": ", ".join(str(s) for s in P.seeds)}
@@ -481,35 +565,13 @@ PAPER_CLAIMS: Dict[str, str] = {
 }
 
 
-#: chapter 05's AN row: AN trained with LAC's own network (label-query head, its epochs and
-#: optimiser), the baseline that isolates the method from the head in :func:`claims`
-LAC_SAME_HEAD_AN = "AN"
-SAME_HEAD_LABEL = "AN (LAC's head)"
 SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"
-
-
-def same_head_baselines(profile, results) -> Dict[str, list]:
-    """``{regime: [stored runs]}``: chapter 05's AN row (AN with LAC's label-query head, stage-1
-    schedule) in every regime where ``results`` has a LAC cell, on the seeds of that LAC cell (so
-    the claim pairs all of them), from the run store (trained if missing; chapter 05 trains the
-    seeds its design shares). LAC's cell differs from AN's in the head and the schedule as well
-    as the loss; this row has LAC's network, so the head's share of the gain drops out (LAC's
-    second stage still adds epochs: chapter 05's equal-epochs control isolates those)."""
-    P = as_profile(profile)
-    d = lac_chapter.chapter_design(P)
-    specs = {}
-    for reg, methods in results.items():
-        if "LAC" in methods:
-            name, rp = REGIMES[reg]
-            seeds = sorted({int(r.spec.seed) for r in methods["LAC"]})
-            specs[reg] = [lac_chapter.row_spec(P, LAC_SAME_HEAD_AN, s, name, rp, d) for s in seeds]
-    return ensure_grid(specs, label="07 LAC's own-head AN") if specs else {}
 
 
 def claims(results, same_head: Mapping[str, list] | None = None):
     """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
     (paired verdicts from the runs, Holm over this table: :mod:`mlpl_lab.analysis.claims`).
-    With ``same_head`` (:func:`same_head_baselines`) LAC is also compared with AN trained on its
+    With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also compared with AN trained on its
     own network, which separates the method's gain from the head's."""
     rows = []
     for regime, methods in results.items():

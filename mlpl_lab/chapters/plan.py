@@ -116,11 +116,8 @@ def _pu_mlc(P: Profile, p: Mapping[str, Any]) -> None:
 
 def _benchmark(P: Profile, p: Mapping[str, Any]) -> None:
     from . import benchmark as chapter
-    from .common import with_dataset
 
-    P = with_dataset(P, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
-    _, results, _ = chapter.run(P, p.get("methods"), p.get("regimes"), p.get("tuning"))
-    chapter.same_head_baselines(P, results)
+    chapter.run(chapter.design(P, **{k: p[k] for k in chapter.PARAMETERS if k in p}))
 
 
 #: notebook stem -> the chapter calls it makes that ask for runs, in the notebook's order (a

@@ -66,10 +66,9 @@ def cmd_benchmark(args) -> int:
     """Run (or complete) the benchmark grid, then write its report and CSV tables."""
     out = check_out_dir(args.out)
     from ..chapters import benchmark
-    from ..chapters.common import with_dataset
 
-    P = with_dataset(args.profile, args.dataset, args.root, args.layout)
-    design = benchmark.chapter_design(P, args.methods, args.regimes, args.tuning)
+    design = benchmark.design(args.profile, args.methods, args.regimes, args.tuning, args.dataset,
+                              args.root, args.layout or "cole")
     print(f"[mlpl-lab] benchmark, profile {args.profile}, data {args.dataset}: {design.describe()}",
           flush=True)
     path = [p for p in notebook_paths() if p.stem == BENCHMARK_NOTEBOOK][0]

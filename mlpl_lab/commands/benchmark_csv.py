@@ -14,14 +14,12 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     """The benchmark's tables as CSV next to its HTML: the chapter's grid under the parameters
     the notebook was given, read back from the run store (the notebook just stored every run)."""
     from ..chapters import benchmark
-    from ..chapters.common import with_dataset
     from ..runs.runner import read_only
 
-    p = dict(parameters or {})
-    P = with_dataset(profile, p.get("dataset", "scenes"), p.get("data_root"), p.get("data_layout", "cole"))
+    p = {k: v for k, v in dict(parameters or {}).items() if k in benchmark.PARAMETERS and v is not None}
     with read_only("the CSV tables are read from the runs notebook 07 stored"):
-        _, results, _ = benchmark.run(P, p.get("methods"), p.get("regimes"), p.get("tuning"))
-    return benchmark.write_csv(benchmark.tables(results), out)
+        runs = benchmark.run(benchmark.design(profile, **p))
+    return benchmark.write_csv(benchmark.tables(runs.results), out)
 
 
 def after_benchmark(path: Path, out: Path, profile: str, parameters, numerics_before) -> None:
