@@ -187,7 +187,7 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
         assert chapter.spec_for(P, "CLS", reg, 0) == P.spec(*cls.method_specs(d, reg)["CLS"], name, params, seed=0)
     fam = cls.method_specs(d, sp)
     assert chapter.spec_for(P, cls.JOCOR, sp, 0) == P.spec(*fam[cls.JOCOR], seed=0)
-    lac_spec = lac.table3_specs(P)["two-stage + queue (LAC)"][0]
+    lac_spec = lac.specs(lac.design(P)).now[lac.TABLE]["two-stage + queue (LAC)"][0]
     assert chapter.spec_for(P, "LAC", sp, lac_spec.seed) == lac_spec
     assert chapter.spec_for(P, "full labels", "drop 75 %", 2).regime == "full"
 

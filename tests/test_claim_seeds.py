@@ -56,8 +56,9 @@ def test_chapters_05_and_06_every_row_on_five_seeds():
     from mlpl_lab.chapters import lac, pu_mlc
 
     d = lac.chapter_design("cpu")
-    for row in lac.ROWS:
-        assert list(d.seeds_of(row)) == FIVE, row
+    assert list(d.seeds) == FIVE
+    for row, specs in lac.specs(d).now[lac.TABLE].items():
+        assert seeds(specs) == FIVE, row
     from mlpl_lab.chapters.asked import nothing_stored
 
     asked = pu_mlc.specs(pu_mlc.design("cpu"), nothing_stored)

@@ -72,7 +72,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     d = lac.chapter_design(P)
     assert (d.model, d.model_kwargs, d.scene, d.batch_size) == (
         "resnet18", {"last_layer": "layer3", "head": "label_query"}, {"image_size": 128}, 128)
-    assert d.seeds == d.key_seeds == (0, 1) and d.stage1_epochs + d.stage2_epochs <= 2 * P.epochs
+    assert d.seeds == (0, 1) and d.stage1_epochs + d.stage2_epochs <= 2 * P.epochs
     # 06: two proportions, four noise levels, three γ
     d = pu_mlc.design(P)
     assert d.proportions == (0.1, 0.5) and d.fn_rates == (0.0, 0.05, 0.1, 0.15) and d.seeds == (0, 1)
@@ -189,7 +189,7 @@ def test_notebook_05_under_gpu_shape(gpu_shape_notebooks):
         assert 0 < s["area"] < 1 and s["pairs"] > 0, key
     assert rec["claims"]["PLC beats AN"]["seeds"] == [0, 1]
     # every row stored at the gpu design: ResNet-18 cut after layer3, 128 px, bfloat16 autocast
-    specs = [s for ss in lac.table3_specs(P).values() for s in ss]
+    specs = [s for ss in lac.specs(lac.design(P)).now[lac.TABLE].values() for s in ss]
     for spec, run in zip(specs, _stored(specs)):
         assert run is not None, f"not in the store: {spec.describe()}"
         assert run.spec.data["image_size"] == 128 and run.spec.train["model_kwargs"]["last_layer"] == "layer3"

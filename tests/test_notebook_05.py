@@ -19,11 +19,11 @@ def test_notebook_05(executed_notebooks):
     design = chapter_design(get_profile("smoke"))
     # the pseudo-positive counts list one total per seed of the row
     for row, c in rec["pseudo_positives"].items():
-        assert len(c["per seed"]) == len(design.seeds_of(row)), row
+        assert len(c["per seed"]) == len(design.seeds), row
         assert c["total"] == pytest.approx(sum(c["per seed"])), row
     assert {rec["pseudo_positives"][r]["delta"] for r in STAGE2} == {0.9}
     # where the code's stage 2 would start: one row per seed of the stage-1 (+PLC) row
-    assert [r["seed"] for r in rec["stage2_start"]] == list(design.seeds_of("+PLC"))
+    assert [r["seed"] for r in rec["stage2_start"]] == list(design.seeds)
     for r in rec["stage2_start"]:
         assert r["the code starts from"] in ("raw", "EMA"), r
         # the code-start row loaded the weights that validated better (its run's own record; the

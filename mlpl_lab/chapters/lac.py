@@ -18,11 +18,14 @@ Table 2 holds the main single-positive results, Table 3 the ablation reproduced 
   weights validates better; the LAC row starts from the raw weights (the paper's text). Paired
   with the LAC row by seed, it measures what the code's choice of start changes.
 
-Every row runs on the profile's first :data:`N_SEEDS` seeds (five on cpu and gpu, so every
-claim of the chapter pairs five seeds, issue 36; three elsewhere), the key comparison's rows (LAC
-against PLC trained as long, and PLC) and the code's-start row on the profile's key seeds
-(:data:`KEY_SEEDS`), so every claim pairs by seed; a claim on fewer than 3 paired seeds is an
-observation, not a finding (:mod:`mlpl_lab.analysis.claims`).
+Every row runs on the same seeds, the profile's first ``n_seeds`` (:data:`DESIGNS`: five on cpu
+and gpu, so every claim of the chapter pairs five seeds, issue 36; smoke's two), so every claim
+pairs by seed; a claim on fewer than 3 paired seeds is an observation, not a finding
+(:mod:`mlpl_lab.analysis.claims`).
+
+The runs are data: :func:`specs` returns them (one family, :data:`TABLE`: ``{row: [RunSpec per
+seed]}``; a stage-2 spec carries the stage-1 spec it starts from), the notebook ensures them
+(:func:`mlpl_lab.chapters.asked.ensure_asked`) and the views take the stored runs.
 
 Every row passes both views through the network in **one** forward pass (``forward="joint"``,
 :class:`mlpl_lab.methods.lac.LACMethod`), AN's included, so BatchNorm sees the same batches
@@ -31,8 +34,8 @@ in every row.
 Training follows the paper's recipe where it transfers: AdamW (weight decay 1e-2) with
 OneCycle (warm-up 20 %) and batches of 32 (the README's); the peak LR is the profile's (the
 paper's 1e-4 is for fine-tuning ImageNet weights). The OneCycle warm-up restarts in stage 2, as
-in the code. The epochs of each stage are literals per profile (:data:`STAGE1_EPOCHS`,
-:data:`STAGE2_EPOCHS`): raise stage 1 until its best epoch is no longer its last (the notebook
+in the code. The epochs of each stage are literals per profile (:data:`DESIGNS`): raise stage 1
+until its best epoch is no longer its last (the notebook
 prints each run's best epoch and the run store's ``converged`` flag when the profile sets one).
 Profile choices:
 
@@ -57,10 +60,12 @@ from typing import Any, Dict, List, Mapping, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, claims_table
+from ..analysis.tables import ablation_frames, seed_mean
 from ..core.regimes import REGIMES
 from ..methods import build_method
+from ..profiles import Profile
+from .asked import Asked, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, splits_for
-from ..runs.runner import ensure_grid
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
 PAPER_TABLE3 = {"AN": (87.6, 72.3), "+PLC": (89.0, 73.7), "+LAC end-to-end": (84.5, 65.6),
@@ -70,9 +75,6 @@ PAPER_TABLE2 = {"VOC": 89.6, "COCO": 75.6, "NUS": 51.1, "CUB": 23.3}
 CONTROL = "PLC, E1+E2 epochs (control)"
 #: the paper's method started from the better on validation of stage 1's raw and EMA weights
 CODE_START = "LAC, the code's stage-2 start"
-#: the key comparison's rows: LAC against PLC trained as long, and PLC (LAC's first stage); the
-#: code's start runs on the same seeds so it pairs with LAC on all of them
-KEY_ROWS = ("+PLC", "two-stage + queue (LAC)", CONTROL, CODE_START)
 #: label -> (registered method, ✓ columns: PLC, LAC, two-stage, queue)
 ROWS: Dict[str, Tuple[str, Tuple[bool, bool, bool, bool]]] = {
     "AN": ("lac_an", (False, False, False, False)),
@@ -86,34 +88,39 @@ ROWS: Dict[str, Tuple[str, Tuple[bool, bool, bool, bool]]] = {
 #: method hyperparameters of a row beyond its registered defaults
 ROW_PARAMS: Dict[str, Dict[str, Any]] = {CODE_START: {"stage2_start": "raw_or_ema"}}
 STAGE2 = ("two-stage", "two-stage + queue (LAC)", CODE_START)
-#: epochs of stage 1 (and of the AN / end-to-end rows) per profile: raise until stage 1 converges.
-#: cpu was 12 until the first cpu report: there +PLC seeds 3 and 4 still gained 0.8 / 0.63 val mAP
-#: in their last quarter, all three end-to-end runs 1.2-2.3, so the key comparison rested on
-#: unconverged runs (the convergence criterion, :mod:`mlpl_lab.core.convergence`). At 20, in the
-#: 2026-11-25 cold series on the scenes with headroom, +PLC seed 0 still gained 1.06, label-query
-#: AN 0.64-0.67 and the end-to-end rows 1.87-2.37, while the control at 28 epochs converged on all
-#: five seeds: 28, and the notebook prints whether each run converged under it.
-STAGE1_EPOCHS = {"smoke": 2, "cpu": 28, "gpu": 14, "gpu_shape": 1}
-#: epochs of stage 2 per profile (the control trains STAGE1 + STAGE2). cpu was 4 until the first
-#: cpu report, where LAC's seed 4 still gained 0.51 in its last epoch (the OneCycle warm-up
-#: restarts in stage 2, so its first epochs dip below stage 1's best and climb back); 6 as gpu.
-#: At 6 (with stage 1 at 20) LAC's seeds 0 and 4 still gained 0.56 / 0.53 in their last two
-#: epochs (94.18 -> 94.74, 95.08 -> 95.60): the annealing phase was too short, so cpu took 8. At 8,
-#: on the scenes with headroom (2026-11-25), 3 of 11 stage-2 runs still gained 0.56-0.67 in their
-#: last two epochs after the warm-up's dip: 12.
-STAGE2_EPOCHS = {"smoke": 1, "cpu": 12, "gpu": 6, "gpu_shape": 1}
-#: every row runs on the profile's first N_SEEDS seeds (paired claims need >= 3; every claim of
-#: the chapter pairs five under cpu and gpu, issue 36); the key comparison (LAC vs PLC trained as
-#: long, and PLC, LAC's first stage) on KEY_SEEDS
-N_SEEDS = {"smoke": 3, "cpu": 5, "gpu": 5}
-KEY_SEEDS = {"smoke": 2, "cpu": 5, "gpu": 5}
+#: the family of :func:`specs` (the chapter has one: Table 3's rows)
+TABLE = "Table 3"
+#: the notebook parameters that change which runs the chapter asks for
+PARAMETERS = ("regime",)
+
+_SMALL_HEAD = {"ffn_mult": 2, "dropout": 0.0}
+#: the chapter's literals per profile (:func:`design` adds the profile's seeds and lr). ``model``
+#: ``None``: the profile's backbone, its ``model_kwargs`` updated with these; ``batch_size``
+#: ``None``: the profile's. ``gpu_shape`` runs the gpu design for 1 + 1 epochs (the gpu code path,
+#: executed on a CPU; :data:`mlpl_lab.chapters.common.DESIGN_OF`).
+#:
+#: ``stage1_epochs`` (stage 1, the AN and end-to-end rows) and ``stage2_epochs`` (the control trains
+#: both): raised until the key comparison's runs stop climbing (cpu: 12 + 4, 20 + 6, 20 + 8, then
+#: 28 + 12; the history: notebooks/handbook.md, and each notebook's ``convergence`` record). The
+#: cpu head (64-d, FFN 2 x d, no dropout) and batches of 32: see the module docstring.
+DESIGNS: Dict[str, Dict[str, Any]] = {
+    "smoke": dict(stage1_epochs=2, stage2_epochs=1, n_seeds=3, model=None,
+                  model_kwargs={"head": "label_query", "head_kwargs": _SMALL_HEAD}, scene={}, batch_size=32),
+    "cpu": dict(stage1_epochs=28, stage2_epochs=12, n_seeds=5, model=None,
+                model_kwargs={"head": "label_query", "head_kwargs": {"d_model": 64, **_SMALL_HEAD}},
+                scene={}, batch_size=32),
+    "gpu": dict(stage1_epochs=14, stage2_epochs=6, n_seeds=5, model="resnet18",
+                model_kwargs={"last_layer": "layer3", "head": "label_query"}, scene={"image_size": 128},
+                batch_size=None),
+}
+DESIGNS["gpu_shape"] = dict(DESIGNS["gpu"], stage1_epochs=1, stage2_epochs=1)
 
 
 @dataclass(frozen=True)
 class LACDesign:
     """What the chapter trains under one profile."""
 
-    profile: str
+    profile: Profile
     stage1_epochs: int
     stage2_epochs: int
     model: str
@@ -121,7 +128,7 @@ class LACDesign:
     lr: float
     seeds: Tuple[int, ...]
     scene: Dict[str, Any] = field(default_factory=dict)
-    key_seeds: Tuple[int, ...] = ()
+    regime: str = "single_positive"
     optimizer: str = "adamw"
     weight_decay: float = 1e-2
     lr_schedule: str = "onecycle"
@@ -134,13 +141,6 @@ class LACDesign:
                     optimizer=self.optimizer, weight_decay=self.weight_decay,
                     lr_schedule=self.lr_schedule, onecycle_pct_start=self.onecycle_pct_start)
 
-    def seeds_of(self, label: str) -> Tuple[int, ...]:
-        """The seeds of a row: the key comparison's rows (:data:`KEY_ROWS`) on the key seeds,
-        the others on :attr:`seeds` (the key seeds start with them, so every claim pairs)."""
-        if label not in ROWS:
-            raise KeyError(f"unknown row {label!r}; rows: {list(ROWS)}")
-        return self.key_seeds if (label in KEY_ROWS and len(self.key_seeds) > len(self.seeds)) else self.seeds
-
     def epochs_of(self, label: str) -> int:
         """Total epochs behind a row's weights (stage-2 rows count stage 1's too)."""
         if label in STAGE2 or label == CONTROL:
@@ -148,24 +148,22 @@ class LACDesign:
         return self.stage1_epochs
 
 
-def chapter_design(profile="cpu") -> LACDesign:
-    """The design of notebook 05 under ``profile`` (module docstring)."""
+def design(profile="cpu", regime: str = "single_positive") -> LACDesign:
+    """The design of notebook 05 under ``profile`` (:data:`DESIGNS` with the profile's seeds and lr)
+    and ``regime`` (the notebook's parameter)."""
     P = as_profile(profile)
-    e1 = STAGE1_EPOCHS.get(P.name, STAGE1_EPOCHS["cpu"])
-    e2 = STAGE2_EPOCHS.get(P.name, STAGE2_EPOCHS["cpu"])
-    seeds = tuple(P.seeds[:N_SEEDS.get(design_name(P), 3)])
-    key = tuple(P.seeds[:KEY_SEEDS.get(design_name(P), len(seeds))])
-    if design_name(P) == "smoke":
-        return LACDesign(P.name, e1, e2, P.model, dict(P.model_kwargs, head="label_query",
-                                                          head_kwargs={"ffn_mult": 2, "dropout": 0.0}),
-                         lr=P.lr, seeds=seeds, key_seeds=key)
-    if design_name(P) == "gpu":  # gpu and gpu_shape: the gpu profile's backbone, head and 128 px
-        return LACDesign(P.name, e1, e2, "resnet18", {"last_layer": "layer3", "head": "label_query"},
-                         lr=P.lr, seeds=seeds, scene={"image_size": 128}, batch_size=P.batch_size,
-                         key_seeds=key)
-    small_head = {"d_model": 64, "ffn_mult": 2, "dropout": 0.0}
-    return LACDesign(P.name, e1, e2, P.model, dict(P.model_kwargs, head="label_query", head_kwargs=small_head),
-                     lr=P.lr, seeds=seeds, key_seeds=key)
+    lit = dict(DESIGNS.get(P.name, DESIGNS.get(design_name(P), DESIGNS["cpu"])))
+    n_seeds, model, kwargs = lit.pop("n_seeds"), lit.pop("model"), lit.pop("model_kwargs")
+    if model is None:  # the profile's backbone with the chapter's head
+        model, kwargs = P.model, dict(P.model_kwargs, **kwargs)
+    if lit["batch_size"] is None:
+        lit["batch_size"] = P.batch_size
+    return LACDesign(P, model=model, model_kwargs=dict(kwargs), lr=P.lr, seeds=tuple(P.seeds[:n_seeds]),
+                     regime=regime, **lit)
+
+
+#: the name the benchmark, the live exercise and ``leaves_out`` call it by
+chapter_design = design
 
 
 def regime_defined(regime: str, regime_params: Mapping[str, Any] | None = None) -> bool:
@@ -211,57 +209,55 @@ def row_spec(profile, label: str, seed: int, regime: str = "single_positive", re
     return spec(method, e1 + e2 if label == CONTROL else e1, params=method_params)
 
 
-def table3_specs(profile="cpu", regime: str = "single_positive", regime_params=None,
-                 design: LACDesign | None = None) -> Dict[str, List]:
-    """``{row label: [RunSpec per seed]}``."""
-    d = design or chapter_design(profile)
-    return {label: [row_spec(profile, label, s, regime, regime_params, d) for s in d.seeds_of(label)]
-            for label in ROWS}
+def specs(design: LACDesign, stored: Stored = nothing_stored) -> Asked:
+    """Every row of Table 3 on the design's seeds under its regime, as one family
+    (``{TABLE: {row: [RunSpec per seed]}}``; a stage-2 spec carries the stage-1 spec it starts
+    from, so ensuring it trains stage 1 first). Nothing is chosen on validation (the code-start
+    row picks raw or EMA inside its own run), so ``stored`` is not read and nothing waits."""
+    return Asked({TABLE: {label: [row_spec(design.profile, label, s, design.regime, None, design)
+                                  for s in design.seeds] for label in ROWS}})
 
 
-def run(profile="cpu", regime: str = "single_positive", regime_params=None, seed: int = 0):
-    """``(design, splits of seed, {row label: [stored runs]})``: from the run store, training
-    what is missing (stage 1 before the stage 2 that needs it)."""
-    P = as_profile(profile)
-    d = chapter_design(P)
-    results = ensure_grid(table3_specs(P, regime, regime_params, d), label="05 LAC")
-    return d, splits_for(P, regime, regime_params, seed, scene=d.scene), results
+def run(design: LACDesign, store=None, **engine) -> Dict[str, List]:
+    """``{row label: [stored runs per seed]}`` (:func:`specs`): from the run store, training what is
+    missing (stage 1 before the stage 2 that needs it)."""
+    return ensure_asked(specs, design, store=store, label="05 LAC", **engine)[TABLE]
 
 
-def _sd(v) -> str:
-    return f" ± {np.std(v, ddof=1):.1f}" if len(v) > 1 else ""
+def chapter_splits(design: LACDesign, seed: int = 0):
+    """The splits of ``seed`` the design's runs train on (its regime, its scene)."""
+    return splits_for(design.profile, design.regime, None, seed, scene=design.scene)
 
 
 def table3(results, design: LACDesign, metric: str = "test_mAP"):
-    """Table 3's shape: ✓ columns, epochs, seeds, our mAP (mean ± sd over seeds, raw weights at
-    the best-val epoch), the best epochs and the paper's VOC / COCO numbers."""
-    import pandas as pd
-
-    mark = lambda on: "✓" if on else ""  # noqa: E731
-    rows = {}
+    """Table 3's shape (:func:`mlpl_lab.analysis.tables.ablation_frames`): ``(table, half, seeds,
+    unconverged)``; the table holds the ✓ / ✗ columns, the epochs and seeds of each row, our mAP
+    (mean over seeds, raw weights at the best-val epoch), the best epoch per seed of the epochs
+    the row trains itself and the paper's VOC / COCO numbers."""
+    marks = {}
     for label, runs in results.items():
         _, (plc, lac, two, queue) = ROWS[label]
-        raw = np.array([r.best[metric] for r in runs])
         paper = PAPER_TABLE3.get(label)
         own = design.stage2_epochs if label in STAGE2 else design.epochs_of(label)
-        rows[label] = {"AN": "✓", "PLC": mark(plc), "LAC": mark(lac), "two-stage": mark(two),
-                       "queue": mark(queue), "epochs": design.epochs_of(label), "seeds": len(runs),
-                       "mAP": f"{raw.mean():.1f}{_sd(raw)}",
-                       "best epoch / of": f"{','.join(str(r.best_epoch + 1) for r in runs)} / {own}",
-                       "paper VOC / COCO": "—" if paper is None else f"{paper[0]} / {paper[1]}"}
-    return pd.DataFrame(rows).T
+        marks[label] = {"AN": True, "PLC": plc, "LAC": lac, "two-stage": two, "queue": queue,
+                        "epochs": design.epochs_of(label), "seeds": len(runs),
+                        "best epoch / of": f"{','.join(str(r.best_epoch + 1) for r in runs)} / {own}",
+                        "paper VOC / COCO": "—" if paper is None else f"{paper[0]} / {paper[1]}"}
+    return ablation_frames(marks, results, metric)
 
 
 def ema_table(results, metric: str = "test_mAP"):
     """Raw vs EMA weights per row (mean over seeds at the best raw-val epoch), with the val
-    scores the code would compare to pick stage 2's start (the better of the two)."""
+    scores the code would compare to pick stage 2's start (the better of the two); NaN where a
+    row keeps no EMA."""
     import pandas as pd
 
-    rows = {}
-    for label, runs in results.items():
-        get = lambda key: float(np.nanmean([r.best.get(key, np.nan) for r in runs]))  # noqa: E731
-        rows[label] = {"val raw": get("val_mAP"), "val EMA": get("val_mAP[ema]"),
-                       "test raw": get(metric), "test EMA": get(f"{metric}[ema]")}
+    def mean(runs, key):
+        return seed_mean(runs, key) if all(key in r.best for r in runs) else float("nan")
+
+    rows = {label: {"val raw": mean(runs, "val_mAP"), "val EMA": mean(runs, "val_mAP[ema]"),
+                    "test raw": mean(runs, metric), "test EMA": mean(runs, f"{metric}[ema]")}
+            for label, runs in results.items()}
     return pd.DataFrame(rows).T
 
 
@@ -364,14 +360,13 @@ def table3_view(results, design: LACDesign, metric: str = "test_mAP"):
     """:func:`table3` as the notebook shows it: our mAP as mean ± 95 % interval (seeds) with †
     where a run did not converge, the best row in bold."""
     from ..analysis.display import caption, styled
-    from ..analysis.tables import interval_frames
 
-    t = table3(results, design, metric).copy()
-    mean, half, n, unconv = interval_frames({row: results[row] for row in t.index}, (metric,))
+    t, half, n, unconv = table3(results, design, metric)
     col = metric.replace("test_", "")
-    t["mAP"] = mean[col].astype(float)
-    return styled(t, caption("LAC, Table 3 at this scale: the parts of each row (✓), its epochs and seeds, our "
-                             "test mAP (%) with the raw weights at the best clean-validation epoch, the best "
+    order = ["AN", "PLC", "LAC", "two-stage", "queue", "epochs", "seeds", col, "best epoch / of", "paper VOC / COCO"]
+    t = t[order].rename(columns={col: "mAP"})
+    return styled(t, caption("LAC, Table 3 at this scale: the parts of each row (✓ / ✗), its epochs and seeds, "
+                             "our test mAP (%) with the raw weights at the best clean-validation epoch, the best "
                              "epochs per seed of the epochs the row trains, and the paper's VOC / COCO mAP"),
                   percent=["mAP"], half=half.rename(columns={col: "mAP"}), seeds=n.rename(columns={col: "mAP"}),
                   unconverged=unconv.rename(columns={col: "mAP"}), counts=["epochs", "seeds"])
@@ -513,7 +508,8 @@ def outputs_view(out: Mapping[str, Any], image: int = 0, classes: int = 4):
 
 
 def design_view(design: LACDesign):
-    """The chapter's design (:func:`chapter_design`) as a table of its fields."""
+    """The chapter's design (:func:`design`) as a table of its fields (the profile named in the caption)."""
     from ..analysis.display import fields_table
 
-    return fields_table(design, f"The chapter's design under the {design.profile} profile: what each row trains.")
+    return fields_table(design, f"The chapter's design under the {design.profile.name} profile: what each row "
+                        "trains.", skip=("profile",))

@@ -105,7 +105,7 @@ def _cls(P: Profile, p: Mapping[str, Any]) -> None:
 def _lac(P: Profile, p: Mapping[str, Any]) -> None:
     from . import lac as chapter
 
-    chapter.run(P, p.get("regime", "single_positive"), seed=p.get("seed", 0))
+    chapter.run(chapter.design(P, regime=p.get("regime", "single_positive")))
 
 
 def _pu_mlc(P: Profile, p: Mapping[str, Any]) -> None:
