@@ -93,8 +93,8 @@ def test_an_edit_or_a_moved_file_keeps_every_key_and_a_bump_changes_only_its_run
 def test_the_numerics_versions_on_disk_are_the_imported_ones():
     """Bug caught: ``mlpl-lab report``'s check reading a different table than the keys use."""
     from mlpl_lab.core import numerics
-
     from mlpl_lab.runs import components
+
     assert numerics.versions_on_disk() == numerics.VERSIONS
     assert components.VERSIONS is numerics.VERSIONS
 
