@@ -64,12 +64,12 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     assert set(opml.design(P).rows) == {
         "AN", "OPML", "OPML+HR", "OPML+HR+LS", "OPML+HR+LC", "OPML-SP"}
     # 04: all four regimes for AN, CLS and the family, CLC, the wide sweeps, both seeds
-    d = cls.chapter_design(P)
+    d = cls.design(P)
     assert set(d.table_regimes) == set(d.family_regimes) == {"drop 25 %", "drop 50 %", "drop 75 %",
                                                             "single positive"}
     assert d.with_clc and d.tau_h_grid == (0.0, 0.006, 0.012, 0.021, 0.06) and d.table_seeds == (0, 1)
     # 05: ResNet-18 cut after layer3 at 128 px, the code's head sizes, the profile's batch size
-    d = lac.chapter_design(P)
+    d = lac.design(P)
     assert (d.model, d.model_kwargs, d.scene, d.batch_size) == (
         "resnet18", {"last_layer": "layer3", "head": "label_query"}, {"image_size": 128}, 128)
     assert d.seeds == (0, 1) and d.stage1_epochs + d.stage2_epochs <= 2 * P.epochs
@@ -78,7 +78,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     assert d.proportions == (0.1, 0.5) and d.fn_rates == (0.0, 0.05, 0.1, 0.15) and d.seeds == (0, 1)
     # 07: every row under every regime it applies to; tuned (as under gpu), so its rows are
     # reported on the two fresh seeds after the selection seed 0
-    d = benchmark.chapter_design(P)
+    d = benchmark.design(P)
     assert benchmark.left_out(d) == ["fewer than 3 seeds: " + ", ".join(sorted({r for _, r in d.cells()}))
                                      + " (cells with one seed show no interval; their claims are observations)"]
     assert {row for _, row in d.cells()} == {r.label for r in benchmark.ROWS}

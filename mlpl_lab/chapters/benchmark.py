@@ -101,11 +101,11 @@ def _k(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
 
 
 def _cls(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
-    return cls_chapter.chapter_design(P).cls_hparams(regime)
+    return cls_chapter.design(P).cls_hparams(regime)
 
 
 def _family(P: Profile, extra: Dict[str, Any] | None = None):
-    return dict(cls_chapter.chapter_design(P).family_hparams(), **(extra or {}))
+    return dict(cls_chapter.design(P).family_hparams(), **(extra or {}))
 
 
 ROWS: Tuple[Row, ...] = (
@@ -333,7 +333,7 @@ def same_head_specs(d: BenchmarkDesign) -> Dict[str, List[RunSpec]]:
     gain drops out (LAC's second stage still adds epochs: chapter 05's equal-epochs control
     isolates those)."""
     P = d.profile
-    lac = lac_chapter.chapter_design(P)
+    lac = lac_chapter.design(P)
     out = {}
     for reg, rows in d.grid.items():
         if "LAC" in rows:

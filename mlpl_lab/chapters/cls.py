@@ -556,7 +556,7 @@ def sweep_coverage(design: CLSDesign) -> str:
     from ..profiles import get_profile
 
     center = design.cls_hparams(design.study_regime)
-    gpu = chapter_design(get_profile("gpu"))
+    gpu = design(get_profile("gpu"))
 
     def values(grid):
         return "{" + ", ".join(f"{v:g}" for v in grid) + "}"

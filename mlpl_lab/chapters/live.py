@@ -97,7 +97,7 @@ def shown_seeds(chapter, profile) -> Tuple[int, ...]:
     if c == "04":
         from . import cls
 
-        return tuple(cls.chapter_design(P).key_seeds)
+        return tuple(cls.design(P).key_seeds)
     if c == "05":
         from . import lac
 
@@ -131,7 +131,7 @@ def converged_spec(chapter, profile, seed: int | None = None) -> RunSpec:
     if c == "04":
         from . import cls
 
-        d = cls.chapter_design(P)
+        d = cls.design(P)
         method, hp = cls.method_specs(d, d.study_regime)["CLS"]
         regime, params = cls.REGIMES[d.study_regime]
         return P.spec(method, hp, regime, params, seed=seed)
