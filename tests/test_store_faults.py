@@ -128,12 +128,13 @@ def test_the_numeric_environment_is_recorded_and_a_foreign_run_refused(data_root
     """Bugs caught: a run trained on CUDA with fp16 autocast (or under another torch) served as if
     it were this machine's; the environment not recorded at all; a foreign run silently retrained
     (a GPU-less reading would overwrite a GPU-made store). World size is recorded, not refused."""
+    monkeypatch.delenv("MLPL_LAB_CPU_PRECISION", raising=False)  # its default: float32 (tests/test_cpu_precision.py)
     st, spec = store.RunStore(), P.spec("an")
     fake_run(st, spec)
     env = json.loads((st.path(spec) / "summary.json").read_text())["environment"]
     here = "cuda" if torch.cuda.is_available() else "cpu"
     assert env == {"torch": torch.__version__.split("+")[0], "device": here, "amp_dtype": "off",
-                   "world_size": 1, "threads": torch.get_num_threads()}
+                   "world_size": 1, "threads": torch.get_num_threads(), "precision": "float32"}
     amp = P.spec("an", amp=True)
     fake_run(st, amp)
     bf16 = here == "cpu" or torch.cuda.is_bf16_supported(including_emulation=False)

@@ -52,16 +52,31 @@ def _amp_dtype_name(device_type: str, amp: bool) -> str:
     without it, ``"off"`` without AMP."""
     from ..engine.train import autocast_dtype
 
-    dtype = autocast_dtype(device_type, amp)
+    dtype = autocast_dtype(device_type, amp, precision="fp32")  # what the spec asks, not the CPU switch
     return "off" if dtype is None else str(dtype).removeprefix("torch.")
+
+
+def training_precision(spec: "RunSpec", device: str) -> str:
+    """The precision of the training step of ``spec`` in this process: the name of the autocast
+    dtype :func:`mlpl_lab.engine.train.fit` uses (``"bfloat16"``, ``"float16"``) or ``"float32"``.
+    For a spec without AMP on the CPU it follows ``MLPL_LAB_CPU_PRECISION``
+    (:func:`mlpl_lab.engine.train.cpu_precision`), which is not part of the key."""
+    from ..engine.train import autocast_dtype
+
+    dtype = autocast_dtype(device, bool(spec.train.get("amp", False)))
+    return "float32" if dtype is None else str(dtype).removeprefix("torch.")
 
 
 def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
     """What decides a run's numbers besides its spec and the numerics version: the torch version (without
-    its build tag), the device type the spec trains on here, the AMP dtype and the world size; and
-    ``threads``, the intra-op threads of the training process (``torch.get_num_threads()``:
-    recorded, never checked, so a store is served on a machine with another core count; a retrain
-    meant to reproduce a run bitwise pins it, :func:`mlpl_lab.runs.workers.reproduce`)."""
+    its build tag), the device type the spec trains on here, the AMP dtype the spec asks for and the
+    world size; and, recorded but never checked, so a store is served on any machine:
+    ``threads``, the intra-op threads of the training process (``torch.get_num_threads()``; a
+    retrain meant to reproduce a run bitwise pins it, :func:`mlpl_lab.runs.workers.reproduce`),
+    and ``precision``, the precision of the training step (:func:`training_precision`: a CPU run
+    without AMP is ``"bfloat16"`` under ``MLPL_LAB_CPU_PRECISION=bf16``, or ``auto`` on a CPU with
+    native bfloat16, else ``"float32"``; runs stored before it was recorded were float32). So a
+    pack trained in bfloat16 is served on a laptop without it, and a float32 pack on one with it."""
     import torch
 
     from ..engine import distributed
@@ -70,7 +85,8 @@ def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
     device = pick_device(spec.train.get("device", "auto")).type
     return {"torch": torch.__version__.split("+")[0], "device": device,
             "amp_dtype": _amp_dtype_name(device, bool(spec.train.get("amp", False))),
-            "world_size": int(distributed.world_size()), "threads": int(torch.get_num_threads())}
+            "world_size": int(distributed.world_size()), "threads": int(torch.get_num_threads()),
+            "precision": training_precision(spec, device)}
 
 
 def _foreign_policy() -> str:

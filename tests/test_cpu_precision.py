@@ -1,0 +1,148 @@
+"""The CPU training precision switch (issue 51, ``MLPL_LAB_CPU_PRECISION``): bfloat16 autocast in
+the training step of a run whose spec asks for no AMP, recorded in the run's environment, never
+in its key, so a pack trained in either precision is served on any machine."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlpl_lab.engine import train as train_mod
+from mlpl_lab.engine.train import CPU_PRECISION_ENV, autocast_dtype, cpu_has_native_bf16, cpu_precision
+from mlpl_lab.runs import ensure as run_ensure
+from mlpl_lab.runs import runner, store
+from mlpl_lab.runs.environment import numeric_environment
+
+from test_store import P, data_root  # noqa: F401  (fixtures: a temporary store, a tiny profile)
+
+
+@pytest.fixture
+def cpu_only(monkeypatch):
+    """Runs train on the CPU (the switch is for CPUs) and the switch starts unset."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv(CPU_PRECISION_ENV, raising=False)
+
+
+def test_the_switch_resolves_fp32_bf16_and_auto(monkeypatch):
+    """Bugs caught: an unset switch that is not the documented default; ``auto`` that ignores the
+    CPU; a typo silently read as fp32."""
+    monkeypatch.delenv(CPU_PRECISION_ENV, raising=False)
+    assert cpu_precision() == train_mod.DEFAULT_CPU_PRECISION == "fp32"
+    for value, want in (("bf16", "bf16"), ("FP32", "fp32"), (" bf16 ", "bf16")):
+        monkeypatch.setenv(CPU_PRECISION_ENV, value)
+        assert cpu_precision() == want
+    monkeypatch.setenv(CPU_PRECISION_ENV, "auto")
+    for native, want in ((True, "bf16"), (False, "fp32")):
+        monkeypatch.setattr(train_mod, "cpu_has_native_bf16", lambda native=native: native)
+        assert cpu_precision() == want
+        assert autocast_dtype("cpu", False) == (torch.bfloat16 if native else None)
+    monkeypatch.setenv(CPU_PRECISION_ENV, "half")
+    with pytest.raises(ValueError, match="MLPL_LAB_CPU_PRECISION='half' is not one of"):
+        cpu_precision()
+
+
+def test_the_switch_acts_on_the_cpu_only_and_leaves_amp_specs_alone(monkeypatch):
+    """Bugs caught: the CPU switch turning on autocast on CUDA, or changing what an AMP spec
+    (the gpu profiles) autocasts to."""
+    monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
+    assert autocast_dtype("cpu", False) == torch.bfloat16
+    assert autocast_dtype("cuda", False) is None
+    assert autocast_dtype("cpu", True) == torch.bfloat16
+    assert autocast_dtype("cpu", False, precision="fp32") is None  # an explicit precision wins
+    monkeypatch.setenv(CPU_PRECISION_ENV, "fp32")
+    assert autocast_dtype("cpu", False) is None and autocast_dtype("cpu", True) == torch.bfloat16
+
+
+def test_native_bf16_is_read_from_the_cpu_flags(monkeypatch):
+    """The detection against an independent reading of /proc/cpuinfo (Linux), and without it."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        flags = {f for line in cpuinfo.read_text().splitlines() if line.startswith("flags")
+                 for f in line.split(":", 1)[1].split()}
+        assert cpu_has_native_bf16() == bool({"avx512_bf16", "amx_bf16"} & flags)
+    real = Path.read_text
+
+    def no_cpuinfo(self, *a, **k):
+        if str(self) == "/proc/cpuinfo":
+            raise OSError("no such file")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", no_cpuinfo)
+    cpu = getattr(torch._C, "_cpu", None)
+    if not callable(getattr(cpu, "_is_avx512_bf16_supported", None)):
+        assert cpu_has_native_bf16() is False  # no flags to read: fp32, never a guess
+
+
+def _activation_dtypes(monkeypatch):
+    """The dtype of every Conv2d output computed in training mode (the oracle that autocast is on
+    in the step: under bfloat16 autocast a convolution's output is bfloat16)."""
+    seen = []
+
+    def hook(module, args, output):
+        if isinstance(module, torch.nn.Conv2d) and module.training and torch.is_grad_enabled():
+            seen.append(output.dtype)
+
+    handle = torch.nn.modules.module.register_module_forward_hook(hook)
+    return seen, handle
+
+
+@pytest.mark.parametrize("precision,dtype", [("bf16", torch.bfloat16), ("fp32", torch.float32)])
+def test_the_training_step_runs_in_the_switched_precision_and_the_environment_says_so(
+        data_root, P, cpu_only, monkeypatch, precision, dtype):
+    """Bugs caught: the switch read but autocast never entered in the step; the precision not
+    recorded; evaluation (no grad) run in bfloat16 too."""
+    monkeypatch.setenv(CPU_PRECISION_ENV, precision)
+    spec = P.spec("an", epochs=1)
+    seen, handle = _activation_dtypes(monkeypatch)
+    try:
+        run = runner.ensure([spec], quiet=True)[0]
+    finally:
+        handle.remove()
+    assert seen and set(seen) == {dtype}
+    want = "bfloat16" if precision == "bf16" else "float32"
+    assert run.environment["precision"] == want
+    assert json.loads((store.RunStore().path(spec) / "summary.json").read_text())["environment"]["precision"] == want
+    assert run.environment["amp_dtype"] == "off"  # the spec asked for no AMP: what is checked is unchanged
+
+
+def test_the_key_does_not_change_and_a_run_of_either_precision_is_served(data_root, P, cpu_only, monkeypatch):
+    """Bugs caught: the precision in the key (a bf16 pack never served on a laptop without
+    bfloat16, the shipped fp32 pack retrained under ``auto``); a run of the other precision
+    refused as foreign."""
+    spec = P.spec("an", epochs=1)
+    keys = {}
+    for value in ("fp32", "bf16", "auto", None):
+        if value is None:
+            monkeypatch.delenv(CPU_PRECISION_ENV, raising=False)
+        else:
+            monkeypatch.setenv(CPU_PRECISION_ENV, value)
+        keys[value] = (spec.key, P.spec("an", epochs=1).key, spec.backbone_from)
+    assert len(set(keys.values())) == 1
+    monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
+    made = runner.ensure([spec], quiet=True)[0]
+    assert made.environment["precision"] == "bfloat16"
+    calls = []
+    monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: calls.append(a))
+    monkeypatch.setenv(CPU_PRECISION_ENV, "fp32")  # a laptop without bfloat16
+    served = runner.ensure([spec], quiet=True)[0]
+    assert calls == [] and served.spec.key == made.spec.key
+    assert served.environment["precision"] == "bfloat16"
+    assert numeric_environment(spec)["precision"] == "float32"  # this process would train in fp32
+
+
+def test_a_run_stored_before_the_precision_was_recorded_is_served(data_root, P, cpu_only, monkeypatch):
+    """The shipped pack's runs have no ``precision`` in their environment: served under every
+    setting of the switch."""
+    spec = P.spec("an")
+    st = store.RunStore()
+    st.put(spec, [{"epoch": 1, "val_mAP": 1.0, "test_mAP": 1.0}], 0, {},
+           {"networks": {"net": {"w": torch.zeros(3)}}})
+    path = st.path(spec) / "summary.json"
+    summary = json.loads(path.read_text())
+    summary["environment"].pop("precision")
+    path.write_text(json.dumps(summary))
+    for value in ("fp32", "bf16", "auto"):
+        monkeypatch.setenv(CPU_PRECISION_ENV, value)
+        assert st.get(spec) is not None
