@@ -146,3 +146,23 @@ def test_a_run_stored_before_the_precision_was_recorded_is_served(data_root, P, 
     for value in ("fp32", "bf16", "auto"):
         monkeypatch.setenv(CPU_PRECISION_ENV, value)
         assert st.get(spec) is not None
+
+
+def test_reproduce_retrains_in_the_recorded_precision(data_root, P, cpu_only, monkeypatch, tmp_path):
+    """Bug caught: a reproduction of a bf16 run trained in this process's precision (fp32 here),
+    which gives other numbers. The switch is restored afterwards."""
+    from mlpl_lab.runs import workers
+
+    spec = P.spec("an", epochs=1)
+    monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
+    run = runner.ensure([spec], quiet=True)[0]
+    monkeypatch.setenv(CPU_PRECISION_ENV, "fp32")
+
+    def numbers(r):
+        return [(row["loss"], row["val_mAP"], row["val_AP"]) for row in r.history]
+
+    again = workers.reproduce(run, store.RunStore(tmp_path / "again"))
+    assert again.environment["precision"] == "bfloat16" and numbers(again) == numbers(run)
+    assert cpu_precision() == "fp32"  # restored
+    fp32 = run_ensure.execute(spec, store.RunStore(tmp_path / "fp32"))  # the oracle: the pin matters
+    assert fp32.environment["precision"] == "float32" and numbers(fp32) != numbers(run)

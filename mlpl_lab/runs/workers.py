@@ -410,19 +410,30 @@ class WorkerPool:
 
 def reproduce(run, store: RunStore):
     """Train ``run``'s spec again into ``store`` with the thread count recorded with it
-    (``run.environment["threads"]``; this process's count where none was recorded), so that on
-    the same machine and torch the result is the same bit for bit; returns the new stored run.
-    The runs it starts from are read from ``store`` (trained there first, with the same count, if
-    missing). The process's thread count is restored afterwards."""
+    (``run.environment["threads"]``; this process's count where none was recorded) and its
+    training precision (``run.environment["precision"]``, set through ``MLPL_LAB_CPU_PRECISION``;
+    float32 where none was recorded: such runs predate the switch), so that on the same machine and
+    torch the result is the same bit for bit; returns the new stored run. The runs it starts from
+    are read from ``store`` (trained there first, with the same count, if missing). The process's
+    thread count and precision setting are restored afterwards."""
     import torch
 
+    from ..engine.train import CPU_PRECISION_ENV
     from .ensure import execute
 
     before = torch.get_num_threads()
+    before_precision = os.environ.get(CPU_PRECISION_ENV)
     recorded = (run.environment or {}).get("threads")
+    precision = {"bfloat16": "bf16", "float32": "fp32"}.get((run.environment or {}).get("precision", "float32"))
     try:
         if recorded:
             torch.set_num_threads(int(recorded))
+        if precision and not run.spec.train.get("amp"):
+            os.environ[CPU_PRECISION_ENV] = precision
         return execute(run.spec, store)
     finally:
         torch.set_num_threads(before)
+        if before_precision is None:
+            os.environ.pop(CPU_PRECISION_ENV, None)
+        else:
+            os.environ[CPU_PRECISION_ENV] = before_precision
