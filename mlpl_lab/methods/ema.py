@@ -47,10 +47,13 @@ class EMA:
         # update such tensors twice per step
         pairs = list(zip(self.module.parameters(), net.parameters())) + \
             list(zip(self.module.buffers(), net.buffers()))
+        floats = [(t, v.detach().to(t.dtype)) for t, v in pairs if t.dtype.is_floating_point]
+        # one call per operation for all tensors (the per-tensor mul_ and add_ of each tensor,
+        # bit for bit, without a Python loop of two calls per tensor)
+        torch._foreach_mul_([t for t, _ in floats], d)
+        torch._foreach_add_([t for t, _ in floats], [v for _, v in floats], alpha=1.0 - d)
         for target, value in pairs:
-            if target.dtype.is_floating_point:
-                target.mul_(d).add_(value.detach().to(target.dtype), alpha=1.0 - d)
-            else:
+            if not target.dtype.is_floating_point:
                 target.copy_(value)
         self.updates += 1
 
