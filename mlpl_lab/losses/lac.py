@@ -198,7 +198,10 @@ def lac_loss(z_weak: torch.Tensor, z_strong: torch.Tensor, classes: torch.Tensor
     eye = torch.eye(len(feats), dtype=torch.bool, device=feats.device)
     log_prob = sim - torch.logsumexp(sim.masked_fill(eye, float("-inf")), dim=1, keepdim=True)
     pos = (cls[:, None] == cls[None, :]) & ~eye
-    n_pos = pos.sum(1)
+    # |P(a)| = the entries of a's class but a itself: from the class counts (the same integers
+    # as pos.sum(1), without summing an |E| x |E| matrix)
+    _, of_class, counts = torch.unique(cls, return_inverse=True, return_counts=True)
+    n_pos = counts[of_class] - 1
     per_anchor = (log_prob.masked_fill(~pos, 0.0)).sum(1) / n_pos.clamp(min=1)
     keep = n_pos > 0
     return -(per_anchor[keep]).mean()
