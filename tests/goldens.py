@@ -97,23 +97,26 @@ def environment() -> Dict[str, Any]:
 
 @contextlib.contextmanager
 def _isolated() -> Iterator[Path]:
-    """A temporary store and cache, one thread, restored afterwards."""
+    """A temporary store and cache, one thread, float32 training (``MLPL_LAB_CPU_PRECISION``: the
+    goldens are fp32 whatever the switch says), restored afterwards."""
     import torch
 
     from mlpl_lab.runs import runner
 
-    before = (os.environ.get("MLPL_LAB_DATA"), os.environ.get("MLPL_LAB_PROGRESS"), torch.get_num_threads())
+    names = ("MLPL_LAB_DATA", "MLPL_LAB_PROGRESS", "MLPL_LAB_CPU_PRECISION")
+    before = tuple(os.environ.get(n) for n in names) + (torch.get_num_threads(),)
     with tempfile.TemporaryDirectory(prefix="goldens-") as tmp:
         os.environ["MLPL_LAB_DATA"] = tmp
         os.environ["MLPL_LAB_PROGRESS"] = "0"
+        os.environ["MLPL_LAB_CPU_PRECISION"] = "fp32"
         torch.set_num_threads(THREADS)
         runner.clear_caches()
         try:
             yield Path(tmp)
         finally:
             runner.clear_caches()
-            torch.set_num_threads(before[2])
-            for name, value in zip(("MLPL_LAB_DATA", "MLPL_LAB_PROGRESS"), before[:2]):
+            torch.set_num_threads(before[-1])
+            for name, value in zip(names, before[:-1]):
                 if value is None:
                     os.environ.pop(name, None)
                 else:
