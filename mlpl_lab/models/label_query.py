@@ -32,6 +32,7 @@ eval mode (in train mode attention dropout rescales them). ``forward`` skips the
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Dict, Optional, Tuple
 
@@ -63,6 +64,13 @@ def sine_position_encoding(h: int, w: int, d: int, device=None, dtype=torch.floa
     px = torch.stack((px[..., 0::2].sin(), px[..., 1::2].cos()), dim=-1).flatten(-2)
     py = torch.stack((py[..., 0::2].sin(), py[..., 1::2].cos()), dim=-1).flatten(-2)
     return torch.cat((py, px), dim=-1).reshape(h * w, d).to(dtype)
+
+
+@functools.lru_cache(maxsize=16)
+def _position_encoding(h: int, w: int, d: int, device, dtype) -> torch.Tensor:
+    """:func:`sine_position_encoding` as (1, h·w, d), computed once per shape, device and dtype
+    (a constant: the head adds it to every batch's keys, never in place)."""
+    return sine_position_encoding(h, w, d, device, dtype)[None]
 
 
 class GroupWiseLinear(nn.Module):
@@ -163,7 +171,7 @@ class LabelQueryHead(nn.Module):
         """(h (B, C, d), attention (B, C, h, w) of the last decoder layer or None)."""
         b, _, hh, ww = fmap.shape
         src = self.input_proj(fmap).flatten(2).transpose(1, 2)  # (B, hw, d)
-        pos = sine_position_encoding(hh, ww, self.d_model, fmap.device, src.dtype)[None]
+        pos = _position_encoding(hh, ww, self.d_model, fmap.device, src.dtype)
         for layer in self.encoder:
             src = layer(src, pos)
         query_pos = self.query.weight[None].expand(b, -1, -1).to(src.dtype)
