@@ -19,6 +19,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -70,7 +71,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(RECORD))
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=M.ROOT, capture_output=True, text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "mlpl_lab")
     record = {"what": __doc__.split("\n\n")[0], "profile": "cpu (init scratch)",
+              "code": git("rev-parse", "--short", "HEAD") + (" + uncommitted changes under mlpl_lab/" if dirty else ""),
               "warmup_steps": args.warmup, "profiled_steps": args.steps,
               "started": _dt.datetime.now().isoformat(timespec="seconds"),
               "machine": {"python": platform.python_version(), "torch": torch.__version__,
