@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -166,3 +167,72 @@ def test_reproduce_retrains_in_the_recorded_precision(data_root, P, cpu_only, mo
     assert cpu_precision() == "fp32"  # restored
     fp32 = run_ensure.execute(spec, store.RunStore(tmp_path / "fp32"))  # the oracle: the pin matters
     assert fp32.environment["precision"] == "float32" and numbers(fp32) != numbers(run)
+
+
+# ----------------------------------------------------------- the decision's record
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "bf16_decision_cpu.json"
+HANDBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "handbook.md"
+
+
+def _script():
+    import importlib.util
+
+    path = RECORD.parents[1] / "bf16_decision.py"
+    spec = importlib.util.spec_from_file_location("bf16_decision", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_record_applies_its_own_rule_to_its_own_numbers():
+    """The decision re-derived from the record's per-seed values (an independent t quantile), the
+    rule the one the script states, the seeds the cpu profile's fresh seeds, and the default
+    precision fp32 unless the record allows bf16 (issue 51: a no leaves fp32)."""
+    from scipy import stats
+
+    from mlpl_lab.chapters import tuning
+    from mlpl_lab.profiles import get_profile
+
+    rec = json.loads(RECORD.read_text())
+    assert rec["rule"] == _script().RULE
+    assert {"torch", "cpu", "cpu_flags", "native_bf16", "cpu_capability"} <= set(rec["machine"])
+    verdicts = {}
+    for label in ("AN", "GR"):
+        m = rec["methods"][label]
+        seeds = m["seeds"]
+        assert [s["seed"] for s in seeds] == list(tuning.fresh_seeds(get_profile("cpu")))
+        assert all(s["fp32"]["key"] == s["bf16"]["key"] == s["key"] for s in seeds)  # the same runs' keys
+        assert all(s["bf16"]["environment"]["precision"] == "bfloat16" for s in seeds)
+        assert all("precision" not in s["fp32"]["environment"] or s["fp32"]["environment"]["precision"] == "float32"
+                   for s in seeds)
+        d = np.array([s["bf16"]["test_mAP"] - s["fp32"]["test_mAP"] for s in seeds])
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+        sigma = np.array([s["fp32"]["test_mAP"] for s in seeds]).std(ddof=1)
+        assert m["mean_difference"] == pytest.approx(d.mean(), abs=1e-3)
+        assert m["ci95"] == pytest.approx([d.mean() - half, d.mean() + half], abs=2e-3)
+        assert m["seed_noise_sd_fp32"] == pytest.approx(sigma, abs=1e-3)
+        inside = bool(d.mean() - half <= 0 <= d.mean() + half and half <= 2 * sigma and abs(d.mean()) <= sigma)
+        assert m["inside_seed_noise"] is inside
+        verdicts[label] = inside
+    assert rec["decision"]["inside_seed_noise"] == verdicts
+    assert rec["decision"]["bf16_allowed"] is all(verdicts.values())
+    if not rec["decision"]["bf16_allowed"]:
+        assert train_mod.DEFAULT_CPU_PRECISION == "fp32"
+
+
+def test_the_handbook_states_the_records_numbers():
+    """The handbook's paragraph on the switch quotes the record (mean difference and interval of
+    each method, the seed-noise sd, the decision), so the prose cannot drift from the measurement."""
+    import re
+
+    rec = json.loads(RECORD.read_text())
+    text = HANDBOOK.read_text()
+    para = next(p for p in re.split(r"\n(?=\* \*\*)", text) if p.startswith("* **Precision**"))
+    para = " ".join(para.split())
+    for label in ("AN", "GR"):
+        m = rec["methods"][label]
+        lo, hi = m["ci95"]
+        assert f"{label} {m['mean_difference']:+.2f} mAP ({lo:+.2f} to {hi:+.2f}" in para, label
+        assert f"sd {m['seed_noise_sd_fp32']:.2f}" in para, label
+    assert ("bf16 stays off" in para) is (not rec["decision"]["bf16_allowed"])
+    assert "benchmarks/records/bf16_decision_cpu.json" in para
