@@ -10,6 +10,8 @@ before the bfloat16 runs were read.
     python benchmarks/bf16_decision.py train            # the bf16 runs: 2 worker processes x 1 thread
     python benchmarks/bf16_decision.py speed            # fp32 vs bf16 steps, interleaved, 1 thread
     python benchmarks/bf16_decision.py record           # compare, decide, write the record
+    python benchmarks/bf16_decision.py train --methods GR --fp32-backbone --store DIR   # then:
+    python benchmarks/bf16_decision.py supplement --methods GR --store DIR   # bf16 fine-tuning only
 
 ``MLPL_LAB_DATA`` names the data folder whose store gets the shipped cpu pack (the fp32 runs);
 the bf16 runs go to ``--store`` (default ``$MLPL_LAB_DATA/bf16_runs``). The record:
@@ -77,7 +79,14 @@ def cmd_train(args) -> int:
 
     fp32, bf16 = _store_paths(args)
     runs = fp32_runs(fp32)
-    specs = [r.spec for pair in zip(*(runs[m] for m in METHODS)) for r in pair]  # AN, GR per seed
+    specs = [r.spec for pair in zip(*(runs[m] for m in METHODS if m in args.methods)) for r in pair]
+    if args.fp32_backbone:  # the fp32 pretraining run copied in: only the fine-tuning in bf16
+        import shutil
+
+        for spec in {s.backbone_from.key: s.backbone_from for s in specs}.values():
+            if not bf16.path(spec).exists():
+                bf16.root.mkdir(parents=True, exist_ok=True)
+                shutil.copytree(fp32.path(spec), bf16.path(spec))
     t0 = time.time()
     report = workers.train(specs, store=bf16, workers=args.workers, threads=1,
                            note=lambda line: print(line, flush=True))
@@ -231,6 +240,13 @@ def cmd_record(args) -> int:
     record["speed_note"] = ("methods.*.mean_seconds_per_step compares the shipped fp32 runs (trained in the "
                             "pack's cold series) with the bf16 runs trained here beside other work on this "
                             "2-core machine: not a like-for-like speed; `speed` is the interleaved one")
+    from mlpl_lab.runs.shipped import manifest_of, shipped_pack
+
+    record["fp32_source"] = {"pack": shipped_pack("cpu").name, "series": manifest_of(shipped_pack("cpu")).get("name")}
+    record["commands"] = ["MLPL_LAB_DATA=/tmp/h9-data nice -n 10 python benchmarks/bf16_decision.py rule",
+                          "MLPL_LAB_DATA=/tmp/h9-data nice -n 10 python benchmarks/bf16_decision.py train",
+                          "MLPL_LAB_DATA=/tmp/h9-data nice -n 10 python benchmarks/bf16_decision.py speed",
+                          "MLPL_LAB_DATA=/tmp/h9-data python benchmarks/bf16_decision.py record"]
     record["decision"] = {"inside_seed_noise": verdicts, "bf16_allowed": all(verdicts.values()),
                           "date": time.strftime("%Y-%m-%d")}
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
@@ -240,11 +256,44 @@ def cmd_record(args) -> int:
     return 0
 
 
+def cmd_supplement(args) -> int:
+    """Adds ``supplement_fp32_backbone`` to the record: the rows of ``--methods`` fine-tuned in bf16
+    from the shipped fp32 pretraining run (``train --fp32-backbone --store STORE``), paired with the
+    fp32 runs as the rule pairs them; whether bf16's difference comes from the fine-tuning alone.
+    Not part of the decision."""
+    from mlpl_lab.runs.ensure import load_method
+
+    fp32, other = _store_paths(args)
+    runs = fp32_runs(fp32)
+    record = json.loads(Path(args.out).read_text())
+    out = {"what": cmd_supplement.__doc__.split("\n\n")[0].replace("\n    ", " "), "store": str(other.root),
+           "command": f"python benchmarks/bf16_decision.py train --methods {' '.join(args.methods)} "
+                      f"--fp32-backbone --store {other.root}"}
+    for label in args.methods:
+        rows = []
+        for run in runs[label]:
+            b = other.get(run.spec, loader=load_method)
+            if b is None or (b.environment or {}).get("precision") != "bfloat16":
+                raise SystemExit(f"no bf16 run of {run.spec.describe()} in {other.root}")
+            rows.append({"seed": run.spec.seed, "fp32": per_run(run)["test_mAP"], "bf16": per_run(b)["test_mAP"],
+                         "bf16_best_epoch": int(b.best_epoch)})
+        d = [r["bf16"] - r["fp32"] for r in rows]
+        mean, sd_d, half = t_interval(d)
+        out[label] = {"seeds": rows, "mean_difference": round(mean, 3), "ci95": [round(mean - half, 3), round(mean + half, 3)]}
+        print(label, json.dumps(out[label]))
+    record["supplement_fp32_backbone"] = out
+    Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=("train", "speed", "record", "rule"))
+    ap.add_argument("command", choices=("train", "speed", "record", "rule", "supplement"))
     ap.add_argument("--store", default=None, help="the bf16 runs' store (default $MLPL_LAB_DATA/bf16_runs)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--methods", nargs="*", default=list(METHODS), help="train: which rows (default AN GR)")
+    ap.add_argument("--fp32-backbone", action="store_true",
+                    help="train: start from the shipped fp32 pretraining run (a supplementary check, not the rule's)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--speed-file", default=None, help="where `speed` writes (default: next to the bf16 store)")
     ap.add_argument("--out", default=str(OUT))
@@ -256,7 +305,8 @@ def main(argv=None) -> int:
         Path(args.out).write_text(json.dumps({"what": __doc__.split("\n\n")[0], "rule": RULE,
                                               "rule_written": time.strftime("%Y-%m-%d %H:%M")}, indent=1) + "\n")
         return 0
-    return {"train": cmd_train, "speed": cmd_speed, "record": cmd_record}[args.command](args)
+    return {"train": cmd_train, "speed": cmd_speed, "record": cmd_record,
+            "supplement": cmd_supplement}[args.command](args)
 
 
 if __name__ == "__main__":
