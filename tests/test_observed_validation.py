@@ -72,3 +72,31 @@ def test_selection_by_observed_validation_reads_the_epoch_it_picks():
                             best_epoch=2) for s in (1, 2, 3)]
     a, b = selection_claim("AN", runs).sides()
     assert a == {1: 48.0, 2: 49.0, 3: 50.0} and b == {1: 44.0, 2: 44.0, 3: 44.0}
+
+
+def test_the_benchmark_pairs_clean_and_observed_selection_per_cell():
+    """07's table and claims from hand-made runs: clean picks epoch 3 (test 47 + seed), observed
+    picks epoch 2 (test 44): difference 3 + mean seed offset; a cell without the metric adds nothing."""
+    from types import SimpleNamespace
+
+    from mlpl_lab.chapters.benchmark import selection_claims, selection_frame
+
+    def run(seed, obs=True):
+        hist = [{"val_mAP": 50, "test_mAP": 40}, {"val_mAP": 55, "test_mAP": 44},
+                {"val_mAP": 60, "test_mAP": 47 + seed}]
+        if obs:
+            for row, v in zip(hist, (30, 35, 33)):
+                row["val_obs_mAP"] = v
+        return SimpleNamespace(spec=SimpleNamespace(seed=seed), history=hist, best=hist[2], best_epoch=2,
+                               converged=True)
+
+    results = {"single positive": {"full labels": [run(1), run(2)], "AN": [run(1), run(2), run(3)],
+                                   "GR": [run(1, obs=False), run(2, obs=False)]}}
+    frame = selection_frame(results)
+    assert list(frame.method) == ["AN"]  # the oracle is a reference row; GR recorded no observed val
+    row = frame.iloc[0]
+    assert row["clean val"] == 49.0 and row["observed val"] == 44.0 and row["difference"] == 5.0
+    assert row["seeds"] == 3 and row["other epoch"] == 3
+    (claim,) = selection_claims(results)
+    a, b = claim.sides()
+    assert a == {1: 48.0, 2: 49.0, 3: 50.0} and b == {1: 44.0, 2: 44.0, 3: 44.0}

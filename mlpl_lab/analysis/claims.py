@@ -224,6 +224,23 @@ def claims_table(claims: List[Claim]):
     return t.set_index("claim")
 
 
+def mark_schedule_bound(table, notes: Mapping[str, str]):
+    """``table`` (:func:`claims_table`) with the claims in ``notes`` marked *schedule-bound*: a
+    side's method moves its targets until the last epoch by design (GR, Eq. 9–13), so its runs'
+    curves rise to the end; ``notes[claim]`` says what the control (the length check) found. The
+    ``converged`` column shows "§ <note>" and ``_schedule`` keeps the note for the record and the
+    take-aways. A claim not in the table is an error (a renamed claim would drop its mark)."""
+    missing = [c for c in notes if c not in table.index]
+    if missing:
+        raise KeyError(f"no such claims to mark schedule-bound: {missing}")
+    table = table.copy()
+    table["_schedule"] = None
+    for claim, note in notes.items():
+        table.at[claim, "_schedule"] = note
+        table.at[claim, "converged"] = f"§ {note}"
+    return table
+
+
 def _json(x: float) -> Optional[float]:
     return None if x is None or not math.isfinite(x) else float(x)
 
@@ -246,7 +263,8 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
                       "sd": _json(sd), "spread": _json(sd),
                       "p": _json(row["_p"]), "p_holm": _json(row["_p_holm"]),
                       "verdict": row["verdict"], "kind": row["kind"], "reason": row["reason"],
-                      "converged": None if row["_converged"] is None else bool(row["_converged"])}
+                      "converged": None if row["_converged"] is None else bool(row["_converged"]),
+                      "schedule_bound": row.get("_schedule") or None}
     return out
 
 
@@ -300,7 +318,9 @@ def takeaways(table) -> str:
         text = f"*{claim}* — margin {row['margin [95 % CI]']}, {int(row['_n'])} paired seed(s)"
         if key == INCONCLUSIVE:
             text += f": {row['reason'] or verdict}"
-        if row.get("_converged") is False:
+        if row.get("_schedule"):
+            text += f" (§ {row['_schedule']})"
+        elif row.get("_converged") is False:
             text += " (†: a run of this row did not converge)"
         groups[key].append(text)
     heads = {HOLDS: "Holds at this scale", FAILS: "Does not hold at this scale",

@@ -584,7 +584,51 @@ def claims(results, same_head: Mapping[str, list] | None = None):
         if "LAC" in methods and same_head and regime in same_head:
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
                               "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime]))
+    rows += selection_claims(results)
     return claims_table(rows)
+
+
+def selection_claims(results) -> List[Claim]:
+    """Does clean validation flatter a method? For every cell whose runs recorded the observed-label
+    validation mAP (``val_obs_mAP``: the run's regime on the validation labels, unknown as
+    negative), the paired claim "the clean-validation epoch beats the observed-validation epoch"
+    on test mAP (:func:`mlpl_lab.analysis.selection.selection_claim`). Runs made before the engine
+    recorded it add none."""
+    from ..analysis.selection import by_seed_selected, selection_claim
+
+    out = []
+    for regime, methods in results.items():
+        for label, runs in methods.items():
+            if label in REFERENCE_ROWS or not by_seed_selected(runs):
+                continue
+            claim = selection_claim(f"{label} under {regime}", runs)
+            out.append(claim)
+    return out
+
+
+def selection_frame(results):
+    """Per cell with observed-label validation recorded: test mAP (mean over seeds) at the best
+    clean-validation epoch and at the best observed-validation epoch, their difference, the seeds
+    with both, and on how many of them the two criteria keep different epochs. Empty when no run
+    recorded ``val_obs_mAP`` (the runs of the shipped pack predate it)."""
+    import pandas as pd
+
+    from ..analysis.selection import CLEAN, OBSERVED, best_epoch_by, by_seed_selected
+
+    rows = []
+    for regime, methods in results.items():
+        for label, runs in methods.items():
+            observed = by_seed_selected(runs, OBSERVED)
+            if label in REFERENCE_ROWS or not observed:
+                continue
+            clean = {s: v for s, v in by_seed_selected(runs, CLEAN).items() if s in observed}
+            moved = sum(best_epoch_by(r.history, OBSERVED) != r.best_epoch for r in runs
+                        if int(r.spec.seed) in observed)
+            c, o = sum(clean.values()) / len(clean), sum(observed.values()) / len(observed)
+            rows.append({"regime": regime, "method": label, "clean val": c, "observed val": o,
+                         "difference": c - o, "seeds": len(observed), "other epoch": moved})
+    return pd.DataFrame(rows, columns=["regime", "method", "clean val", "observed val", "difference",
+                                       "seeds", "other epoch"])
 
 
 # --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
@@ -647,6 +691,25 @@ def convergence_view(rec: Mapping[str, Any]):
 
     return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.core.convergence)? ✓ yes, "
                        "✗ no (the cell carries a † in the tables above), — unknown.")
+
+
+def selection_view(results):
+    """:func:`selection_frame` as the notebook shows it, or a sentence saying why it is empty."""
+    from IPython.display import Markdown
+
+    from ..analysis.display import styled
+
+    frame = selection_frame(results)
+    if frame.empty:
+        return Markdown("No run here recorded the observed-label validation mAP (`val_obs_mAP`): these runs "
+                        "were trained before the engine scored it, so this comparison waits for runs trained "
+                        "since (the next series, or a run of your own).")
+    frame = frame.set_index(["regime", "method"])
+    return styled(frame, "Model selection without clean labels: test mAP (%) at the epoch the clean validation "
+                         "labels pick and at the epoch the observed validation labels pick (the run's regime "
+                         "on the validation split, unknown counted as negative), mean over seeds; 'other "
+                         "epoch': seeds on which the two keep different epochs. The claims below pair them.",
+                  counts=["seeds", "other epoch"], best=False)
 
 
 def friedman_view(tabs: Mapping[str, Any]):

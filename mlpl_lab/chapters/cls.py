@@ -549,21 +549,21 @@ def selection_view(summary):
                   counts=["epoch", "removed labels", "observed positives lost"], best=False)
 
 
-def sweep_coverage(design: CLSDesign) -> str:
+def sweep_coverage(d: CLSDesign) -> str:
     """What the sensitivity sweeps (Figs. 7-8) of ``design`` cover, in one sentence computed from
-    its grids: under cpu and smoke each sweep holds only its reused points (0, the ablation run,
+    its grids (``d``): under cpu and smoke each sweep holds only its reused points (0, the ablation run,
     and the paper's value, the table's CLS run), so it draws no curve; the gpu grids are named."""
     from ..profiles import get_profile
 
-    center = design.cls_hparams(design.study_regime)
+    center = d.cls_hparams(d.study_regime)
     gpu = design(get_profile("gpu"))
 
     def values(grid):
         return "{" + ", ".join(f"{v:g}" for v in grid) + "}"
 
     parts = []
-    for name, grid, gpu_grid in (("tau_h", design.tau_h_grid, gpu.tau_h_grid),
-                                 ("tau_l", design.tau_l_grid, gpu.tau_l_grid)):
+    for name, grid, gpu_grid in (("tau_h", d.tau_h_grid, gpu.tau_h_grid),
+                                 ("tau_l", d.tau_l_grid, gpu.tau_l_grid)):
         symbol = "τ_h" if name == "tau_h" else "τ_l"
         new = [v for v in grid if v not in (0, center[name])]
         if new:
@@ -572,7 +572,7 @@ def sweep_coverage(design: CLSDesign) -> str:
             parts.append(f"the {symbol} sweep holds only {values(grid)}: 0 is the ablation run "
                          f"({'CLS-H' if name == 'tau_h' else 'CLS-L'}) and {center[name]:g} the table's CLS run"
                          + ("" if tuple(gpu_grid) == tuple(grid) else f" (the gpu profile sweeps {values(gpu_grid)})"))
-    return f"Under the {design.profile.name} profile, " + "; ".join(parts) + "."
+    return f"Under the {d.profile.name} profile, " + "; ".join(parts) + "."
 
 
 def sensitivity_figures(design: CLSDesign, sens_h, sens_l, reference: float | None = None):

@@ -22,7 +22,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..analysis.claims import Claim, by_seed, claims_table
+from ..analysis.benchmark import convergence_mark
+from ..analysis.claims import Claim, by_seed, claims_table, mark_schedule_bound
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import gr_schedule
@@ -254,13 +255,36 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None):
         rows.append(Claim(f"GR (all on) beats the ablation row {label!r}",
                           "Table 3: the three components together are best", "GR", label,
                           results["GR"], runs))
+    checks = {}
     if length_check:
         epochs = length_check["GR"][0].spec.train["epochs"]
         for other in [k for k in length_check if k != "GR"]:
-            rows.append(Claim(f"GR beats {other} with both trained {epochs} epochs (length check)",
-                              "Table 2's comparison, at a longer schedule", f"GR ({epochs} ep.)",
+            checks[other] = f"GR beats {other} with both trained {epochs} epochs (length check)"
+            rows.append(Claim(checks[other], "Table 2's comparison, at a longer schedule", f"GR ({epochs} ep.)",
                               f"{other} ({epochs} ep.)", length_check["GR"], length_check[other]))
-    return claims_table(rows)
+    table = claims_table(rows)
+    if convergence_mark(results["GR"]) != "schedule-bound":
+        return table
+    return mark_schedule_bound(table, schedule_notes(table, rows, checks))
+
+
+def schedule_notes(table, rows, checks: Mapping[str, str]) -> Dict[str, str]:
+    """For each claim on GR's unconverged, schedule-bound runs (not the length check's own): whether
+    the length check agrees — the same verdict for GR against the same method trained
+    :data:`LENGTH_FACTOR` times longer — computed from the two claims' verdicts."""
+    notes = {}
+    for claim in rows:
+        if claim.claim in checks.values() or "GR" not in (claim.a_label, claim.b_label):
+            continue
+        other = claim.b_label if claim.a_label == "GR" else claim.a_label
+        check = checks.get(other)
+        if check is None:
+            notes[claim.claim] = "schedule-bound; the length check does not cover this row"
+            continue
+        here, there = table.at[claim.claim, "verdict"], table.at[check, "verdict"]
+        notes[claim.claim] = ("schedule-bound; the length check agrees" if here == there else
+                              f"schedule-bound; the length check disagrees ({there} at the longer schedule)")
+    return notes
 
 
 def length_check_runs(results, length_check: Mapping[str, list]) -> Dict[str, list]:
