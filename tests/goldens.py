@@ -100,18 +100,18 @@ def _isolated() -> Iterator[Path]:
     """A temporary store and cache, one thread, restored afterwards."""
     import torch
 
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import splits_cache
 
     before = (os.environ.get("MLPL_LAB_DATA"), os.environ.get("MLPL_LAB_PROGRESS"), torch.get_num_threads())
     with tempfile.TemporaryDirectory(prefix="goldens-") as tmp:
         os.environ["MLPL_LAB_DATA"] = tmp
         os.environ["MLPL_LAB_PROGRESS"] = "0"
         torch.set_num_threads(THREADS)
-        runner.clear_caches()
+        splits_cache.clear_caches()
         try:
             yield Path(tmp)
         finally:
-            runner.clear_caches()
+            splits_cache.clear_caches()
             torch.set_num_threads(before[2])
             for name, value in zip(("MLPL_LAB_DATA", "MLPL_LAB_PROGRESS"), before[:2]):
                 if value is None:
@@ -155,10 +155,10 @@ def _numbers(history: List[Dict[str, Any]]) -> List[Dict[str, float]]:
 
 def record(spec) -> Dict[str, Any]:
     """Train ``spec`` (and what it starts from) in the current store; its golden record."""
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure
     from mlpl_lab.runs.components import versions_of
 
-    run = runner.ensure([spec], quiet=True)[0]
+    run = ensure.ensure([spec], quiet=True)[0]
     return {"spec": spec.as_dict(), "components": versions_of(spec), "best_epoch": run.best_epoch,
             "history": _numbers(run.history), "weights_sha256": _weights_sha256(run.weights())}
 
