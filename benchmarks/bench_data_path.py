@@ -50,7 +50,8 @@ os.environ.setdefault("MLPL_LAB_DATA", tempfile.mkdtemp(prefix="mlpl-bench-data-
 
 from mlpl_lab.methods import Method  # noqa: E402
 from mlpl_lab.profiles import get_profile  # noqa: E402
-from mlpl_lab.runs.runner import build_splits, config_of  # noqa: E402
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.validation import config_of
 from mlpl_lab.engine.train import fit  # noqa: E402
 
 RECORD = ROOT / "benchmarks" / "records" / "data_path_cpu.json"

@@ -28,7 +28,7 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from mlpl_lab.chapters import benchmark as bm
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs import runner
+from mlpl_lab.runs import splits_cache
 imported = time.perf_counter()
 P = get_profile(sys.argv[1])
 design = bm.design(P)
@@ -41,8 +41,8 @@ out = {"profile": P.name, "specs": len(specs),
 if sys.argv[2] == "grid":
     most = 0
     for s in specs:
-        runner.build_splits(s)
-        most = max(most, runner._SCENE_SETS.total_bytes())
+        splits_cache.build_splits(s)
+        most = max(most, splits_cache._SCENE_SETS.total_bytes())
     out.update(grid_peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                cache_most_mib=most / 2 ** 20, grid_s=time.perf_counter() - built)
 print(json.dumps(out))

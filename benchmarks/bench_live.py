@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
     import torch
 
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure, splits_cache, store
     from mlpl_lab.chapters import live
     from mlpl_lab.core.paths import cache_dir
     from mlpl_lab.profiles import get_profile
@@ -77,22 +77,22 @@ def main(argv=None) -> int:
         served = import_missing(P)  # what a student's notebook does first
         if served is not None:
             print(served["line"], flush=True)
-        stored = runner.RunStore().get(pre) is not None
-        runner.ensure([pre], quiet=True)
+        stored = store.RunStore().get(pre) is not None
+        ensure.ensure([pre], quiet=True)
         record["pretraining"] = {"spec": pre.describe(), "seconds": round(time.perf_counter() - t0, 1),
                                  "from": "the shipped course pack" if stored else "trained here",
                                  "load_before": load0, "load_after": _load()}
         print(f"pretraining run {pre.describe()}: {record['pretraining']['from']}, "
               f"{record['pretraining']['seconds']} s (not counted)", flush=True)
         for c in chapters:
-            runner.clear_caches()
+            splits_cache.clear_caches()
             shutil.rmtree(cache_dir(), ignore_errors=True)
             spec, conv = live.live_exercise(c, P)
             load0, threads = _load(), torch.get_num_threads()
             t0, c0 = time.perf_counter(), time.process_time()
             run = live.train(c, P)
             seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-            stage_runs = [runner.RunStore().get(s) for s in live.stages(spec)]
+            stage_runs = [store.RunStore().get(s) for s in live.stages(spec)]
             record["chapters"][c] = {
                 "method": live.KEY_METHOD[c], "spec": spec.describe(), "key": spec.key,
                 "converged_key": conv.key,

@@ -10,7 +10,7 @@ smoke plan of notebooks 01, 02 and 05 — pretraining, stage-one and LAC's stage
 trained twice from an empty run store in a temporary folder (the scene cache is warmed first, so
 data generation counts for neither side): once in this process with ``torch.set_num_threads(T)``
 (default: one per core, what a notebook's kernel does; ``--threads 1 2`` times each), runs one
-after another in the plan's order (:func:`mlpl_lab.runs.runner.ensure`); once on ``N`` single-thread worker processes (default: one
+after another in the plan's order (:func:`mlpl_lab.runs.ensure.ensure`); once on ``N`` single-thread worker processes (default: one
 per core; :func:`mlpl_lab.runs.workers.train`, worker start-up included). Prints both times and writes
 a JSON record (``benchmarks/records/bench_series_<profile>.json`` unless ``--out``): the machine,
 the load average before and after (the machine may be shared), the plan, both wall times, the
@@ -89,7 +89,7 @@ def busy_seconds(intervals) -> float:
 
 
 def compare(args) -> dict:
-    from mlpl_lab.runs import runner, workers
+    from mlpl_lab.runs import ensure, splits_cache, workers
     from mlpl_lab.chapters.plan import plan_series
     from mlpl_lab.runs.store import RunStore
     import torch
@@ -103,8 +103,8 @@ def compare(args) -> dict:
         plan = plan_series(args.profile, paths)
         order = workers.with_dependencies(plan.order)
         for s in order:
-            runner.build_splits(s)  # warm the scene cache on disk
-        runner.clear_caches()  # this process reads the disk cache, as the workers do
+            splits_cache.build_splits(s)  # warm the scene cache on disk
+        splits_cache.clear_caches()  # this process reads the disk cache, as the workers do
         load_before = os.getloadavg()
         print(f"{len(order)} runs ({args.profile} plan of {', '.join(p.stem for p in paths)}); "
               f"{os.cpu_count()} cores; load average {load_before}", flush=True)
@@ -117,7 +117,7 @@ def compare(args) -> dict:
             t0 = time.perf_counter()
             try:
                 for s in order:  # in the plan's order, as the pool takes them
-                    runner.ensure([s], store=one_store, quiet=True)
+                    ensure.ensure([s], store=one_store, quiet=True)
             finally:
                 torch.set_num_threads(before)
             ones[n] = (time.perf_counter() - t0, one_store)
@@ -157,7 +157,7 @@ def engines(args) -> dict:
     """The same run (cpu profile, AN from scratch, ``--epochs``) trained ``--repeat`` times in this
     process with one thread, in a warm one-thread Dask worker (:mod:`mlpl_lab.runs.cluster`) and in a
     pool worker (:mod:`mlpl_lab.runs.workers`, a fresh process each time): wall and in-``fit`` seconds."""
-    from mlpl_lab.runs import cluster, runner, workers
+    from mlpl_lab.runs import cluster, ensure, splits_cache, workers
     from mlpl_lab.profiles import get_profile
     from mlpl_lab.runs.store import RunStore
     import torch
@@ -168,7 +168,7 @@ def engines(args) -> dict:
     P = get_profile(args.profile or "cpu", init="scratch")
     rows = []
     try:
-        runner.build_splits(P.spec("an", seed=0))
+        splits_cache.build_splits(P.spec("an", seed=0))
         c = cluster.client(1)
         c.run(lambda: __import__("torch").zeros(1))
         torch.set_num_threads(1)
@@ -176,8 +176,8 @@ def engines(args) -> dict:
             spec = P.spec("an", seed=0, epochs=args.epochs, lr=P.lr * (1 + 1e-6 * rep))  # a new key each time
             row = {"load_average": os.getloadavg()[0]}
             for name, train in (
-                    ("this process", lambda st: runner.execute(spec, st)),
-                    ("Dask worker", lambda st: cluster.train([spec], st, runner.execute, workers=1)),
+                    ("this process", lambda st: ensure.execute(spec, st)),
+                    ("Dask worker", lambda st: cluster.train([spec], st, ensure.execute, workers=1)),
                     ("pool worker", lambda st: workers.train([spec], st, workers=1))):
                 store = RunStore(data / f"{name.split()[0]}-{rep}")
                 t0 = time.perf_counter()

@@ -5,7 +5,7 @@
 
 Each grid is trained twice from an empty run store (a temporary folder; the scene cache is
 warmed first, so data generation counts for neither side): once in this process with
-``torch.set_num_threads(threads)`` (the default path of :func:`mlpl_lab.runs.runner.ensure`), once on
+``torch.set_num_threads(threads)`` (the default path of :func:`mlpl_lab.runs.ensure.ensure`), once on
 a local Dask cluster of ``workers`` single-thread workers (``ensure(..., workers=N)``). The
 cluster's start-up is timed apart from the grid (it is paid once per command). Grids:
 
@@ -42,18 +42,18 @@ def grid(name: str):
 def one_process(specs, root: Path, threads: int) -> float:
     import torch
 
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure, splits_cache
     from mlpl_lab.runs.store import RunStore
 
     torch.set_num_threads(threads)
-    runner._SPLITS_CACHE.clear()  # read the scenes from the disk cache, as the workers do
+    splits_cache._SPLITS_CACHE.clear()  # read the scenes from the disk cache, as the workers do
     t0 = time.perf_counter()
-    runner.ensure(specs, store=RunStore(root), label="bench 1 process")
+    ensure.ensure(specs, store=RunStore(root), label="bench 1 process")
     return time.perf_counter() - t0
 
 
 def on_workers(specs, root: Path, workers: int):
-    from mlpl_lab.runs import cluster, runner
+    from mlpl_lab.runs import cluster, ensure
     from mlpl_lab.runs.store import RunStore
 
     t0 = time.perf_counter()
@@ -61,7 +61,7 @@ def on_workers(specs, root: Path, workers: int):
     c.run(lambda: __import__("torch").zeros(1))  # torch imported on every worker, as after a first run
     start = time.perf_counter() - t0
     t0 = time.perf_counter()
-    runner.ensure(specs, store=RunStore(root), label="bench workers", workers=workers)
+    ensure.ensure(specs, store=RunStore(root), label="bench workers", workers=workers)
     took = time.perf_counter() - t0
     cluster.close(workers)
     return start, took
@@ -79,14 +79,14 @@ def main(argv=None) -> int:
     os.environ["MLPL_LAB_DATA"] = str(data)  # the scene cache (warmed below) and the stores
     os.environ.pop("MLPL_LAB_WORKERS", None)
     os.environ.pop("MLPL_LAB_SCHEDULER", None)
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import splits_cache
 
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} cores", flush=True)
     try:
         for name in args.grids:
             specs = grid(name)
             for s in specs:
-                runner.build_splits(s)  # warm the scene cache on disk
+                splits_cache.build_splits(s)  # warm the scene cache on disk
             for r in range(args.repeat):
                 tag = f"{name}-{r}"
                 one = one_process(specs, data / f"one-{tag}", args.threads)

@@ -60,7 +60,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     from mlpl_lab.core.convergence import run_convergence
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure
     from mlpl_lab.runs.spec import RunSpec
     from mlpl_lab.runs.store import RunStore
 
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
                 shutil.copytree(series / backbone.key, store.path(backbone))
             probe = spec.replace(train=train, backbone_from=backbone)
             t0 = time.time()
-            run = runner.ensure([probe], store=store, quiet=True)[0]
+            run = ensure.ensure([probe], store=store, quiet=True)[0]
             c = run_convergence(run.history)
             best = run.history[run.best_epoch]
             row = {"ref": key, "describe": probe.describe(), "stored": stored(series, key),

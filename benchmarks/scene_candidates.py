@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mlpl_lab.chapters import scenes_choice as sc  # noqa: E402
 from mlpl_lab.chapters.common import as_profile  # noqa: E402
 from mlpl_lab.core.paths import data_root  # noqa: E402
-from mlpl_lab.runs.runner import ensure  # noqa: E402
+from mlpl_lab.runs.ensure import ensure
 from mlpl_lab.runs.store import RunStore  # noqa: E402
 
 
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     def train(cands, seeds):
         grid = sc.candidate_specs(P, seeds, cands)
         if args.workers > 1:
-            from mlpl_lab.runs.runner import ensure_grid
+            from mlpl_lab.runs.ensure import ensure_grid
             t = time.perf_counter()
             ensure_grid(grid, workers=args.workers, quiet=True)
             record.setdefault("worker_stages", []).append(

@@ -4,7 +4,8 @@ import torch, traceback
 from mlpl_lab.engine import distributed
 from mlpl_lab.methods import METHODS, build_method
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.validation import config_of
 from mlpl_lab.engine.train import fit
 distributed.init_from_env()
 P = get_profile("smoke")

@@ -101,7 +101,7 @@ def _isolated() -> Iterator[Path]:
     goldens are fp32 whatever the switch says), restored afterwards."""
     import torch
 
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import splits_cache
 
     names = ("MLPL_LAB_DATA", "MLPL_LAB_PROGRESS", "MLPL_LAB_CPU_PRECISION")
     before = tuple(os.environ.get(n) for n in names) + (torch.get_num_threads(),)
@@ -110,11 +110,11 @@ def _isolated() -> Iterator[Path]:
         os.environ["MLPL_LAB_PROGRESS"] = "0"
         os.environ["MLPL_LAB_CPU_PRECISION"] = "fp32"
         torch.set_num_threads(THREADS)
-        runner.clear_caches()
+        splits_cache.clear_caches()
         try:
             yield Path(tmp)
         finally:
-            runner.clear_caches()
+            splits_cache.clear_caches()
             torch.set_num_threads(before[-1])
             for name, value in zip(names, before[:-1]):
                 if value is None:
@@ -158,10 +158,10 @@ def _numbers(history: List[Dict[str, Any]]) -> List[Dict[str, float]]:
 
 def record(spec) -> Dict[str, Any]:
     """Train ``spec`` (and what it starts from) in the current store; its golden record."""
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure
     from mlpl_lab.runs.components import versions_of
 
-    run = runner.ensure([spec], quiet=True)[0]
+    run = ensure.ensure([spec], quiet=True)[0]
     return {"spec": spec.as_dict(), "components": versions_of(spec), "best_epoch": run.best_epoch,
             "history": _numbers(run.history), "weights_sha256": _weights_sha256(run.weights())}
 

@@ -331,7 +331,7 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
 
 
 def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch):
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure
     from mlpl_lab.profiles import get_profile
 
     monkeypatch.setitem(chapter.TUNING_GRIDS, "GR", {"q2": [0.01, 0.05, 0.001]})
@@ -339,7 +339,7 @@ def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch
     out = chapter.run(chapter.design(P, ["GR"], ["single"], tuning=True))
     chosen = out.chosen
     # the oracle: GR's trials built here (smoke's budget: the grid's first two points)
-    trials = runner.ensure([P.spec("gr", hp, "single_positive", {}, seed=0) for hp in ({}, {"q2": 0.05})])
+    trials = ensure.ensure([P.spec("gr", hp, "single_positive", {}, seed=0) for hp in ({}, {"q2": 0.05})])
     best = max(range(len(trials)), key=lambda i: (trials[i].best["val_mAP"], -i))
     assert chosen[("single positive", "GR")] == trials[best].spec.method_params
     assert ("single positive", "AN") in chosen and chosen[("single positive", "AN")] == {}

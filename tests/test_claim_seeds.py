@@ -1,14 +1,14 @@
 """Issue 36: under the cpu profile every claim of every chapter pairs five seeds.
 
-The runs each claim compares are planned (``mlpl_lab.runs.runner.planning``: nothing trains)
-and their seeds counted here. A design that runs a claim's row on fewer seeds (an ablation on
+The runs each claim compares are what each chapter's pure ``specs`` asks for with nothing stored
+(nothing trains) and their seeds are counted here. A design that runs a claim's row on fewer seeds (an ablation on
 three, a co-training baseline on one) fails, naming the row.
 """
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from mlpl_lab.runs.runner import planning
+from mlpl_lab.chapters.asked import nothing_stored
 
 FIVE = [0, 1, 2, 3, 4]
 
@@ -20,8 +20,7 @@ def seeds(runs):
 def test_chapter_01_every_regime_on_five_seeds():
     from mlpl_lab.chapters import assume_negative as ch
 
-    with planning():
-        out = ch.results(ch.run("cpu"))
+    out = ch.results(ch.specs(ch.design("cpu"), nothing_stored).now)
     for regime, rows in out.items():
         for row, runs in rows.items():
             assert seeds(runs) == FIVE, (regime, row)
@@ -30,8 +29,7 @@ def test_chapter_01_every_regime_on_five_seeds():
 def test_chapter_03_claim_rows_on_five_seeds():
     from mlpl_lab.chapters import opml as ch
 
-    with planning():
-        runs = ch.run("cpu")
+    runs = ch.specs(ch.design("cpu"), nothing_stored).now
     sp, full = runs[ch.PARTIAL], runs[ch.FULL]
     # every row named in a claim (opml.claims): OPML-SP, OPML, AN; OPML and BCE with full labels
     for row in ("OPML-SP", "OPML", "AN"):

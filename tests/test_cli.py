@@ -112,15 +112,15 @@ def test_the_csv_step_never_trains(tmp_path, monkeypatch):
     """Bug caught: the CSV step silently retraining the whole grid when the sources changed while
     the report ran (its keys then differ from the notebook's): it reads only, and a change of
     the numerics version during notebook 07 stops it with the reason."""
-    from mlpl_lab.runs import ensure as run_ensure, runner
+    from mlpl_lab.runs import ensure, ensure as run_ensure
     from mlpl_lab.profiles import get_profile
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     P = get_profile("smoke", init="scratch")
     monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: pytest.fail("trained"))
-    with runner.read_only("the CSV step"):
+    with ensure.read_only("the CSV step"):
         with pytest.raises(RuntimeError, match="not in the store.*the CSV step"):
-            runner.ensure([P.spec("an")])
+            ensure.ensure([P.spec("an")])
 
     from mlpl_lab.core import numerics
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab.runs import cluster, runner
+from mlpl_lab.runs import cluster, ensure
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore
 
@@ -114,11 +114,11 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        reference = runner.ensure(specs, store=one)
+        reference = ensure.ensure(specs, store=one)
     finally:
         torch.set_num_threads(threads)
     monkeypatch.setattr(cluster, "train_task", recording_task)
-    got = runner.ensure(specs, store=many, workers=2)
+    got = ensure.ensure(specs, store=many, workers=2)
 
     assert [r.spec for r in got] == specs
     for a, b in zip(reference, got):
@@ -140,7 +140,7 @@ def test_two_workers_fill_one_store_with_one_process_results(tmp_path, two_worke
         raise AssertionError("the second call asked the cluster to train")
 
     monkeypatch.setattr(cluster, "train", no_engine)
-    again = runner.ensure(specs, store=many, workers=2)
+    again = ensure.ensure(specs, store=many, workers=2)
     assert [numbers(r) for r in again] == [numbers(r) for r in got]
 
 
@@ -150,7 +150,7 @@ def test_the_pretraining_run_is_trained_once_before_every_run_that_starts_from_i
     specs = grid("pretrained")  # every first-stage run starts from the pretraining run
     many = RunStore(tmp_path / "many" / "runs")
     monkeypatch.setattr(cluster, "train_task", recording_task)
-    got = runner.ensure(specs, store=many, workers=2)
+    got = ensure.ensure(specs, store=many, workers=2)
     assert [r.spec for r in got] == specs
     pre = specs[0].backbone_from
     assert pre is not None and all(s.backbone_from == pre for s in specs if s.init_from is None)
@@ -168,7 +168,7 @@ def test_a_killed_worker_loses_only_its_run(tmp_path, two_workers, monkeypatch, 
     specs = [P.spec("an", seed=0), P.spec("an", seed=1), P.spec("gr", seed=0)]
     store = RunStore(tmp_path / "runs")
     monkeypatch.setattr(cluster, "train_task", dies_once_on_seed_1)
-    runs = runner.ensure(specs, store=store, workers=2)
+    runs = ensure.ensure(specs, store=store, workers=2)
     died = tmp_path / "died"
     assert died.exists()  # a worker really died on the seed-1 run
     assert [r.spec for r in runs] == specs and all(len(r.history) == 1 for r in runs)
@@ -188,7 +188,7 @@ def test_a_failed_run_is_reported_and_the_rest_completes(tmp_path, two_workers, 
     store = RunStore(tmp_path / "runs")
     monkeypatch.setattr(cluster, "train_task", fails_on_seed_1_stage_one)
     with pytest.raises(cluster.GridFailed) as err:
-        runner.ensure(specs, store=store, workers=2)
+        ensure.ensure(specs, store=store, workers=2)
     msg = str(err.value)
     assert msg.startswith("2 of 4 runs failed") and "injected failure" in msg
     assert failing.describe() in msg and needs_failing.describe() in msg
@@ -198,7 +198,7 @@ def test_a_failed_run_is_reported_and_the_rest_completes(tmp_path, two_workers, 
     # a second call trains only what is missing
     monkeypatch.setattr(cluster, "train_task", recording_task)
     log_path(store.root).unlink()
-    runs = runner.ensure(specs, store=store, workers=2)
+    runs = ensure.ensure(specs, store=store, workers=2)
     assert [r.spec for r in runs] == specs
     assert sorted(e["key"] for e in task_log(store.root)) == sorted([failing.key, needs_failing.key])
     log = {e["key"]: e for e in task_log(store.root)}
@@ -210,7 +210,7 @@ def test_two_writers_of_one_key_under_the_engine(tmp_path, two_workers, no_worke
     spec = tiny().spec("an", seed=3)
     store = RunStore(tmp_path / "runs")
     env = {name: os.environ.get(name) for name in cluster.FORWARDED_ENV}
-    futures = [two_workers.submit(recording_task, spec, str(store.root), runner.execute, env,
+    futures = [two_workers.submit(recording_task, spec, str(store.root), ensure.execute, env,
                                   key=f"writer-{i}-{time.time_ns()}", pure=False) for i in range(2)]
     results = [f.result(timeout=300) for f in futures]
     assert all(r["key"] == spec.key for r in results)
@@ -229,7 +229,7 @@ def test_a_writer_that_loses_the_rename_reads_the_winner(tmp_path):
     store = RunStore(tmp_path / "runs")
 
     def loses(s, st):
-        runner.execute(s, st)  # the winner's write
+        ensure.execute(s, st)  # the winner's write
         raise OSError(39, "Directory not empty")  # what os.replace says to the loser
 
     out = cluster.train_task(spec, str(store.root), loses, {})

@@ -13,7 +13,7 @@ import torch
 from mlpl_lab.engine import train as train_mod
 from mlpl_lab.engine.train import CPU_PRECISION_ENV, autocast_dtype, cpu_has_native_bf16, cpu_precision
 from mlpl_lab.runs import ensure as run_ensure
-from mlpl_lab.runs import runner, store
+from mlpl_lab.runs import ensure as run_ensure, store
 from mlpl_lab.runs.environment import numeric_environment
 
 from test_store import P, data_root  # noqa: F401  (fixtures: a temporary store, a tiny profile)
@@ -98,7 +98,7 @@ def test_the_training_step_runs_in_the_switched_precision_and_the_environment_sa
     spec = P.spec("an", epochs=1)
     seen, handle = _activation_dtypes(monkeypatch)
     try:
-        run = runner.ensure([spec], quiet=True)[0]
+        run = run_ensure.ensure([spec], quiet=True)[0]
     finally:
         handle.remove()
     assert seen and set(seen) == {dtype}
@@ -122,12 +122,12 @@ def test_the_key_does_not_change_and_a_run_of_either_precision_is_served(data_ro
         keys[value] = (spec.key, P.spec("an", epochs=1).key, spec.backbone_from)
     assert len(set(keys.values())) == 1
     monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
-    made = runner.ensure([spec], quiet=True)[0]
+    made = run_ensure.ensure([spec], quiet=True)[0]
     assert made.environment["precision"] == "bfloat16"
     calls = []
     monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: calls.append(a))
     monkeypatch.setenv(CPU_PRECISION_ENV, "fp32")  # a laptop without bfloat16
-    served = runner.ensure([spec], quiet=True)[0]
+    served = run_ensure.ensure([spec], quiet=True)[0]
     assert calls == [] and served.spec.key == made.spec.key
     assert served.environment["precision"] == "bfloat16"
     assert numeric_environment(spec)["precision"] == "float32"  # this process would train in fp32
@@ -156,7 +156,7 @@ def test_reproduce_retrains_in_the_recorded_precision(data_root, P, cpu_only, mo
 
     spec = P.spec("an", epochs=1)
     monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
-    run = runner.ensure([spec], quiet=True)[0]
+    run = run_ensure.ensure([spec], quiet=True)[0]
     monkeypatch.setenv(CPU_PRECISION_ENV, "fp32")
 
     def numbers(r):

@@ -10,7 +10,8 @@ import torch
 from mlpl_lab.engine import train as train_mod
 from mlpl_lab.engine.memory import PeakMemory
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.validation import config_of
 
 
 def test_no_pinning_and_no_async_copies_without_cuda(monkeypatch):
@@ -125,7 +126,6 @@ def test_cuda_autocasts_to_bfloat16_where_supported_else_float16(monkeypatch, su
     caught: fp16 on a bf16 GPU (the former rule), bf16 chosen on a pre-Ampere GPU because
     torch's query counts emulated bfloat16 as support, the store recording another dtype than
     the loop uses."""
-    from mlpl_lab.runs import store
     from mlpl_lab.runs.environment import _amp_dtype_name
 
     asked = _fake_bf16_query(monkeypatch, supported)

@@ -48,7 +48,8 @@ def test_first_step_gradients_equal_one_process_on_the_global_batch(ranks):
     from mlpl_lab.data.augment import VIEWS
     from mlpl_lab.methods import build_method
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.runs.runner import build_splits, config_of
+    from mlpl_lab.runs.splits_cache import build_splits
+    from mlpl_lab.runs.validation import config_of
     from mlpl_lab.engine.train import prepare
 
     P = get_profile("smoke")

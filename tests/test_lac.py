@@ -434,7 +434,7 @@ def test_code_stage_two_start_needs_an_ema_and_a_second_stage(tiny):
     """Bugs caught: the option accepted on a first stage, or a first stage without an EMA
     discovered only after it trained."""
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.runs.runner import validate
+    from mlpl_lab.runs.validation import validate
 
     with pytest.raises(ValueError, match="stage2_start"):
         build_method("lac_plc", stage2_start="raw_or_ema")
@@ -466,7 +466,7 @@ def test_stage_two_refuses_to_start_from_scratch_and_the_head_is_checked(tiny):
 
 def test_runner_validates_lac_specs_before_training():
     from mlpl_lab.profiles import get_profile
-    from mlpl_lab.runs.runner import validate
+    from mlpl_lab.runs.validation import validate
 
     P = get_profile("smoke")
     mk = {"width": 8, "head": "label_query"}

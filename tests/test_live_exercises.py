@@ -15,7 +15,6 @@ import pytest
 from mlpl_lab.chapters import live, plan
 from mlpl_lab.course.exercises.live import TOLERANCE, check_live_prediction
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import planning
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV, accessed
 from mlpl_lab.runs.store import RunStore
 
@@ -89,9 +88,10 @@ def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypat
     it is the chapter's own GR row, as gr.run computes it from the pack's tuning trials: the
     fresh seeds, with the chosen setting; its mean is the chapter's number."""
     from mlpl_lab.chapters import gr
+    from mlpl_lab.runs.ensure import read_only
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
-    with planning(serve_stored=True):
+    with read_only("the pack holds every run of 02"):
         row = gr.run("cpu").main["GR"]
     assert [r.spec.key for r in row] == [s.key for s in live.reference_specs("02", "cpu")]
     assert 0 not in live.shown_seeds("02", "cpu")

@@ -7,7 +7,8 @@ import torch
 from mlpl_lab.engine.train import fit, predict_dataset
 from mlpl_lab.methods import build_method
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.validation import config_of
 
 
 def tiny(regime="single_positive", epochs=2):

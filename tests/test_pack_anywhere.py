@@ -22,8 +22,8 @@ import torch
 from mlpl_lab.commands.errors import CommandError
 from mlpl_lab.commands.report import import_shipped_pack
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs import pack, runner, shipped
-from mlpl_lab.runs import progress as run_progress
+from mlpl_lab.runs import pack, progress, shipped
+from mlpl_lab.runs import progress, progress as run_progress
 from mlpl_lab.runs.store import FRESH_ENV, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,7 +131,7 @@ def test_the_chapter_progress_line_counts_runs_and_time_left(monkeypatch):
     now = [0.0]
     monkeypatch.setattr(run_progress.time, "perf_counter", lambda: now[0])
     shown = []
-    cp = runner.ChapterProgress("02_gr_loss", {a.key: 100.0, b.key: 300.0})
+    cp = progress.ChapterProgress("02_gr_loss", {a.key: 100.0, b.key: 300.0})
     monkeypatch.setattr(cp, "show", lambda new_line=True: shown.append(cp.line()))
     cp.begin(a)                                        # t = 0
     assert "run 1 of 2" in shown[-1] and "measuring" in shown[-1]
@@ -158,7 +158,8 @@ def test_a_notebook_that_must_train_says_so_first_and_counts_its_runs(tmp_path, 
     """Under smoke (no pack) the setup of 03 prints the runs, images and how to resume; then the
     chapter's own calls train exactly that many runs (counted in the store) and the chapter's
     progress line counts each of them."""
-    from mlpl_lab.chapters.plan import NOTEBOOK_CALLS, notebook_parameters
+    from mlpl_lab.chapters.asked import ensure_asked
+    from mlpl_lab.chapters.plan import chapter_design, notebook_parameters
     from mlpl_lab.reporting.serve import announce_training
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
@@ -167,17 +168,18 @@ def test_a_notebook_that_must_train_says_so_first_and_counts_its_runs(tmp_path, 
     assert info is not None and f"must train {info['runs']} of its {info['runs']} runs" in printed
     assert f"({info['images']:,} training images)" in printed
     assert "Interrupt" in printed and "resumes" in printed
-    chapter = runner.current_chapter()
+    chapter = progress.current_chapter()
     assert chapter is not None and chapter.total == info["runs"]
     try:
         params = notebook_parameters(ROOT / "notebooks" / "03_opml.ipynb") | {"profile": "smoke"}
-        NOTEBOOK_CALLS["03_opml"](get_profile("smoke"), params)  # what the notebook trains
+        module, design = chapter_design(get_profile("smoke"), "03_opml", params)
+        ensure_asked(module.specs, design)  # what the notebook trains
         assert len(list(RunStore().keys())) == info["runs"]
         assert len(chapter.done) == info["runs"] and chapter.total == info["runs"]
         assert announce_training("smoke", "03_opml", namespace={}) is None  # all stored: silent
-        assert runner.current_chapter() is None
+        assert progress.current_chapter() is None
     finally:
-        runner.chapter_progress(None)
+        progress.chapter_progress(None)
 
 
 def _stdout(nb_path: Path) -> str:

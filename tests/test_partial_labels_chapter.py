@@ -11,7 +11,7 @@ import torch
 
 from mlpl_lab.chapters import assume_negative, benchmark, partial_labels
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits
+from mlpl_lab.runs.splits_cache import build_splits
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -87,7 +87,7 @@ def test_notebook_parameters_reads_the_literals_of_the_parameters_cell():
     assert params["profile"] == "cpu" and params["a"] == 0.0 and params["regime"] == "single_positive"
 
 
-def test_a_dry_run_reads_and_trains_nothing(tmp_path, monkeypatch):
+def test_a_plan_reads_and_trains_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     nb = P.plan_notebook("smoke", "05_lac", {"seed": 0})
     assert nb.left is None and nb.specs
@@ -96,13 +96,13 @@ def test_a_dry_run_reads_and_trains_nothing(tmp_path, monkeypatch):
     assert stage2 and all(any(t.key == s.init_from.key for t in nb.specs) for s in stage2)
 
 
-def test_a_dry_run_builds_no_training_images(tmp_path, monkeypatch):
-    """Notebook 03 asks for its splits (unread in the dry run: nothing generated); notebook 02's
-    EPR and ROLE read the clean validation labels: the validation scenes alone are generated."""
-    from mlpl_lab.runs import runner
+def test_a_plan_builds_no_training_images(tmp_path, monkeypatch):
+    """Notebook 03's specs need no scenes (nothing generated); notebook 02's EPR and ROLE read the
+    clean validation labels: the validation scenes alone are generated."""
+    from mlpl_lab.runs import splits_cache
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
-    runner.clear_caches()  # an earlier test may hold these scenes in memory
+    splits_cache.clear_caches()  # an earlier test may hold these scenes in memory
     assert P.plan_notebook("smoke", "03_opml", {"seed": 0}).specs
     assert not (tmp_path / "cache").exists()
     assert P.plan_notebook("smoke", "02_gr_loss", {"seed": 0}).specs
@@ -110,7 +110,7 @@ def test_a_dry_run_builds_no_training_images(tmp_path, monkeypatch):
     assert len(made) == 1 and "-n128-" in made[0].name  # smoke: n_val 128 (n_train is 256)
 
 
-def test_a_dry_run_stops_where_a_notebook_reads_results(tmp_path, monkeypatch):
+def test_a_plan_counts_the_runs_a_choice_on_results_waits_for(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     # gpu: the ladder's γ rows at the sweep's p read the γ chosen from the γ grid's results (under
     # smoke the choice only picks among the grid's own runs: nothing new waits)

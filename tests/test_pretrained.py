@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlpl_lab.runs import ensure as run_ensure
-from mlpl_lab.runs import runner, store
+from mlpl_lab.runs import ensure, ensure as run_ensure, splits_cache
+from mlpl_lab.runs import ensure, splits_cache, store
 from mlpl_lab.profiles import get_profile
 
 
@@ -14,7 +14,7 @@ from mlpl_lab.profiles import get_profile
 def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
-    runner.clear_caches()
+    splits_cache.clear_caches()
     return tmp_path
 
 
@@ -56,10 +56,10 @@ def test_every_spec_names_the_pretraining_run_and_its_key_follows_it():
 def test_only_the_backbone_is_copied_and_the_head_is_fresh(data_root):
     P = tiny()
     spec = P.spec("an", seed=1)
-    pre_run = runner.ensure([spec.backbone_from])[0]
+    pre_run = ensure.ensure([spec.backbone_from])[0]
     pretrained = pre_run.method.net
-    start = runner.initial_method(spec).net
-    scratch = runner.initial_method(tiny(init="scratch").spec("an", seed=1)).net
+    start = ensure.initial_method(spec).net
+    scratch = ensure.initial_method(tiny(init="scratch").spec("an", seed=1)).net
     assert same(state(start.backbone), state(pretrained.backbone))
     assert not same(state(start.backbone), state(scratch.backbone))
     # the head is what the seed initialises without pretraining (the pretraining head has 10
@@ -78,7 +78,7 @@ def test_a_trained_run_started_from_the_backbone_and_stored_it_once(data_root, m
 
     monkeypatch.setattr(run_ensure, "fit", counting)
     P = tiny()
-    runs = runner.ensure([P.spec("an", seed=0), P.spec("gr", seed=0)])
+    runs = ensure.ensure([P.spec("an", seed=0), P.spec("gr", seed=0)])
     assert [c[1] for c in calls] == [False, True, True]  # the pretraining run, then two runs from it
     assert len(list(store.RunStore().keys())) == 3
     assert all(isinstance(r.converged, bool) for r in runs)
@@ -88,8 +88,8 @@ def test_a_trained_run_started_from_the_backbone_and_stored_it_once(data_root, m
 def test_two_network_methods_get_the_backbone_in_both_networks(data_root):
     P = tiny()
     spec = P.spec("coteaching")
-    pretrained = runner.ensure([spec.backbone_from])[0].method.net
-    method = runner.initial_method(spec)
+    pretrained = ensure.ensure([spec.backbone_from])[0].method.net
+    method = ensure.initial_method(spec)
     nets = method.networks()
     assert len(nets) == 2
     for net in nets.values():
@@ -100,8 +100,8 @@ def test_lgconv_backbones_take_the_pretrained_weights_into_the_wrapped_convoluti
     P = tiny()
     spec = P.spec("pu_mlc", model_kwargs={"width": 8, "lgconv": True}, regime="positives_only",
                   regime_params={"p": 0.5})
-    pretrained = state(runner.ensure([spec.backbone_from])[0].method.net.backbone)
-    bb = state(runner.initial_method(spec).net.backbone)
+    pretrained = state(ensure.ensure([spec.backbone_from])[0].method.net.backbone)
+    bb = state(ensure.initial_method(spec).net.backbone)
     wrapped = [k for k in pretrained if k not in bb]
     assert wrapped, "the test needs at least one LgConv-wrapped convolution"
     for k in pretrained:
@@ -114,8 +114,8 @@ def test_an_architecture_mismatch_is_refused_with_the_fix(data_root):
     from mlpl_lab.engine.train import init_backbones
 
     P = tiny()
-    pre = runner.ensure([P.spec("an").backbone_from])[0].method
-    other = runner.initial_method(tiny(init="scratch", model_kwargs={"width": 4}).spec("an"))
+    pre = ensure.ensure([P.spec("an").backbone_from])[0].method
+    other = ensure.initial_method(tiny(init="scratch", model_kwargs={"width": 4}).spec("an"))
     with pytest.raises(ValueError, match="not the pretrained backbone's architecture"):
         init_backbones(other, pre)
 

@@ -11,7 +11,8 @@ from PIL import Image
 
 from mlpl_lab.chapters.common import PAPER_STANDARD, with_dataset
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits, ensure
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.ensure import ensure
 from mlpl_lab.data.real import COCO_CLASSES, VOC_CLASSES
 
 

@@ -316,7 +316,7 @@ def test_more_objects_than_fit_are_refused(image_size, size_range, min_visible, 
 def test_run_spec_data_is_checked_before_any_scene_or_training(monkeypatch):
     """A bad scene parameter in any spec of a list stops ensure() before the first run's
     scenes are generated or it trains (the good spec comes first)."""
-    from mlpl_lab.runs import ensure as run_ensure, runner, splits_cache
+    from mlpl_lab.runs import ensure, ensure as run_ensure, splits_cache, validation
     from mlpl_lab.profiles import get_profile
 
     def boom(*a, **k):
@@ -334,9 +334,9 @@ def test_run_spec_data_is_checked_before_any_scene_or_training(monkeypatch):
                          ({"n_val": 0}, "n_val")]:
         bad = P.spec("full", seed=0, scene=scene)
         with pytest.raises(ValueError, match=match):
-            runner.ensure([good, bad])
+            ensure.ensure([good, bad])
         with pytest.raises(ValueError, match=match):
-            runner.validate(bad)
+            validation.validate(bad)
 
 
 # ------------------------------------------------------------------ dataset / splits

@@ -14,7 +14,7 @@ import torch
 
 from mlpl_lab.chapters.plan import plan_series
 from mlpl_lab.commands.arguments import notebook_paths
-from mlpl_lab.runs import pack, runner
+from mlpl_lab.runs import ensure, pack
 from mlpl_lab.runs.shipped import shipped_pack
 from mlpl_lab.runs.store import RunStore
 
@@ -83,7 +83,7 @@ def test_a_cheap_run_of_the_shipped_pack_retrains_to_the_same_record(tmp_path, m
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        fresh = runner.ensure([spec], store=RunStore(tmp_path / "retrain" / "runs"), quiet=True)[0]
+        fresh = ensure.ensure([spec], store=RunStore(tmp_path / "retrain" / "runs"), quiet=True)[0]
     finally:
         torch.set_num_threads(before)
     drop = ("seconds", "train_seconds", "peak_memory_mib")

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from mlpl_lab.core import metrics
-from mlpl_lab.runs import ensure as run_ensure
-from mlpl_lab.runs import runner, store
+from mlpl_lab.runs import ensure, ensure as run_ensure, splits_cache
+from mlpl_lab.runs import ensure, splits_cache, store
 
 from mlpl_lab.runs.environment import FOREIGN_ENV
 from mlpl_lab.profiles import get_profile
@@ -22,7 +22,7 @@ def data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
     monkeypatch.delenv(store.FRESH_ENV, raising=False)
     monkeypatch.delenv(FOREIGN_ENV, raising=False)
-    runner.clear_caches()
+    splits_cache.clear_caches()
     return tmp_path
 
 
@@ -47,19 +47,19 @@ def count_fits(monkeypatch):
 def test_second_request_is_served_without_training(data_root, P, monkeypatch):
     calls = count_fits(monkeypatch)
     spec = P.spec("an")
-    first = runner.ensure([spec])[0]
+    first = ensure.ensure([spec])[0]
     assert len(calls) == 1 and (data_root / "runs" / spec.key / "weights.pt").exists()
-    again = runner.ensure([spec, P.spec("an")])  # an equal spec built anew
+    again = ensure.ensure([spec, P.spec("an")])  # an equal spec built anew
     assert len(calls) == 1
     assert again[0].history == first.history and again[1].best_epoch == first.best_epoch
 
 
 def test_a_changed_spec_or_numerics_version_misses_the_store(data_root, P, monkeypatch):
     calls = count_fits(monkeypatch)
-    runner.ensure([P.spec("an")])
-    runner.ensure([P.spec("an", seed=1)])
-    runner.ensure([P.spec("an", lr=1e-2)])
-    runner.ensure([P.spec("gr", {"q2": 0.02})])
+    ensure.ensure([P.spec("an")])
+    ensure.ensure([P.spec("an", seed=1)])
+    ensure.ensure([P.spec("an", lr=1e-2)])
+    ensure.ensure([P.spec("gr", {"q2": 0.02})])
     assert len(calls) == 4
     from mlpl_lab.core import numerics
 
@@ -67,7 +67,7 @@ def test_a_changed_spec_or_numerics_version_misses_the_store(data_root, P, monke
     assert store.RunStore().get(P.spec("an")) is not None  # another family's bump keeps AN's run
     monkeypatch.setitem(numerics.VERSIONS, "method.basic", numerics.VERSIONS["method.basic"] + 1)
     assert store.RunStore().get(P.spec("an")) is None  # a numerics bump never serves a stale run
-    runner.ensure([P.spec("an")])
+    ensure.ensure([P.spec("an")])
     assert len(calls) == 5
 
 
@@ -78,7 +78,7 @@ def test_the_oracle_is_one_run_for_every_regime(data_root, P):
 
 
 def test_seed_draws_split_labels_and_initialisation(data_root, P):
-    s0, s1 = runner.build_splits(P.spec("an", seed=0)), runner.build_splits(P.spec("an", seed=1))
+    s0, s1 = splits_cache.build_splits(P.spec("an", seed=0)), splits_cache.build_splits(P.spec("an", seed=1))
     assert not torch.equal(s0.train.images, s1.train.images)
     assert not torch.equal(s0.train.observed, s1.train.observed)
 
@@ -99,7 +99,7 @@ def test_stored_weights_are_the_best_epoch_when_it_is_not_the_last(data_root, P,
         return row
 
     monkeypatch.setattr(train, "_evaluate", falling_val)
-    run = runner.ensure([P.spec("an", lr=3e-2, epochs=3)])[0]
+    run = ensure.ensure([P.spec("an", lr=3e-2, epochs=3)])[0]
     assert len(seen) == 3 and run.best_epoch == 0 and run.best is run.history[0]
     assert run._method is None  # nothing loaded until asked
     stored = run.method.net.state_dict()
@@ -108,7 +108,7 @@ def test_stored_weights_are_the_best_epoch_when_it_is_not_the_last(data_root, P,
     summary = json.loads((run.path / "summary.json").read_text())
     assert summary["best_epoch"] == 0 and summary["val_mAP"] == 89.0
     # the test set is scored on the restored weights (test_every_epoch False), into the best row
-    splits = runner.build_splits(run.spec)
+    splits = splits_cache.build_splits(run.spec)
     probs = predict_dataset(run.method, splits.test, torch.device("cpu"))
     assert summary["test_mAP"] == pytest.approx(metrics.mean_average_precision(probs, splits.test.labels), abs=1e-4)
     run.release()
@@ -131,25 +131,25 @@ def test_an_interrupted_write_leaves_nothing(data_root, P, monkeypatch):
 
 def test_fresh_ignores_runs_made_before(data_root, P, monkeypatch):
     calls = count_fits(monkeypatch)
-    runner.ensure([P.spec("an")])
+    ensure.ensure([P.spec("an")])
     import time
 
     monkeypatch.setenv(store.FRESH_ENV, str(time.time()))
-    runner.ensure([P.spec("an")])
-    runner.ensure([P.spec("an")])  # made after --fresh started: served
+    ensure.ensure([P.spec("an")])
+    ensure.ensure([P.spec("an")])  # made after --fresh started: served
     assert len(calls) == 2
 
 
 def test_clear_and_bad_specs_fail_before_training(data_root, P, monkeypatch):
     calls = count_fits(monkeypatch)
     with pytest.raises(ValueError, match="unknown method"):
-        runner.ensure([P.spec("an"), P.spec("nope")])
+        ensure.ensure([P.spec("an"), P.spec("nope")])
     with pytest.raises(TypeError):
-        runner.ensure([P.spec("an"), P.spec("gr", {"q9": 1})])
+        ensure.ensure([P.spec("an"), P.spec("gr", {"q9": 1})])
     with pytest.raises(ValueError, match="seed"):
-        runner.ensure([P.spec("an"), P.spec("an", seed=-1)])
+        ensure.ensure([P.spec("an"), P.spec("an", seed=-1)])
     assert calls == []
-    runner.ensure([P.spec("an")])
+    ensure.ensure([P.spec("an")])
     assert store.RunStore().clear() == 1 and store.RunStore().get(P.spec("an")) is None
 
 
@@ -157,9 +157,9 @@ def test_a_second_stage_starts_from_the_first(data_root, P, monkeypatch):
     calls = count_fits(monkeypatch)
     stage1 = P.spec("an")
     stage2 = P.spec("an", lr=1e-9, init_from=stage1)
-    runs = runner.ensure([stage2])
+    runs = ensure.ensure([stage2])
     assert len(calls) == 2  # stage one first, then stage two
-    s1 = store.RunStore().get(stage1, loader=runner.load_method)
+    s1 = store.RunStore().get(stage1, loader=ensure.load_method)
     w1 = s1.method.net.state_dict()["head.fc.weight"]
     w2 = runs[0].method.net.state_dict()["head.fc.weight"]
     assert torch.allclose(w1, w2, atol=1e-5)

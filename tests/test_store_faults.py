@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import torch
 
-from mlpl_lab.runs import ensure as run_ensure
-from mlpl_lab.runs import runner, store
+from mlpl_lab.runs import ensure, ensure as run_ensure
+from mlpl_lab.runs import ensure, store
 from mlpl_lab.runs.environment import FOREIGN_ENV, ForeignRunError
 from mlpl_lab.runs.folders import STALE_TMP_HOURS, DamagedRunError
 from mlpl_lab.runs.spec import RunSpec
@@ -154,7 +154,7 @@ def test_the_numeric_environment_is_recorded_and_a_foreign_run_refused(data_root
     calls = []
     monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: calls.append(a))
     with pytest.raises(ForeignRunError):  # refused before anything trains
-        runner.ensure([P.spec("an", seed=1), spec])
+        ensure.ensure([P.spec("an", seed=1), spec])
     assert calls == []
     monkeypatch.setenv(FOREIGN_ENV, "serve")
     with pytest.warns(RuntimeWarning, match="another environment"):
@@ -209,7 +209,7 @@ def test_a_damaged_run_is_reported_and_retrained(data_root, P, monkeypatch, dama
     """Bugs caught: a corrupt JSON raising a bare JSONDecodeError on every read; a truncated or
     altered weights file loaded (or crashing the notebook) instead of being retrained."""
     spec = P.spec("an", epochs=1)
-    first = runner.ensure([spec])[0]
+    first = ensure.ensure([spec])[0]
     folder = first.path
     if damage == "summary truncated":
         text = (folder / "summary.json").read_text()
@@ -232,7 +232,7 @@ def test_a_damaged_run_is_reported_and_retrained(data_root, P, monkeypatch, dama
     monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: calls.append(1) or real(*a, **k))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        again = runner.ensure([spec])[0]
+        again = ensure.ensure([spec])[0]
     assert calls == [1] and again.history[0]["epoch"] == 1
     assert store.RunStore().get(spec) is not None  # whole again
     again.method  # the retrained weights load
@@ -274,7 +274,7 @@ def test_every_method_state_loads_with_weights_only(data_root, P, name):
 
     assert type(build_method(name)).extra_state is not Method.extra_state
     kw = {"model_kwargs": {"width": 4, "head": "label_query"}} if name.startswith("lac") else {}
-    run = runner.ensure([P.spec(name, epochs=1, **kw)])[0]
+    run = ensure.ensure([P.spec(name, epochs=1, **kw)])[0]
     blob = torch.load(run.path / "weights.pt", weights_only=True)
     assert set(blob) == {"weights", "extra"} and blob["extra"]
     run.method  # rebuilt from the stored state
@@ -284,7 +284,7 @@ def test_every_method_state_loads_with_weights_only(data_root, P, name):
 WRITER = textwrap.dedent("""
     import os, sys, time
     import torch
-    from mlpl_lab.runs import store
+    from mlpl_lab.runs import ensure, store
     from mlpl_lab.runs.spec import RunSpec
     who, n = int(sys.argv[1]), int(sys.argv[2])
     spec = RunSpec.from_dict(__import__("json").loads(sys.argv[3]))

@@ -95,7 +95,7 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
     specs built here; the kept setting is their naive arg-max on validation; every reported run
     (and every ablation row, with GR's kept schedule and q2) is on the fresh seeds."""
     from mlpl_lab.chapters import gr
-    from mlpl_lab.runs import runner
+    from mlpl_lab.runs import ensure
 
     P = get_profile("smoke", epochs=1)
     out = gr.run(P)
@@ -106,7 +106,7 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
     for label in tuned:
         method, base = specs[label]
         points = tuning.trial_points(label, 2)
-        trial_runs = runner.ensure([P.spec(method, dict(base, **pt), "single_positive", {}, seed=0)
+        trial_runs = ensure.ensure([P.spec(method, dict(base, **pt), "single_positive", {}, seed=0)
                                     for pt in points])
         vals = [r.best["val_mAP"] for r in trial_runs]
         best = 0

@@ -11,7 +11,7 @@ import os
 import pytest
 import torch
 
-from mlpl_lab.runs import runner, workers
+from mlpl_lab.runs import ensure, workers
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore
 
@@ -76,7 +76,7 @@ def test_two_workers_train_each_run_once_with_one_thread_as_one_process_would(tm
     torch.set_num_threads(1)
     try:
         one = RunStore(tmp_path / "one")
-        ref = runner.ensure(specs, store=one)
+        ref = ensure.ensure(specs, store=one)
     finally:
         torch.set_num_threads(before)
     got = [store.get(s) for s in specs]

@@ -23,7 +23,8 @@ from mlpl_lab.engine.train import autocast_dtype, fit, uses_grad_scaler
 from mlpl_lab.losses import an_loss
 from mlpl_lab.models import build_model
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.validation import config_of
 
 
 def sync(device):

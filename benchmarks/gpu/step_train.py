@@ -1,7 +1,7 @@
 """check.sh step 3: one gpu-profile run end to end — AN, single positive, the profile's full
 length and data (rehearsal: gpu_shape's) — from an empty store: its pretraining run (the lab's
 pretrained backbone, ``Profile.pretrain``) and then the run, each timed, through the runner
-(:func:`mlpl_lab.runs.runner.ensure`, which builds the scenes, trains and stores). Records the
+(:func:`mlpl_lab.runs.ensure.ensure`, which builds the scenes, trains and stores). Records the
 wall time of each, the time in training epochs, and the run's test mAP at its best-val epoch."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from _common import SIZES, write
 import torch
 
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import ensure
+from mlpl_lab.runs.ensure import ensure
 from mlpl_lab.runs.store import RunStore
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from ..runs.runner import ensure_grid, load_method
+from ..runs.ensure import ensure_grid, load_method
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
 
@@ -69,7 +69,7 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
                  label: str | None = None, max_rounds: int = 8, **engine) -> Runs:
     """The rounds: ``specs(design, stored)``, train what ``now`` lacks, and again until ``later``
     is empty; returns ``now``'s runs, family by family. ``engine``: ``workers=`` / ``scheduler=``
-    (:func:`mlpl_lab.runs.runner.ensure`)."""
+    (:func:`mlpl_lab.runs.ensure.ensure`)."""
     store = store or RunStore()
     stored = store_lookup(store)
     for _ in range(max_rounds):

@@ -47,7 +47,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..analysis import benchmark as bm
 from ..analysis.claims import Claim, claims_table
 from ..profiles import Profile
-from ..runs.runner import clean_val_labels
+from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 
 from ..profiles import Profile, get_profile
-from ..runs.runner import build_splits, ensure_grid
+from ..runs.splits_cache import build_splits
+from ..runs.ensure import ensure_grid
 from ..runs.store import StoredRun
 
 MethodSpec = Union[str, Tuple[str, Dict[str, Any]]]

@@ -29,7 +29,8 @@ from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
 from ..profiles import Profile
-from ..runs.runner import build_splits, clean_val_labels, initial_method
+from ..runs.splits_cache import build_splits, clean_val_labels
+from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
 from . import tuning
 from .asked import Asked, Runs, Stored, ensure_asked
@@ -101,7 +102,7 @@ def expected_positives(splits_or_labels) -> float:
     """Average number of positives per image on the *clean validation* labels: EPR's and
     ROLE's k (Cole et al. take it as known; the validation set is clean in this protocol
     and already used for model selection, so no training label is peeked at). Takes the
-    splits, or the validation labels themselves (:func:`mlpl_lab.runs.runner.clean_val_labels`)."""
+    splits, or the validation labels themselves (:func:`mlpl_lab.runs.splits_cache.clean_val_labels`)."""
     labels = getattr(getattr(splits_or_labels, "val", None), "labels", splits_or_labels)
     return float(labels.float().sum(1).mean())
 
@@ -235,7 +236,7 @@ def results(d: GRDesign, runs: Runs) -> GRRuns:
 
 def run(profile, regime: str = "single_positive", **engine) -> GRRuns:
     """The chapter's runs from the store, training what is missing (``engine``: ``workers=`` /
-    ``scheduler=``, :func:`mlpl_lab.runs.runner.ensure`)."""
+    ``scheduler=``, :func:`mlpl_lab.runs.ensure.ensure`)."""
     d = design(profile, regime)
     return results(d, ensure_asked(specs, d, label="02", **engine))
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..course.exercises.live import TOLERANCE, as_number, check_live_prediction
-from ..runs.runner import ensure, load_method
+from ..runs.ensure import ensure, load_method
 from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun

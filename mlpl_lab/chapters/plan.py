@@ -1,16 +1,14 @@
 """The series' runs, known before it starts: a plan across the notebooks (issue 34).
 
-Every notebook asks the run store for its runs through its chapter's functions
-(:func:`mlpl_lab.runs.runner.ensure`). :func:`plan_series` calls those functions in the order each
-notebook calls them, with the notebook's own parameters (its ``parameters`` cell, the profile
-replaced), as a dry run (:func:`mlpl_lab.runs.runner.planning`): nothing is read or trained, the specs
-asked for are recorded. What a notebook decides from results — chapter 06's validation-chosen γ
-at the sweep's proportion, chapters 02's and 07's tuned hyperparameters — cannot be known before
-those results exist: the dry run stops where a result is read (:class:`~mlpl_lab.runs.runner.NeedsResults`)
-and the plan says so (:attr:`NotebookPlan.left`). ``mlpl-lab report`` therefore plans in
-**rounds**: it trains what the plan knows, plans again with the stored runs served
-(``serve_stored=True``), trains what the dry run now reaches, and so on until nothing new appears;
-only what a round could not reach is left to the notebook.
+Every chapter declares its runs as data (issue 50, :mod:`mlpl_lab.chapters.asked`): ``design``
+from the profile and the notebook's parameters (its ``parameters`` cell, the profile replaced),
+and a pure ``specs(design, stored)``. :func:`plan_series` calls those ``specs``, never the
+notebooks: what is decidable from the stored runs is the notebook's plan (:attr:`NotebookPlan.specs`);
+the runs a choice made on results still waits for — chapter 06's validation-chosen γ, chapters
+02's and 07's tuned hyperparameters — are counted under stand-in choices
+(:attr:`NotebookPlan.later`) and the plan says so (:attr:`NotebookPlan.left`). ``mlpl-lab report``
+therefore plans in **rounds**: it trains what the plan knows, plans again with the stored runs
+read (``serve_stored=True``), trains what the choices now decide, and so on until nothing waits.
 
 The plan's runs are **deduplicated** by key (chapter 07 reads the runs of chapters 01–05; every
 run shares its pretraining run), **dependencies included** (a pretraining run named by
@@ -37,7 +35,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..profiles import Profile
-from ..runs.runner import NeedsResults, planning
 from ..runs.spec import RunSpec
 from ..runs.workers import dependencies
 from .common import as_profile
@@ -74,63 +71,6 @@ def measured_gpu_throughput(records: Path = GPU_RECORDS) -> Optional[Throughput]
     return Throughput(tflops, f"measured end to end on one {device}, {date}, by the GPU check "
                               f"(benchmarks/records/gpu/train_run.json; the steady step through fit: "
                               f"{step.get('fit_tflops', float('nan')):.2f} TFLOP/s)")
-
-
-# ----------------------------------------------------------------------- the notebooks' calls
-def _assume_negative(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import assume_negative as chapter
-
-    chapter.run(P)
-
-
-def _gr(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import gr as chapter
-
-    chapter.run(P, p.get("regime", "single_positive"))
-
-
-def _opml(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import opml as chapter
-
-    chapter.run(P, a=p.get("a", 0.0), b=p.get("b", 0.0), regime=p.get("regime", "single_positive"),
-                seed=p.get("seed", 0))
-
-
-def _cls(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import cls as chapter
-
-    chapter.run(chapter.design(P, seed=p.get("seed", 0)))
-
-
-def _lac(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import lac as chapter
-
-    chapter.run(chapter.design(P, regime=p.get("regime", "single_positive")))
-
-
-def _pu_mlc(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import pu_mlc as chapter
-
-    chapter.run(chapter.design(P))
-
-
-def _benchmark(P: Profile, p: Mapping[str, Any]) -> None:
-    from . import benchmark as chapter
-
-    chapter.run(chapter.design(P, **{k: p[k] for k in chapter.PARAMETERS if k in p}))
-
-
-#: notebook stem -> the chapter calls it makes that ask for runs, in the notebook's order (a
-#: notebook missing here trains nothing: 00)
-NOTEBOOK_CALLS: Dict[str, Callable[[Profile, Mapping[str, Any]], None]] = {
-    "01_assume_negative": _assume_negative,
-    "02_gr_loss": _gr,
-    "03_opml": _opml,
-    "04_cls": _cls,
-    "05_lac": _lac,
-    "06_pu_mlc": _pu_mlc,
-    "07_benchmark": _benchmark,
-}
 
 
 def notebook_parameters(path: str | Path) -> Dict[str, Any]:
@@ -330,7 +270,7 @@ def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = Non
     plan = NotebookPlan(name, params)
     module, design = chapter_design(P, name, params)
     if module is None:
-        return _dry_run_notebook(P, name, params, serve_stored) if name in NOTEBOOK_CALLS else plan
+        return plan
     if stored is None:
         stored = store_lookup() if serve_stored else nothing_stored
     rounds = plan_rounds(module.specs, design, stored)
@@ -351,23 +291,11 @@ def _with_dependencies(specs: Iterable[RunSpec]) -> List[RunSpec]:
     return list(keys.values())
 
 
-def _dry_run_notebook(P: Profile, name: str, params: Dict[str, Any], serve_stored: bool) -> NotebookPlan:
-    """The dry run of a notebook whose chapter does not declare its runs as data yet."""
-    plan = NotebookPlan(name, params)
-    with planning(serve_stored) as asked:
-        try:
-            NOTEBOOK_CALLS[name](P, params)
-        except NeedsResults as exc:  # the notebook's later runs are chosen from these results
-            plan.left = str(exc).split(": .", 1)[0]
-    plan.specs = _with_dependencies(asked)
-    return plan
-
-
 def plan_series(profile, notebooks: Sequence[str | Path], parameters: Mapping[str, Any] | None = None,
                 serve_stored: bool = False) -> SeriesPlan:
     """The plan of the notebooks at ``notebooks`` (paths; each with its own ``parameters`` cell,
     the profile and ``parameters`` replacing its values) under ``profile``. ``serve_stored``: the
-    dry run reads stored runs (see :func:`mlpl_lab.runs.runner.planning`), so a series planned
+    chapters' ``specs`` read the stored runs (:func:`plan_notebook`), so a series planned
     again after a first round of training knows the runs chosen from that round's results
     (``mlpl-lab report`` plans in such rounds)."""
     P = as_profile(profile)
@@ -499,15 +427,13 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
                  "left to the notebook")
     for nb in plan.notebooks:
         new = [s for s in nb.specs if first[s.key] == nb.name]
-        left = ("no runs" if nb.name not in NOTEBOOK_CALLS else "nothing" if nb.left is None
+        left = ("no runs" if nb.name not in CHAPTER_MODULES else "nothing" if nb.left is None
                 else "the runs it chooses from results")
         lines.append(f"  {nb.name:22s} {len(nb.specs):10d} {len(new):5d} "
                      f"{sum(images_trained(s) for s in new):21,d}  {left}")
         if nb.later:
             lines.append(f"  {'':22s} (then {len(nb.later)} runs chosen from results: counted in the "
                          "projection at a stand-in choice, trained once the choice is made)")
-        elif nb.left is not None:
-            lines.append(f"  {'':22s} (the dry run stopped where it read the results of {nb.left})")
     for i, w in enumerate(plan.waves):
         name = WAVE_NAMES[i] if i < len(WAVE_NAMES) else f"depth {i}"
         lines.append(f"  wave {i} ({name}): {len(w)} runs, {sum(images_trained(s) for s in w):,d} images trained")

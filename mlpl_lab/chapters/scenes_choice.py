@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterable, List, Mapping
 
 import numpy as np
 
-from ..runs.runner import ensure_grid
+from ..runs.ensure import ensure_grid
 from .common import as_profile, specs_for
 
 #: the two methods the rule reads: the full-label oracle and AN (assume negative, Cole et al. 2021)

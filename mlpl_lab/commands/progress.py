@@ -49,7 +49,7 @@ def tailing(path: Path):
 def progress_log(out: Path):
     """An empty ``<out>/.progress.log`` named to the runner and the kernels (they inherit
     ``MLPL_LAB_PROGRESS_FILE``) for the block; removed when it ends."""
-    from ..runs.runner import PROGRESS_FILE_ENV
+    from ..runs.progress import PROGRESS_FILE_ENV
 
     progress_file = out / ".progress.log"
     progress_file.write_text("")

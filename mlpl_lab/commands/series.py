@@ -73,7 +73,7 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
     from ..reporting.audit import summarise, summary_text
     from ..reporting.next_kernel import NextKernel
     from ..reporting.report import read_records
-    from ..runs.runner import PROGRESS_FILE_ENV
+    from ..runs.progress import PROGRESS_FILE_ENV
 
     done, failures = [], []
     timeout = cell_timeout if cell_timeout is not None else get_profile(profile).cell_timeout_s

@@ -59,7 +59,8 @@ def main(argv=None) -> int:
                                         _pairs(args.set, "--set"))
     from ..engine import distributed
     from ..chapters.common import with_dataset
-    from ..runs.runner import ensure, validate
+    from ..runs.ensure import ensure
+    from ..runs.validation import validate
 
     try:
         P = with_dataset(args.profile, args.dataset, args.root, args.layout)

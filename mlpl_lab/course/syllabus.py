@@ -231,7 +231,7 @@ def cold_seconds(warm: Dict[str, float], profile: str, store_root: Path, workers
     from ..chapters.plan import plan_series
 
     saved = os.environ.get("MLPL_LAB_DATA")
-    os.environ["MLPL_LAB_DATA"] = str(Path(store_root).resolve().parent)  # the dry run reads it
+    os.environ["MLPL_LAB_DATA"] = str(Path(store_root).resolve().parent)  # the plan reads it
     try:
         plan = plan_series(profile, list(notebooks), serve_stored=True)
     finally:

@@ -330,7 +330,7 @@ def check_scene_data(data: dict[str, Any]) -> None:
     """Validate a run spec's ``data`` for the embedded scenes (``RunSpec.data``: split sizes and
     generator arguments) without generating anything: an unknown key or an impossible value raises
     the one-line ``ValueError`` of :func:`scene_params`. The runner calls it on every spec before
-    any run trains (:func:`mlpl_lab.runs.runner.validate`)."""
+    any run trains (:func:`mlpl_lab.runs.validation.validate`)."""
     data = dict(data)
     data.pop("dataset", None)
     unknown = sorted(k for k in data if k not in SPLIT_SIZES and k not in SCENE_ARGS)

@@ -3,11 +3,11 @@ say what it must train before it trains.
 
 :func:`serve_pack` is :func:`mlpl_lab.runs.shipped.import_missing` (the same function ``mlpl-lab
 report`` uses): the shipped pack of the profile is imported, verified whole, when the store lacks
-any run it holds; a run already here is kept. :func:`announce_training` replays the chapter's
-calls as a dry run (:func:`mlpl_lab.chapters.plan.plan_notebook`, with the stored runs served and
-the notebook's own parameter values), and when runs are still missing prints how many, the images
+any run it holds; a run already here is kept. :func:`announce_training` plans the chapter from
+its ``specs`` (:func:`mlpl_lab.chapters.plan.plan_notebook`, with the stored runs read and the
+notebook's own parameter values), and when runs are still missing prints how many, the images
 they train, the chapter's measured cold time (``notebooks/timings.json``) and how to stop and
-resume; then it starts the chapter's progress line (:class:`mlpl_lab.runs.runner.ChapterProgress`).
+resume; then it starts the chapter's progress line (:class:`mlpl_lab.runs.progress.ChapterProgress`).
 """
 from __future__ import annotations
 
@@ -29,11 +29,11 @@ def chapter_of(chapter: Optional[str]) -> Optional[str]:
 def serve_pack(profile: Any, chapter: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """Import the shipped pack when the store lacks runs it holds, printing the one line that
     says so. A chapter that trains nothing (00) imports nothing."""
-    from ..chapters.plan import NOTEBOOK_CALLS
+    from ..chapters.plan import CHAPTER_MODULES
     from ..runs.shipped import import_missing
 
     chapter = chapter_of(chapter)
-    if chapter is not None and chapter not in NOTEBOOK_CALLS:
+    if chapter is not None and chapter not in CHAPTER_MODULES:
         return None
     done = import_missing(profile)
     if done is not None:
@@ -83,24 +83,24 @@ def _duration(seconds: float) -> str:
 
 def announce_training(profile: Any, chapter: Optional[str] = None,
                       namespace: Optional[Mapping[str, Any]] = None) -> Optional[Dict[str, Any]]:
-    """When the chapter's dry run finds runs missing from the store, print what training them
+    """When the chapter's plan finds runs missing from the store, print what training them
     means and start the chapter's progress line; returns ``{"runs", "images", "cold_seconds",
     "left"}`` (None when nothing is missing, or the notebook is not a chapter)."""
     from ..chapters.common import as_profile
-    from ..chapters.plan import NOTEBOOK_CALLS, images_trained, plan_notebook
+    from ..chapters.plan import CHAPTER_MODULES, images_trained, plan_notebook
     from ..runs.access import CHAPTER_ENV
-    from ..runs.runner import chapter_progress
+    from ..runs.progress import chapter_progress
     from ..runs.shipped import disabled, shipped_pack
     from ..runs.store import RunStore
     from ..runs.workers import looks_stored
 
     chapter = chapter_of(chapter)
     chapter_progress(None)
-    if chapter is None or chapter not in NOTEBOOK_CALLS:
+    if chapter is None or chapter not in CHAPTER_MODULES:
         return None
     P = as_profile(profile)
     params = _parameters(chapter, namespace if namespace is not None else _namespace()) | {"profile": P.name}
-    saved = os.environ.pop(CHAPTER_ENV, None)  # the dry run's reads stay out of the access log
+    saved = os.environ.pop(CHAPTER_ENV, None)  # the plan's reads stay out of the access log
     try:
         plan = plan_notebook(P, chapter, params, serve_stored=True)
     finally:

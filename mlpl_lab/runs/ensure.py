@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Sequence
 from ..engine import distributed
 from ..engine.train import cpu_copy, fit, init_backbones, prepare
 from ..methods import build_method
-from . import dry_run_hook, executors
+from . import executors
 from .progress import Progress, current_chapter
 from .spec import RunSpec
 from .splits_cache import build_splits
@@ -65,9 +65,6 @@ def pretrained_method(spec: RunSpec, store: RunStore | None = None):
     trained first if missing."""
     store = store or RunStore()
     ensure([spec], store=store, quiet=True)  # every rank under torchrun: stored by rank 0
-    plan = dry_run_hook.active()
-    if plan is not None:  # a dry run: NeedsResults unless the weights are stored and served
-        plan.pretrained(spec, store)
     return store.get(spec, loader=load_method).method
 
 
@@ -115,8 +112,7 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
     """Stored runs of ``specs`` (same order): read from the store, or trained and stored.
 
     Every spec is validated first, so a typo fails before any training. Duplicate specs are
-    trained once. Under a dry run (:func:`mlpl_lab.runs.dry_run.planning`) the specs are recorded,
-    not read or trained. The missing runs go to ``executor`` (any
+    trained once. The missing runs go to ``executor`` (any
     :class:`~mlpl_lab.runs.executors.Executor`), else to the one :func:`executors.choose` picks:
     ``workers=N`` / ``scheduler=ADDRESS`` (or ``MLPL_LAB_WORKERS`` / ``MLPL_LAB_SCHEDULER``) train
     them on Dask workers (:mod:`mlpl_lab.runs.cluster`); the default trains them here, one after
@@ -128,9 +124,6 @@ def ensure(specs: Sequence[RunSpec], store: RunStore | None = None, label: str |
         if not isinstance(spec, RunSpec):
             raise TypeError(f"ensure() takes RunSpecs, got {type(spec).__name__}")
         validate(spec)
-    plan = dry_run_hook.active()
-    if plan is not None:  # a dry run: record and train nothing
-        return plan.ensure(specs, store)
     unique: Dict[str, RunSpec] = {}
     for spec in specs:
         unique.setdefault(spec.key, spec)

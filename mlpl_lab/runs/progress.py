@@ -59,7 +59,7 @@ class ChapterProgress:
     trained, its epoch and the time left for every run the chapter still has to train.
 
     :func:`mlpl_lab.reporting.report.setup_notebook` starts it (:func:`chapter_progress`) with the
-    runs the chapter's dry run found missing (``work``: ``{key: images trained}``); the sequential
+    runs the chapter's plan found missing (``work``: ``{key: images trained}``); the sequential
     executor (:mod:`mlpl_lab.runs.executors`) advances it. The time left is the images still to train times the seconds per image measured
     so far (shown once the chapter has trained for :data:`MEASURED_AFTER_S`; epochs count as they
     end). In a notebook the line is one output, updated in place (one per cell that trains);
@@ -100,7 +100,7 @@ class ChapterProgress:
                 + (" · time left: measuring" if left is None else f" · about {_fmt_seconds(left)} left for the chapter"))
 
     def begin(self, spec: RunSpec) -> None:
-        if spec.key not in self.work:  # a run the dry run could not foresee (chosen from results)
+        if spec.key not in self.work:  # a run the plan could not foresee (chosen from results)
             self.work[spec.key] = float(self.images_of(spec) if self.images_of is not None else
                                         int(spec.train.get("epochs", 1)) * int(spec.data.get("n_train", 0) or 0))
         self.stack.append([spec, time.perf_counter(), 0.0])
@@ -148,7 +148,7 @@ _CHAPTER: List[ChapterProgress] = []
 def chapter_progress(label: str | None, work: Dict[str, float] | None = None,
                      images_of=None) -> ChapterProgress | None:
     """Start the chapter's progress line, replacing an earlier one of this process (``images_of``:
-    images trained by a run the dry run did not foresee); ``label=None`` stops it."""
+    images trained by a run the plan did not foresee); ``label=None`` stops it."""
     _CHAPTER[:] = [] if label is None else [ChapterProgress(label, work or {}, images_of)]
     return current_chapter()
 

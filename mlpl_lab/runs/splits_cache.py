@@ -12,7 +12,6 @@ from typing import Any, Dict, List
 from ..core.labels import check_seed
 from ..core.paths import cache_dir
 from ..data import make_scene_sets, make_val_scenes, with_regime
-from . import dry_run_hook
 from .spec import RunSpec
 
 #: env var: the in-memory scene-set cache's budget in GiB (default :data:`SCENE_CACHE_GIB`)
@@ -98,10 +97,7 @@ def build_splits(spec_or_data, regime: str | None = None, regime_params=None, se
     """The train/val/test splits of a spec (or of a data dict + regime + seed). Cached in
     memory for the process and on disk under ``data/cache`` (scene sets). A data dict with
     ``dataset`` other than ``"scenes"`` reads a real dataset (:mod:`mlpl_lab.data.real_splits`).
-    Under a dry run (:func:`mlpl_lab.runs.dry_run.planning`) they are built on first use."""
-    plan = dry_run_hook.active()
-    if plan is not None:
-        return plan.splits(spec_or_data, regime, regime_params, seed, cache)
+    """
     return _build_splits(spec_or_data, regime, regime_params, seed, cache)
 
 

@@ -147,7 +147,7 @@ class StoredRun(EpochRows):
         if self._method is None:
             if self.loader is None:
                 raise RuntimeError("this run was not read through a runner; use "
-                                   "mlpl_lab.runs.runner.load_method(run)")
+                                   "mlpl_lab.runs.ensure.load_method(run)")
             self._method = self.loader(self)
         return self._method
 

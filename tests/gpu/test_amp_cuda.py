@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mlpl_lab.runs import store
 
 from mlpl_lab.runs.environment import numeric_environment
 from mlpl_lab.engine import train as train_mod
 from mlpl_lab.profiles import get_profile
-from mlpl_lab.runs.runner import build_splits, config_of
+from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.runs.validation import config_of
 
 from gpu_oracle import native_bfloat16
 
