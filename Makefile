@@ -4,6 +4,16 @@ PYTHON ?= python3.11
 VENV ?= .venv
 # The torch pair is configurable: on our machines this exact pair comes from local wheels.
 TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
+# A machine without an NVIDIA driver needs no CUDA libraries. TORCH=auto (the default) takes the CPU
+# build of the pinned torch (<version>+cpu) when there is no nvidia-smi and the configured index
+# (plus TORCH_INDEX, e.g. https://download.pytorch.org/whl/cpu) offers it; TORCH=cpu takes
+# TORCH_CPU_SPEC from there. This machine's registry has no CPU build of the pinned pair: its one CPU
+# torch (2.13.0+cpu) has no CPU torchvision beside it, and with 0.28.0 torchvision does not import
+# (benchmarks/records/setup_env_cpu.json), so TORCH=auto keeps the pinned pair here.
+TORCH ?= auto
+TORCH_INDEX ?=
+TORCH_CPU_SPEC ?= torch==2.14.1+cpu torchvision==0.29.1+cpu
+PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 PROFILE ?= cpu
 REPORT_DIR ?= reports
 BIN := $(VENV)/bin
@@ -16,8 +26,16 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q $(TORCH_SPEC)
-	$(BIN)/python -m pip install -q -e '.[dev]' $(TORCH_SPEC)
+	@spec='$(TORCH_SPEC)'; pt=$$(echo "$$spec" | sed -n 's/.*torch==\([^ ]*\).*/\1/p'); \
+	pv=$$(echo "$$spec" | sed -n 's/.*torchvision==\([^ ]*\).*/\1/p'); \
+	if [ '$(TORCH)' = cpu ]; then spec='$(TORCH_CPU_SPEC)'; \
+	elif [ '$(TORCH)' = auto ] && ! command -v nvidia-smi >/dev/null 2>&1 && \
+	     $(BIN)/python -m pip index versions torch $(PIP_INDEX) 2>/dev/null | grep -qF "$$pt+cpu" && \
+	     $(BIN)/python -m pip index versions torchvision $(PIP_INDEX) 2>/dev/null | grep -qF "$$pv+cpu"; then \
+	  spec="torch==$$pt+cpu torchvision==$$pv+cpu"; fi; \
+	echo "torch: $$spec"; echo "$$spec" > $(VENV)/.torch-spec; \
+	$(BIN)/python -m pip install -q $(PIP_INDEX) $$spec && \
+	$(BIN)/python -m pip install -q $(PIP_INDEX) -e '.[dev]' $$spec
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (mlpl_lab)" >/dev/null
 	touch $(STAMP)
 
