@@ -236,3 +236,26 @@ def test_the_handbook_states_the_records_numbers():
         assert f"sd {m['seed_noise_sd_fp32']:.2f}" in para, label
     assert ("bf16 stays off" in para) is (not rec["decision"]["bf16_allowed"])
     assert "benchmarks/records/bf16_decision_cpu.json" in para
+
+
+def test_the_supplementary_check_is_stated_as_recorded():
+    """The supplementary rows (bf16 fine-tuning from the fp32 backbone), where the record has them,
+    are quoted by the handbook with the record's numbers and re-derive from their seeds."""
+    import re
+
+    from scipy import stats
+
+    rec = json.loads(RECORD.read_text())
+    sup = rec.get("supplement_fp32_backbone")
+    if sup is None:
+        pytest.skip("the record has no supplementary check")
+    para = " ".join(next(p for p in re.split(r"\n(?=\* \*\*)", HANDBOOK.read_text())
+                         if p.startswith("* **Precision**")).split())
+    for label in [k for k in ("AN", "GR") if k in sup]:
+        d = np.array([s["bf16"] - s["fp32"] for s in sup[label]["seeds"]])
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+        assert sup[label]["ci95"] == pytest.approx([d.mean() - half, d.mean() + half], abs=2e-3)
+        lo, hi = sup[label]["ci95"]
+        assert f"{label} {sup[label]['mean_difference']:+.2f} mAP ({lo:+.2f} to {hi:+.2f})" in para
+        fp32 = {s["seed"]: s["fp32"]["test_mAP"] for s in rec["methods"][label]["seeds"]}
+        assert {s["seed"]: s["fp32"] for s in sup[label]["seeds"]} == fp32  # the same fp32 runs
