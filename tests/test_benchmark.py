@@ -382,3 +382,19 @@ def test_lac_is_also_compared_with_an_on_its_own_network():
     assert row["_n"] == 3 and row["_diffs"] == pytest.approx(diffs)
     assert row["_margin"] == pytest.approx(sum(diffs) / 3)
     assert both.iloc[0]["_n"] == 5 and both.iloc[0]["_margin"] == pytest.approx((6.0 + 5.9 + 6.2 + 5.7 + 6.0) / 5)
+
+
+def test_the_gpu_grid_has_a_size_biased_single_positive_column():
+    """Issue 52: a label-biased regime. Its cells draw the single positive with bias="size" (the
+    spec says so), every method that applies to single positive applies, and CLS takes its paper's
+    single-positive τ (by hand: the same hyperparameters as the uniform column)."""
+    from mlpl_lab.profiles import get_profile
+
+    d = chapter.design("gpu")
+    col = "single positive (size-biased)"
+    assert set(d.grid[col]) == set(d.grid["single positive"])
+    spec = chapter.spec_for(get_profile("gpu"), "AN", col, 1)
+    assert spec.regime == "single_positive" and spec.regime_params == {"bias": "size"}
+    P = get_profile("gpu")
+    assert chapter.spec_for(P, "CLS", col, 1).method_params == chapter.spec_for(P, "CLS", "single positive", 1).method_params
+    assert chapter.resolve_regimes(["single_size"]) == [col]

@@ -54,6 +54,7 @@ from . import lac as lac_chapter
 from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
+from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Stored, ensure_asked, store_lookup
 from .common import as_profile, design_name, splits_for, with_dataset
 from .gr import expected_positives
@@ -61,6 +62,9 @@ from .gr import expected_positives
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "single positive": ("single_positive", {}),
+    # the single positive drawn in proportion to the objects' pixel areas (Cole et al.'s size-biased
+    # labels; core.regimes.single_positive(bias="size") reads the masks the scenes keep)
+    "single positive (size-biased)": ("single_positive", {"bias": "size"}),
     "drop 25 %": ("drop_positives", {"alpha": 0.25}),
     "drop 50 %": ("drop_positives", {"alpha": 0.5}),
     "drop 75 %": ("drop_positives", {"alpha": 0.75}),
@@ -68,12 +72,14 @@ REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "positives only 10 %": ("positives_only", {"p": 0.1}),
 }
 #: short names for the command line
-REGIME_SLUGS = {"single": "single positive", "drop25": "drop 25 %", "drop50": "drop 50 %",
+REGIME_SLUGS = {"single": "single positive", "single_size": "single positive (size-biased)", "drop25": "drop 25 %", "drop50": "drop 50 %",
                 "drop75": "drop 75 %", "known10": "known 10 %", "pos10": "positives only 10 %"}
 
 ORACLE, AN = "full labels", "AN"
 LAC_ROW = "two-stage + queue (LAC)"  # chapter 05's row the benchmark's LAC cells are
-CLS_REGIMES = tuple(cls_chapter.REGIMES)  # CLS's paper gives τ_h for these only
+#: CLS's paper gives τ_h for single positive and the drop rates only (a size-biased single positive
+#: is still single positive: the same τ)
+CLS_REGIMES = tuple(cls_chapter.REGIMES) + ("single positive (size-biased)",)
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,10 @@ def _k(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
 
 
 def _cls(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
-    return cls_chapter.design(P).cls_hparams(regime)
+    """CLS's τ from its paper's column for the regime (chapter 04's rule, by regime name)."""
+    d = cls_chapter.design(P)
+    name, params = REGIMES[regime]
+    return paper_hparams(d.tau_dataset, name, params.get("alpha"), E_k=d.E_k)
 
 
 def _family(P: Profile, extra: Dict[str, Any] | None = None):
