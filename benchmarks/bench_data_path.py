@@ -28,6 +28,7 @@ Usage (one thread: the machine is shared)::
 """
 from __future__ import annotations
 
+
 import argparse
 import datetime as _dt
 import hashlib
@@ -39,6 +40,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from records_io import write_record
 
 import torch
 
@@ -170,16 +173,9 @@ def main(argv=None) -> int:
             print(f"after / before  {name:<15} {c['steps_per_s_ratio']:.3f}x steps/s; same data "
                   f"{c['same_train_data']}, loss identical {c['loss_identical']}, val mAP identical "
                   f"{c['val_mAP_identical']}")
-    out = Path(args.out)
-    if not args.baseline and out.exists():  # keep the before/after pair measured together
-        kept = json.loads(out.read_text())
-        kept.setdefault("labels", {})["now"] = record["labels"]["now"] | {
-            "started": record["started"], "machine": record["machine"], "epochs": args.epochs,
-            "repeats": args.repeats}
-        record = kept
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"record: {out}")
+    # without the baseline: keep the before/after pair the record holds (measured together)
+    write_record(args.out, record, now={"started": record["started"], "machine": record["machine"], "epochs": args.epochs,
+            "repeats": args.repeats} if not args.baseline else None)
     return 0
 
 

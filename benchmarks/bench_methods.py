@@ -33,6 +33,7 @@ Usage (one thread: the machine is shared)::
 """
 from __future__ import annotations
 
+
 import argparse
 import datetime as _dt
 import json
@@ -44,6 +45,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from records_io import write_record
 
 import torch
 
@@ -225,16 +228,9 @@ def main(argv=None) -> int:
             print(f"after / before  {f:<16} {c['steps_per_s_ratio']:.3f}x steps/s (median "
                   f"{c['steps_per_s_median_ratio']:.3f}x); loss identical "
                   f"{c['loss_identical']}, val mAP identical {c['val_mAP_identical']}")
-    out = Path(args.out)
-    if "before" not in trees and out.exists():  # keep the before/after pair measured together
-        kept = json.loads(out.read_text())
-        kept.setdefault("labels", {})["now"] = record["labels"]["now"] | {
-            "started": record["started"], "machine": record["machine"], "fit_epochs": args.epochs,
-            "rounds": args.rounds, "steps_per_round": args.steps}
-        record = kept
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"record: {out}")
+    # without the baseline: keep the before/after pair the record holds (measured together)
+    write_record(args.out, record, now={"started": record["started"], "machine": record["machine"], "fit_epochs": args.epochs,
+            "rounds": args.rounds, "steps_per_round": args.steps} if "before" not in trees else None)
     return 0
 
 

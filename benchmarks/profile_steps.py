@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import os
 import platform
 import subprocess
 import time
-from pathlib import Path
+
+
+from records_io import write_record
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -91,10 +92,7 @@ def main(argv=None) -> int:
             print(f"    {op['op']:<40} {op['calls_per_step']:7.1f} calls {op['self_ms_per_step']:8.2f} ms "
                   f"{100 * op['share_of_self_time']:5.1f} %")
     record["machine"]["load average at end"] = os.getloadavg()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"record: {out}")
+    write_record(args.out, record)
     return 0
 
 
