@@ -214,7 +214,8 @@ def test_papermill_runs_02_from_the_shipped_pack_without_training(tmp_path, monk
     t0 = time.perf_counter()
     pm.execute_notebook(str(ROOT / "notebooks" / "02_gr_loss.ipynb"), str(out), kernel_name="python3",
                         parameters={"profile": "cpu", "live_training": False},
-                        cwd=str(ROOT / "notebooks"), progress_bar=False)
+                        cwd=str(ROOT / "notebooks"), progress_bar=False,
+                        execution_timeout=600)  # a cell that hangs fails here instead of holding CI
     seconds = time.perf_counter() - t0
     print(f"papermill 02 under cpu from the shipped pack ({'one local run' if local_run else 'empty store'}): "
           f"{seconds:.0f} s", file=sys.stderr)
