@@ -47,6 +47,41 @@ def test_cells_ranks_and_cost_by_hand():
     assert c.loc["X", "seconds_vs_AN"] == pytest.approx(2.0) and c.loc["X", "memory_vs_AN"] == pytest.approx(3.0)
 
 
+def test_cost_table_sits_beside_the_ranks_by_hand():
+    """Bug caught: the cost table's mean rank taken over every regime instead of the compared
+    block, its mAP averaged over seeds of another regime, or the oracle ranked. Oracle: ranks and
+    means worked out by hand (sp: GR 71 > EM 61 > AN 51; drop 50 %: EM 85 > AN 80 > GR 75)."""
+    def cell(a, b, seconds=10.0):
+        return [Fake(a, 0, seconds=seconds), Fake(b, 1, seconds=seconds)]
+
+    res = {"single positive": {"full labels": cell(90, 92), "AN": cell(50, 52), "GR": cell(70, 72, 20.0),
+                               "EM": cell(60, 62, 30.0), "ROLE": cell(99, 99)},
+           "drop 50 %": {"full labels": cell(95, 95), "AN": cell(80, 80), "GR": cell(75, 75, 20.0),
+                         "EM": cell(85, 85, 30.0)}}
+    cost = chapter.tables(res)["cost"]
+    assert cost.loc["GR", "mean rank"] == pytest.approx(2.0) and cost.loc["EM", "mean rank"] == pytest.approx(1.5)
+    assert cost.loc["AN", "mean rank"] == pytest.approx(2.5)
+    assert cost.loc["GR", "block mAP"] == pytest.approx(73.0) and cost.loc["AN", "block mAP"] == pytest.approx(65.5)
+    assert math.isnan(cost.loc["ROLE", "mean rank"]) and math.isnan(cost.loc["full labels", "block mAP"])
+    assert cost.loc["EM", "seconds_vs_AN"] == pytest.approx(3.0)
+
+
+def test_observed_tuning_choice_is_named_beside_the_clean_one():
+    """Bug caught: a cell whose observed choice differs shown as the same, or a setting named by
+    its full hyperparameters instead of what differs from the paper default."""
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("cpu")
+    d = chapter.design(P, ["EM", "GR"], ["single"])
+    base_em = chapter.trial_params(P, "EM", "single positive", {})
+    runs = chapter.BenchmarkRuns(d, {}, {}, chosen={
+        ("single positive", "EM"): dict(base_em), ("single positive", "GR"): chapter.trial_params(P, "GR", "single positive", {})},
+        chosen_observed={("single positive", "EM"): dict(base_em, alpha=0.1), ("single positive", "GR"): None})
+    f = chapter.observed_tuning_frame(runs).set_index("method")
+    assert f.loc["EM", "kept on clean labels"] == "paper default" and f.loc["EM", "kept on observed labels"] == "alpha=0.1"
+    assert f.loc["EM", "same"] == "✗" and f.loc["GR", "same"] == "—"
+
+
 def test_unconverged_cells_are_marked():
     res = {"sp": {"AN": [Fake(50, 0, converged=True), Fake(52, 1, converged=False)],
                   "X": [Fake(70, 0, converged=True), Fake(72, 1, converged=True)],
@@ -312,7 +347,8 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
                    plots.plot_ranks(tabs["_rank"]),
                    plots.plot_gap(tabs["gap_closed_estimate"], tabs["gap_closed_lo"], tabs["gap_closed_hi"]),
                    plots.plot_per_class(gain, "single positive"),
-                   plots.plot_cost(tabs["cost"])):
+                   plots.plot_cost(tabs["cost"]),
+                   plots.plot_rank_cost(tabs["cost"])):
         assert fig_ax.get_title()
     paths = chapter.write_csv(tabs, store / "out")
     assert {p.name for p in paths} >= {"07_benchmark_mAP.csv", "07_benchmark_CF1.csv",
@@ -327,7 +363,7 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     assert len(claims) == 2 + 4 and set(claims["kind"]) == {"observation"}
     assert set(claims["verdict"]) == {"inconclusive (2 seeds)"}
     check_claims_record(claims_record(claims))
-    rec = chapter.records(design, tabs, chosen)
+    rec = chapter.records(design, tabs, chosen, out.chosen_observed)
     assert set(rec["benchmark_convergence"]) == {f"{m} · {r}" for r in results for m in results[r]}
     assert rec["gap_closed_detail"]["GR · single positive"]["seeds"] == [0, 1]
 

@@ -349,14 +349,14 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
                    "GR beats the best other zoo method (EM)": dict(claim, margin=-0.5, ci95=[-1.0, 0.0], p_holm=0.0123,
                                                                     verdict="inconclusive", converged=False),
                    "an observation": dict(claim, n=2, seeds=[1, 2], p_holm=None, verdict="inconclusive (2 seeds)")},
-        "convergence": {"AN": True, "GR": {"seed 1": True, "seed 2": False}}})
+        "convergence": {"AN": True, "GR": {"seed 1": True, "seed 2": False, "seed 3": "schedule-bound"}}})
     page = tmp_path / "handbook.md"
     page.write_text(f"before\n{results.BEGIN}\nold\n{results.END}\nafter\n")
     assert results.write_results(executed, page, check=True) and "old" in page.read_text()
     assert results.write_results(executed, page)
     text = page.read_text()
     assert text.startswith("before\n") and text.endswith("\nafter\n") and "\nold\n" not in text
-    assert "* **02_gr_loss**: 2 of 3 recorded runs converged" in text
+    assert "* **02_gr_loss**: 2 converged, 1 schedule-bound, 1 unconverged of 4 recorded runs" in text
     assert ("  * GR beats AN (single positive): +6.87 [+6.38, +7.36] over 5 paired seed(s) "
             "(1, 2, 3, 4, 5), p (Holm) < 0.001 — **holds**") in text
     assert "p (Holm) 0.012" in text

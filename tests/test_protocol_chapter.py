@@ -10,19 +10,19 @@ from mlpl_lab.chapters import assume_negative as ch
 
 
 class Spec:
-    def __init__(self, seed, key):
-        self.seed, self.key = seed, key
+    def __init__(self, seed, key, method="an"):
+        self.seed, self.key, self.method = seed, key, method
 
 
 class Run:
     """A stored run's surface: a val curve, its test mAP at the best epoch, converged or not."""
 
-    def __init__(self, test, seed=0, converged=True, curve=(50.0, 60.0), key=None):
+    def __init__(self, test, seed=0, converged=True, curve=(50.0, 60.0), key=None, method="an"):
         self.history = [{"val_mAP": v} for v in curve]
         self.best_epoch = max(range(len(curve)), key=lambda i: (curve[i], -i))
         self.history[self.best_epoch]["test_mAP"] = test
         self.converged = converged
-        self.spec = Spec(seed, key or f"k{id(self)}")
+        self.spec = Spec(seed, key or f"k{id(self)}", method)
 
     @property
     def best(self):
@@ -95,6 +95,21 @@ def test_convergence_record_lists_every_run_once_with_its_label_and_seed():
     assert convergence_summary(rec).startswith("3 of 4 runs converged; not converged: single positive · AN · seed 1")
 
 
+def test_a_schedule_bound_run_is_counted_apart_from_the_unconverged():
+    """Bug caught: GR's unconverged runs (its targets move until the last epoch, Eq. 9–13) counted
+    as †, or an unconverged AN run excused as schedule-bound. Oracle: the issue's decision — only
+    methods whose targets follow a schedule to the last epoch are schedule-bound."""
+    from mlpl_lab.analysis.tables import convergence_counts, convergence_sentence
+
+    results = {"sp": {"AN": [Run(80, 0), Run(81, 1, converged=False)],
+                      "GR": [Run(85, 0, method="gr"), Run(86, 1, converged=False, method="gr")]}}
+    rec = convergence_record(results)
+    assert rec["sp · GR · seed 1"] == "schedule-bound" and rec["sp · AN · seed 1"] is False
+    assert convergence_counts(rec) == {"runs": 4, "converged": 2, "schedule-bound": 1, "unconverged": 1}
+    assert convergence_summary(rec) == "2 of 4 runs converged, 1 schedule-bound (§); not converged: sp · AN · seed 1"
+    assert "1 are schedule-bound" in convergence_sentence(rec) and "1 did not converge" in convergence_sentence(rec)
+
+
 def test_the_profiles_pretraining_is_one_of_the_candidates():
     for name in ("smoke", "cpu", "gpu"):
         assert ch.profile_candidate(name) in ch.PRETRAIN_CANDIDATES
@@ -137,12 +152,15 @@ NOTEBOOKS = ["00_partial_labels.ipynb", "01_assume_negative.ipynb", "02_gr_loss.
 @pytest.mark.notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_notebook_records_convergence(executed_notebooks, name):
-    """Every notebook records a ``*convergence*`` record: run label -> converged (true/false)."""
+    """Every notebook records a ``*convergence*`` record: run label -> converged (true / false /
+    "schedule-bound")."""
     rec = executed_notebooks(name)
     conv = {k: v for k, v in rec.items() if "convergence" in k}
     assert conv, f"{name} records no convergence"
     for key, value in conv.items():
-        assert isinstance(value, dict) and all(isinstance(v, bool) for v in value.values()), key
+        assert isinstance(value, dict) and all(v in (True, False, "schedule-bound") and
+                                               (isinstance(v, bool) or v == "schedule-bound")
+                                               for v in value.values()), key
     if name != "00_partial_labels.ipynb":  # 00 trains nothing
         assert any(conv.values()), f"{name}: a convergence record lists no run"
 
@@ -150,15 +168,16 @@ def test_every_notebook_records_convergence(executed_notebooks, name):
 def test_the_audit_counts_runs_and_claims_from_records():
     from mlpl_lab.reporting.audit import notebook_summary
 
-    rec = {"convergence": {"a · seed 0": True, "a · seed 1": False},
+    rec = {"convergence": {"a · seed 0": True, "a · seed 1": False, "gr · seed 0": "schedule-bound"},
            "convergence_scratch": {"b · seed 0": False},
            "mAP": {"x": 1.0},
            "claims": {"c1": {"kind": "finding", "verdict": "holds", "converged": "yes"},
                       "c2": {"kind": "observation", "verdict": "inconclusive (1 seeds)",
                              "converged": "no: A seeds [1]"}}}
     s = notebook_summary(rec)
-    assert (s["runs"], s["converged"]) == (3, 1)
+    assert (s["runs"], s["converged"]) == (4, 1)
     assert s["not converged"] == ["convergence: a · seed 1", "convergence_scratch: b · seed 0"]
+    assert s["schedule-bound"] == ["convergence: gr · seed 0"]
     assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (2, 1, 1, 1)
     assert s["claims on unconverged runs"] == ["c2"]
 

@@ -192,3 +192,33 @@ def test_chapter_02_design_takes_the_budget_the_benchmark_tunes_with(profile):
 
     want = {"smoke": 2, "gpu_shape": 2}.get(profile, 3)
     assert gr.design(profile).budget == tuning.trials_for(profile) == want
+
+
+class _Curves:
+    """A stored trial with per-epoch clean and observed validation mAP."""
+
+    def __init__(self, clean, observed):
+        self.history = [{"val_mAP": c, "val_obs_mAP": o} for c, o in zip(clean, observed)]
+        self.best_epoch = max(range(len(clean)), key=lambda i: (clean[i], -i))
+        self.best, self.converged = {"val_mAP": clean[self.best_epoch]}, True
+
+
+def test_observed_validation_keeps_its_own_trial_and_says_where_it_differs():
+    """Bug caught: the observed choice read at the clean-best epoch (or from the clean column), a
+    tie going to the later trial, or a record that claims an observed choice for runs that never
+    scored one. Oracle: hand-written curves whose arg-maxes differ by criterion."""
+    a = _Curves(clean=[40, 60, 55], observed=[30, 20, 25])   # clean best 60; observed best 30 (epoch 0)
+    b = _Curves(clean=[50, 58, 57], observed=[10, 35, 20])   # clean best 58; observed best 35
+    c = _Curves(clean=[45, 59, 50], observed=[35, 15, 12])   # ties b on observed: b (earlier) wins
+    assert tuning.choose([({}, a), ({"x": 1}, b), ({"x": 2}, c)]) == 0
+    assert tuning.choose_observed([a, b, c]) == 1
+    assert tuning.observed_best(b) == 35
+    assert tuning.choose_observed([a, _Trial(70)]) is None  # a trial without the metric: no choice
+    store = {("M", (), 0): a, ("M", (("x", 1),), 0): b, ("M", (("x", 2),), 0): c}
+    st = tuning.stage(_make, {"M": [{}, {"x": 1}, {"x": 2}]}, [], selection=0, fresh=(1,), stored=store.get)
+    assert st.kept("M") == {} and st.kept_observed("M") == {"x": 1}
+    rec = st.record()["M"]
+    assert rec["chosen"] == 0 and rec["chosen_observed"] == 1 and rec["chosen_observed_params"] == {"x": 1}
+    assert [t["val_obs_mAP"] for t in rec["trials"]] == [30, 35, 35]
+    summary = tuning.tuning_summary(st.record())
+    assert summary.loc["M", "kept on observed labels"] == "x=1"

@@ -101,11 +101,19 @@ def _runs_in(obj, prefix: str = ""):
         yield f"{prefix}seed {seed}" if seed is not None else prefix.rstrip(" ·"), obj
 
 
-def convergence_record(*result_sets) -> Dict[str, bool]:
-    """``{"<labels> · seed s": converged}`` of every run in nested result dicts (a run reached
-    by two labels is listed under the first) — what every notebook records as ``convergence``
-    (criterion: :data:`mlpl_lab.core.convergence.CRITERION`)."""
-    out: Dict[str, bool] = {}
+#: a ``convergence`` record's value for a run that did not converge because its method's targets
+#: move until the last epoch by design (:data:`mlpl_lab.methods.gr.SCHEDULE_BOUND`; tables mark it §)
+SCHEDULE_BOUND = "schedule-bound"
+
+
+def convergence_record(*result_sets) -> Dict[str, Any]:
+    """``{"<labels> · seed s": True | False | "schedule-bound"}`` of every run in nested result
+    dicts (a run reached by two labels is listed under the first) — what every notebook records
+    as ``convergence`` (criterion: :data:`mlpl_lab.core.convergence.CRITERION`). A run that did
+    not converge is ``"schedule-bound"`` when its method is (GR: Eq. 9–13), else False."""
+    from ..methods.gr import SCHEDULE_BOUND as BOUND_METHODS
+
+    out: Dict[str, Any] = {}
     seen = set()
     for rs in result_sets:
         for label, run in _runs_in(rs):
@@ -113,26 +121,47 @@ def convergence_record(*result_sets) -> Dict[str, bool]:
             if key in seen:
                 continue
             seen.add(key)
-            out[label] = bool(run.converged)
+            ok = bool(run.converged)
+            bound = getattr(getattr(run, "spec", None), "method", None) in BOUND_METHODS
+            out[label] = True if ok else SCHEDULE_BOUND if bound else False
     return out
 
 
-def convergence_summary(record: Mapping[str, bool]) -> str:
-    """"n of N runs converged" and the labels of those that did not."""
-    bad = [k for k, v in record.items() if not v]
-    head = f"{len(record) - len(bad)} of {len(record)} runs converged"
+def convergence_counts(record: Mapping[str, Any]) -> Dict[str, int]:
+    """``{"runs", "converged", "schedule-bound", "unconverged"}`` of a ``convergence`` record
+    (older records hold only True/False)."""
+    values = list(record.values())
+    return {"runs": len(values), "converged": sum(v is True for v in values),
+            "schedule-bound": sum(v == SCHEDULE_BOUND for v in values),
+            "unconverged": sum(v is False for v in values)}
+
+
+def convergence_summary(record: Mapping[str, Any]) -> str:
+    """"n of N runs converged", the schedule-bound count, and the labels of the runs that did
+    not converge for another reason."""
+    c = convergence_counts(record)
+    bad = [k for k, v in record.items() if v is False]
+    head = f"{c['converged']} of {c['runs']} runs converged"
+    if c["schedule-bound"]:
+        head += f", {c['schedule-bound']} schedule-bound (§)"
     return head + (f"; not converged: {', '.join(bad)}" if bad else "")
 
 
-def convergence_sentence(record: Mapping[str, bool]) -> str:
+def convergence_sentence(record: Mapping[str, Any]) -> str:
     """The sentence a notebook states about its runs, computed from its ``convergence`` record:
     "63 of 75 runs above converged; † marks the rest in the tables." (never typed)."""
-    n, ok = len(record), sum(bool(v) for v in record.values())
+    c = convergence_counts(record)
+    n, ok = c["runs"], c["converged"]
     if n == 0:
         return "No run was trained or read above."
     if ok == n:
         return f"All {n} runs above converged."
-    return f"{ok} of {n} runs above converged; † marks the rest in the tables."
+    parts = []
+    if c["schedule-bound"]:
+        parts.append(f"{c['schedule-bound']} are schedule-bound (§: their targets move until the last epoch by design)")
+    if c["unconverged"]:
+        parts.append(f"{c['unconverged']} did not converge († in the tables)")
+    return f"{ok} of {n} runs above converged; " + " and ".join(parts) + "."
 
 
 def convergence_markdown(record: Mapping[str, bool]):

@@ -334,6 +334,19 @@ def chosen(d: BenchmarkDesign, stored: Stored) -> Dict[Tuple[str, str], Dict[str
             for st in stages(d, stored) for cell in st.chosen}
 
 
+def chosen_observed(d: BenchmarkDesign, stored: Stored) -> Dict[Tuple[str, str], Optional[Dict[str, Any]]]:
+    """``{(regime, row): hyperparameters}`` the same trials would keep on *observed* validation
+    (:func:`mlpl_lab.chapters.tuning.choose_observed`; None where a trial did not record it): what a
+    practitioner without clean labels would have tuned to. Reported beside :func:`chosen`; the
+    cells still report the clean choice's fresh seeds."""
+    out = {}
+    for st in stages(d, stored):
+        for cell in st.chosen:
+            point = st.kept_observed(cell)
+            out[cell] = None if point is None else trial_params(d.profile, cell[1], cell[0], point)
+    return out
+
+
 def same_head_specs(d: BenchmarkDesign) -> Dict[str, List[RunSpec]]:
     """``{regime: [RunSpec]}``: chapter 05's AN row (AN with LAC's label-query head, stage-1
     schedule) in every regime with a LAC cell, on that cell's seeds (so the claim pairs all of
@@ -378,12 +391,14 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
 class BenchmarkRuns:
     """What :func:`run` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
     reported seeds), ``same_head`` (``{regime: [stored runs]}``, :func:`same_head_specs`) and
-    ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned)."""
+    ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned) and
+    ``chosen_observed`` (what observed validation would have kept: :func:`chosen_observed`)."""
 
     design: BenchmarkDesign
     results: Dict[str, Dict[str, list]]
     same_head: Dict[str, list]
     chosen: Dict[Tuple[str, str], Dict[str, Any]]
+    chosen_observed: Dict[Tuple[str, str], Optional[Dict[str, Any]]] = field(default_factory=dict)
 
 
 def run(d: BenchmarkDesign, store=None, **engine) -> BenchmarkRuns:
@@ -393,7 +408,8 @@ def run(d: BenchmarkDesign, store=None, **engine) -> BenchmarkRuns:
     results = {reg: {row: runs[reg][row] for row in rows} for reg, rows in d.grid.items() if rows}
     assert d.selection_seed is None or all(r.spec.seed != d.selection_seed for cell in results.values()
                                            for rs in cell.values() for r in rs), "a selection seed is reported"
-    return BenchmarkRuns(d, results, runs.get(SAME_HEAD_LABEL, {}), chosen(d, store_lookup(store)))
+    stored = store_lookup(store)
+    return BenchmarkRuns(d, results, runs.get(SAME_HEAD_LABEL, {}), chosen(d, stored), chosen_observed(d, stored))
 
 
 def left_out(design: BenchmarkDesign) -> List[str]:
@@ -469,11 +485,22 @@ def tables(results) -> Dict[str, Any]:
     for col in ("estimate", "lo", "hi"):
         out["gap_closed_" + col] = gaps.pivot(index="method", columns="regime", values=col).reindex(
             index=[r for r in rows if r in set(gaps.method)], columns=[r for r in regimes if r in set(gaps.regime)])
-    out["cost"] = bm.cost_table(results, AN).reindex(index=rows)
+    cost = bm.cost_table(results, AN).reindex(index=rows)
+    # beside the ranks: what each method's place costs (the compared block's mean rank and mAP)
+    block = tabs_block_mean(out["mAP_mean"], rank)
+    cost.insert(0, "mean rank", rank["table"]["mean_rank"].reindex(rows))
+    cost.insert(1, "block mAP", block.reindex(rows))
+    out["cost"] = cost
     out["_cells"] = cells["mAP"]
     out["_rank"] = rank
     out["_gaps"] = gaps
     return out
+
+
+def tabs_block_mean(mean, rank):
+    """Each ranked method's mean mAP over the regimes of the compared block (NaN outside it)."""
+    methods, regimes = list(rank["methods"]), list(rank["regimes"])
+    return mean.loc[methods, regimes].mean(axis=1) if methods and regimes else mean.iloc[:, 0] * math.nan
 
 
 def per_class(results, cells, profile, regime: str = "single positive", k: int = 3):
@@ -535,8 +562,9 @@ def _clean(d) -> Dict[str, Any]:
     return {str(k): _num(v) for k, v in d.items()}
 
 
-def records(design: BenchmarkDesign, tabs, chosen) -> Dict[str, Any]:
-    """What the notebook records (numbers stay numbers; NaN becomes None)."""
+def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None) -> Dict[str, Any]:
+    """What the notebook records (numbers stay numbers; NaN becomes None); ``chosen_obs``:
+    :attr:`BenchmarkRuns.chosen_observed`."""
     def by_row(t):
         return {m: _clean(t.loc[m].to_dict()) for m in t.index}
 
@@ -557,6 +585,7 @@ def records(design: BenchmarkDesign, tabs, chosen) -> Dict[str, Any]:
             "seconds_vs_AN": _clean(cost["seconds_vs_AN"].to_dict()) if "seconds_vs_AN" in cost else {},
             "memory_vs_AN": _clean(cost["memory_vs_AN"].to_dict()) if "memory_vs_AN" in cost else {},
             "tuned": {f"{reg} · {row}": hp for (reg, row), hp in chosen.items()},
+            "tuned_observed": {f"{reg} · {row}": hp for (reg, row), hp in (chosen_obs or {}).items()},
             "selection_seed": design.selection_seed,
             "left_out": left_out(design)}
 
@@ -757,9 +786,51 @@ def cost_view(tabs: Mapping[str, Any]):
     """The cost table as the notebook shows it."""
     from ..analysis.display import styled
 
-    return styled(tabs["cost"], "Cost per method (over every regime and seed it ran): training + evaluation "
-                  "seconds and peak memory (MiB; — unknown) of a run, the runs counted, and both relative "
-                  "to AN's.", counts=["runs"], best=False)
+    return styled(tabs["cost"], "Cost per method beside its place: the mean rank and mean test mAP (%) over "
+                  "the compared block of section 3 (— outside it), then, over every regime and seed it ran, "
+                  "training + evaluation seconds and peak memory (MiB; — unknown) of a run, the runs counted, "
+                  "and both relative to AN's.", counts=["runs"], percent=["block mAP"], best=False)
+
+
+def observed_tuning_frame(runs: "BenchmarkRuns"):
+    """One row per tuned cell: the setting clean validation kept, the one observed validation
+    would keep, and whether they agree (— where the trials did not record observed mAP)."""
+    import pandas as pd
+
+    P = runs.design.profile
+    rows = []
+    for (reg, row), hp in runs.chosen.items():
+        obs = runs.chosen_observed.get((reg, row))
+        base = trial_params(P, row, reg, {})  # the paper default: a setting names what differs from it
+
+        def name(params):
+            return tuner.describe_point({k: v for k, v in params.items() if k not in base or base[k] != v})
+
+        rows.append({"regime": reg, "method": row, "kept on clean labels": name(hp),
+                     "kept on observed labels": "—" if obs is None else name(obs),
+                     "same": "—" if obs is None else "✓" if obs == hp else "✗"})
+    return pd.DataFrame(rows, columns=["regime", "method", "kept on clean labels", "kept on observed labels", "same"])
+
+
+def observed_tuning_view(runs: "BenchmarkRuns"):
+    """:func:`observed_tuning_frame`, the cells where the two choices differ, with the count in the
+    caption (or a sentence saying why there is nothing to compare)."""
+    from IPython.display import Markdown
+
+    from ..analysis.display import styled
+
+    frame = observed_tuning_frame(runs)
+    known = frame[frame["same"] != "—"]
+    if known.empty:
+        return Markdown("No tuned cell here has trials that recorded the observed-label validation mAP, so "
+                        "the choice a practitioner without clean labels would make cannot be read.")
+    differ = known[known["same"] == "✗"].set_index(["regime", "method"])
+    text = (f"Tuning on observed validation labels: {len(known) - len(differ)} of {len(known)} tuned cells keep "
+            f"the same setting as on clean labels")
+    if differ.empty:
+        return Markdown(text + ".")
+    return styled(differ, text + "; the cells below keep another one (the tables report the clean choice's "
+                  "fresh seeds).", best=False)
 
 
 def tuning_view():

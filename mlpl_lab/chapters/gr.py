@@ -319,8 +319,11 @@ def tuning_view(record: Mapping[str, Any]):
                   f"Equal-budget tuning: every zoo method with a hyperparameter ran {' / '.join(map(str, budgets))} "
                   f"trial(s) on the selection seed; {marks} (ties: the paper "
                   "default). The tables and claims report the kept setting on fresh seeds only "
-                  "(every trial is in the record `tuning`).",
-                  percent=["its val mAP"], best=False)
+                  "(every trial is in the record `tuning`). 'Kept on observed labels': the trial a "
+                  "practitioner without clean labels would keep, by the best observed-validation mAP "
+                  "(the regime's labels on the validation split, unknown counted as negative; — where "
+                  "the trials did not record it).",
+                  percent=["its val mAP", "observed val mAP"], best=False)
 
 
 def table1():

@@ -43,6 +43,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
 
+from ..analysis.selection import OBSERVED, best_epoch_by
 from .cls import JOCOR
 from .common import as_profile
 
@@ -110,6 +111,25 @@ def choose(trials: Sequence[Tuple[Dict[str, Any], Any]]) -> int:
     return max(range(len(trials)), key=lambda i: (trials[i][1].best["val_mAP"], -i))
 
 
+def choose_observed(runs: Sequence[Any]) -> Optional[int]:
+    """Index of the trial a practitioner without clean labels would keep: the best *observed*
+    validation mAP (the regime's labels on the validation split, unknown counted as negative;
+    :mod:`mlpl_lab.analysis.selection`) at that trial's own best observed epoch; ties go to the
+    earlier trial, as in :func:`choose`. None when a trial did not record it (a run made before
+    the engine scored it, or a regime whose validation labels are fully observed)."""
+    scores = [observed_best(run) for run in runs]
+    if not scores or any(v is None for v in scores):
+        return None
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+def observed_best(run: Any) -> Optional[float]:
+    """The run's best observed-validation mAP over its epochs (None where it was not recorded)."""
+    history = getattr(run, "history", None) or []
+    epoch = best_epoch_by(history, OBSERVED)
+    return None if epoch is None else float(history[epoch][OBSERVED])
+
+
 Point = Dict[str, Any]
 #: ``make(label, point, seed)``: the chapter's spec (``point`` None: an untuned label's one configuration)
 Make = Callable[[Hashable, Optional[Point], int], Any]
@@ -134,6 +154,12 @@ class Stage:
     def kept(self, label: Hashable) -> Point:
         """The chosen point of ``label`` (only what differs from the paper default)."""
         return dict(self.points[label][self.chosen[label]])
+
+    def kept_observed(self, label: Hashable) -> Optional[Point]:
+        """The point observed validation would keep (:func:`choose_observed`; None where a trial
+        did not record it)."""
+        i = choose_observed(self.runs[label])
+        return None if i is None else dict(self.points[label][i])
 
     def record(self) -> Dict[str, Any]:
         """:func:`tuning_record` of the chosen labels (in the order of ``points``)."""
@@ -179,23 +205,30 @@ def tuning_record(trials: Mapping[str, Sequence[Tuple[Dict[str, Any], Any]]],
     "chosen_params": {...}}}`` — what each method tried on the selection seed and kept."""
     out = {}
     for label, ts in trials.items():
-        rows = [{"params": dict(p), "val_mAP": float(run.best["val_mAP"]),
+        rows = [{"params": dict(p), "val_mAP": float(run.best["val_mAP"]), "val_obs_mAP": observed_best(run),
                  "best_epoch": int(run.best_epoch) + 1, "converged": bool(run.converged)} for p, run in ts]
+        observed = choose_observed([run for _, run in ts])
         out[label] = {"trials": rows, "chosen": int(chosen[label]),
-                      "chosen_params": dict(ts[chosen[label]][0])}
+                      "chosen_params": dict(ts[chosen[label]][0]),
+                      "chosen_observed": observed,
+                      "chosen_observed_params": None if observed is None else dict(ts[observed][0])}
     return out
 
 
 def tuning_frame(record: Mapping[str, Any]):
-    """The record as a table: one row per method, the trials' validation mAP and the choice."""
+    """The record as a table: one row per method and trial, the trials' clean and observed
+    validation mAP, the choice on clean labels and the one observed labels would make."""
     import pandas as pd
 
     rows = []
     for label, r in record.items():
         for i, t in enumerate(r["trials"]):
+            observed = r.get("chosen_observed")
             rows.append({"method": label, "trial": i + 1,
-                         "setting": _describe(t["params"]),
-                         "val mAP": t["val_mAP"], "chosen": "✓" if i == r["chosen"] else ""})
+                         "setting": describe_point(t["params"]),
+                         "val mAP": t["val_mAP"], "chosen": "✓" if i == r["chosen"] else "",
+                         "observed val mAP": t.get("val_obs_mAP"),
+                         "kept on observed labels": "—" if observed is None else "✓" if i == observed else ""})
     return pd.DataFrame(rows).set_index(["method", "trial"]) if rows else pd.DataFrame()
 
 
@@ -208,17 +241,20 @@ def tuning_summary(record: Mapping[str, Any]):
     rows = {}
     for label, r in record.items():
         trials, chosen = r["trials"], r["chosen"]
-        rows[label] = {"trials": len(trials), "kept setting": _describe(trials[chosen]["params"]),
+        observed = r.get("chosen_observed")
+        rows[label] = {"trials": len(trials), "kept setting": describe_point(trials[chosen]["params"]),
                        "its val mAP": trials[chosen]["val_mAP"],
+                       "kept on observed labels": "—" if observed is None else
+                       "the same" if observed == chosen else describe_point(trials[observed]["params"]),
                        "the other trials (val mAP)": "; ".join(
-                           f"{_describe(t['params'])} ({t['val_mAP']:.1f})"
+                           f"{describe_point(t['params'])} ({t['val_mAP']:.1f})"
                            for i, t in enumerate(trials) if i != chosen) or "—"}
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "method"
     return frame
 
 
-def _describe(params: Mapping[str, Any]) -> str:
+def describe_point(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "paper default"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
 from ..analysis.claims import _p  # the claims tables' p-value text
+from ..analysis.tables import SCHEDULE_BOUND, convergence_counts
 from ..reporting.report import NOTEBOOK_DIR, read_records
 from .notebooks import chapter_notebooks, read_nb
 
@@ -42,8 +43,9 @@ def claim_line(name: str, c: Mapping[str, Any]) -> str:
     return "  * " + text
 
 
-def _flags(value: Any) -> Iterable[bool]:
-    if isinstance(value, bool):
+def _flags(value: Any) -> Iterable[Any]:
+    """Every run's flag in a (nested) ``convergence`` record: True, False or "schedule-bound"."""
+    if isinstance(value, bool) or value == SCHEDULE_BOUND:
         yield value
     elif isinstance(value, Mapping):
         for v in value.values():
@@ -57,7 +59,9 @@ def notebook_block(stem: str, records: Mapping[str, Any]) -> List[str]:
     flags = list(_flags(records.get("convergence", {})))
     head = f"* **{stem}**"
     if flags:
-        head += f": {sum(flags)} of {len(flags)} recorded runs converged"
+        c = convergence_counts(dict(enumerate(flags)))
+        head += (f": {c['converged']} converged, {c['schedule-bound']} schedule-bound, {c['unconverged']} "
+                 f"unconverged of {c['runs']} recorded runs")
     return [head] + [claim_line(k, v) for k, v in claims.items()]
 
 

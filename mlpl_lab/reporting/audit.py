@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Iterable, List
 
+from ..analysis.tables import SCHEDULE_BOUND
 from .report import read_records
 
 #: the share of a series' runs that must converge (the protocol)
@@ -18,17 +19,19 @@ MIN_CONVERGED_SHARE = 0.9
 
 def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
     """One notebook's runs (from every ``*convergence*`` record) and claims."""
-    runs: Dict[str, bool] = {}
+    runs: Dict[str, Any] = {}
     for name, value in records.items():
         if "convergence" in name and isinstance(value, dict):
-            runs.update({f"{name}: {k}": bool(v) for k, v in value.items() if isinstance(v, bool)})
+            runs.update({f"{name}: {k}": v for k, v in value.items()
+                         if isinstance(v, bool) or v == SCHEDULE_BOUND})
     claims = records.get("claims") or {}
     kinds = [c.get("kind", "finding") for c in claims.values() if isinstance(c, dict)]
     verdicts = [str(c.get("verdict", "")) for c in claims.values() if isinstance(c, dict)]
     unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict)
                           and c.get("converged") not in (None, "yes", True)]
-    return {"runs": len(runs), "converged": sum(runs.values()),
-            "not converged": [k for k, v in runs.items() if not v],
+    return {"runs": len(runs), "converged": sum(v is True for v in runs.values()),
+            "schedule-bound": [k for k, v in runs.items() if v == SCHEDULE_BOUND],
+            "not converged": [k for k, v in runs.items() if v is False],
             "claims": len(claims), "findings": sum(k == "finding" for k in kinds),
             "observations": sum(k == "observation" for k in kinds),
             "holds": sum(v == "holds" for v in verdicts),
@@ -59,8 +62,10 @@ def summary_text(executed: Iterable[Path]) -> str:
         return "no executed notebook to summarise"
     total = frame.loc["total"]
     share = float(total["converged"]) / float(total["runs"]) if total["runs"] else float("nan")
+    bound = int(total.get("schedule-bound", 0))
     lines = [f"protocol: {int(total['converged'])} of {int(total['runs'])} runs converged "
              f"({share:.0%}; the protocol asks at least {MIN_CONVERGED_SHARE:.0%})"
+             + (f", {bound} schedule-bound (§; their length check is the control)" if bound else "")
              if total["runs"] else "protocol: no run recorded its convergence"]
     for path in sorted(Path(p) for p in executed):
         s = notebook_summary(read_records(path))

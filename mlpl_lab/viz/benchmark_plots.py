@@ -8,6 +8,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.ticker import FormatStrFormatter
 
 from ..analysis.benchmark import is_false
 from .layout import spread_tick_labels
@@ -138,4 +139,31 @@ def plot_cost(cost, ax=None):
     ax.set_xlabel("cost relative to AN (1 = AN's)")
     ax.legend(fontsize=8)
     ax.set_title("training cost")
+    return ax
+
+
+def plot_rank_cost(cost, ax=None):
+    """What a place in the ranking costs: each ranked method's mean rank over the compared block
+    (1 = best, at the top) against its seconds per run relative to AN's (log scale), in the
+    method's colour. Methods outside the block (no mean rank) are not drawn."""
+    cols = {"mean rank", "seconds_vs_AN"}
+    ax = ax or plt.subplots(figsize=(7, 4.5))[1]
+    if not cols <= set(cost.columns):
+        ax.set_axis_off()
+        ax.set_title("no mean ranks or no AN to compare costs with")
+        return ax
+    shown = cost[["mean rank", "seconds_vs_AN"]].astype(float).dropna()
+    colours = colours_for(list(shown.index))
+    for name, (rank, seconds) in shown.iterrows():
+        ax.scatter(seconds, rank, s=40, color=colours[name], zorder=3)
+        ax.annotate(name, (seconds, rank), xytext=(4, 3), textcoords="offset points", fontsize=8)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.axvline(1.0, c="k", lw=0.8, ls="--")
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per run relative to AN's (log scale; 1 = AN's)")
+    ax.set_ylabel("mean rank over the compared block (1 = best)")
+    ax.set_title("what each place in the ranking costs")
+    ax.grid(alpha=0.3)
     return ax
