@@ -69,7 +69,8 @@ def fp32_runs(fp32_store):
 
     shipped.import_missing("cpu", fp32_store)
     with read_only("bf16_decision reads the shipped fp32 runs"):
-        R = gr.run("cpu")
+        d = gr.design("cpu")
+        R = gr.results(d, gr.run(d))
     return {label: list(R.main[label]) for label in METHODS}
 
 

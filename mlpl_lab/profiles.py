@@ -79,8 +79,8 @@ class Profile:
     scene: Dict[str, Any] = field(default_factory=dict)
     #: ``mlpl-lab report``: the seconds one notebook cell may run; past them the report stops that
     #: notebook's kernel, names the cell, and goes on with the next notebook. Generous, as one cell
-    #: may train all of a notebook's runs: by default 12 h (cold under cpu, notebook 06 took 98 min
-    #: on two cores and its runs 3.2 h of one thread: README, notebooks/timings.json)
+    #: may train all of a notebook's runs: by default 12 h, several times the longest cold cpu
+    #: notebook (measured in notebooks/timings.json)
     cell_timeout_s: int = 43_200
 
     def __post_init__(self):
@@ -187,15 +187,12 @@ PROFILES: Dict[str, Profile] = {
                      model_kwargs={"width": 8}, seeds=[0, 1], test_every_epoch=False,
                      cell_timeout_s=1_800,  # a whole smoke notebook takes under 2 min (course.yml)
                      pretrain=PRETRAIN_DIGITS | {"n_train": 256, "n_val": 128, "n_test": 128, "epochs": 2}),
-    # cpu: a student's laptop (2 cores). Runs start from the pretrained backbone and are trained
-    # until their validation curve flattens: cosine decay over 54 epochs at lr 2e-3. AN is the
-    # slowest to flatten. On the easy scenes its last-quarter gain (seed 0) was 1.1 mAP at 10
-    # epochs, 0.6 at 16, 0.3 at 24, and 36 epochs flattened it. On the scenes with headroom the
-    # cold cpu series of 2026-11-25 found 8 of 19 AN runs at 36 epochs still gaining 0.53-1.49
-    # (161 of 213 runs converged); re-run at 48 and 54 epochs, the AN runs that had gained 0.77,
-    # 0.83 and 0.63 gained -0.01 and 0.50 at 48, and 0.21, -0.45 and -0.13 at 54 (record:
-    # benchmarks/records/convergence_probe_cpu.json). Five seeds, so the key comparisons are
-    # decided by paired t-intervals; the test set is scored once, on the best-val weights
+    # cpu: a student's laptop (2 cores). Runs start from the pretrained backbone and train until
+    # their validation curve flattens: 54 epochs of cosine decay at lr 2e-3 is where AN, the
+    # slowest to flatten, meets the convergence criterion (record:
+    # benchmarks/records/convergence_probe_cpu.json; the handbook's "Converged runs" tells how the
+    # length was found). Five seeds, so the key comparisons are decided by paired t-intervals; the
+    # test set is scored once, on the best-val weights
     "cpu": Profile(name="cpu", n_train=4000, n_val=1000, n_test=1000, image_size=32, glyphs="shapes",
                    epochs=54, batch_size=64, lr=2e-3, model="small_cnn", model_kwargs={"width": 16},
                    seeds=[0, 1, 2, 3, 4], probe_size=512, test_every_epoch=False, lr_schedule="cosine",

@@ -330,7 +330,8 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
         chapter.run(chapter.design("smoke"))
     assert len(list((store / "runs").iterdir())) == 3  # three runs stored, nothing half-written
     calls.clear()
-    out = chapter.run(chapter.design("smoke"))  # resumes: only the missing runs train
+    d = chapter.design("smoke")
+    out = chapter.results(d, chapter.run(d))  # resumes: only the missing runs train
     design, results, chosen = out.design, out.results, out.chosen
     # 1 pretraining + 2 oracle + (AN, GR) × 2 regimes × 2 seeds (oracle shared) = 11 runs
     assert len(calls) == 11 - 3
@@ -374,7 +375,8 @@ def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch
 
     monkeypatch.setitem(chapter.TUNING_GRIDS, "GR", {"q2": [0.01, 0.05, 0.001]})
     P = get_profile("smoke", epochs=1, seeds=[0, 1])
-    out = chapter.run(chapter.design(P, ["GR"], ["single"], tuning=True))
+    d = chapter.design(P, ["GR"], ["single"], tuning=True)
+    out = chapter.results(d, chapter.run(d))
     chosen = out.chosen
     # the oracle: GR's trials built here (smoke's budget: the grid's first two points)
     trials = ensure.ensure([P.spec("gr", hp, "single_positive", {}, seed=0) for hp in ({}, {"q2": 0.05})])

@@ -13,6 +13,8 @@ import pytest
 
 from plan_keys import FIXTURE, fingerprint, with_stages
 
+from mlpl_lab.chapters.plan import CHAPTER_MODULES
+
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = {"01_assume_negative": "assume_negative", "02_gr_loss": "gr", "03_opml": "opml",
            "04_cls": "cls", "05_lac": "lac", "06_pu_mlc": "pu_mlc", "07_benchmark": "benchmark"}
@@ -96,3 +98,23 @@ def test_gpu_first_round_holds_every_run_the_old_dry_run_reached(stem):
     assert reached <= first, f"{stem}: {len(reached - first)} runs the dry run asked for are missing"
     everything = first | set(with_stages(s for r in rounds[1:] for s in r.specs))
     assert all(fingerprint(s) in everything for s in rounds[0].specs)
+
+
+@pytest.mark.parametrize("stem", sorted(CHAPTER_MODULES))
+def test_every_chapter_runs_with_one_signature_and_one_return_shape(stem):
+    """Bug caught: a chapter whose ``run`` takes a profile instead of its design, drops the store
+    or the engine options, or returns one family or a view object instead of every family (the
+    seven return shapes issue 50 found). Oracle: the contract written out here."""
+    import inspect
+    import typing
+
+    from mlpl_lab.chapters.asked import Runs
+
+    module = importlib.import_module("mlpl_lab.chapters." + CHAPTER_MODULES[stem])
+    sig = inspect.signature(module.run)
+    params = list(sig.parameters.values())
+    assert [p.kind for p in params] == [inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        inspect.Parameter.VAR_KEYWORD], stem
+    assert params[1].name == "store" and params[1].default is None, stem
+    assert typing.get_type_hints(module.run)["return"] == Runs, stem

@@ -92,7 +92,8 @@ def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypat
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
     with read_only("the pack holds every run of 02"):
-        row = gr.run("cpu").main["GR"]
+        d = gr.design("cpu")
+        row = gr.results(d, gr.run(d)).main["GR"]
     assert [r.spec.key for r in row] == [s.key for s in live.reference_specs("02", "cpu")]
     assert 0 not in live.shown_seeds("02", "cpu")
     runs, source = live.reference("02", "cpu", cpu_pack_store)

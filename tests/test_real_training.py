@@ -128,7 +128,8 @@ def test_benchmark_chapter_runs_on_a_real_format_dataset(cole_voc, store):
     from mlpl_lab.chapters import benchmark as chapter
 
     P = with_dataset(get_profile("smoke", epochs=1, seeds=[0]), "voc2012", str(cole_voc))
-    results = chapter.run(chapter.design(P, ["AN", "GR"], ["single"])).results
+    d = chapter.design(P, ["AN", "GR"], ["single"])
+    results = chapter.results(d, chapter.run(d)).results
     tabs = chapter.tables(results)
     assert set(tabs["mAP_mean"].index) == {"full labels", "AN", "GR"}
     assert list(tabs["mAP_mean"].columns) == ["single positive"]

@@ -98,7 +98,8 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
     from mlpl_lab.runs import ensure
 
     P = get_profile("smoke", epochs=1)
-    out = gr.run(P)
+    d = gr.design(P)
+    out = gr.results(d, gr.run(d))
     results, record, ablation = out.main, out.tuning, out.ablation
     specs = {label: gr.as_spec(m) for label, m in gr.methods(P, gr.splits_for(P, "single_positive", {}, 0)).items()}
     tuned = [label for label in specs if label in tuning.GRIDS]

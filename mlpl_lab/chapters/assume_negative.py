@@ -117,11 +117,11 @@ def specs(d: AssumeNegativeDesign, stored: Stored) -> Asked:
     return Asked(now)
 
 
-def run(profile) -> Runs:
-    """Every run of :func:`specs` under ``profile``, from the run store (training what is
+def run(d, store=None, **engine) -> Runs:
+    """Every run of :func:`specs` under design ``d``, from the run store (training what is
     missing): ``{family: {label: [runs]}}``; :func:`results`, :func:`candidates` and
-    :func:`scratch_vs_pretrained` read its parts."""
-    return ensure_asked(specs, design(profile), label="01 assume negative")
+    :func:`scratch_vs_pretrained` read its parts. (Every chapter's ``run`` has this shape.)"""
+    return ensure_asked(specs, d, store=store, label="01 assume negative", **engine)
 
 
 def results(runs: Runs) -> Dict[str, Dict[str, list]]:
@@ -182,10 +182,9 @@ def choose_pretraining(cands, min_gap: float = MIN_GAP) -> Dict[str, Any]:
     classes disjoint from the chapters' first, as ImageNet's are from COCO's labels, so the
     backbone is not handed the very classifier the chapters study).
 
-    The tie-break was added on 2026-11-23 after the first cpu measurement: the largest-gap rule
-    alone picked shapes by 0.16 mAP (7.72 vs 7.56 on three seeds) while the profile used digits.
-    It reads the same two methods as the rule — AN and the oracle, never a partial-label method —
-    so no method's result decides the backbone. ``{"chosen", "eligible", "excluded", "tied", "reason"}``."""
+    The tie-break exists because a largest-gap rule alone lets seed noise decide: gaps a fraction
+    of a point apart on three seeds are not different. It reads the same two methods as the rule —
+    AN and the oracle, never a partial-label method — so no method's result decides the backbone. ``{"chosen", "eligible", "excluded", "tied", "reason"}``."""
     eligible, why = {}, {}
     for cand, c in cands.items():
         runs = list(c["AN"]) + list(c["full labels"])

@@ -55,7 +55,7 @@ from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
 from ..methods.cls import paper_hparams
-from .asked import Asked, Families, Stored, ensure_asked, store_lookup
+from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
 from .gr import expected_positives
 
@@ -85,6 +85,8 @@ CLS_REGIMES = tuple(cls_chapter.REGIMES) + ("single positive (size-biased)",)
 @dataclass(frozen=True)
 class Row:
     """One method of the benchmark. ``params(P, regime_label, seed)`` gives its hyperparameters;
+    ``train(P)`` its training overrides (``{"model_kwargs": {...}}`` is merged over the profile's
+    model_kwargs, any other key replaces the profile's setting; ``{}``: the protocol's);
     ``regimes``: where it applies (None: everywhere); ``note``: where it leaves the protocol."""
 
     label: str
@@ -93,6 +95,7 @@ class Row:
     params: Callable[[Profile, str, int], Dict[str, Any]] = field(default=lambda P, r, s: {})
     regimes: Optional[Tuple[str, ...]] = None
     note: str = ""
+    train: Callable[[Profile], Dict[str, Any]] = field(default=lambda P: {})
 
     def applies(self, regime: str) -> bool:
         return self.regimes is None or regime in self.regimes
@@ -117,6 +120,20 @@ def _family(P: Profile, extra: Dict[str, Any] | None = None):
     return dict(cls_chapter.design(P).family_hparams(), **(extra or {}))
 
 
+#: BoostLU's boost α on the positive part of the class activation map (its paper's default, 5)
+BOOSTLU_ALPHA = 5.0
+
+
+def _boostlu(P: Profile) -> Dict[str, Any]:
+    """BoostLU's network: the profile's backbone with the ``boostlu`` head (1x1-conv CAM, positive
+    part × α, then pooling; :mod:`mlpl_lab.models.boostlu`), at training and at evaluation."""
+    return {"model_kwargs": {"head": "boostlu", "head_kwargs": {"alpha": BOOSTLU_ALPHA}}}
+
+
+BOOSTLU_NOTE = (f"own head: a 1x1-conv class activation map whose positive part is boosted (BoostLU, "
+                f"α = {BOOSTLU_ALPHA:g}) before the pooling, at training and at evaluation; the loss is the LL row's")
+
+
 ROWS: Tuple[Row, ...] = (
     Row(ORACLE, "full", "01", note="reads the true labels: the upper bound (one run per seed serves every column)"),
     Row(AN, "an", "01"),
@@ -133,6 +150,9 @@ ROWS: Tuple[Row, ...] = (
     Row("LL-R", "ll_r", "02"),
     Row("LL-Ct", "ll_ct", "02"),
     Row("LL-Cp", "ll_cp", "02"),
+    Row("LL-R + BoostLU", "ll_r", "02", train=_boostlu, note=BOOSTLU_NOTE),
+    Row("LL-Ct + BoostLU", "ll_ct", "02", train=_boostlu, note=BOOSTLU_NOTE),
+    Row("LL-Cp + BoostLU", "ll_cp", "02", train=_boostlu, note=BOOSTLU_NOTE),
     Row("GR", "gr", "02"),
     Row("OPML", "opml", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
     Row("OPML-SP", "opml_sp", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
@@ -296,7 +316,10 @@ def spec_for(P: Profile, row_label: str, regime: str, seed: int,
     hp = row.params(P, regime, seed) if params is None else dict(params)
     if row.method == "lac":  # chapter 05's two-stage row, stage 1 included
         return lac_chapter.row_spec(P, LAC_ROW, seed, name, rp, method_params=hp)
-    return P.spec(row.method, hp, name, rp, seed=seed, **opml_chapter.train_overrides(P, row.method))
+    train = dict(opml_chapter.train_overrides(P, row.method))
+    for key, value in row.train(P).items():  # a row's own network (BoostLU's head): over the profile's
+        train[key] = dict(P.model_kwargs, **value) if key == "model_kwargs" else value
+    return P.spec(row.method, hp, name, rp, seed=seed, **train)
 
 
 def trial_params(P: Profile, row_label: str, regime: str, point: Mapping[str, Any]) -> Dict[str, Any]:
@@ -401,15 +424,26 @@ class BenchmarkRuns:
     chosen_observed: Dict[Tuple[str, str], Optional[Dict[str, Any]]] = field(default_factory=dict)
 
 
-def run(d: BenchmarkDesign, store=None, **engine) -> BenchmarkRuns:
-    """The design's runs from the store, training what is missing (an interrupted grid resumes:
-    finished runs are stored one by one); ``engine``: :func:`mlpl_lab.chapters.asked.ensure_asked`'s."""
-    runs = ensure_asked(specs, d, store=store, label="07 benchmark", **engine)
-    results = {reg: {row: runs[reg][row] for row in rows} for reg, rows in d.grid.items() if rows}
-    assert d.selection_seed is None or all(r.spec.seed != d.selection_seed for cell in results.values()
+def run(d: BenchmarkDesign, store=None, **engine) -> Runs:
+    """Every run of :func:`specs` under design ``d``, from the run store (training what is
+    missing; an interrupted grid resumes: finished runs are stored one by one; ``engine``:
+    :func:`mlpl_lab.chapters.asked.ensure_asked`'s): ``{family: {label: [runs]}}``, which
+    :func:`results` arranges. (Every chapter's ``run`` has this shape.)"""
+    return ensure_asked(specs, d, store=store, label="07 benchmark", **engine)
+
+
+def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
+    """:class:`BenchmarkRuns` from :func:`run`'s runs: the reported cells, LAC's own-head AN and
+    the tuning choices (re-decided from the trial runs themselves, as chapter 02's)."""
+    cells = {reg: {row: runs[reg][row] for row in rows} for reg, rows in d.grid.items() if rows}
+    assert d.selection_seed is None or all(r.spec.seed != d.selection_seed for cell in cells.values()
                                            for rs in cell.values() for r in rs), "a selection seed is reported"
-    stored = store_lookup(store)
-    return BenchmarkRuns(d, results, runs.get(SAME_HEAD_LABEL, {}), chosen(d, stored), chosen_observed(d, stored))
+    trial = {r.spec.key: r for rs in runs.get(TRIALS, {}).values() for r in rs}
+
+    def stored(spec):
+        return trial.get(spec.key)
+
+    return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), chosen(d, stored), chosen_observed(d, stored))
 
 
 def left_out(design: BenchmarkDesign) -> List[str]:
@@ -600,6 +634,7 @@ PAPER_CLAIMS: Dict[str, str] = {
     "EM+APL": f"{cite('em_apl')}: beats AN on four datasets (single positive)",
     "ROLE": f"{cite('cole')}, Table 2: beats AN (single positive)",
     "LL-R": f"{cite('large_loss')}, Table 1: beats AN (single positive)",
+    "LL-R + BoostLU": f"{cite('boostlu')}: LL-R with BoostLU beats AN on VOC, COCO, NUS, CUB (single positive)",
 }
 
 

@@ -225,7 +225,8 @@ STUDY = ("ablation", "tau_h", "tau_l")
 
 
 def run(design: CLSDesign, store=None, **engine) -> Runs:
-    """The chapter's runs (:func:`specs`) from the run store, training what is missing."""
+    """Every run of :func:`specs` under ``design``, from the run store (training what is
+    missing): ``{family: {label: [runs]}}``. (Every chapter's ``run`` has this shape.)"""
     return ensure_asked(specs, design, store=store, label="04 CLS", **engine)
 
 

@@ -18,7 +18,7 @@ validation, and AN, trained longer).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
@@ -234,11 +234,12 @@ def results(d: GRDesign, runs: Runs) -> GRRuns:
                   {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]))
 
 
-def run(profile, regime: str = "single_positive", **engine) -> GRRuns:
-    """The chapter's runs from the store, training what is missing (``engine``: ``workers=`` /
-    ``scheduler=``, :func:`mlpl_lab.runs.ensure.ensure`)."""
-    d = design(profile, regime)
-    return results(d, ensure_asked(specs, d, label="02", **engine))
+def run(d: GRDesign, store=None, **engine) -> Runs:
+    """Every run of :func:`specs` under design ``d``, from the run store (training what is
+    missing; ``engine``: ``workers=`` / ``scheduler=``, :func:`mlpl_lab.runs.ensure.ensure`):
+    ``{family: {label: [runs]}}``, which :func:`results` arranges. (Every chapter's ``run`` has
+    this shape.)"""
+    return ensure_asked(specs, d, store=store, label="02", **engine)
 
 
 def claims(results, ablation, length_check: Mapping[str, list] | None = None):

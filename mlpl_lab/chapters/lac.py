@@ -64,7 +64,7 @@ from ..analysis.tables import ablation_frames, seed_mean
 from ..core.regimes import REGIMES
 from ..methods import build_method
 from ..profiles import Profile
-from .asked import Asked, Stored, ensure_asked, nothing_stored
+from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, splits_for
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
@@ -218,10 +218,11 @@ def specs(design: LACDesign, stored: Stored = nothing_stored) -> Asked:
                                   for s in design.seeds] for label in ROWS}})
 
 
-def run(design: LACDesign, store=None, **engine) -> Dict[str, List]:
-    """``{row label: [stored runs per seed]}`` (:func:`specs`): from the run store, training what is
-    missing (stage 1 before the stage 2 that needs it)."""
-    return ensure_asked(specs, design, store=store, label="05 LAC", **engine)[TABLE]
+def run(design: LACDesign, store=None, **engine) -> Runs:
+    """Every run of :func:`specs` under ``design``, from the run store (training what is
+    missing, stage 1 before the stage 2 that needs it): ``{TABLE: {row label: [runs per
+    seed]}}``. (Every chapter's ``run`` has this shape.)"""
+    return ensure_asked(specs, design, store=store, label="05 LAC", **engine)
 
 
 def chapter_splits(design: LACDesign, seed: int = 0):

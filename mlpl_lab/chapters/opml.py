@@ -41,10 +41,9 @@ class OPMLDesign:
     b: float = 0.0                 # OPML's beta is exp(b)
     regime: str = "single_positive"
     seed: int = 0                  # the seed of the rows outside KEY (OPML+HR, the ablations, ZLPR)
-    #: epochs of the OPML family where they differ from the profile's (None: the profile's). At
-    #: the cpu profile's former 36 epochs two of OPML-SP's five key runs were still climbing, so
-    #: the OPML rows once trained 48; the cpu profile now trains 54 (profiles.py) and every run of
-    #: the 2026-11-25 series converged, so every row takes the profile's epochs.
+    #: epochs of the OPML family where they differ from the profile's (None: the profile's; at the
+    #: cpu profile's 54 epochs every OPML row meets the convergence criterion, which each run
+    #: records, so no design overrides it).
     opml_epochs: Optional[int] = None
 
 
@@ -133,10 +132,11 @@ def specs(d: OPMLDesign, stored: Stored) -> Asked:
     return Asked({PARTIAL: partial, FULL: full})
 
 
-def run(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive", seed: int = 0) -> Runs:
-    """Every run of :func:`specs` under ``profile`` and the notebook's parameters, from the run
-    store (training what is missing): ``{PARTIAL: {row: runs}, FULL: {row: runs}}``."""
-    return ensure_asked(specs, design(profile, a=a, b=b, regime=regime, seed=seed), label="03 OPML")
+def run(d, store=None, **engine) -> Runs:
+    """Every run of :func:`specs` under design ``d`` (the profile and the notebook's
+    parameters), from the run store (training what is missing): ``{PARTIAL: {row: runs}, FULL:
+    {row: runs}}``. (Every chapter's ``run`` has this shape.)"""
+    return ensure_asked(specs, d, store=store, label="03 OPML", **engine)
 
 
 def splits(d: OPMLDesign):

@@ -264,8 +264,9 @@ def results(d: PUDesign, runs: Runs) -> PUResults:
 
 
 def run(d: PUDesign, store=None, **engine) -> Runs:
-    """The chapter's runs (:func:`specs`) from the run store, training what is missing
-    (``engine``: ``workers=`` / ``scheduler=``); :func:`results` arranges them."""
+    """Every run of :func:`specs` under design ``d``, from the run store (training what is
+    missing; ``engine``: ``workers=`` / ``scheduler=``): ``{family: {label: [runs]}}``, which
+    :func:`results` arranges. (Every chapter's ``run`` has this shape.)"""
     return ensure_asked(specs, d, store=store, label="06 PU-MLC", **engine)
 
 

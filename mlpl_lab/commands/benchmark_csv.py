@@ -18,7 +18,8 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
 
     p = {k: v for k, v in dict(parameters or {}).items() if k in benchmark.PARAMETERS and v is not None}
     with read_only("the CSV tables are read from the runs notebook 07 stored"):
-        runs = benchmark.run(benchmark.design(profile, **p))
+        d = benchmark.design(profile, **p)
+        runs = benchmark.results(d, benchmark.run(d))
     return benchmark.write_csv(benchmark.tables(runs.results), out)
 
 

@@ -61,6 +61,8 @@ VERSIONS: Dict[str, int] = {
     "head.linear": 1,
     # models/label_query.py: LAC's label-query (transformer decoder) head
     "head.label_query": 1,
+    # models/boostlu.py: BoostLU's head (1x1-conv class activation map, positive part x alpha, GAP)
+    "head.boostlu": 1,
     # method families (mlpl_lab.runs.components.method_family: the module that registers the
     # method, or for one network trained with one registered loss, the loss's module)
     "method.basic": 1,            # losses/basic.py: full labels' BCE (pretraining, oracle) and AN
