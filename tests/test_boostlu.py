@@ -98,26 +98,37 @@ def test_alpha_one_is_the_linear_head():
     assert (boosted(fmap) - linear(fmap)).abs().max() > 1e-3
 
 
+#: notebooks/fidelity.md's comparison: (images, channels, classes, map side) x α x feature scale
+FIDELITY_SIZES = [(8, 16, 5, 8), (16, 64, 20, 7), (4, 512, 80, 14), (32, 24, 20, 8), (2, 2048, 80, 7)]
+FIDELITY_ALPHAS = (1.0, 2.0, 5.0, 10.0)
+FIDELITY_SCALES = (1.0, 30.0)
+
+
 def test_the_head_matches_the_official_forward_on_identical_weights():
-    """notebooks/fidelity.md's figure: logits and gradients (input map, weight, bias) against a
-    transcription of the official forward, float64, equal to the last bit on these inputs.
-    Bug caught: any departure from the official operation order (it pools with
-    ``adaptive_avg_pool2d``; the lab takes the mean)."""
+    """notebooks/fidelity.md's figure (its 40 cases): logits and gradients (input map, weight, bias)
+    against a transcription of the official forward on identical weights, float64, equal to the
+    last bit. Bug caught: any departure from the official operations (the boost's side or place,
+    the pooling: the code calls ``adaptive_avg_pool2d``, the lab takes the mean)."""
     torch.manual_seed(3)
-    for B, D, C, h, alpha, scale in [(8, 16, 5, 8, 5.0, 1.0), (4, 64, 20, 7, 2.0, 30.0), (2, 32, 80, 14, 10.0, 1.0)]:
-        lab = BoostLUHead(D, C, alpha=alpha).double()
-        off = Official(D, C, alpha).double()
-        off.onebyone_conv.load_state_dict(lab.conv.state_dict())
-        f1 = (torch.randn(B, D, h, h, dtype=torch.float64) * scale).requires_grad_()
-        f2 = f1.detach().clone().requires_grad_()
-        g = torch.randn(B, C, dtype=torch.float64)
-        a, b = lab(f1), off(f2)
-        (a * g).sum().backward()
-        (b * g).sum().backward()
-        assert torch.equal(a, b)
-        assert torch.equal(f1.grad, f2.grad)
-        assert torch.equal(lab.conv.weight.grad, off.onebyone_conv.weight.grad)
-        assert torch.equal(lab.conv.bias.grad, off.onebyone_conv.bias.grad)
+    cases = 0
+    for B, D, C, h in FIDELITY_SIZES:
+        for alpha in FIDELITY_ALPHAS:
+            for scale in FIDELITY_SCALES:
+                lab = BoostLUHead(D, C, alpha=alpha).double()
+                off = Official(D, C, alpha).double()
+                off.onebyone_conv.load_state_dict(lab.conv.state_dict())
+                f1 = (torch.randn(B, D, h, h, dtype=torch.float64) * scale).requires_grad_()
+                f2 = f1.detach().clone().requires_grad_()
+                g = torch.randn(B, C, dtype=torch.float64)
+                a, b = lab(f1), off(f2)
+                (a * g).sum().backward()
+                (b * g).sum().backward()
+                assert torch.equal(a, b), (B, D, C, h, alpha, scale)
+                assert torch.equal(f1.grad, f2.grad)
+                assert torch.equal(lab.conv.weight.grad, off.onebyone_conv.weight.grad)
+                assert torch.equal(lab.conv.bias.grad, off.onebyone_conv.bias.grad)
+                cases += 1
+    assert cases == 40
 
 
 def test_gradcheck_away_from_the_kink():

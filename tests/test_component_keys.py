@@ -26,6 +26,7 @@ def cases():
     P = get_profile("smoke")  # init="pretrained": every run starts from the pretraining run
     S = get_profile("smoke", init="scratch")
     lq = {"head": "label_query", "head_kwargs": {"dropout": 0.0, "ffn_mult": 2}, "width": 8}
+    boost = {"head": "boostlu", "head_kwargs": {"alpha": 5.0}, "width": 8}
     lac1 = P.spec("lac_plc", model_kwargs=lq)
     lac2 = P.spec("lac", init_from=lac1, model_kwargs=lq)
     real = S.spec("an").replace(data={"dataset": "voc2012", "root": "/nowhere", "layout": "cole"})
@@ -44,6 +45,11 @@ def cases():
         ("CLS", P.spec("cls"), PRE | {"method.cls"}),
         ("JoCoR", S.spec("jocor"), BASE | {"method.coteaching"}),
         ("LL-R", S.spec("ll_r"), BASE | {"method.large_loss"}),
+        # BoostLU's head from scratch: no linear head anywhere; pretrained: the pretraining run's
+        ("LL-R + BoostLU", S.spec("ll_r", model_kwargs=boost),
+         BASE - {"head.linear"} | {"method.large_loss", "head.boostlu"}),
+        ("LL-Cp + BoostLU, pretrained", P.spec("ll_cp", model_kwargs=boost),
+         PRE | {"method.large_loss", "head.boostlu"}),
         ("LAC stage 1", lac1, PRE | {"method.lac", "head.label_query"}),
         ("LAC stage 2", lac2, PRE | {"method.lac", "head.label_query"}),
         ("PU-MLC, LgConv", S.spec("pu_mlc", model_kwargs={"width": 8, "lgconv": True}),

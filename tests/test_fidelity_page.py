@@ -42,6 +42,10 @@ def test_names_in_the_table_exist_in_the_code():
     for name in names - {"lac_loss", "mixup_form"}:
         assert name in losses.LOSSES or name in METHODS, name
     assert callable(lac_loss)
+    from mlpl_lab.models.heads import HEADS
+
+    heads = {n for row in table_rows() for n in re.findall(r'`head="([a-z_]+)"`', row[0])}
+    assert "boostlu" in heads and heads <= set(HEADS), heads
     assert build_method("pu_mlc", mixup_form="official").mixup_form == "official"
     assert build_method("pu_mlc").mixup_form == "exact"
     assert inspect.signature(losses.get("gr")).parameters["neg"].default == "l3"

@@ -33,7 +33,7 @@ the tables and views, which take the ensured runs.
   single positive, tuned, on the five fresh seeds 1–5 (GR's trials and runs are chapter 02's;
   the others' seeds 1–4 are their chapters'; the benchmark trains OPML-SP's trials and seed 5).
   A converged cpu run is long on two cores (measured per chapter by ``benchmarks/bench_series.py
-  --breakdown``), so the other 18 rows and the other five regimes are the gpu profile's;
+  --breakdown``), so the other rows and the other five regimes are the gpu profile's;
   :func:`left_out` lists them.
 * ``gpu``: every row × every regime it applies to × the profile's five seeds.
 """
@@ -198,7 +198,7 @@ DESIGNS: Dict[str, Preset] = {
     "smoke": Preset(grid={"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
                     tuned=False),
     # cpu: the chapters' key comparisons under single positive on five seeds (converged cpu runs are
-    # long on two cores); the other 18 rows and 5 regimes are the gpu grid's (left_out())
+    # long on two cores); the other rows and 5 regimes are the gpu grid's (left_out())
     "cpu": Preset(grid={"single positive": _CPU_SP}, tuned=True,
                   seeds_per_cell={("single positive", r): 5 for r in _CPU_SP}),
     "gpu": Preset(grid=None, tuned=True),
@@ -717,7 +717,7 @@ def protocol_view(profile):
 
 
 def rows_view():
-    """:func:`rows_table` with its caption, one row per chapter (26 rows read as a wall): the
+    """:func:`rows_table` with its caption, one row per chapter (every row at once reads as a wall): the
     chapter's methods (registered names in brackets), where they apply, and the notes of those
     that leave the protocol."""
     import pandas as pd
