@@ -333,8 +333,11 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     d = chapter.design("smoke")
     out = chapter.results(d, chapter.run(d))  # resumes: only the missing runs train
     design, results, chosen = out.design, out.results, out.chosen
-    # 1 pretraining + 2 oracle + (AN, GR) × 2 regimes × 2 seeds (oracle shared) = 11 runs
-    assert len(calls) == 11 - 3
+    # 1 pretraining + 2 oracle + (AN, GR) × 2 regimes × 2 seeds (oracle shared) = 11 runs, and the
+    # length check (GR and AN × 2 seeds) of each regime whose GR runs did not all converge
+    unconverged = [reg for reg in results if any(r.converged is False for r in results[reg]["GR"])]
+    assert sorted(out.length) == sorted(unconverged)
+    assert len(calls) == 11 + 4 * len(unconverged) - 3
     calls.clear()
     chapter.run(chapter.design("smoke"))
     assert calls == []

@@ -29,7 +29,7 @@ def test_the_mark_names_the_reason():
 
 def _runs(method, values, converged=True, epochs=20):
     return [SimpleNamespace(spec=SimpleNamespace(method=method, seed=s, train={"epochs": epochs}),
-                            best={"test_mAP": v, "val_mAP": v}, converged=converged,
+                            best={"test_mAP": v, "val_mAP": v}, converged=converged, history=[],
                             convergence={"converged": converged}) for s, v in zip((1, 2, 3, 4, 5), values)]
 
 
@@ -63,3 +63,54 @@ def test_converged_gr_runs_carry_no_schedule_mark():
     results = {"GR": _runs("gr", [80, 81, 79, 80.5, 80.2]), "AN": _runs("an", [70, 71, 70.5, 69, 70])}
     rec = claims_record(gr.claims(results, {}, None))
     assert all(v["schedule_bound"] is None for v in rec.values())
+
+
+def test_the_benchmark_asks_for_a_length_check_only_where_gr_did_not_converge():
+    """Bug caught: 07 training the control for every regime (or none), or asking for it before
+    GR's runs are stored, or lengthening anything but the epochs. Oracle: the rule written out
+    by hand on a two-regime smoke grid with a stand-in store."""
+    from mlpl_lab.chapters import benchmark as chapter
+    from mlpl_lab.chapters import gr
+
+    d = chapter.design("smoke")
+    cells = {c: [chapter.spec_for(d.profile, c[1], c[0], s) for s in d.seeds[c]] for c in d.cells()}
+    unconverged = {s.key for s in cells[("single positive", "GR")]}
+
+    def stored(spec):  # everything stored; GR's single-positive runs did not converge
+        return SimpleNamespace(spec=spec, converged=spec.key not in unconverged)
+
+    now, later = chapter.length_check_specs(d, cells, stored)
+    epochs = gr.length_check_epochs(d.profile)
+    assert later == {} and set(now[chapter.LENGTH_CHECK]) == {"GR · single positive", "AN · single positive"}
+    for row in ("GR", "AN"):
+        longer = now[chapter.LENGTH_CHECK][f"{row} · single positive"]
+        assert [s.replace(train=dict(s.train, epochs=d.profile.epochs)) for s in longer] == cells[("single positive", row)]
+        assert {s.train["epochs"] for s in longer} == {epochs} and epochs > d.profile.epochs
+    now, later = chapter.length_check_specs(d, cells, lambda spec: None)  # nothing stored: wait
+    assert now == {} and set(later[chapter.LENGTH_CHECK]) == {f"{r} · {g}" for r in ("GR", "AN") for g in d.grid}
+    now, later = chapter.length_check_specs(d, cells, lambda spec: SimpleNamespace(converged=True))
+    assert now == {} and later == {}
+
+
+def test_benchmark_gr_claims_say_whether_the_length_check_agrees():
+    """By hand: under single positive GR leads AN at both lengths (agrees); under drop 50 % it
+    leads at the profile's length and trails at the longer one (disagrees); a regime without a
+    check keeps no note."""
+    from mlpl_lab.analysis.claims import claims_record
+    from mlpl_lab.chapters import benchmark as chapter
+
+    results = {"single positive": {"GR": _runs("gr", [80, 81, 79, 80.5, 80.2], converged=False),
+                                   "AN": _runs("an", [70, 71, 70.5, 69, 70])},
+               "drop 50 %": {"GR": _runs("gr", [85, 86, 85.5, 84.8, 85.1], converged=False),
+                             "AN": _runs("an", [80, 81, 80.5, 79.9, 80.2])},
+               "drop 75 %": {"GR": _runs("gr", [75, 76, 75.5, 74.8, 75.1], converged=False),
+                             "AN": _runs("an", [70, 71, 70.5, 69.9, 70.2])}}
+    length = {"single positive": {"GR": _runs("gr", [82, 83, 81, 82.5, 82.2], False, 27),
+                                  "AN": _runs("an", [72, 73, 71, 72.2, 71.9], epochs=27)},
+              "drop 50 %": {"GR": _runs("gr", [80, 80.5, 79.5, 80.2, 79.9], False, 27),
+                            "AN": _runs("an", [90, 91, 90.5, 89.9, 90.2], epochs=27)}}
+    rec = claims_record(chapter.claims(results, None, length))
+    assert rec["GR beats AN under single positive"]["schedule_bound"] == "schedule-bound; the length check agrees"
+    assert rec["GR beats AN under drop 50 %"]["schedule_bound"].startswith("schedule-bound; the length check disagrees")
+    assert rec["GR beats AN under drop 75 %"]["schedule_bound"] is None
+    assert rec["GR beats AN with both trained 27 epochs under drop 50 % (length check)"]["verdict"] == "does not hold"

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis import benchmark as bm
-from ..analysis.claims import Claim, claims_table
+from ..analysis.claims import Claim, claims_table, mark_schedule_bound
 from ..profiles import Profile
 from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
@@ -57,6 +57,7 @@ from ..core.bibliography import cite
 from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
+from . import gr as gr_chapter
 from .gr import expected_positives
 
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
@@ -388,12 +389,43 @@ def same_head_specs(d: BenchmarkDesign) -> Dict[str, List[RunSpec]]:
     return out
 
 
+#: the family of the length check (GR and AN at chapter 02's longer schedule, per regime)
+LENGTH_CHECK = "length check"
+
+
+def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],
+                       stored: Stored) -> Tuple[Families, Families]:
+    """``(now, later)``: the length check of every regime whose GR cell has a run that did not
+    converge. GR is schedule-bound (its targets move until the last epoch, Eq. 9–13), so the
+    control is the same comparison at chapter 02's longer schedule
+    (:func:`mlpl_lab.chapters.gr.length_check_epochs`): GR's and AN's cell specs with only their
+    epochs changed. Under uniform single positive these are chapter 02's own length-check runs.
+    A regime whose GR runs are not all stored yet waits in ``later`` (counted by a plan, trained
+    only if one of them does not converge). Family :data:`LENGTH_CHECK`: ``{"GR · <regime>": [...],
+    "AN · <regime>": [...]}``."""
+    epochs = gr_chapter.length_check_epochs(d.profile)
+    now: Families = {}
+    later: Families = {}
+    for reg, rows in d.grid.items():
+        if "GR" not in rows or AN not in rows or (reg, "GR") not in cells or (reg, AN) not in cells:
+            continue
+        got = [stored(s) for s in cells[(reg, "GR")]]
+        pair = {f"GR · {reg}": gr_chapter.lengthen(cells[(reg, "GR")], epochs),
+                f"AN · {reg}": gr_chapter.lengthen(cells[(reg, AN)], epochs)}
+        if any(r is None for r in got):
+            later.setdefault(LENGTH_CHECK, {}).update(pair)
+        elif any(getattr(r, "converged", True) is False for r in got):
+            now.setdefault(LENGTH_CHECK, {}).update(pair)
+    return now, later
+
+
 def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     """Every run the benchmark asks for (pure): the tuning trials on the selection seed (tuned
     designs), each cell on its reported seeds — a tuned cell under the trial chosen on validation
     once its trials are stored (until then in ``later`` under the paper default, the stand-in) —
-    and LAC's own-head AN (:func:`same_head_specs`). Families: :data:`TRIALS`, one per regime
-    (``{row: [runs]}``) and :data:`SAME_HEAD_LABEL` (``{regime: [runs]}``)."""
+    LAC's own-head AN (:func:`same_head_specs`) and the length check where a GR run did not
+    converge (:func:`length_check_specs`). Families: :data:`TRIALS`, one per regime (``{row:
+    [runs]}``), :data:`SAME_HEAD_LABEL` (``{regime: [runs]}``) and :data:`LENGTH_CHECK`."""
     decided = stages(d, stored)
     trials = {f"{row} · {reg} · trial {i + 1}": [spec] for st in decided
               for (reg, row), ss in st.trials.items() for i, spec in enumerate(ss)}
@@ -407,6 +439,10 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     same_head = same_head_specs(d)
     if same_head:
         now[SAME_HEAD_LABEL] = same_head
+    decided_cells = {cell: ss for st in decided for cell, ss in st.fresh.items()}
+    length_now, length_later = length_check_specs(d, decided_cells, stored)
+    now.update(length_now)
+    later.update(length_later)
     return Asked(now=now, later=later)
 
 
@@ -414,14 +450,16 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
 class BenchmarkRuns:
     """What :func:`run` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
     reported seeds), ``same_head`` (``{regime: [stored runs]}``, :func:`same_head_specs`) and
-    ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned) and
-    ``chosen_observed`` (what observed validation would have kept: :func:`chosen_observed`)."""
+    ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned),
+    ``chosen_observed`` (what observed validation would have kept: :func:`chosen_observed`) and
+    ``length`` (``{regime: {"GR": runs, "AN": runs}}`` at the longer schedule: :func:`length_check_specs`)."""
 
     design: BenchmarkDesign
     results: Dict[str, Dict[str, list]]
     same_head: Dict[str, list]
     chosen: Dict[Tuple[str, str], Dict[str, Any]]
     chosen_observed: Dict[Tuple[str, str], Optional[Dict[str, Any]]] = field(default_factory=dict)
+    length: Dict[str, Dict[str, list]] = field(default_factory=dict)
 
 
 def run(d: BenchmarkDesign, store=None, **engine) -> Runs:
@@ -443,7 +481,12 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
     def stored(spec):
         return trial.get(spec.key)
 
-    return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), chosen(d, stored), chosen_observed(d, stored))
+    length: Dict[str, Dict[str, list]] = {}
+    for label, rs in runs.get(LENGTH_CHECK, {}).items():
+        row, reg = label.split(" · ", 1)
+        length.setdefault(reg, {})[row] = rs
+    return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), chosen(d, stored), chosen_observed(d, stored),
+                         length)
 
 
 def left_out(design: BenchmarkDesign) -> List[str]:
@@ -641,12 +684,16 @@ PAPER_CLAIMS: Dict[str, str] = {
 SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"
 
 
-def claims(results, same_head: Mapping[str, list] | None = None):
+def claims(results, same_head: Mapping[str, list] | None = None,
+           length: Mapping[str, Mapping[str, list]] | None = None):
     """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
     (paired verdicts from the runs, Holm over this table: :mod:`mlpl_lab.analysis.claims`).
     With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also compared with AN trained on its
-    own network, which separates the method's gain from the head's."""
-    rows = []
+    own network, which separates the method's gain from the head's. With ``length``
+    (:attr:`BenchmarkRuns.length`) a regime whose GR runs did not all converge gets GR against AN
+    at the longer schedule too, and its "GR beats AN" claim says whether that control agrees
+    (GR is schedule-bound: :func:`mlpl_lab.analysis.claims.mark_schedule_bound`)."""
+    rows, notes = [], {}
     for regime, methods in results.items():
         if AN not in methods:
             continue
@@ -657,8 +704,17 @@ def claims(results, same_head: Mapping[str, list] | None = None):
         if "LAC" in methods and same_head and regime in same_head:
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
                               "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime]))
+        check = (length or {}).get(regime)
+        if "GR" in methods and check and bm.convergence_mark(methods["GR"]) == "schedule-bound":
+            epochs = check["GR"][0].spec.train["epochs"]
+            name = f"GR beats AN with both trained {epochs} epochs under {regime} (length check)"
+            rows.append(Claim(name, "the same comparison at a longer schedule (GR is schedule-bound)",
+                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN]))
+            notes[f"GR beats AN under {regime}"] = name
     rows += selection_claims(results)
-    return claims_table(rows)
+    table = claims_table(rows)
+    return mark_schedule_bound(table, {claim: gr_chapter.length_check_note(table, claim, check)
+                                       for claim, check in notes.items()})
 
 
 def selection_claims(results) -> List[Claim]:

@@ -166,7 +166,9 @@ def best_other(results) -> str | None:
     return max(others, key=lambda k: seed_mean(results[k], "val_mAP"))
 
 
-def _lengthen(specs, epochs: int) -> list:
+def lengthen(specs, epochs: int) -> list:
+    """``specs`` with only their epochs changed (the length check's runs: the same tuned setting,
+    regime, seeds and data as the runs they check)."""
     return [s.replace(train=dict(s.train, epochs=epochs)) for s in specs]
 
 
@@ -176,7 +178,7 @@ def length_check_specs(profile, results) -> Dict[str, list]:
     setting, the regime, the seeds and the data are those runs' own)."""
     epochs = length_check_epochs(profile)
     labels = ["GR"] + [k for k in (best_other(results), "AN") if k is not None]
-    return {label: _lengthen([r.spec for r in results[label]], epochs) for label in labels}
+    return {label: lengthen([r.spec for r in results[label]], epochs) for label in labels}
 
 
 def specs(d: GRDesign, stored: Stored) -> Asked:
@@ -208,7 +210,7 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
     else:  # the stand-in: the zoo's first other method
         best, family = (others[0] if others else None), later
     labels = ["GR"] + [k for k in (best, "AN") if k is not None]
-    family["length"] = {label: _lengthen(main[label], d.length_epochs) for label in labels}
+    family["length"] = {label: lengthen(main[label], d.length_epochs) for label in labels}
     return Asked(now, later)
 
 
@@ -283,10 +285,16 @@ def schedule_notes(table, rows, checks: Mapping[str, str]) -> Dict[str, str]:
         if check is None:
             notes[claim.claim] = "schedule-bound; the length check does not cover this row"
             continue
-        here, there = table.at[claim.claim, "verdict"], table.at[check, "verdict"]
-        notes[claim.claim] = ("schedule-bound; the length check agrees" if here == there else
-                              f"schedule-bound; the length check disagrees ({there} at the longer schedule)")
+        notes[claim.claim] = length_check_note(table, claim.claim, check)
     return notes
+
+
+def length_check_note(table, claim: str, check: str) -> str:
+    """The schedule-bound note of ``claim`` (a claims table's row): whether its length check
+    ``check`` (the same comparison at the longer schedule) reaches the same verdict."""
+    here, there = table.at[claim, "verdict"], table.at[check, "verdict"]
+    return ("schedule-bound; the length check agrees" if here == there else
+            f"schedule-bound; the length check disagrees ({there} at the longer schedule)")
 
 
 def length_check_runs(results, length_check: Mapping[str, list]) -> Dict[str, list]:

@@ -35,6 +35,10 @@ METHOD_COLOURS: Dict[str, str] = {
     "LL-R": "#393b79",
     "LL-Ct": "#6b6ecf",
     "LL-Cp": "#9c9ede",
+    # BoostLU on the three Large Loss schemes: the LL hues, deeper and more violet
+    "LL-R + BoostLU": "#003366",
+    "LL-Ct + BoostLU": "#7733dd",
+    "LL-Cp + BoostLU": "#aa77ff",
     "GR": "#2ca02c",
     "GR, no component": "#c7e9c0",
     "k̂": "#98df8a",
