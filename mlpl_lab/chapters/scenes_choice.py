@@ -27,10 +27,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping
+from typing import Any, Dict, Iterable, Mapping
 
-import numpy as np
-
+from ..analysis.tables import seed_mean
 from ..runs.ensure import ensure_grid
 from .common import as_profile, specs_for
 
@@ -96,7 +95,8 @@ def candidate_runs(profile, seeds: Iterable[int] | None = None,
 
 
 def _mean(runs, key: str) -> float:
-    return float(np.mean([r.best[key] for r in runs])) if runs else math.nan
+    """The mean over seeds (:func:`mlpl_lab.analysis.tables.seed_mean`), NaN without runs."""
+    return seed_mean(runs, key) if runs else math.nan
 
 
 def summarise(cands: Mapping[str, Mapping[str, list]]) -> Dict[str, Dict[str, Any]]:
