@@ -173,13 +173,16 @@ def test_the_audit_counts_runs_and_claims_from_records():
            "mAP": {"x": 1.0},
            "claims": {"c1": {"kind": "finding", "verdict": "holds", "converged": "yes"},
                       "c2": {"kind": "observation", "verdict": "inconclusive (1 seeds)",
-                             "converged": "no: A seeds [1]"}}}
+                             "converged": "no: A seeds [1]"},
+                      "c3": {"kind": "finding", "verdict": "holds", "converged": False,
+                             "schedule_bound": "schedule-bound; the length check agrees"}}}
     s = notebook_summary(rec)
     assert (s["runs"], s["converged"]) == (4, 1)
     assert s["not converged"] == ["convergence: a · seed 1", "convergence_scratch: b · seed 0"]
     assert s["schedule-bound"] == ["convergence: gr · seed 0"]
-    assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (2, 1, 1, 1)
+    assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (3, 2, 1, 2)
     assert s["claims on unconverged runs"] == ["c2"]
+    assert s["claims on schedule-bound runs"] == ["c3 (schedule-bound; the length check agrees)"]
 
 
 def test_leaves_out_is_computed_from_both_designs():

@@ -114,3 +114,22 @@ def test_benchmark_gr_claims_say_whether_the_length_check_agrees():
     assert rec["GR beats AN under drop 50 %"]["schedule_bound"].startswith("schedule-bound; the length check disagrees")
     assert rec["GR beats AN under drop 75 %"]["schedule_bound"] is None
     assert rec["GR beats AN with both trained 27 epochs under drop 50 % (length check)"]["verdict"] == "does not hold"
+
+
+def test_the_benchmark_tables_mark_schedule_bound_cells_with_section_not_dagger():
+    """Bug caught: 07's tables reading only "converged or not", so GR's unconverged cells carry †
+    (the issue's decision: § for schedule-bound, † only for another reason). Oracle: the marks
+    written out by hand for three cells."""
+    from mlpl_lab.analysis import benchmark as bm
+
+    res = {"sp": {"GR": _runs("gr", [80, 81, 79], converged=False),
+                  "AN": _runs("an", [70, 71, 70.5], converged=False),
+                  "EM": _runs("em", [75, 74, 75.5])}}
+    for runs in res["sp"].values():
+        for r in runs:
+            r.history = [{"seconds": 1.0}]
+    cells = bm.cell_frame(res)
+    text = bm.formatted(cells, ["GR", "AN", "EM"], ["sp"])
+    assert text.loc["GR", "sp"].endswith(" §") and text.loc["AN", "sp"].endswith(" †")
+    assert not text.loc["EM", "sp"].endswith(("§", "†"))
+    assert bm.convergence_record(cells) == {"GR · sp": "schedule-bound", "AN · sp": False, "EM · sp": True}

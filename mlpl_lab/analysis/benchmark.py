@@ -84,6 +84,18 @@ def convergence_mark(runs):
     return "schedule-bound" if bad and all(schedule_bound(r) for r in bad) else True
 
 
+def cell_flag(runs):
+    """A cell's flag in :func:`cell_frame`'s ``converged`` column: True (every run converged),
+    ``"schedule-bound"`` (the runs that did not are all schedule-bound: §, :func:`convergence_mark`),
+    False (a run did not converge for another reason: †) or None (the runs do not say)."""
+    return "schedule-bound" if convergence_mark(runs) == "schedule-bound" else converged(runs)
+
+
+def unconverged_mark(flag):
+    """The mark a table prints for a :func:`cell_flag`: "schedule-bound" (§), True (†) or False."""
+    return "schedule-bound" if isinstance(flag, str) and flag == "schedule-bound" else is_false(flag)
+
+
 def is_false(flag) -> bool:
     """A convergence flag that says "did not converge" (Python or NumPy bool False)."""
     return isinstance(flag, (bool, np.bool_)) and not flag
@@ -91,7 +103,7 @@ def is_false(flag) -> bool:
 
 def cell_frame(results: Results, metric: str = "test_mAP"):
     """Long table: one row per (method, regime) with mean, half-width, seeds and whether its
-    runs converged (:func:`converged`)."""
+    runs converged (:func:`cell_flag`: True, False, "schedule-bound" or None)."""
     import pandas as pd
 
     rows = []
@@ -99,7 +111,7 @@ def cell_frame(results: Results, metric: str = "test_mAP"):
         for method, runs in methods.items():
             mean, half, n = t_interval(by_seed(runs, metric).values())
             rows.append({"method": method, "regime": regime, "mean": mean, "ci95": half, "seeds": n,
-                         "converged": converged(runs)})
+                         "converged": cell_flag(runs)})
     return pd.DataFrame(rows, columns=["method", "regime", "mean", "ci95", "seeds", "converged"])
 
 
@@ -127,7 +139,7 @@ def formatted(cells, methods=None, regimes=None, digits: int = 1):
     def fmt(m, h, k, flag):
         if m is None or not math.isfinite(m):
             return "—"
-        return interval_text(m, h, 1 if h is None or not math.isfinite(h) else k, is_false(flag), digits)
+        return interval_text(m, h, 1 if h is None or not math.isfinite(h) else k, unconverged_mark(flag), digits)
 
     out = mean.copy().astype(object)
     for r in mean.index:
@@ -144,15 +156,17 @@ def cells_view(cells, what: str, methods=None, regimes=None, reference: Sequence
 
     mean = wide(cells, "mean", methods, regimes)
     half, n = wide(cells, "ci95", methods, regimes), wide(cells, "seeds", methods, regimes)
-    unconv = wide(cells, "converged", methods, regimes).map(is_false)
+    unconv = wide(cells, "converged", methods, regimes).map(unconverged_mark)
     ref = [r for r in reference if r in mean.index]
     return styled(mean, caption(what, reference=ref, note="— the method does not run in that regime"),
                   percent=True, half=half, seeds=n, unconverged=unconv, reference=ref)
 
 
-def convergence_record(cells) -> Dict[str, Optional[bool]]:
-    """``{"<method> · <regime>": converged}`` for every cell (None: the runs do not say)."""
-    return {f"{m} · {r}": (bool(c) if isinstance(c, (bool, np.bool_)) else None)
+def convergence_record(cells) -> Dict[str, Any]:
+    """``{"<method> · <regime>": converged}`` for every cell: True, False, "schedule-bound" (the
+    runs that did not converge are all schedule-bound) or None (the runs do not say)."""
+    return {f"{m} · {r}": (c if isinstance(c, str) and c == "schedule-bound" else
+                           bool(c) if isinstance(c, (bool, np.bool_)) else None)
             for m, r, c in zip(cells["method"], cells["regime"], cells["converged"])}
 
 

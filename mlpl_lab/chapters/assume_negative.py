@@ -318,14 +318,14 @@ def table_view(results):
     """The main table as the notebook shows it: rows = regimes, the oracle and AN as mean ± 95 %
     interval (seeds) with † where a run did not converge, and the gap (difference of the means);
     the better of the two in bold per regime."""
-    from ..analysis.benchmark import cell_frame, is_false, wide
+    from ..analysis.benchmark import cell_frame, unconverged_mark, wide
     from ..analysis.display import caption, styled
 
     cells = cell_frame(results)
     methods, regimes = list(METHODS), list(results)
     mean = wide(cells, "mean", methods, regimes).T
     half, n = wide(cells, "ci95", methods, regimes).T, wide(cells, "seeds", methods, regimes).T
-    unconv = wide(cells, "converged", methods, regimes).T.map(is_false)
+    unconv = wide(cells, "converged", methods, regimes).T.map(unconverged_mark)
     frame = mean.copy()
     frame["gap"] = table(results)["gap"]
     frame.columns.name = None

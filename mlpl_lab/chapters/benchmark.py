@@ -806,7 +806,7 @@ def metric_view(tabs: Mapping[str, Any], metric: str = "mAP"):
     from ..analysis.display import caption, styled
 
     mean = tabs[f"{metric}_mean"]
-    unconv = tabs["converged"].reindex(index=mean.index, columns=mean.columns).map(bm.is_false)
+    unconv = tabs["converged"].reindex(index=mean.index, columns=mean.columns).map(bm.unconverged_mark)
     ref = [r for r in REFERENCE_ROWS if r in mean.index]
     return styled(mean, caption(f"{METRIC_WHAT.get(metric, metric)} at each run's best clean-validation epoch, "
                                 "per regime", reference=ref, note="— the method does not run in that regime"),
@@ -819,7 +819,8 @@ def convergence_view(rec: Mapping[str, Any]):
     from ..analysis.display import flags_table
 
     return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.core.convergence)? ✓ yes, "
-                       "✗ no (the cell carries a † in the tables above), — unknown.")
+                       "✗ no (the cell carries a † in the tables above), 'schedule-bound': the runs that did not "
+                       "are schedule-bound (§; section 8's length check is their control), — unknown.")
 
 
 def selection_view(results):

@@ -513,7 +513,7 @@ def table2_view(results: Mapping[str, Mapping[str, list]], metrics=("mAP", "CF1"
     def joined(v):
         return pd.concat({k: f for k, f in zip(metrics, frames[v])}, axis=1).swaplevel(axis=1).reindex(columns=cols)
 
-    mean, unconv = joined("mean"), joined("converged").map(bm.is_false)
+    mean, unconv = joined("mean"), joined("converged").map(bm.unconverged_mark)
     return styled(mean, caption("CLS, Table 2 at this scale: test mAP, CF1 and OF1 (%) of the reported "
                                 "prediction (two networks: their averaged probabilities) at the best "
                                 "clean-validation epoch", note="— not run in that regime"),

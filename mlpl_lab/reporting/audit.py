@@ -27,7 +27,9 @@ def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
     claims = records.get("claims") or {}
     kinds = [c.get("kind", "finding") for c in claims.values() if isinstance(c, dict)]
     verdicts = [str(c.get("verdict", "")) for c in claims.values() if isinstance(c, dict)]
-    unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict)
+    # a claim on schedule-bound runs carries its control's verdict (``schedule_bound``): listed apart
+    bound_claims = {k: c["schedule_bound"] for k, c in claims.items() if isinstance(c, dict) and c.get("schedule_bound")}
+    unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict) and k not in bound_claims
                           and c.get("converged") not in (None, "yes", True)]
     return {"runs": len(runs), "converged": sum(v is True for v in runs.values()),
             "schedule-bound": [k for k, v in runs.items() if v == SCHEDULE_BOUND],
@@ -36,7 +38,8 @@ def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
             "observations": sum(k == "observation" for k in kinds),
             "holds": sum(v == "holds" for v in verdicts),
             "does not hold": sum(v == "does not hold" for v in verdicts),
-            "claims on unconverged runs": unconverged_claims}
+            "claims on unconverged runs": unconverged_claims,
+            "claims on schedule-bound runs": [f"{k} ({note})" for k, note in bound_claims.items()]}
 
 
 def summarise(executed: Iterable[Path]):
@@ -76,6 +79,9 @@ def summary_text(executed: Iterable[Path]) -> str:
         if s["claims on unconverged runs"]:
             lines.append(f"  {path.stem}: claims resting on an unconverged run: "
                          + "; ".join(s["claims on unconverged runs"]))
+        if s["claims on schedule-bound runs"]:
+            lines.append(f"  {path.stem}: claims on schedule-bound runs (§): "
+                         + "; ".join(s["claims on schedule-bound runs"]))
     lines.append(f"claims: {int(total['claims'])} ({int(total['findings'])} findings on >= 3 paired seeds, "
                  f"{int(total['observations'])} observations); {int(total['holds'])} hold, "
                  f"{int(total['does not hold'])} do not hold, the rest inconclusive")

@@ -10,27 +10,31 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import FormatStrFormatter
 
-from ..analysis.benchmark import is_false
+from ..analysis.benchmark import unconverged_mark
 from .layout import spread_tick_labels
 from .palette import colours_for
 
 
 def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP (mean over seeds)"):
     """Rows = methods, columns = regimes; grey where a method did not run; a † where a run of
-    the cell did not converge (``converged``: same shape, False there)."""
+    the cell did not converge (``converged``: same shape, False there), a § where the runs that did
+    not are schedule-bound ("schedule-bound" there: :func:`mlpl_lab.analysis.benchmark.cell_flag`)."""
     ax = ax or plt.subplots(figsize=(1.3 * mean.shape[1] + 3, 0.32 * mean.shape[0] + 1.5))[1]
     annot = mean.map(lambda v: "" if not math.isfinite(v) else f"{v:.1f}")
     if seeds is not None:
         annot = annot + seeds.map(lambda n: "" if not (isinstance(n, float) and math.isfinite(n)) or n < 2
                                   else f" ({int(n)})")
     if converged is not None:
-        annot = annot + converged.reindex_like(mean).map(lambda c: " †" if is_false(c) else "")
+        marks = {"schedule-bound": " §", True: " †", False: ""}
+        annot = annot + converged.reindex_like(mean).map(lambda c: marks[unconverged_mark(c)])
     sns.heatmap(mean.astype(float), annot=annot, fmt="", cmap="viridis", ax=ax,
                 cbar_kws={"label": "test mAP (%)"}, linewidths=0.5, linecolor="white")
     ax.set_facecolor("#dddddd")
     ax.set_xlabel("")
     ax.set_ylabel("")
-    ax.set_title(title + " · (n) = seeds when more than one · † = a run did not converge")
+    bound = converged is not None and bool((converged == "schedule-bound").to_numpy().any())
+    ax.set_title(title + " · (n) = seeds when more than one · † = a run did not converge"
+                 + (" · § = schedule-bound" if bound else ""))
     return ax
 
 
