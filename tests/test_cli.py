@@ -108,6 +108,25 @@ def test_fresh_records_its_time_and_a_resumed_report_reuses_it(tmp_path, monkeyp
         fresh.parse_fresh_after("last", str(tmp_path / "elsewhere"))
 
 
+@pytest.mark.parametrize("flags", [["--fresh"], ["--fresh-after", "1"], ["--cold"]])
+def test_a_fresh_report_or_its_resumption_imports_no_course_pack(flags, tmp_path, monkeypatch):
+    """Bug caught: resuming an interrupted cold series (`--fresh-after last`) imported the shipped
+    pack into the series' store, mixing the previous series' runs into the new one."""
+    from mlpl_lab.commands import report
+
+    imported = []
+    monkeypatch.setattr(report, "import_shipped_pack", lambda profile: imported.append(profile))
+    monkeypatch.setattr(report, "run_series", lambda *a, **kw: None)
+    monkeypatch.setattr(report, "cold_estimate", lambda *a, **kw: "")
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
+    from mlpl_lab.cli import main
+
+    assert main(["report", "--profile", "smoke", "--out", str(tmp_path / "out"), *flags]) == 0
+    assert imported == []
+    assert main(["report", "--profile", "smoke", "--out", str(tmp_path / "out")]) == 0
+    assert imported == ["smoke"]  # an ordinary report does import it
+
+
 def test_the_csv_step_never_trains(tmp_path, monkeypatch):
     """Bug caught: the CSV step silently retraining the whole grid when the sources changed while
     the report ran (its keys then differ from the notebook's): it reads only, and a change of

@@ -54,6 +54,10 @@ def cmd_report(args) -> int:
     if args.cold:
         print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
         args.fresh = True
+    elif args.fresh or args.fresh_after is not None:
+        # a fresh series (or its resumption) retrains what it reads: importing the course pack into
+        # its store would only mix another series' runs into it
+        print("[mlpl-lab] --fresh/--fresh-after: the shipped course pack is not imported", flush=True)
     else:
         import_shipped_pack(args.profile)
         if args.no_cold and args.profile != "smoke" and not any(True for _ in RunStore().keys()):
