@@ -130,6 +130,7 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
 class _Trial:
     def __init__(self, val):
         self.best, self.best_epoch, self.converged = {"val_mAP": val}, 3, True
+        self.history = [{"val_mAP": val}]  # no observed validation recorded
 
 
 def _make(label, point, seed):

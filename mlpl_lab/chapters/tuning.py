@@ -129,9 +129,8 @@ def choose_observed(runs: Sequence[Any]) -> Optional[int]:
 
 def observed_best(run: Any) -> Optional[float]:
     """The run's best observed-validation mAP over its epochs (None where it was not recorded)."""
-    history = getattr(run, "history", None) or []
-    epoch = best_epoch_by(history, OBSERVED)
-    return None if epoch is None else float(history[epoch][OBSERVED])
+    epoch = best_epoch_by(run.history, OBSERVED)
+    return None if epoch is None else float(run.history[epoch][OBSERVED])
 
 
 Point = Dict[str, Any]
