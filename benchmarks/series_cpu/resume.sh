@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Start or resume the series in the background (after `make setup`). On a new machine it first
+# rebuilds what a machine keeps between sessions but a new one does not: the worktree at main +
+# design.patch, and the carried runs unpacked into the store. Never --cold: that would retrain them.
+# Resume on the same machine after main moved: stop the series, `git -C build/series rebase main`.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/series.env"
+cd "$ROOT"
+if [ ! -d "$WORKTREE" ]; then
+    git worktree add -B "$BRANCH" "$WORKTREE" main
+    git -C "$WORKTREE" am "$here/design.patch"
+fi
+mkdir -p "$STORE/runs" "$STORE/reports"
+shopt -s nullglob
+for part in "$here"/runs-part*.tar.xz; do
+    xz -dc "$part" | tar -x -C "$STORE/runs" --skip-old-files
+done
+if pgrep -f "mlpl-lab report --profile cpu --out $STORE/reports" >/dev/null; then
+    echo "the series is running already: tail $STORE/series.log"; exit 0
+fi
+cd "$WORKTREE"
+export PYTHONPATH="$WORKTREE" MLPL_LAB_DATA="$STORE" MLPL_LAB_SHIPPED_PACK=off
+setsid nohup "$ROOT/.venv/bin/mlpl-lab" report --profile cpu --out "$STORE/reports" \
+    --fresh-after "$FRESH_AFTER" >> "$STORE/series.log" 2>&1 < /dev/null &
+echo "series resumed (pid $!): tail -f $STORE/series.log; $(ls "$STORE/runs" | wc -l) runs stored"
