@@ -130,18 +130,33 @@ def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` (make test, make test-all) sends each test file to one worker, so a
     module's fixtures (trained models, exported packs) are built once; here every file that asks
     for the executed smoke notebooks also goes to one worker, so the session's notebooks (and the
-    runs they store, shared from one notebook to the next) are executed once, not once per worker.
-    (xdist's ``loadgroup`` cannot do it under pytest 9: it renames node ids through an attribute
-    pytest no longer reads.)"""
+    runs they store, shared from one notebook to the next) are executed once, not once per worker;
+    the two gpu_shape notebooks go out apart, and the longest units first
+    (``tests/scheduling.py``). (xdist's ``loadgroup`` cannot do it under pytest 9: it renames node
+    ids through an attribute pytest no longer reads.)"""
     if config.getvalue("dist") != "loadfile":
         return None
+    from collections import OrderedDict
+
     from xdist.scheduler import LoadFileScheduling
 
+    from scheduling import longest_first, recorded_seconds, scope_of
+
     notebooks = _notebook_files()
+    seconds = recorded_seconds(notebooks)
 
     class NotebooksTogether(LoadFileScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
-            file = nodeid.split("::", 1)[0]
-            return "executed notebooks" if file in notebooks else file
+            return scope_of(nodeid, notebooks)
+
+        def _assign_work_unit(self, node) -> None:
+            # the first assignment comes once the whole queue is built: order it, longest first
+            if not self.ordered:
+                self.workqueue = OrderedDict((s, self.workqueue[s])
+                                             for s in longest_first(self.workqueue, seconds))
+                self.ordered = True
+            super()._assign_work_unit(node)
 
     return NotebooksTogether(config, log)
