@@ -22,6 +22,7 @@ import torch
 from mlpl_lab.commands.errors import CommandError
 from mlpl_lab.commands.report import import_shipped_pack
 from mlpl_lab.profiles import get_profile
+from mlpl_lab.reporting.execute import kernel_config
 from mlpl_lab.runs import pack, progress, shipped
 from mlpl_lab.runs import progress, progress as run_progress
 from mlpl_lab.runs.store import FRESH_ENV, RunStore
@@ -212,9 +213,12 @@ def test_papermill_runs_02_from_the_shipped_pack_without_training(tmp_path, monk
         store.put(local, [{"epoch": 1, "val_mAP": 1.0}], 0, {}, {"w": torch.zeros(2)})
     out = tmp_path / "02_gr_loss.ipynb"
     t0 = time.perf_counter()
+    # papermill's own call; its kernel client is the reports' (kernel_config): nbclient's default
+    # one waits for a reply with one long poll, and on the loaded CI machine it once lost the
+    # kernel's reply and sat out the 600 s timeout (mlpl_lab.reporting.kernel_client)
     pm.execute_notebook(str(ROOT / "notebooks" / "02_gr_loss.ipynb"), str(out), kernel_name="python3",
                         parameters={"profile": "cpu", "live_training": False},
-                        cwd=str(ROOT / "notebooks"), progress_bar=False,
+                        cwd=str(ROOT / "notebooks"), progress_bar=False, config=kernel_config(),
                         execution_timeout=600)  # a cell that hangs fails here instead of holding CI
     seconds = time.perf_counter() - t0
     print(f"papermill 02 under cpu from the shipped pack ({'one local run' if local_run else 'empty store'}): "
