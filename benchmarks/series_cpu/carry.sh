@@ -17,8 +17,23 @@ for d in */; do
     grep -qx "$k" "$here/carried.txt" || new+=("$k")
 done
 if [ ${#new[@]} -eq 0 ]; then echo "nothing new to carry"; exit 0; fi
+# parts of at most PART_MIB (default 45) MiB before compression, so no file in the repository
+# reaches GitHub's 50 MB warning (xz never makes a part larger); a run larger than that goes alone
+limit_kb=$(( ${PART_MIB:-45} * 1024 ))
 shopt -s nullglob; parts=("$here"/runs-part*.tar.xz); n=${#parts[@]}
-part="$here/runs-part$((n + 1)).tar.xz"
-tar -c "${new[@]}" | nice xz -T1 -6 > "$part.tmp" && mv "$part.tmp" "$part"
-printf '%s\n' "${new[@]}" >> "$here/carried.txt"
-echo "carried ${#new[@]} runs into $(basename "$part") ($(du -h "$part" | cut -f1)); $(wc -l < "$here/carried.txt") in all"
+pack() {  # the runs in "$@" into the next part
+    n=$((n + 1)); local part="$here/runs-part$n.tar.xz"
+    tar -c "$@" | nice xz -T1 -6 > "$part.tmp" && mv "$part.tmp" "$part"
+    printf '%s\n' "$@" >> "$here/carried.txt"
+    echo "carried $# runs into $(basename "$part") ($(du -h "$part" | cut -f1))"
+}
+chunk=(); size=0
+for k in "${new[@]}"; do
+    kb=$(du -sk "$k" | cut -f1)
+    if [ ${#chunk[@]} -gt 0 ] && [ $((size + kb)) -gt "$limit_kb" ]; then
+        pack "${chunk[@]}"; chunk=(); size=0
+    fi
+    chunk+=("$k"); size=$((size + kb))
+done
+pack "${chunk[@]}"
+echo "$(wc -l < "$here/carried.txt") runs carried in all"
