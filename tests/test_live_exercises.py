@@ -287,3 +287,32 @@ def test_the_benchmark_keeps_earlier_measurements_of_the_same_run():
     assert again["chapters"]["01"]["seconds"] == 10.0
     assert sorted(e["seconds"] for e in again["chapters"]["01"]["earlier"]) == [200.0, 300.0]
     assert again["chapters"]["02"]["key"] == "b2"
+
+
+def test_02s_reference_follows_the_setting_the_tuning_kept(tmp_path):
+    """Bug caught: 02's reference (and so the live run) built from GR's paper default while the
+    chapter's tuning kept another setting, so a pack whose tuning kept a non-default point served
+    no reference row. Hand-made trials on the selection seed: the second point wins on clean
+    validation by construction; with no trials stored, the paper default stands in, as 02 plans."""
+    import torch
+
+    from mlpl_lab.chapters import gr, tuning
+
+    d = gr.design("smoke")
+    points = tuning.trial_points("GR", d.budget)
+    assert len(points) >= 2 and points[1], "the smoke budget has a non-default second point"
+    store = RunStore(tmp_path / "runs")
+    default = live.converged_spec("02", "smoke", store=store)  # nothing stored: the paper default
+    assert all(default.method_params.get(k) != v for k, v in points[1].items())
+    trials = gr.specs(d, lambda s: None).now["trial"]["GR"]
+    for i, spec in enumerate(trials):
+        val = 60.0 + 10.0 * (i == 1)
+        store.put(spec, [{"epoch": 1, "val_mAP": val, "test_mAP": val - 1, "seconds": 1.0}], 0, {},
+                  {"w": torch.zeros(1)})
+    kept = live.converged_spec("02", "smoke", store=store)
+    assert kept.key != default.key and kept.seed == default.seed == live.shown_seeds("02", "smoke")[0]
+    for k, v in points[1].items():  # the kept point's own values, the rest the default's
+        assert kept.method_params[k] == v, (k, kept.describe())
+    lv, conv = live.live_exercise("02", "smoke", store)
+    assert conv.key == kept.key and lv.key != kept.key
+    assert [s.key for s in live.reference_specs("02", "smoke", store)][0] == kept.key

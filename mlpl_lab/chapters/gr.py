@@ -140,6 +140,14 @@ def _stage(d: GRDesign, stored: Stored) -> tuning.Stage:
     return tuning.stage(make, points, untuned, d.selection_seed, d.fresh_seeds, stored)
 
 
+def gr_row(d: GRDesign, stored: Stored) -> list:
+    """GR's row of the main comparison: its specs on the fresh seeds under the setting the tuning
+    kept, decided from what ``stored`` holds (the same stage :func:`specs` reads); the paper
+    default, :func:`specs`' own stand-in, while a tuning trial is missing."""
+    st = _stage(d, stored)
+    return list(st.fresh.get("GR") or st.later["GR"])
+
+
 def ablation_specs(d: GRDesign, gr_setting: Mapping[str, Any]) -> Dict[str, list]:
     """Table 3's rows on the fresh seeds, each with GR's kept setting (its schedule, and its q2
     where the row keeps the robust losses), so a row differs from the full GR run only in the

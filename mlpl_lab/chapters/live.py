@@ -111,17 +111,26 @@ def shown_seeds(chapter, profile) -> Tuple[int, ...]:
 LAC_ROW, PU_ROW = "two-stage + queue (LAC)", "PU-MLC (+mixup)"
 
 
-def converged_spec(chapter, profile, seed: int | None = None) -> RunSpec:
+def converged_spec(chapter, profile, seed: int | None = None, store: RunStore | None = None) -> RunSpec:
     """The chapter's own run of its key method under ``profile`` on ``seed`` (default: the first
-    of :func:`shown_seeds`; what its notebook trains, under cpu a run of the course pack)."""
+    of :func:`shown_seeds`; what its notebook trains, under cpu a run of the course pack). 02's
+    GR takes the setting its tuning kept, read from ``store``'s trial runs (the default store
+    when ``None``; the paper default, as 02 plans, while a trial is missing)."""
     c, P = _chapter(chapter), as_profile(profile)
     seed = shown_seeds(c, P)[0] if seed is None else int(seed)
     if c == "01":
         from .assume_negative import METHODS
 
         return specs_for(P, {"AN": METHODS["AN"]}, "single_positive", seeds=[seed])["AN"][0]
-    if c == "02":
-        return specs_for(P, {"GR": "gr"}, "single_positive", seeds=[seed])["GR"][0]
+    if c == "02":  # the row under the setting 02's tuning kept (read from the store's trials)
+        from . import gr
+        from .asked import store_lookup
+
+        row = gr.gr_row(gr.design(P), store_lookup(store))
+        found = [s for s in row if s.seed == seed]
+        if not found:
+            raise ValueError(f"chapter 02 shows GR on seeds {[s.seed for s in row]}, not {seed}")
+        return found[0]
     if c == "03":
         from . import opml
 
@@ -150,11 +159,11 @@ def converged_spec(chapter, profile, seed: int | None = None) -> RunSpec:
     return found[0]
 
 
-def reference_specs(chapter, profile) -> List[RunSpec]:
+def reference_specs(chapter, profile, store: RunStore | None = None) -> List[RunSpec]:
     """The chapter's row of its key method: :func:`converged_spec` on every seed of
     :func:`shown_seeds` (the first is the live run's own seed)."""
     c, P = _chapter(chapter), as_profile(profile)
-    return [converged_spec(c, P, s) for s in shown_seeds(c, P)]
+    return [converged_spec(c, P, s, store) for s in shown_seeds(c, P)]
 
 
 def _cut(spec: RunSpec, n_train: int, epochs: int) -> RunSpec:
@@ -165,7 +174,7 @@ def _cut(spec: RunSpec, n_train: int, epochs: int) -> RunSpec:
     return spec.replace(data=dict(spec.data, n_train=int(n_train)), train=dict(spec.train, epochs=int(epochs)))
 
 
-def live_exercise(chapter, profile) -> Tuple[RunSpec, RunSpec]:
+def live_exercise(chapter, profile, store: RunStore | None = None) -> Tuple[RunSpec, RunSpec]:
     """``(live spec, converged spec)`` of a chapter under ``profile``: the live spec is the
     converged one with :data:`LIVE`'s training images and epochs (LAC: both stages cut, stage 2
     starting from the live stage 1)."""
@@ -174,7 +183,7 @@ def live_exercise(chapter, profile) -> Tuple[RunSpec, RunSpec]:
         raise ValueError(f"profile {P.name!r} has no live exercise sizes; choose one of {sorted(LIVE)}")
     if P.dataset != "scenes":
         raise ValueError("live exercises train on the embedded scenes; use dataset='scenes'")
-    conv = converged_spec(c, P)
+    conv = converged_spec(c, P, store=store)
     size = LIVE[P.name][c]
     if conv.init_from is not None:  # LAC: stage 1, then stage 2 from it
         e1, e2 = size["epochs"]
@@ -219,7 +228,7 @@ def train(chapter, profile, store: RunStore | None = None, live_training: bool =
     ``live_training=False`` (what ``mlpl-lab report`` passes: a report trains nothing a pack does
     not hold) reads the live run when it is stored and otherwise says so and returns None."""
     store = store or RunStore()
-    live, _ = live_exercise(chapter, profile)
+    live, _ = live_exercise(chapter, profile, store)
     if not live_training:
         with _unlogged():
             run = store.get(live, loader=load_method)
@@ -240,7 +249,7 @@ def reference(chapter, profile, store: RunStore | None = None) -> Tuple[List[Opt
     """``(the chapter's row: a run or None per seed of :func:`reference_specs`, where they come
     from)``: read from the store; under :data:`TRAIN_REFERENCE` profiles trained if missing."""
     store = store or RunStore()
-    specs = reference_specs(chapter, profile)
+    specs = reference_specs(chapter, profile, store)
     P = as_profile(profile)
     if P.name in TRAIN_REFERENCE:
         runs = ensure(specs, store=store, label=f"{_chapter(chapter)} live exercise reference")
@@ -328,8 +337,8 @@ def table(chapter, profile, live_run: StoredRun, store: RunStore | None = None):
 
     store = store or RunStore()
     c = _chapter(chapter)
-    live, conv = live_exercise(c, profile)
-    specs = reference_specs(c, profile)
+    live, conv = live_exercise(c, profile, store)
+    specs = reference_specs(c, profile, store)
     runs, source = reference(c, profile, store)
     with _unlogged():  # the live stages stay out of the access log (module docstring)
         mine = row(live_run, live, store)
@@ -399,7 +408,7 @@ def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | 
     title = "Live exercise — the live run against the converged run"
     try:
         c = _chapter(chapter)
-        live, conv = live_exercise(c, profile)
+        live, conv = live_exercise(c, profile, store)
         if not isinstance(live_run, StoredRun) or live_run.spec != live:
             print(f"✗ {title} — no live run of chapter {c} under {as_profile(profile).name!r} to compare: "
                   "run the training cell (live.train) first and pass its result")
