@@ -80,8 +80,10 @@ def results_markdown(executed: Path) -> str:
             lines += block
     if not lines:
         raise ValueError(f"no executed notebook with claims in {executed}: run `mlpl-lab report` first")
-    said = (f"From the executed notebooks in `{executed}` (profile {', '.join(sorted(profiles))}; "
-            f"executed {', '.join(sorted(dates)) or 'on an unknown date'}). Each claim: the mean paired "
+    # the series is named by its profile and dates, not by the folder it was executed in: that
+    # path exists only on the machine that ran it
+    said = (f"From the executed notebooks of a {', '.join(sorted(profiles))} series (executed "
+            f"{', '.join(sorted(dates)) or 'on an unknown date'}). Each claim: the mean paired "
             "difference A − B in test mAP points, its 95 % t-interval (unadjusted), the seeds it pairs, "
             "the p-value Holm-adjusted across the chapter, and the verdict (it needs both: the interval "
             "clear of 0 and p (Holm) < 0.05).")
