@@ -235,11 +235,14 @@ def test_a_missing_converged_run_is_said_not_invented(tmp_path, capsys):
     assert row["training images"] == conv.data["n_train"] and row["epochs"] == str(conv.train["epochs"])
 
 
-def test_the_cpu_benchmark_record_is_within_three_minutes_or_says_it_was_contended():
+def test_the_cpu_benchmark_record_is_within_three_minutes_or_says_it_was_contended(cpu_pack_store, monkeypatch):
     """benchmarks/bench_live.py's record: every chapter measured on the live spec live.py builds
     now, at 2 threads, with the load and the cores the run obtained; at most 180 s wherever the
     run got its 2 cores (a figure taken while other work held the machine is kept as measured,
-    and describe() prints the cores it got with it)."""
+    and describe() prints the cores it got with it). The live specs are those a student's store
+    gives, the shipped pack imported (02's GR takes the setting the pack's tuning kept), as
+    bench_live.py measures them."""
+    monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
     record = json.loads((ROOT / "benchmarks" / "records" / "live_exercises_cpu.json").read_text())
     assert record["profile"] == "cpu" and record["limit_s"] == 180.0
     assert sorted(record["chapters"]) == CHAPTERS
