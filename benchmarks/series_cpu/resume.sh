@@ -16,6 +16,11 @@ shopt -s nullglob
 for part in "$here"/runs-part*.tar.xz; do
     xz -dc "$part" | tar -x -C "$STORE/runs" --skip-old-files
 done
+if [ -d "$KEPT" ]; then  # a machine kept from the last session: the runs stop.sh linked there
+    for d in "$KEPT"/*/; do
+        [ -e "$STORE/runs/$(basename "$d")" ] || cp -al "$d" "$STORE/runs/"
+    done
+fi
 if pgrep -f "mlpl-lab report --profile cpu --out $STORE/reports" >/dev/null; then
     echo "the series is running already: tail $STORE/series.log"; exit 0
 fi

@@ -7,6 +7,14 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/series.env"
 ours() { grep -lzx "MLPL_LAB_DATA=$STORE" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | grep -vx "$$" || true; }
+link_kept() {  # the finished runs (folders with summary.json), hard-linked outside the work tree
+    mkdir -p "$KEPT"
+    for d in "$STORE"/runs/*/; do
+        [ -f "$d/summary.json" ] && [ ! -e "$KEPT/$(basename "$d")" ] && cp -al "$d" "$KEPT/" || true
+    done
+    echo "$(ls "$KEPT" | wc -l) finished runs linked in $KEPT (resume.sh takes them on a kept machine)"
+}
+trap link_kept EXIT
 pids=$(ours)
 if [ -z "$pids" ]; then echo "the series is not running"; exit 0; fi
 echo "stopping the series: $(echo $pids | wc -w) processes"
