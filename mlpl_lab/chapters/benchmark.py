@@ -29,12 +29,12 @@ the tables and views, which take the ensured runs.
 
 * ``smoke``: AN and GR × single positive and drop 50 % × 2 seeds, with the oracle as the
   reference row (the issue's smoke grid).
-* ``cpu``: the key rows of chapters 01–05 — the oracle, AN, GR, OPML-SP, CLS and LAC — under
-  single positive, tuned, on the five fresh seeds 1–5 (GR's trials and runs are chapter 02's;
-  the others' seeds 1–4 are their chapters'; the benchmark trains OPML-SP's trials and seed 5).
-  A converged cpu run is long on two cores (measured per chapter by ``benchmarks/bench_series.py
-  --breakdown``), so the other rows and the other five regimes are the gpu profile's;
-  :func:`left_out` lists them.
+* ``cpu``: every row under uniform single positive, and a block of ten rows (the oracle, AN,
+  GR, EM, ROLE, LL-R, CLS, LAC, OPML-SP and PU-MLC) under the size-biased single positive and
+  drop 50 % as well, tuned, on the five fresh seeds 1–5. Runs whose spec a chapter already asks
+  for (02's tuned rows, 03's, 04's and 05's seeds) are the chapters' runs; the benchmark trains
+  the rest. The block is what Friedman's test and the critical-difference diagram rank; the
+  other four regimes are the gpu profile's (:func:`left_out` lists them).
 * ``gpu``: every row × every regime it applies to × the profile's five seeds.
 """
 from __future__ import annotations
@@ -179,8 +179,8 @@ TUNING_GRIDS = tuner.GRIDS
 #: rows never tuned: the oracle reads the true labels, LAC keeps chapter 05's two-stage design
 UNTUNED_ROWS = (ORACLE, "LAC")
 
-#: the key rows of chapters 01-05 (their chapters train most of their runs; see the module docstring)
-_CPU_SP = (ORACLE, "AN", "GR", "OPML-SP", "CLS", "LAC")
+#: the rows every cpu regime holds: the block Friedman's test ranks (the oracle is shown, not ranked)
+_CPU_BLOCK = (ORACLE, "AN", "GR", "EM", "ROLE", "LL-R", "CLS", "LAC", "OPML-SP", "PU-MLC")
 
 
 @dataclass(frozen=True)
@@ -198,10 +198,11 @@ class Preset:
 DESIGNS: Dict[str, Preset] = {
     "smoke": Preset(grid={"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
                     tuned=False),
-    # cpu: the chapters' key comparisons under single positive on five seeds (converged cpu runs are
-    # long on two cores); the other rows and 5 regimes are the gpu grid's (left_out())
-    "cpu": Preset(grid={"single positive": _CPU_SP}, tuned=True,
-                  seeds_per_cell={("single positive", r): 5 for r in _CPU_SP}),
+    # cpu: every row under single positive, the block under two more regimes (one size-biased, one
+    # partial); every cell on the five fresh seeds. The other 4 regimes are the gpu grid's (left_out())
+    "cpu": Preset(grid={"single positive": tuple(r.label for r in ROWS),
+                        "single positive (size-biased)": _CPU_BLOCK, "drop 50 %": _CPU_BLOCK},
+                  tuned=True),
     "gpu": Preset(grid=None, tuned=True),
 }
 #: the notebook's ``parameters`` that change which runs the chapter asks for
