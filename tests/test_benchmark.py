@@ -233,8 +233,13 @@ def test_designs_and_names():
     assert all(len(s) == 2 for s in smoke.seeds.values())
     assert set(gpu.grid) == set(chapter.REGIMES) and all(len(s) == 5 for s in gpu.seeds.values())
     assert "CLS" not in gpu.grid["known 10 %"] and "CLS" in gpu.grid["drop 25 %"]
-    # cpu: the chapters' key rows under single positive on their five seeds, nothing else
-    assert cpu.grid == {"single positive": ("full labels", "AN", "GR", "OPML-SP", "CLS", "LAC")}
+    # cpu: every row under single positive (>= 18 methods), a block of >= 8 ranked methods under
+    # three regimes, one of them size-biased and one partial (issue 52)
+    assert cpu.grid["single positive"] == tuple(r.label for r in chapter.ROWS)
+    assert len(cpu.grid["single positive"]) - len(chapter.REFERENCE_ROWS) >= 18
+    block = set.intersection(*(set(rows) for rows in cpu.grid.values())) - set(chapter.REFERENCE_ROWS)
+    assert len(cpu.grid) == 3 and "single positive (size-biased)" in cpu.grid and "drop 50 %" in cpu.grid
+    assert len(block) >= 8 and {"AN", "GR", "EM", "ROLE", "CLS", "LAC", "OPML-SP", "PU-MLC"} <= block
     assert all(s == (1, 2, 3, 4, 5) for s in cpu.seeds.values())  # tuned: the fresh seeds
     assert chapter.left_out(gpu) == []
     assert any(line.startswith("drop 25 %") for line in chapter.left_out(cpu))
