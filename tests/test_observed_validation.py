@@ -101,3 +101,71 @@ def test_the_benchmark_pairs_clean_and_observed_selection_per_cell():
     (claim,) = selection_claims(results)
     a, b = claim.sides()
     assert a == {1: 48.0, 2: 49.0, 3: 50.0} and b == {1: 44.0, 2: 44.0, 3: 44.0}
+
+
+def test_a_run_scored_once_keeps_the_test_score_of_the_observed_epoch():
+    """Bug caught: with ``test_every_epoch=False`` (the cpu profile) the test set was scored at the
+    clean-best epoch alone, so the epoch the observed labels pick had no test score. Oracle: the
+    same run scoring the test set every epoch (training does not depend on it), read at the epoch
+    a naive argmax of the observed validation mAP picks."""
+    import dataclasses
+
+    _, splits, cfg = tiny(epochs=3)
+    once = fit(build_method("an"), splits.train, splits.val, splits.test,
+               dataclasses.replace(cfg, seed=0, test_every_epoch=False))
+    every = fit(build_method("an"), splits.train, splits.val, splits.test,
+                dataclasses.replace(cfg, seed=0, test_every_epoch=True))
+    obs = [row["val_obs_mAP"] for row in every.history]
+    picked = obs.index(max(obs))  # the first epoch at the maximum
+    assert picked != once.best_epoch  # the case under test: the two criteria keep different epochs
+    kept = once.selected["val_obs_mAP"]
+    assert kept["epoch"] == picked
+    assert abs(kept["test_mAP"] - every.history[picked]["test_mAP"]) < 1e-6
+    assert "test_mAP" not in once.history[picked]  # the history rows stay as they were (goldens)
+    assert not every.selected  # scored every epoch: the history holds it already
+
+
+def test_the_observed_epoch_is_read_from_the_stored_run(tmp_path):
+    """The record survives the store, and analysis reads the test score there (hand-written
+    expectation: the value put in, at the epoch the history's observed column peaks)."""
+    import torch.nn as nn
+
+    from mlpl_lab.analysis.selection import metric_at
+    from mlpl_lab.runs.store import RunStore
+
+    spec, _, _ = tiny()
+    hist = [{"val_mAP": 60.0, "val_obs_mAP": 30.0, "test_mAP": 50.0}, {"val_mAP": 55.0, "val_obs_mAP": 35.0}]
+    store = RunStore(tmp_path)
+    store.put(spec, hist, 0, {}, {"net": nn.Linear(2, 2).state_dict()},
+              selected={"val_obs_mAP": {"epoch": 1, "test_mAP": 41.5}})
+    run = store.get(spec)
+    assert run.selected == {"val_obs_mAP": {"epoch": 1, "test_mAP": 41.5}}
+    assert metric_at(run) == 41.5 and metric_at(run, "val_mAP") == 50.0
+
+
+def test_a_cell_is_compared_only_where_every_run_knows_its_observed_epoch():
+    """Bug caught: 07 paired only the seeds whose observed epoch happened to be the clean-best one
+    (the only epoch runs scored once had a test score for), so every difference was zero by
+    construction. Oracle: hand-made runs; seed 2's observed epoch (1) differs from its best (2)."""
+    from types import SimpleNamespace
+
+    from mlpl_lab.analysis.selection import by_seed_selected, unscored
+    from mlpl_lab.chapters.benchmark import selection_claims, selection_frame
+
+    def run(seed, best, selected=None):
+        hist = [{"val_mAP": 50, "val_obs_mAP": 30}, {"val_mAP": 55, "val_obs_mAP": 35},
+                {"val_mAP": 60, "val_obs_mAP": 33 if best == 2 else 36}]
+        hist[best]["test_mAP"] = 47.0 + seed
+        return SimpleNamespace(spec=SimpleNamespace(seed=seed), history=hist, best=hist[best],
+                               best_epoch=best, converged=True, selected=selected or {})
+
+    moved, agree = run(2, best=2), run(3, best=2)  # seed 2: observed picks epoch 1
+    agree.history[2]["val_obs_mAP"] = 40  # seed 3: both criteria keep epoch 2
+    old = [agree, moved]
+    assert by_seed_selected(old) == {} and unscored(old) == 1
+    results = {"single positive": {"AN": old}}
+    assert selection_frame(results).empty and selection_claims(results) == []
+    moved.selected = {"val_obs_mAP": {"epoch": 1, "test_mAP": 43.0}}
+    assert by_seed_selected(old) == {3: 50.0, 2: 43.0} and unscored(old) == 0
+    row = selection_frame(results).iloc[0]
+    assert row["clean val"] == 49.5 and row["observed val"] == 46.5 and row["other epoch"] == 1

@@ -10,7 +10,11 @@ ours() { grep -lzx "MLPL_LAB_DATA=$STORE" /proc/[0-9]*/environ 2>/dev/null | cut
 link_kept() {  # the finished runs (folders with summary.json), hard-linked outside the work tree
     mkdir -p "$KEPT"
     for d in "$STORE"/runs/*/; do
-        [ -f "$d/summary.json" ] && [ ! -e "$KEPT/$(basename "$d")" ] && cp -al "$d" "$KEPT/" || true
+        k="$(basename "$d")"
+        [ -f "$d/summary.json" ] || continue
+        [ "$d/summary.json" -ef "$KEPT/$k/summary.json" ] && continue
+        rm -rf "${KEPT:?}/$k"  # a run made again (rescore.py) replaces the copy kept before
+        cp -al "$d" "$KEPT/"
     done
     echo "$(ls "$KEPT" | wc -l) finished runs linked in $KEPT (resume.sh takes them on a kept machine)"
 }

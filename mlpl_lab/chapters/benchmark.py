@@ -826,8 +826,20 @@ def selection_view(results):
 
     from ..analysis.display import styled
 
+    from ..analysis.selection import unscored
+
     frame = selection_frame(results)
+    cells = [(regime, label) for regime, methods in results.items() for label, runs in methods.items()
+             if label not in REFERENCE_ROWS and unscored(runs)]
+    missing = sum(unscored(results[r][m]) for r, m in cells)
+    waiting = (f"{len(cells)} cell(s) ({missing} runs) recorded the observed-label validation mAP every "
+               "epoch but scored the test set only at the clean-best epoch: they were made before the "
+               "engine also scored it at the epoch the observed labels pick. Pairing only the seeds where "
+               "both criteria keep the same epoch would show a difference of zero by construction, so "
+               "those cells wait for runs made since (the next series, or a run of your own).")
     if frame.empty:
+        if cells:
+            return Markdown(f"No cell can be compared yet: {waiting}")
         return Markdown("No run here recorded the observed-label validation mAP (`val_obs_mAP`): these runs "
                         "were trained before the engine scored it, so this comparison waits for runs trained "
                         "since (the next series, or a run of your own).")
@@ -835,7 +847,8 @@ def selection_view(results):
     return styled(frame, "Model selection without clean labels: test mAP (%) at the epoch the clean validation "
                          "labels pick and at the epoch the observed validation labels pick (the run's regime "
                          "on the validation split, unknown counted as negative), mean over seeds; 'other "
-                         "epoch': seeds on which the two keep different epochs. The claims below pair them.",
+                         "epoch': seeds on which the two keep different epochs. The claims below pair them."
+                         + (f" Left out: {waiting}" if cells else ""),
                   counts=["seeds", "other epoch"], best=False)
 
 

@@ -20,11 +20,13 @@ import torch
 
 @dataclass
 class Progress:
-    """What a run has done so far besides its weights: one history row per epoch, the CPU copy of
-    the best-val weights, the probes measured before the first epoch, and the optimiser steps taken."""
+    """What a run has done so far besides its weights: one history row per epoch, the CPU copies of
+    the best-val weights and of the best observed-val weights (kept when the test set is scored
+    only at the end), the probes measured before the first epoch, and the optimiser steps taken."""
 
     history: List[Dict[str, Any]] = field(default_factory=list)
     best_state: Any = None
+    best_obs_state: Any = None  # the best observed-validation epoch's weights (test scored once)
     initial: Dict[str, float] = field(default_factory=dict)
     step: int = 0
 
@@ -88,6 +90,7 @@ class Checkpoint:
         for k, sch in schedulers.items():
             sch.load_state_dict(state["schedulers"][k])
         return Progress(history=state["history"], best_state=state.get("best_state"),
+                        best_obs_state=state.get("best_obs_state"),
                         initial=state.get("initial", {}), step=state.get("step", 0))
 
     def save(self, method, schedulers: Dict[str, Any], config, progress: Progress) -> None:
@@ -98,6 +101,7 @@ class Checkpoint:
         tmp = self.path.with_name(self.path.name + ".tmp")
         torch.save({"method": method.state_dict(), "history": progress.history, "config": asdict(config),
                     "fingerprint": self.fingerprint, "best_state": progress.best_state,
+                    "best_obs_state": progress.best_obs_state,
                     "initial": progress.initial,
                     "schedulers": {k: v.state_dict() for k, v in schedulers.items()},
                     "step": progress.step}, tmp)

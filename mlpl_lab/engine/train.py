@@ -86,7 +86,10 @@ class TrainConfig:
     ``test_every_epoch`` (default True): evaluate the test set after every epoch (test curves);
     ``False`` evaluates it once, at the end, on the restored best-val weights, and writes it into
     the best epoch's row — the same numbers a table reports, for a third less evaluation (the
-    per-epoch curves then come from the clean validation set). Needs ``restore_best``.
+    per-epoch curves then come from the clean validation set). Needs ``restore_best``. Where the
+    validation labels are partly hidden, it also keeps the weights of the best *observed*-validation
+    epoch and scores the test set once on them (:attr:`TrainResult.selected`), so model selection
+    without clean labels can be read from such runs too (07).
     ``probes``: names of train-set probes (:mod:`mlpl_lab.methods.probes`) measured every epoch
     on the first ``probe_size`` training images.
     """
@@ -185,6 +188,10 @@ class TrainResult(EpochRows):
     history: List[Dict[str, Any]]
     best_epoch: int
     initial: Dict[str, float] = field(default_factory=dict)
+    #: ``{"val_obs_mAP": {"epoch": e, "test_mAP": ..., ...}}``: the test set scored at the epoch the
+    #: observed validation labels pick, when the test set is not scored every epoch (else empty: the
+    #: history holds every epoch's test metrics)
+    selected: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
     def curve(self, key: str = "test_mAP") -> List[float]:
         return [row[key] for row in self.history]
@@ -300,27 +307,45 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         # ---- keep the best-val weights (ties keep the earlier epoch), report, checkpoint
         if _best_epoch(progress.history) == len(progress.history) - 1 and config.restore_best:
             progress.best_state = cpu_copy(method.weights_state())
+        if not config.test_every_epoch and _best_epoch(progress.history, OBSERVED) == len(progress.history) - 1:
+            progress.best_obs_state = cpu_copy(method.weights_state())
         epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
         if on_epoch is not None:
             on_epoch(row)
         ckpt.save(method, schedulers, config, progress)
     epochs_bar.close()
 
-    # ---- finish (rank 0): the best-val weights restored, the test set scored once on them if
-    # not every epoch. The other ranks keep their last epoch
+    # ---- finish (rank 0): the best-val weights restored, the test set scored once on them (and on
+    # the best observed-val weights) if not every epoch. The other ranks keep their last epoch
     ranks.unwrap()
-    history = progress.history
-    best_epoch = _best_epoch(history) if ranks.main else len(history) - 1
-    if ranks.main and config.restore_best and progress.best_state is not None:
-        method.load_weights_state(progress.best_state)  # networks and EMA; label state stays the last
-    if ranks.main and not config.test_every_epoch:
-        history[best_epoch].update(_evaluate(method, test, device, config.eval_batch_size, "test"))
-    method.train(False)
-    return TrainResult(method=method, config=config, history=history, best_epoch=best_epoch,
-                       initial=progress.initial)
+    best_epoch, selected = _finish(method, progress, config, test, device, ranks.main)
+    return TrainResult(method=method, config=config, history=progress.history, best_epoch=best_epoch,
+                       initial=progress.initial, selected=selected)
 
 
 # ------------------------------------------------------------------ the loop's steps, in the order fit takes them
+def _finish(method, progress, config: TrainConfig, test, device, main: bool):
+    """After the last epoch: ``(best epoch, selected)``. On rank 0 the best-val weights are
+    restored and, when the test set is not scored every epoch, it is scored once on them (into the
+    best row) and once on the best observed-val weights (``selected``). The other ranks keep their
+    last epoch."""
+    history = progress.history
+    best_epoch = _best_epoch(history) if main else len(history) - 1
+    selected = {}
+    if main and not config.test_every_epoch and progress.best_obs_state is not None:
+        # the epoch the observed validation labels pick, scored on the test set with its own weights
+        method.load_weights_state(progress.best_obs_state)
+        selected[OBSERVED] = {"epoch": _best_epoch(history, OBSERVED),
+                              **_evaluate(method, test, device, config.eval_batch_size, "test")}
+    if main and config.restore_best and progress.best_state is not None:
+        method.load_weights_state(progress.best_state)  # networks and EMA; label state stays the last
+    if main and not config.test_every_epoch:
+        history[best_epoch].update(_evaluate(method, test, device, config.eval_batch_size, "test"))
+    method.train(False)
+    return best_epoch, selected
+
+
+
 def _checked_inputs(method, train, val, test, config: TrainConfig, init_from, method_hparams):
     """The method built and every input checked before any training: ``(method, observed, true
     labels)``. A bad configuration, empty data, labels that do not match the data or a second
@@ -552,9 +577,15 @@ def _evaluate(method, dataset, device, batch_size, prefix: str) -> Dict[str, Any
     return row
 
 
-def _best_epoch(history: List[Dict[str, Any]]) -> int:
-    """The epoch with the best val mAP (ties keep the earlier one)."""
-    return max(range(len(history)), key=lambda i: (history[i]["val_mAP"], -i))
+#: the per-epoch score of the observed validation labels (unknown counted as negative)
+OBSERVED = "val_obs_mAP"
+
+
+def _best_epoch(history: List[Dict[str, Any]], select: str = "val_mAP") -> Optional[int]:
+    """The epoch with the best ``select`` (val mAP unless told; ties keep the earlier one), None
+    where no epoch recorded it."""
+    scored = [i for i, row in enumerate(history) if row.get(select) is not None]
+    return max(scored, key=lambda i: (history[i][select], -i)) if scored else None
 
 
 # ------------------------------------------------------------------ used by the loop and by the layers above

@@ -97,7 +97,8 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
         return None
     weights = cpu_copy(result.method.weights_state())
     extra = cpu_copy(result.method.extra_state())
-    path = store.put(spec, result.history, result.best_epoch, result.initial, weights, extra)
+    path = store.put(spec, result.history, result.best_epoch, result.initial, weights, extra,
+                     selected=result.selected)
     del result, method
     distributed.barrier()
     run = store.get(spec, loader=load_method)

@@ -123,6 +123,13 @@ class StoredRun(EpochRows):
         return self.summary.get("convergence") or run_convergence(self.history)
 
     @property
+    def selected(self) -> Dict[str, Dict[str, Any]]:
+        """The test scores at the epochs other selection criteria pick (``{"val_obs_mAP": {"epoch":
+        e, "test_mAP": ...}}``), written when the test set was scored only at the end; empty for
+        runs made before the engine kept them."""
+        return self.summary.get("selected") or {}
+
+    @property
     def converged(self) -> bool:
         """Did the clean-validation curve flatten (:data:`mlpl_lab.core.convergence.CRITERION`)?"""
         return bool(self.convergence["converged"])
@@ -234,10 +241,11 @@ class RunStore:
                          initial=hist.get("initial", {}), summary=summary, path=path, loader=loader)
 
     def put(self, spec: RunSpec, history, best_epoch: int, initial, weights: Dict[str, Any],
-            extra: Dict[str, Any] | None = None) -> Path:
+            extra: Dict[str, Any] | None = None, selected: Dict[str, Any] | None = None) -> Path:
         """Write a finished run atomically (temporary folder, then one rename). When another
         process wrote the same key meanwhile, its run is kept unless it is damaged or older
-        than ``--fresh`` (then it is moved aside and replaced)."""
+        than ``--fresh`` (then it is moved aside and replaced). ``selected``: the engine's test
+        scores at epochs other criteria pick (``TrainResult.selected``), kept in the summary."""
         import torch
 
         blob = {"weights": _loadable(weights, "weights_state()"),
@@ -259,6 +267,8 @@ class RunStore:
                        "train_seconds": float(sum(r.get("train_seconds", 0.0) for r in history)),
                        "convergence": run_convergence(history),
                        **{k: best[k] for k in ("val_mAP", "test_mAP", "test_CF1", "test_OF1") if k in best}}
+            if selected:
+                summary["selected"] = selected
             (tmp / "spec.json").write_text(json.dumps(spec.as_dict(), indent=1, sort_keys=True))
             (tmp / "history.json").write_text(json.dumps({"history": history, "initial": initial},
                                                          allow_nan=True))
