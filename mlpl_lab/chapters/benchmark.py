@@ -825,7 +825,6 @@ def selection_view(results):
     from IPython.display import Markdown
 
     from ..analysis.display import styled
-
     from ..analysis.selection import unscored
 
     frame = selection_frame(results)
