@@ -9,8 +9,10 @@ Training does not depend on the new record (the golden records are unchanged), s
 has the same key and, on this machine kind, the same history and weights: ``--check`` compares
 every re-made run with the one it replaced, bitwise (its measured seconds and memory aside).
 
-    python benchmarks/series_cpu/rescore.py            # list them and move them to $STORE/superseded
-    python benchmarks/series_cpu/rescore.py --dry-run  # list them only
+    python benchmarks/series_cpu/rescore.py            # move those not yet made again to $STORE/superseded
+    python benchmarks/series_cpu/rescore.py --dry-run  # count them only
+
+The list is computed once, on the whole store, into ``rescore.txt`` (197 runs on 2026-11-28).
     python benchmarks/series_cpu/rescore.py --check    # re-made runs against the ones they replaced
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+#: the runs to make again, listed once from the whole store (a machine may lack some of them)
+KEYS = HERE / "rescore.txt"
 sys.path.insert(0, str(ROOT))
 
 
@@ -85,6 +89,10 @@ def check(store_root: Path, aside: Path) -> int:
     return 1 if differ else 0
 
 
+def has_record(run_dir: Path) -> bool:
+    return "selected" in json.loads((run_dir / "summary.json").read_text())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", type=Path, default=Path(os.environ.get(
@@ -95,24 +103,31 @@ def main(argv=None) -> int:
     aside = args.store.parent / "superseded"
     if args.check:
         return check(args.store, aside)
-    if aside.exists():  # runs moved aside before and not yet re-made: back, to read 07 whole
-        for old in aside.iterdir():
-            if old.is_dir() and not (args.store / old.name).exists():
-                shutil.copytree(old, args.store / old.name, copy_function=os.link)
-    runs = lacking(args.store)
-    hours = sum(float(r.summary.get("seconds", 0.0)) for _, _, r in runs) / 3600
-    print(f"{len(runs)} runs of 07's cells lack the test score at the observed-validation epoch "
-          f"({hours:.1f} h of single-thread run time)")
+    if not KEYS.exists():  # once, on the whole store: which runs 07's cells read that lack the record
+        runs = lacking(args.store)
+        hours = sum(float(r.summary.get("seconds", 0.0)) for _, _, r in runs) / 3600
+        print(f"{len(runs)} runs of 07's cells lack the test score at the observed-validation epoch "
+              f"({hours:.1f} h of single-thread run time)")
+        if args.dry_run:
+            return 0
+        KEYS.write_text("".join(f"{r.path.name}\n" for _, _, r in runs))
+    # every machine, every resume: those of them still without it go aside (a part or $KEPT may
+    # have brought an old copy back); the report makes them again
+    keys = KEYS.read_text().split()
+    todo = [args.store / k for k in keys if (args.store / k / "summary.json").exists()
+            and not has_record(args.store / k)]
+    print(f"{sum((args.store / k / 'summary.json').exists() and has_record(args.store / k) for k in keys)} "
+          f"of the {len(keys)} runs in {KEYS.name} are made again; {len(todo)} stored ones wait")
     if args.dry_run:
         return 0
     aside.mkdir(exist_ok=True)
-    for _, _, run in runs:
-        target = aside / run.path.name
-        if target.exists():  # moved aside before: this copy is a link to it, or came from a part or $KEPT
-            shutil.rmtree(run.path)
+    for path in todo:
+        target = aside / path.name
+        if target.exists():  # moved aside before: this copy came back from a part or $KEPT
+            shutil.rmtree(path)
         else:
-            run.path.rename(target)
-    print(f"moved to {aside}: the series' report trains them again")
+            path.rename(target)
+    print(f"moved {len(todo)} to {aside}: the series' report makes them again")
     return 0
 
 
