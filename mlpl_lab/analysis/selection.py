@@ -11,18 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional, Sequence
 
-CLEAN = "val_mAP"
-OBSERVED = "val_obs_mAP"
+from ..core.history import CLEAN, OBSERVED
+from ..core.history import best_epoch_by as _best_epoch_by
 
 
 def best_epoch_by(history: Sequence[Mapping[str, Any]], select: str = OBSERVED) -> Optional[int]:
-    """The epoch (0-based) with the highest ``select`` (ties keep the earlier, as the engine
-    does), or None where no epoch recorded it (a run made before the metric existed, or one whose
-    validation labels are fully observed)."""
-    scored = [(float(row[select]), -i) for i, row in enumerate(history) if row.get(select) is not None]
-    if not scored:
-        return None
-    return -max(scored)[1]
+    """:func:`mlpl_lab.core.history.best_epoch_by`, the observed labels by default."""
+    return _best_epoch_by(history, select)
 
 
 def metric_at(run: Any, select: str = OBSERVED, metric: str = "test_mAP") -> Optional[float]:

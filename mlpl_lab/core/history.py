@@ -1,7 +1,23 @@
-"""The two history rows every run is read by: the best-validation epoch's and the last."""
+"""The two history rows every run is read by: the best-validation epoch's and the last; and the
+epoch a selection criterion picks (the engine restores it, the analysis reads it)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+#: the per-epoch validation scores a run can be selected by: the clean labels, and the observed ones
+#: (the run's regime on the validation split, unknown counted as negative)
+CLEAN = "val_mAP"
+OBSERVED = "val_obs_mAP"
+
+
+def best_epoch_by(history: Sequence[Mapping[str, Any]], select: str = CLEAN) -> Optional[int]:
+    """The epoch (0-based) with the highest ``select`` (ties keep the earlier), or None where no
+    epoch recorded it (a run made before the metric existed, or one whose validation labels are
+    fully observed)."""
+    scored = [(float(row[select]), -i) for i, row in enumerate(history) if row.get(select) is not None]
+    if not scored:
+        return None
+    return -max(scored)[1]
 
 
 class EpochRows:

@@ -58,7 +58,7 @@ from .checkpoint import Checkpoint, run_fingerprint
 from .init import INIT_WEIGHTS, init_backbones, transfer  # noqa: F401  (the first two re-exported)
 from .memory import PeakMemory
 from ..core import metrics
-from ..core.history import EpochRows
+from ..core.history import OBSERVED, EpochRows, best_epoch_by
 from ..core.labels import check_seed
 from ..core.labels import validate as validate_labels
 from ..data.augment import VIEWS
@@ -305,9 +305,9 @@ def fit(method, train, val, test, config: TrainConfig | None = None, *, init_fro
         progress.history.append(row)
 
         # ---- keep the best-val weights (ties keep the earlier epoch), report, checkpoint
-        if _best_epoch(progress.history) == len(progress.history) - 1 and config.restore_best:
+        if best_epoch_by(progress.history) == len(progress.history) - 1 and config.restore_best:
             progress.best_state = cpu_copy(method.weights_state())
-        if not config.test_every_epoch and _best_epoch(progress.history, OBSERVED) == len(progress.history) - 1:
+        if not config.test_every_epoch and best_epoch_by(progress.history, OBSERVED) == len(progress.history) - 1:
             progress.best_obs_state = cpu_copy(method.weights_state())
         epochs_bar.set_postfix(loss=f"{row['loss']:.4f}", val_mAP=f"{row['val_mAP']:.1f}")
         if on_epoch is not None:
@@ -330,12 +330,12 @@ def _finish(method, progress, config: TrainConfig, test, device, main: bool):
     best row) and once on the best observed-val weights (``selected``). The other ranks keep their
     last epoch."""
     history = progress.history
-    best_epoch = _best_epoch(history) if main else len(history) - 1
+    best_epoch = best_epoch_by(history) if main else len(history) - 1
     selected = {}
     if main and not config.test_every_epoch and progress.best_obs_state is not None:
         # the epoch the observed validation labels pick, scored on the test set with its own weights
         method.load_weights_state(progress.best_obs_state)
-        selected[OBSERVED] = {"epoch": _best_epoch(history, OBSERVED),
+        selected[OBSERVED] = {"epoch": best_epoch_by(history, OBSERVED),
                               **_evaluate(method, test, device, config.eval_batch_size, "test")}
     if main and config.restore_best and progress.best_state is not None:
         method.load_weights_state(progress.best_state)  # networks and EMA; label state stays the last
@@ -573,19 +573,8 @@ def _evaluate(method, dataset, device, batch_size, prefix: str) -> Dict[str, Any
     if prefix == "val" and torch.is_tensor(observed) and not torch.equal(observed, truth.to(observed)):
         # model selection without clean labels: the observed validation labels, unknown counted
         # as negative (Cole et al.'s observed variant); the same predictions, no extra pass
-        row["val_obs_mAP"] = metrics.mean_average_precision(probs, (observed == 1).long())
+        row[OBSERVED] = metrics.mean_average_precision(probs, (observed == 1).long())
     return row
-
-
-#: the per-epoch score of the observed validation labels (unknown counted as negative)
-OBSERVED = "val_obs_mAP"
-
-
-def _best_epoch(history: List[Dict[str, Any]], select: str = "val_mAP") -> Optional[int]:
-    """The epoch with the best ``select`` (val mAP unless told; ties keep the earlier one), None
-    where no epoch recorded it."""
-    scored = [i for i, row in enumerate(history) if row.get(select) is not None]
-    return max(scored, key=lambda i: (history[i][select], -i)) if scored else None
 
 
 # ------------------------------------------------------------------ used by the loop and by the layers above
