@@ -357,7 +357,8 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
                    plots.plot_gap(tabs["gap_closed_estimate"], tabs["gap_closed_lo"], tabs["gap_closed_hi"]),
                    plots.plot_per_class(gain, "single positive"),
                    plots.plot_cost(tabs["cost"]),
-                   plots.plot_rank_cost(tabs["cost"])):
+                   plots.plot_rank_cost(tabs["cost"]),
+                   plots.plot_selection(chapter.selection_frame(results))):
         assert fig_ax.get_title()
     paths = chapter.write_csv(tabs, store / "out")
     assert {p.name for p in paths} >= {"07_benchmark_mAP.csv", "07_benchmark_CF1.csv",

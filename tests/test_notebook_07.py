@@ -63,6 +63,16 @@ def test_notebook_07(executed_notebooks):
         assert (note or "").startswith("schedule-bound; the length check") == (regime in unconverged)
     assert {(r["regime"], r["method"]) for r in rec["model_selection"]} == {
         (reg, m) for reg in ("single positive", "drop 50 %") for m in ("AN", "GR")}
+    for row in rec["model_selection"]:  # the difference's interval is the paired claim's (scipy as the oracle)
+        c = rec["claims"][f"{row['method']} under {row['regime']}: the clean-validation epoch beats the "
+                          "observed-validation epoch"]
+        d = [c["a"][s] - c["b"][s] for s in c["a"]]
+        assert row["difference"] == pytest.approx(np.mean(d), abs=1e-6)
+        if np.std(d) > 1e-6:
+            want = stats.t.ppf(0.975, len(d) - 1) * np.std(d, ddof=1) / math.sqrt(len(d))
+            assert row["± (95 %)"] == pytest.approx(want, abs=1e-4)
+        else:  # equal differences: no interval
+            assert row["± (95 %)"] is None or not math.isfinite(row["± (95 %)"])
     check_claims_record(rec["claims"])
     for claim in rec["claims"].values():  # smoke: two paired seeds per cell decide nothing
         assert claim["kind"] == "observation" and claim["n"] == 2

@@ -98,6 +98,8 @@ def test_the_benchmark_pairs_clean_and_observed_selection_per_cell():
     row = frame.iloc[0]
     assert row["clean val"] == 49.0 and row["observed val"] == 44.0 and row["difference"] == 5.0
     assert row["seeds"] == 3 and row["other epoch"] == 3
+    # differences 4, 5, 6: sd 1, so the half-width is t(0.975, 2 df) / sqrt(3), t from a printed table
+    assert abs(row["± (95 %)"] - 4.3027 / 3 ** 0.5) < 1e-3
     (claim,) = selection_claims(results)
     a, b = claim.sides()
     assert a == {1: 48.0, 2: 49.0, 3: 50.0} and b == {1: 44.0, 2: 44.0, 3: 44.0}
@@ -169,3 +171,33 @@ def test_a_cell_is_compared_only_where_every_run_knows_its_observed_epoch():
     assert by_seed_selected(old) == {3: 50.0, 2: 43.0} and unscored(old) == 0
     row = selection_frame(results).iloc[0]
     assert row["clean val"] == 49.5 and row["observed val"] == 46.5 and row["other epoch"] == 1
+    # differences 0 and 6: sd 3·sqrt(2), half-width t(0.975, 1 df) · 3 with t = 12.706 (a printed table)
+    assert abs(row["± (95 %)"] - 12.706 * 3) < 0.01
+
+
+def test_the_selection_plot_draws_each_difference_with_its_interval():
+    """The §7 plot from a hand-written frame: each point sits at its difference, its bar spans
+    difference ± half-width, a cell without an interval (one seed) gets a point and no bar, and the
+    rows are labelled method · regime in the frame's order."""
+    import math
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import pandas as pd
+    from matplotlib.collections import LineCollection
+
+    from mlpl_lab.viz.benchmark_plots import plot_selection
+
+    frame = pd.DataFrame([
+        {"regime": "single positive", "method": "AN", "difference": 2.0, "± (95 %)": 0.5},
+        {"regime": "single positive", "method": "GR", "difference": -1.0, "± (95 %)": 1.5},
+        {"regime": "drop 50 %", "method": "AN", "difference": 0.25, "± (95 %)": math.nan}])
+    ax = plot_selection(frame)
+    points = [tuple(line.get_xydata()[0]) for line in ax.lines if line.get_marker() == "o"]
+    assert points == [(2.0, 0.0), (-1.0, -1.0), (0.25, -2.0)]
+    bars = sorted(tuple(seg[:, 0]) for c in ax.collections if isinstance(c, LineCollection)
+                  for seg in c.get_segments())
+    assert bars == [(-2.5, 0.5), (1.5, 2.5)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "AN · single positive", "GR · single positive", "AN · drop 50 %"]
+    assert "no cell" in plot_selection(frame.iloc[:0]).get_title()

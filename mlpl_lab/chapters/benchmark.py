@@ -734,11 +734,16 @@ def selection_claims(results) -> List[Claim]:
 
 def selection_frame(results):
     """Per cell with observed-label validation recorded: test mAP (mean over seeds) at the best
-    clean-validation epoch and at the best observed-validation epoch, their difference, the seeds
-    with both, and on how many of them the two criteria keep different epochs. Empty when no run
-    recorded ``val_obs_mAP`` (the runs of the shipped pack predate it)."""
+    clean-validation epoch and at the best observed-validation epoch, their difference with the
+    half-width of its paired 95 % t-interval (the claim's interval, ``analysis.claims.paired``; NaN
+    below 2 seeds or at zero spread), the seeds with both, and on how many of them the two criteria
+    keep different epochs. Empty when no run recorded ``val_obs_mAP`` (the runs of the shipped pack
+    predate it)."""
+    import math
+
     import pandas as pd
 
+    from ..analysis.claims import paired
     from ..analysis.selection import CLEAN, OBSERVED, best_epoch_by, by_seed_selected
 
     rows = []
@@ -751,10 +756,15 @@ def selection_frame(results):
             moved = sum(best_epoch_by(r.history, OBSERVED) != r.best_epoch for r in runs
                         if int(r.spec.seed) in observed)
             c, o = sum(clean.values()) / len(clean), sum(observed.values()) / len(observed)
+            pair = paired(clean, observed)
+            half = (pair["hi"] - pair["lo"]) / 2 if math.isfinite(pair["hi"]) else math.nan
             rows.append({"regime": regime, "method": label, "clean val": c, "observed val": o,
-                         "difference": c - o, "seeds": len(observed), "other epoch": moved})
+                         "difference": c - o, HALF: half, "seeds": len(observed), "other epoch": moved})
     return pd.DataFrame(rows, columns=["regime", "method", "clean val", "observed val", "difference",
-                                       "seeds", "other epoch"])
+                                       HALF, "seeds", "other epoch"])
+
+
+HALF = "± (95 %)"  # selection_frame's column: the half-width of the difference's paired t-interval
 
 
 # --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
@@ -843,12 +853,15 @@ def selection_view(results):
                         "were trained before the engine scored it, so this comparison waits for runs trained "
                         "since (the next series, or a run of your own).")
     frame = frame.set_index(["regime", "method"])
-    return styled(frame, "Model selection without clean labels: test mAP (%) at the epoch the clean validation "
-                         "labels pick and at the epoch the observed validation labels pick (the run's regime "
-                         "on the validation split, unknown counted as negative), mean over seeds; 'other "
-                         "epoch': seeds on which the two keep different epochs. The claims below pair them."
-                         + (f" Left out: {waiting}" if cells else ""),
-                  counts=["seeds", "other epoch"], best=False)
+    half = frame[[HALF]].rename(columns={HALF: "difference"})
+    return styled(frame.drop(columns=[HALF]),
+                  "Model selection without clean labels: test mAP (%) at the epoch the clean validation "
+                  "labels pick and at the epoch the observed validation labels pick (the run's regime "
+                  "on the validation split, unknown counted as negative), mean over seeds; 'difference': "
+                  "clean minus observed ± the half-width of its paired 95 % t-interval (the claims below "
+                  "test it, Holm across the chapter); 'other epoch': seeds on which the two keep "
+                  "different epochs." + (f" Left out: {waiting}" if cells else ""),
+                  half=half, counts=["seeds", "other epoch"], best=False)
 
 
 def friedman_view(tabs: Mapping[str, Any]):
