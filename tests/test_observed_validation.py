@@ -59,15 +59,15 @@ def test_selection_by_observed_validation_reads_the_epoch_it_picks():
     """Hand-made histories: the observed criterion picks epoch 1 (ties keep the earlier)."""
     from types import SimpleNamespace
 
-    from mlpl_lab.analysis.selection import best_epoch_by, by_seed_selected, metric_at, selection_claim
+    from mlpl_lab.analysis.selection import OBSERVED, best_epoch_by, by_seed_selected, metric_at, selection_claim
 
     hist = [{"val_mAP": 50, "val_obs_mAP": 30, "test_mAP": 40},
             {"val_mAP": 55, "val_obs_mAP": 33, "test_mAP": 44},
             {"val_mAP": 60, "val_obs_mAP": 33, "test_mAP": 47}]
     run = SimpleNamespace(spec=SimpleNamespace(seed=3), history=hist, best={"test_mAP": 47.0}, best_epoch=2)
-    assert best_epoch_by(hist) == 1
+    assert best_epoch_by(hist, OBSERVED) == 1
     assert metric_at(run) == 44.0 and metric_at(run, "val_mAP") == 47.0
-    assert best_epoch_by([{"val_mAP": 1}]) is None
+    assert best_epoch_by([{"val_mAP": 1}], OBSERVED) is None
     assert by_seed_selected([run]) == {3: 44.0}
     runs = [SimpleNamespace(spec=SimpleNamespace(seed=s), history=hist, best={"test_mAP": 47.0 + s},
                             best_epoch=2) for s in (1, 2, 3)]

@@ -9,15 +9,13 @@ difference over seeds — how much clean validation flatters a method.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
-from ..core.history import CLEAN, OBSERVED
-from ..core.history import best_epoch_by as _best_epoch_by
+from ..core.history import CLEAN, OBSERVED, best_epoch_by
 
-
-def best_epoch_by(history: Sequence[Mapping[str, Any]], select: str = OBSERVED) -> Optional[int]:
-    """:func:`mlpl_lab.core.history.best_epoch_by`, the observed labels by default."""
-    return _best_epoch_by(history, select)
+#: the column of a selection table (``chapters.benchmark.selection_frame``) holding the half-width
+#: of the clean-minus-observed difference's paired 95 % t-interval; its plot reads the same name
+HALF = "± (95 %)"
 
 
 def metric_at(run: Any, select: str = OBSERVED, metric: str = "test_mAP") -> Optional[float]:

@@ -744,7 +744,7 @@ def selection_frame(results):
     import pandas as pd
 
     from ..analysis.claims import paired
-    from ..analysis.selection import CLEAN, OBSERVED, best_epoch_by, by_seed_selected
+    from ..analysis.selection import CLEAN, HALF, OBSERVED, best_epoch_by, by_seed_selected
 
     rows = []
     for regime, methods in results.items():
@@ -762,9 +762,6 @@ def selection_frame(results):
                          "difference": c - o, HALF: half, "seeds": len(observed), "other epoch": moved})
     return pd.DataFrame(rows, columns=["regime", "method", "clean val", "observed val", "difference",
                                        HALF, "seeds", "other epoch"])
-
-
-HALF = "± (95 %)"  # selection_frame's column: the half-width of the difference's paired t-interval
 
 
 # --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
@@ -835,7 +832,7 @@ def selection_view(results):
     from IPython.display import Markdown
 
     from ..analysis.display import styled
-    from ..analysis.selection import unscored
+    from ..analysis.selection import HALF, unscored
 
     frame = selection_frame(results)
     cells = [(regime, label) for regime, methods in results.items() for label, runs in methods.items()

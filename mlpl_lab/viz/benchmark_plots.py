@@ -11,6 +11,7 @@ import seaborn as sns
 from matplotlib.ticker import FormatStrFormatter
 
 from ..analysis.benchmark import unconverged_mark
+from ..analysis.selection import HALF
 from .layout import spread_tick_labels
 from .palette import colours_for
 
@@ -184,14 +185,13 @@ def plot_selection(frame, ax=None):
         ax.set_axis_off()
         ax.set_title("no cell knows the test score at its observed-validation epoch yet")
         return ax
-    half_col = [c for c in frame.columns if str(c).startswith("±")][0]
     colours = colours_for([str(m) for m in frame["method"]])
     labels, y = [], 0
     for i, (regime, cells) in enumerate(frame.groupby("regime", sort=False)):
         if i:
             ax.axhline(-(y - 0.5), c="#bbbbbb", lw=0.6)
         for _, row in cells.iterrows():
-            half = float(row[half_col])
+            half = float(row[HALF])
             ax.errorbar(float(row["difference"]), -y, xerr=half if math.isfinite(half) else None,
                         fmt="o", color=colours[str(row["method"])], ms=4, capsize=2, lw=1)
             labels.append(f"{row['method']} · {regime}")
