@@ -1,4 +1,4 @@
-"""Notebooks as raw JSON and the two versions of each (issue 22): student copies with each
+"""Notebooks as raw JSON and the two versions of each: student copies with each
 solution between ``# BEGIN SOLUTION`` / ``# END SOLUTION`` replaced by a stub, instructor copies
 with the markers removed (:func:`export`), outputs stripped. Edited as raw JSON so every cell
 this package does not touch keeps its bytes. Also the course's files and its error type."""
@@ -135,7 +135,8 @@ def version_of(nb: Dict[str, Any], keep: bool) -> Dict[str, Any]:
 
 def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[Path]]:
     """Write ``out/student/*.ipynb`` and ``out/instructor/*.ipynb`` (and the quiz banks next to
-    them, which the notebooks' quiz cells read); returns the written paths."""
+    them, which the notebooks' quiz cells read: plain for the instructor, encoded for the students,
+    :func:`mlpl_lab.course.quiz.encode_bank`); returns the written paths."""
     out = Path(out)
     written: Dict[str, List[Path]] = {"student": [], "instructor": []}
     for which, keep in (("student", False), ("instructor", True)):
@@ -146,7 +147,15 @@ def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[
             write_nb(version_of(read_nb(path), keep), target / path.name)
             written[which].append(target / path.name)
         if QUIZ_DIR.exists():
-            shutil.copytree(QUIZ_DIR, target / "quizzes")
+            if keep:  # the instructor copy: the banks as they are
+                shutil.copytree(QUIZ_DIR, target / "quizzes")
+            else:     # the student copy: each bank encoded, no answer readable as text
+                from .quiz import encode_bank, load_quiz
+
+                (target / "quizzes").mkdir()
+                for bank in sorted(QUIZ_DIR.glob("*.json")):
+                    (target / "quizzes" / bank.name).write_text(
+                        json.dumps(encode_bank(load_quiz(bank.stem, QUIZ_DIR))) + "\n", encoding="utf-8")
     return written
 
 
