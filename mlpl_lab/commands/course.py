@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..course.book import build_book
 from ..course.notebooks import RANGES_FILE, TIMINGS_FILE, chapter_notebooks, export
-from ..course.ranges import expected_ranges, load_ranges, merge_ranges
+from ..course.ranges import base_profile, expected_ranges, load_ranges, merge_ranges
 from ..course.syllabus import PACK_SUFFIX, load_timings, sync, timings_from_executed
 
 
@@ -57,7 +57,7 @@ def cmd_course(args) -> int:
             return 1
         ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(args.executed) for p in found}))
         RANGES_FILE.write_text(json.dumps(ranges, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-        print(f"expected results of {', '.join(sorted(found))} written to {RANGES_FILE}")
+        print(f"expected results of the {', '.join(sorted({base_profile(p) for p in found}))} series written to {RANGES_FILE}")
         return 0
     if args.action == "repo-size":  # what a clone downloads, for the README (measured on this checkout)
         from ..course.readme_times import REPO_RECORD, measure_repo_size

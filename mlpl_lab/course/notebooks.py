@@ -5,6 +5,7 @@ this package does not touch keeps its bytes. Also the course's files and its err
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import shutil
 import textwrap
@@ -29,6 +30,24 @@ NOT_MEASURED = "not yet measured"
 
 class CourseError(ValueError):
     """A malformed course file, quiz bank or notebook: the message names the problem and the fix."""
+
+
+# ---------------------------------------------------------------------------------------
+# quiz banks as the student copies hold them (read back by mlpl_lab.course.quiz)
+# ---------------------------------------------------------------------------------------
+#: the key of an encoded bank (a student copy): ``{ENCODED: base64 of the bank's JSON}``
+ENCODED = "jupyterquiz bank, base64 of its JSON"
+
+
+def b64_of(questions: List[Dict[str, Any]]) -> str:
+    """The bank's JSON, ASCII only (``\\uXXXX`` escapes, so the browser's ``atob`` gives it back
+    unchanged), in base64."""
+    return base64.b64encode(json.dumps(questions, ensure_ascii=True).encode("ascii")).decode("ascii")
+
+
+def encode_bank(questions: List[Dict[str, Any]]) -> Dict[str, str]:
+    """A student copy of a bank: its answers and feedback not readable as text."""
+    return {ENCODED: b64_of(questions)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,12 +169,11 @@ def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[
             if keep:  # the instructor copy: the banks as they are
                 shutil.copytree(QUIZ_DIR, target / "quizzes")
             else:     # the student copy: each bank encoded, no answer readable as text
-                from .quiz import encode_bank, load_quiz
-
                 (target / "quizzes").mkdir()
                 for bank in sorted(QUIZ_DIR.glob("*.json")):
-                    (target / "quizzes" / bank.name).write_text(
-                        json.dumps(encode_bank(load_quiz(bank.stem, QUIZ_DIR))) + "\n", encoding="utf-8")
+                    questions = json.loads(bank.read_text(encoding="utf-8"))
+                    (target / "quizzes" / bank.name).write_text(json.dumps(encode_bank(questions)) + "\n",
+                                                                encoding="utf-8")
     return written
 
 

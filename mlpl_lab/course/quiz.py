@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .notebooks import CourseError, QUIZ_DIR
+from .notebooks import ENCODED, CourseError, QUIZ_DIR, b64_of, encode_bank  # noqa: F401 (re-exported)
 
 # ---------------------------------------------------------------------------------------
 # quizzes
@@ -72,21 +72,6 @@ def validate_quiz(questions: Any, name: str = "quiz") -> List[Dict[str, Any]]:
                 raise CourseError(f"{where}: no LaTeX in quiz text (found in {text[:40]!r}); write "
                                   "the formula in plain words or Unicode")
     return questions
-
-
-#: the key of an encoded bank (a student copy): ``{ENCODED: base64 of the bank's JSON}``
-ENCODED = "jupyterquiz bank, base64 of its JSON"
-
-
-def b64_of(questions: List[Dict[str, Any]]) -> str:
-    """The bank's JSON, ASCII only (``\\uXXXX`` escapes, so the browser's ``atob`` gives it back
-    unchanged), in base64."""
-    return base64.b64encode(json.dumps(questions, ensure_ascii=True).encode("ascii")).decode("ascii")
-
-
-def encode_bank(questions: List[Dict[str, Any]]) -> Dict[str, str]:
-    """A student copy of a bank: its answers and feedback not readable as text."""
-    return {ENCODED: b64_of(questions)}
 
 
 def decode_bank(data: Any, name: str = "quiz") -> Any:

@@ -72,7 +72,7 @@ FIGURES: Dict[str, List[Figure]] = {
                claim="LAC (two stages + queue) beats PLC trained as long (control)"),
         Figure("PLC trained as long (the control)", "mAP", ("PLC, E1+E2 epochs (control)",),
                claim="LAC (two stages + queue) beats PLC trained as long (control)", side="b"),
-        Figure("AN's test mAP with LAC's network", "mAP", ("AN",), claim="PLC beats AN", side="b")],
+        Figure("AN's test mAP with LAC's label-query head", "mAP", ("AN",), claim="PLC beats AN", side="b")],
     "06_pu_mlc": [
         Figure("PU-MLC's test mAP at p = 0.1", "mAP", ("p=0.1", "PU-MLC (+mixup)"),
                claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.1"),
@@ -102,7 +102,8 @@ def _finite(x: Any) -> bool:
 def figure_values(fig: Figure, records: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """``{"value", "low", "high", "seeds", "unit"}`` of ``fig`` in one notebook's records (a
     share as a percentage), or None when its record is missing. ``low``/``high`` are the smallest
-    and largest per-seed value (absent where the figure has no seeds or the claim is missing)."""
+    and largest per-seed value (absent where the figure has no seeds or the claim is missing);
+    ``difference`` marks a paired difference (plotted apart from the levels)."""
     value = _at(records.get(fig.record), fig.keys)
     if not _finite(value):
         return None
@@ -117,6 +118,8 @@ def figure_values(fig: Figure, records: Mapping[str, Any]) -> Optional[Dict[str,
         if per_seed and len(per_seed) == len(seeds):
             out |= {"low": round(min(per_seed) * scale, 4), "high": round(max(per_seed) * scale, 4),
                     "seeds": seeds}
+            if fig.side == "diffs":
+                out["difference"] = True
     return out
 
 
@@ -180,43 +183,48 @@ def in_words(label: str, v: Mapping[str, Any]) -> str:
 
 
 def range_plot(rows: Mapping[str, Mapping[str, Mapping[str, Any]]], profiles: Sequence[str], path: Path) -> Path:
-    """One chapter's figures as a small range plot, one row per figure on its own scale: per
-    profile a bar from the lowest to the highest seed and a dot at the value the table shows."""
+    """One chapter's figures measured over seeds as a small range plot, one panel per profile and
+    unit, its figures on one shared scale (so their spreads compare): per figure a bar from the
+    lowest to the highest seed and a dot at the value the table shows."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [k for k, per in rows.items() if any(p in per for p in profiles)]
-    fig, axes = plt.subplots(len(labels), 1, figsize=(6.4, 0.35 + 0.62 * len(labels) * max(1, len(profiles))),
-                             squeeze=False)
+    units: Dict[Tuple[str, str], List[Tuple[str, str, Mapping[str, Any]]]] = {}
+    for p in profiles:
+        for label, per in rows.items():
+            if "low" in per.get(p, {}):
+                unit = per[p].get("unit", "") + (" (a paired difference)" if per[p].get("difference") else "")
+                units.setdefault((p, unit), []).append((label, p, per[p]))
+    n = sum(len(v) for v in units.values())
+    fig, axes = plt.subplots(len(units), 1, figsize=(6.4, 0.6 + 0.32 * n + 0.6 * len(units)), squeeze=False,
+                             gridspec_kw={"height_ratios": [len(v) for v in units.values()]})
     colours = dict(zip(profiles, ["#345995", "#e26d5a", "#3a7d44"]))
-    for ax, label in zip(axes[:, 0], labels):
-        shown = [p for p in profiles if p in rows[label]]
-        for y, p in enumerate(shown):
-            v = rows[label][p]
-            if "low" in v:
-                ax.plot([v["low"], v["high"]], [y, y], color=colours.get(p, "grey"), lw=5, alpha=0.4,
-                        solid_capstyle="butt")
-            ax.plot([v["value"]], [y], "o", color=colours.get(p, "grey"))
-        ax.set_yticks(range(len(shown)), shown if len(profiles) > 1 else [""] * len(shown), fontsize=7)
-        ax.set_ylim(-0.6, len(shown) - 0.4)
-        unit = next(iter(rows[label].values())).get("unit", "")
-        ax.set_title(label + (f" ({unit})" if unit else ""), fontsize=8, loc="left", pad=2)
+    for ax, ((profile, unit), items) in zip(axes[:, 0], units.items()):
+        for y, (label, p, v) in enumerate(reversed(items)):
+            ax.plot([v["low"], v["high"]], [y, y], color=colours.get(p, "grey"), lw=6, alpha=0.4,
+                    solid_capstyle="butt")
+            ax.plot([v["value"]], [y], "o", color=colours.get(p, "grey"), ms=5)
+        ax.set_yticks(range(len(items)), [label for label, _, _ in reversed(items)], fontsize=7)
+        ax.set_ylim(-0.6, len(items) - 0.4)
+        ax.set_xlabel((unit or "value") + (f", {profile} profile" if len(units) > 1 else ""), fontsize=7)
         ax.tick_params(axis="x", labelsize=7)
-        ax.margins(x=0.15)
+        ax.margins(x=0.06)
         ax.grid(axis="x", alpha=0.3)
-    axes[-1, 0].set_xlabel("dot: the value the table shows; bar: lowest to highest seed", fontsize=7)
-    fig.tight_layout(h_pad=0.4)
+    axes[0, 0].set_title("dot: the value the table shows; bar: lowest to highest seed", fontsize=7, loc="left")
+    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90, metadata={"Software": None})
+    fig.savefig(path, dpi=90, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     return path
 
 
-def ranges_markdown(ranges, profiles: Sequence[str], plots: Optional[Path] = None) -> str:
-    """The guide's section: per chapter its figures in words (one line per profile that
-    measured them) and, with ``plots`` (a folder next to the page), its range plot."""
+def ranges_markdown(ranges, profiles: Sequence[str], plots: Optional[Path] = None,
+                    titles: Optional[Mapping[str, str]] = None) -> str:
+    """The guide's section: per chapter (headed by its title in ``titles``) its figures in words
+    (one line per profile that measured them) and, with ``plots`` (a folder next to the page),
+    its range plot."""
     if not ranges:
         return "_No executed notebooks were found when this page was built: run `make report` first._"
     out: List[str] = []
@@ -226,7 +234,7 @@ def ranges_markdown(ranges, profiles: Sequence[str], plots: Optional[Path] = Non
         shown = [p for p in profiles if any(p in v for v in rows.values())]
         if not shown:
             continue
-        out += [f"### {stem}", ""]
+        out += [f"### {(titles or {}).get(stem, stem)}", ""]
         known = [f.label for f in FIGURES.get(stem, [])]
         rows = {k: rows[k] for k in sorted(rows, key=lambda k: known.index(k) if k in known else len(known))}
         for label, per in rows.items():
@@ -237,6 +245,6 @@ def ranges_markdown(ranges, profiles: Sequence[str], plots: Optional[Path] = Non
         if plots is not None and any("low" in v for per in rows.values() for v in per.values()):
             name = f"expected_{stem}.png"
             range_plot(rows, shown, Path(plots) / name)
-            out += [f"![The figures of {stem}: the value each table shows and the range its seeds span]"
+            out += [f"![The figures of {stem[:2]}: the value each table shows and the range its seeds span]"
                     f"({Path(plots).name}/{name})", ""]
     return "\n".join(out)
