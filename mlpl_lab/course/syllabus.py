@@ -1,6 +1,7 @@
 """``notebooks/course.yml``: per chapter the objectives, prerequisites, paper and difficulty; the
 notebook's objectives cell (second) and quiz cells (last) kept in sync with it (:func:`sync`);
-the syllabus page with the measured times of ``notebooks/timings.json``."""
+the syllabus page with each chapter's measured times: from the pack and cold
+(``notebooks/timings.json``), and its live exercise (the live-exercise record)."""
 from __future__ import annotations
 
 import json
