@@ -19,7 +19,7 @@ REPORT_DIR ?= reports
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-all test-durations test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat
+.PHONY: test test-all test-durations test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat lab
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,7 +68,7 @@ test-gpu: $(STAMP)
 	@$(BIN)/python tests/gpu/require_cuda.py
 	$(BIN)/python -m pytest -q -m gpu tests/gpu $(PYTEST_ARGS)
 
-# issue 49: the GPU check's offline kit (.gpu-kit/: py3.12 wheels the GPU image lacks + the lab's
+# the GPU check's offline kit (.gpu-kit/: py3.12 wheels the GPU image lacks + the lab's
 # wheel; says its size, fails past 64 MiB with the tree), and benchmarks/gpu/check.sh rehearsed on
 # the CPU in a stand-in image (.gpu-image-venv/: Python 3.12, torch 2.11, from the registry).
 # On a GPU machine with the tree and .gpu-kit/: `bash benchmarks/gpu/check.sh` (offline, <= 9 min)
@@ -112,7 +112,14 @@ bench-gpu-shape: $(STAMP)
 report: $(STAMP)
 	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR) $(if $(COLD),--cold)
 
-# course material (issue 22): student and instructor copies of the notebooks in dist/
+# JupyterLab on the notebooks with the lab's kernel ("Python 3 (mlpl_lab)", the one make setup
+# installs); as root (many course images run so) it adds --allow-root, which Jupyter asks for there.
+# LAB_ARGS passes more options, e.g. LAB_ARGS='--no-browser --port 8890'
+LAB_UID ?= $(shell id -u)
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks --MappingKernelManager.default_kernel_name=python3 $(if $(filter 0,$(LAB_UID)),--allow-root) $(LAB_ARGS)
+
+# course material: student and instructor copies of the notebooks in dist/
 student: $(STAMP)
 	$(BIN)/mlpl-lab course sync --check
 	$(BIN)/mlpl-lab course export --out dist

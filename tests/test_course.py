@@ -1,4 +1,4 @@
-"""Course material (issue 22): one source and two versions, course.yml vs the notebooks, the
+"""Course material: one source and two versions, course.yml vs the notebooks, the
 quiz banks, and — under the smoke profile — instructor notebooks that pass every check, student
 notebooks that run end to end, and a book that builds with warnings as errors."""
 from __future__ import annotations
@@ -119,17 +119,6 @@ def test_a_disagreement_is_reported(tmp_path):
     assert syllabus.sync_notebook(target, ch, write=True) and syllabus.sync_notebook(target, ch, write=False) == []
 
 
-def test_syllabus_never_types_a_guess(tmp_path):
-    data = syllabus.load_course()
-    page = syllabus.syllabus_markdown(data, timings={"cpu": {"01_assume_negative": 114.0}})
-    rows = [line for line in page.splitlines() if line.startswith("| [")]
-    assert len(rows) == len(STEMS)
-    assert "| 1.9 |" in rows[1]                          # 114 s from the timings file
-    assert all(notebooks.NOT_MEASURED in r for r in rows)   # gpu is measured nowhere
-    for ch in data["chapters"]:
-        assert ch["objectives"][0] in page
-
-
 # ---------------------------------------------------------------- quizzes
 @pytest.mark.parametrize("stem", STEMS)
 def test_quiz_bank_schema(stem):
@@ -163,9 +152,12 @@ def test_quiz_validator_rejects_broken_banks():
 
 
 def test_quiz_html_embeds_the_bank_and_needs_no_network():
+    import base64
+
     html = quiz.quiz_html("03_opml")
     bank = json.loads((ROOT / "notebooks" / "quizzes" / "03_opml.json").read_text())
-    assert json.dumps(bank) in html and 'id="quiz03opml"' in html
+    embedded = re.search(r'window\.atob\("([A-Za-z0-9+/=]+)"\)', html).group(1)
+    assert json.loads(base64.b64decode(embedded)) == bank and 'id="quiz03opml"' in html
     assert "http://" not in html and "https://" not in html
     assert quiz.quiz_html("03_opml") == html  # the same output on every run
 
@@ -237,26 +229,6 @@ def test_book_builds_strictly_from_executed_notebooks(executed_notebooks, tmp_pa
         assert ('class="solution' in pages) == (variant == "instructor")
     guide = (out / "instructor" / "guide.html").read_text()
     assert "smoke" in guide and "{expected_ranges}" not in guide
-
-
-def test_stored_ranges_merge_with_the_built_profile(tmp_path):
-    """The guide shows the cpu ranges measured once (``course timings``) next to the profile the
-    book is built from. Bugs caught: a later profile erasing an earlier one's value, or a stored
-    value overriding the freshly executed one."""
-    import json
-
-    from mlpl_lab.course.ranges import load_ranges, merge_ranges
-
-    stored = {"01_assume_negative": {"gap / single positive": {"cpu": "8.1"}}}
-    path = tmp_path / "ranges.json"
-    path.write_text(json.dumps(stored))
-    assert load_ranges(path) == stored and load_ranges(tmp_path / "missing.json") == {}
-    built = {"01_assume_negative": {"gap / single positive": {"smoke": "2.0", "cpu": "7.9"}},
-             "02_gr_loss": {"mAP / GR": {"smoke": "40"}}}
-    merged = merge_ranges(load_ranges(path), built)
-    assert merged["01_assume_negative"]["gap / single positive"] == {"cpu": "7.9", "smoke": "2.0"}
-    assert merged["02_gr_loss"] == {"mAP / GR": {"smoke": "40"}}
-    assert merge_ranges(built, stored)["01_assume_negative"]["gap / single positive"]["cpu"] == "8.1"
 
 
 def test_the_first_cell_states_the_measured_times_from_the_timings_file():

@@ -1,4 +1,4 @@
-"""``mlpl-lab course sync|export|timings|book|figure|results``: course material -- objectives
+"""``mlpl-lab course sync|export|timings|ranges|gpu-plan|repo-size|book|figure|results``: course material -- objectives
 synced into the notebooks and the README, student and instructor copies, measured timings and
 expected ranges, the book, the README's figure and the handbook's results block
 (:mod:`mlpl_lab.course`)."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..course.book import build_book
 from ..course.notebooks import RANGES_FILE, TIMINGS_FILE, chapter_notebooks, export
-from ..course.ranges import expected_ranges, load_ranges, merge_ranges
+from ..course.ranges import base_profile, expected_ranges, load_ranges, merge_ranges
 from ..course.syllabus import PACK_SUFFIX, load_timings, sync, timings_from_executed
 
 
@@ -24,11 +24,15 @@ def cmd_course(args) -> int:
 
         changes = sync(write=not args.check)
         changes["README.md"] = sync_readme(write=not args.check)
+        from ..course.gpu_window import sync_guide
+
+        changes["notebooks/guide.md"] = sync_guide(write=not args.check)
         bad = {k: v for k, v in changes.items() if v}
         for stem, what in bad.items():
             print(f"{stem}: {', '.join(what)}")
         if args.check and bad:
-            print("notebooks, the README's times and their records disagree: run `mlpl-lab course sync`")
+            print("notebooks, the README's times, the guide's GPU section and their records disagree: run "
+                  "`mlpl-lab course sync`")
             return 1
         print("notebooks and the README agree with course.yml and the records" if not bad
               else f"{len(bad)} files updated")
@@ -45,6 +49,30 @@ def cmd_course(args) -> int:
             print(f"{HANDBOOK} does not hold the results of {args.executed}: run `mlpl-lab course results`")
             return 1
         print(f"{HANDBOOK}: results block {'updated' if changed and not args.check else 'current'}")
+        return 0
+    if args.action == "ranges":  # the guide's expected results, from one series' executed notebooks
+        found = timings_from_executed(Path(args.executed))
+        if not found:
+            print(f"no executed notebooks with papermill metadata in {args.executed}: run `mlpl-lab report` first")
+            return 1
+        ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(args.executed) for p in found}))
+        RANGES_FILE.write_text(json.dumps(ranges, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        print(f"expected results of the {', '.join(sorted({base_profile(p) for p in found}))} series written to {RANGES_FILE}")
+        return 0
+    if args.action == "repo-size":  # what a clone downloads, for the README (measured on this checkout)
+        from ..course.readme_times import REPO_RECORD, measure_repo_size
+
+        size = measure_repo_size()
+        REPO_RECORD.write_text(json.dumps(size, indent=1, sort_keys=True) + "\n")
+        print(f"history {size['history_bytes'] / 2 ** 20:.0f} MiB, tree {size['tree_bytes'] / 2 ** 20:.0f} MiB "
+              f"written to {REPO_RECORD}; run `mlpl-lab course sync` to put it in the README")
+        return 0
+    if args.action == "gpu-plan":  # the gpu series' plan counted once for the guide (minutes)
+        from ..course.gpu_window import PLAN_FILE, write_plan
+
+        counts = write_plan()
+        print(f"gpu plan: {counts['runs']} runs, {counts['flops'] / 1e15:.1f} PFLOP written to {PLAN_FILE}; "
+              "run `mlpl-lab course sync` to put it in the guide")
         return 0
     if args.action == "export":
         written = export(Path(args.out))
@@ -88,13 +116,14 @@ def cmd_course(args) -> int:
 
 
 def add_parser(sub) -> None:
-    """``mlpl-lab course sync|export|timings|book|figure|results``."""
+    """``mlpl-lab course sync|export|timings|ranges|gpu-plan|repo-size|book|figure|results``."""
     course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
                                            "copies, timings, the book")
-    course.add_argument("action", choices=("sync", "export", "timings", "book", "figure", "results"))
+    course.add_argument("action", choices=("sync", "export", "timings", "ranges", "gpu-plan",
+                                                 "repo-size", "book", "figure", "results"))
     course.add_argument("--check", action="store_true", help="sync: only report disagreements (exit 1)")
     course.add_argument("--out", default=None, help="export: dist (default); book: reports/book (default)")
-    course.add_argument("--executed", default="reports", help="executed notebooks (timings, book)")
+    course.add_argument("--executed", default="reports", help="executed notebooks (timings, ranges, book)")
     course.add_argument("--variant", default="both", choices=("student", "instructor", "both"))
     course.add_argument("--strict", action="store_true", help="book: warnings are errors (CI)")
     course.add_argument("--store", default=None,

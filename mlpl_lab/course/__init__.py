@@ -1,4 +1,4 @@
-"""The course built on the notebooks, from one source (issue 22): student / instructor copies, objectives and the
+"""The course built on the notebooks, from one source: student / instructor copies, objectives and the
 syllabus from ``notebooks/course.yml``, the chapter quizzes, the book and the instructor guide.
 
 * **One source, two versions.** Solutions sit between ``# BEGIN SOLUTION`` / ``# END SOLUTION``
@@ -10,7 +10,8 @@ syllabus from ``notebooks/course.yml``, the chapter quizzes, the book and the in
   measured minutes; :func:`objectives_markdown` is the notebook's second cell (a test compares
   them) and :func:`syllabus_markdown` the syllabus page.
 * **Quizzes**: ``notebooks/quizzes/<notebook>.json``, jupyterquiz banks (:func:`validate_quiz`);
-  :func:`show_quiz` embeds the bank and jupyterquiz's script in one HTML output (no network).
+  :func:`show_quiz` embeds the bank (base64, decoded by the browser) and jupyterquiz's script in
+  one HTML output (no network); the student copies hold the banks encoded, the instructor's plain.
 * **The book** (:func:`build_book`): Sphinx + myst-nb + sphinx-book-theme from the notebooks a
   report executed, with execution off, the MathJax the reports ship, a student and an
   instructor variant.
@@ -19,7 +20,8 @@ Notebooks are edited as raw JSON (:func:`read_nb` / :func:`write_nb`) so every c
 does not touch keeps its bytes.
 
 Modules: :mod:`.notebooks` (JSON, the two versions), :mod:`.syllabus` (course.yml, sync, timings),
-:mod:`.quiz`, :mod:`.ranges` (the guide's expected ranges), :mod:`.book`, :mod:`.exercises` (the
+:mod:`.quiz`, :mod:`.ranges` (the guide's expected results), :mod:`.gpu_window` (the guide's GPU
+section), :mod:`.readme_times` (the README's measured figures), :mod:`.book`, :mod:`.exercises` (the
 self-checks, at the chapters' layer). The course sits at the top layer and may import anything
 below; its exercises import only what the chapters may. The ``mlpl-lab course`` command is
 :mod:`mlpl_lab.commands.course`.

@@ -117,7 +117,8 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
     if variant == "instructor":
         ranges = merge_ranges(load_ranges(), expected_ranges({p: Path(executed) for p in profiles}))
         shown = [p for p in PROFILES if any(p in v for rows in ranges.values() for v in rows.values())]
-        ranges = ranges_markdown(ranges, shown or profiles)
+        ranges = ranges_markdown(ranges, shown or profiles, plots=src / "expected",
+                                 titles={ch["notebook"]: ch["title"] for ch in course["chapters"]})
         (src / "guide.md").write_text(_page("guide.md").replace("{expected_ranges}", ranges), encoding="utf-8")
     (src / "_variant.txt").write_text(variant)
     return stems

@@ -1,10 +1,11 @@
-"""Notebooks as raw JSON and the two versions of each (issue 22): student copies with each
+"""Notebooks as raw JSON and the two versions of each: student copies with each
 solution between ``# BEGIN SOLUTION`` / ``# END SOLUTION`` replaced by a stub, instructor copies
 with the markers removed (:func:`export`), outputs stripped. Edited as raw JSON so every cell
 this package does not touch keeps its bytes. Also the course's files and its error type."""
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import shutil
 import textwrap
@@ -29,6 +30,24 @@ NOT_MEASURED = "not yet measured"
 
 class CourseError(ValueError):
     """A malformed course file, quiz bank or notebook: the message names the problem and the fix."""
+
+
+# ---------------------------------------------------------------------------------------
+# quiz banks as the student copies hold them (read back by mlpl_lab.course.quiz)
+# ---------------------------------------------------------------------------------------
+#: the key of an encoded bank (a student copy): ``{ENCODED: base64 of the bank's JSON}``
+ENCODED = "jupyterquiz bank, base64 of its JSON"
+
+
+def b64_of(questions: List[Dict[str, Any]]) -> str:
+    """The bank's JSON, ASCII only (``\\uXXXX`` escapes, so the browser's ``atob`` gives it back
+    unchanged), in base64."""
+    return base64.b64encode(json.dumps(questions, ensure_ascii=True).encode("ascii")).decode("ascii")
+
+
+def encode_bank(questions: List[Dict[str, Any]]) -> Dict[str, str]:
+    """A student copy of a bank: its answers and feedback not readable as text."""
+    return {ENCODED: b64_of(questions)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -135,7 +154,8 @@ def version_of(nb: Dict[str, Any], keep: bool) -> Dict[str, Any]:
 
 def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[Path]]:
     """Write ``out/student/*.ipynb`` and ``out/instructor/*.ipynb`` (and the quiz banks next to
-    them, which the notebooks' quiz cells read); returns the written paths."""
+    them, which the notebooks' quiz cells read: plain for the instructor, encoded for the students,
+    :func:`mlpl_lab.course.quiz.encode_bank`); returns the written paths."""
     out = Path(out)
     written: Dict[str, List[Path]] = {"student": [], "instructor": []}
     for which, keep in (("student", False), ("instructor", True)):
@@ -146,7 +166,14 @@ def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[
             write_nb(version_of(read_nb(path), keep), target / path.name)
             written[which].append(target / path.name)
         if QUIZ_DIR.exists():
-            shutil.copytree(QUIZ_DIR, target / "quizzes")
+            if keep:  # the instructor copy: the banks as they are
+                shutil.copytree(QUIZ_DIR, target / "quizzes")
+            else:     # the student copy: each bank encoded, no answer readable as text
+                (target / "quizzes").mkdir()
+                for bank in sorted(QUIZ_DIR.glob("*.json")):
+                    questions = json.loads(bank.read_text(encoding="utf-8"))
+                    (target / "quizzes" / bank.name).write_text(json.dumps(encode_bank(questions)) + "\n",
+                                                                encoding="utf-8")
     return written
 
 

@@ -1,13 +1,21 @@
 """The chapter quizzes: ``notebooks/quizzes/<notebook>.json`` jupyterquiz banks (:func:`validate_quiz`);
-:func:`show_quiz` embeds the bank and jupyterquiz's script in one HTML output (no network)."""
+:func:`show_quiz` embeds the bank and jupyterquiz's script in one HTML output (no network).
+
+The answers are never plain text where a student looks: the HTML output carries the bank as
+base64 that jupyterquiz's script decodes in the browser (``JSON.parse(window.atob(...))``, the
+decoding jupyterquiz applies to a bank it reads from the page), and the student copies of the
+banks (:func:`encode_bank`, written by ``mlpl-lab course export``) hold it the same way. The
+instructor copies keep them plain. Encoded is not encrypted: it keeps a student from reading an
+answer by opening a file, nothing more."""
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .notebooks import CourseError, QUIZ_DIR
+from .notebooks import ENCODED, CourseError, QUIZ_DIR, b64_of, encode_bank  # noqa: F401 (re-exported)
 
 # ---------------------------------------------------------------------------------------
 # quizzes
@@ -66,22 +74,41 @@ def validate_quiz(questions: Any, name: str = "quiz") -> List[Dict[str, Any]]:
     return questions
 
 
+def decode_bank(data: Any, name: str = "quiz") -> Any:
+    """A bank as :func:`encode_bank` wrote it, or a plain one unchanged."""
+    if isinstance(data, dict) and set(data) == {ENCODED}:
+        try:
+            return json.loads(base64.b64decode(data[ENCODED], validate=True).decode("ascii"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CourseError(f"{name}: the encoded bank does not decode ({exc}); export it again "
+                              "with `mlpl-lab course export`") from None
+    return data
+
+
 def load_quiz(stem: str, directory: Path = QUIZ_DIR) -> List[Dict[str, Any]]:
+    """A chapter's bank, plain or encoded (a student copy), validated."""
     path = Path(directory) / f"{stem}.json"
     if not path.exists():
         raise CourseError(f"no quiz bank {path}; add one (see notebooks/quizzes/)")
-    return validate_quiz(json.loads(path.read_text(encoding="utf-8")), path.name)
+    return validate_quiz(decode_bank(json.loads(path.read_text(encoding="utf-8")), path.name), path.name)
 
 
 def quiz_html(stem: str, directory: Path = QUIZ_DIR) -> str:
     """One self-contained HTML snippet: the container, jupyterquiz's styles and script with the
-    bank embedded, and a fixed element id (outputs stay the same run after run)."""
+    bank embedded as base64 (decoded by the browser), and a fixed element id (outputs stay the
+    same run after run)."""
     from jupyterquiz.dynamic.loader import load_questions_script
     from jupyterquiz.dynamic.renderer import build_script, build_styles, render_div
 
     questions = load_quiz(stem, directory)
     div_id = "quiz" + re.sub(r"[^A-Za-z0-9]", "", stem)
-    prefix, static, url = load_questions_script(questions, div_id)
+    prefix, static, url = load_questions_script([], div_id)
+    plain = f"var questions{div_id}=[]"
+    if not prefix.startswith(plain):
+        raise CourseError(f"jupyterquiz's loader changed (its script no longer starts with {plain!r}); "
+                          "adapt mlpl_lab.course.quiz.quiz_html to the installed version")
+    # the bank as base64 that the browser decodes: the output never holds an answer as text
+    prefix = f'var questions{div_id}=JSON.parse(window.atob("{b64_of(questions)}"))' + prefix[len(plain):]
     div = render_div(div_id, False, True, False, 1_000_000, 600, 10, "left") + "</div>"
     colors = {"--jq-multiple-choice-bg": "#345995", "--jq-mc-button-bg": "#fafafa",
               "--jq-mc-button-border": "#e0e0e0e0", "--jq-mc-button-inset-shadow": "#555555",

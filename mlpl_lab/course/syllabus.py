@@ -1,6 +1,7 @@
 """``notebooks/course.yml``: per chapter the objectives, prerequisites, paper and difficulty; the
 notebook's objectives cell (second) and quiz cells (last) kept in sync with it (:func:`sync`);
-the syllabus page with the measured times of ``notebooks/timings.json``."""
+the syllabus page with each chapter's measured times: from the pack and cold
+(``notebooks/timings.json``), and its live exercise (the live-exercise record)."""
 from __future__ import annotations
 
 import json
@@ -163,24 +164,95 @@ def sync(write: bool = True) -> Dict[str, List[str]]:
             for ch in course["chapters"]}
 
 
-def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, linked=None) -> str:
-    """The syllabus page (MyST): one section per chapter with its objectives, and the measured
-    minutes per profile (course.yml, then the timings file, else "not yet measured")."""
+#: the record of notebooks run alone on an empty store, importing the shipped pack themselves
+PACK_SERVE_RECORD = TIMINGS_FILE.parent.parent / "benchmarks" / "records" / "pack_serve_cpu.json"
+
+
+def live_seconds(profile: str = "cpu") -> Dict[str, float]:
+    """``{notebook: seconds}`` of each chapter's live exercise as measured under ``profile``
+    (:func:`mlpl_lab.chapters.live.measured`: only a measurement of the live run this code
+    builds now counts); a chapter without one is left out."""
+    from ..chapters import live
+
+    out: Dict[str, float] = {}
+    stems = {p.stem[:2]: p.stem for p in chapter_notebooks()}
+    for chapter in live.CHAPTERS:
+        try:
+            m = live.measured(chapter, profile)
+        except Exception:  # a store or record this machine lacks: not measured here
+            m = None
+        if m and m.get("seconds") and chapter in stems:
+            out[stems[chapter]] = float(m["seconds"])
+    return out
+
+
+def load_pack_serve(path: Path = PACK_SERVE_RECORD) -> Optional[Dict[str, Any]]:
+    return json.loads(Path(path).read_text()) if Path(path).exists() else None
+
+
+def _said(seconds: Optional[float]) -> str:
+    from .readme_times import duration
+
+    return duration(seconds)
+
+
+def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, linked=None,
+                      live: Optional[Dict[str, float]] = None, pack_serve: Optional[Dict[str, Any]] = None,
+                      profile: str = "cpu") -> str:
+    """The syllabus page (MyST): per chapter its measured times under ``profile`` -- served from
+    the course pack, its live exercise (trained only when a student asks), and cold (every run
+    trained) -- and the smoke rehearsal (course.yml, then the timings file); then one section per
+    chapter with its objectives. Every time comes from a record; a missing one says "not yet measured"."""
     timings = load_timings() if timings is None else timings
+    live = live_seconds(profile) if live is None else live
     from .. import __version__
 
+    pack, cold = timings.get(profile + PACK_SUFFIX) or {}, timings.get(profile) or {}
     out = ["# Syllabus", "", f"Edition {__version__} · generated from `notebooks/course.yml`.", "",
-           "| chapter | difficulty | " + " | ".join(f"minutes ({p})" for p in PROFILES) + " |",
-           "|---|---|" + "---|" * len(PROFILES)]
+           f"| chapter | difficulty | from the pack ({profile}) | live exercise ({profile}) | "
+           f"cold ({profile}, every run trained) | smoke rehearsal (min) |",
+           "|---|---|---|---|---|---|"]
     for ch in course["chapters"]:
-        title = ch["title"] if linked is not None and ch["notebook"] not in linked else \
-            f"[{ch['title']}]({ch['notebook']}.ipynb)"
-        out.append(f"| {title} | {ch['difficulty']} | "
-                   + " | ".join(minutes(ch, p, timings) for p in PROFILES) + " |")
-    out.append("")
+        stem = ch["notebook"]
+        title = ch["title"] if linked is not None and stem not in linked else f"[{ch['title']}]({stem}.ipynb)"
+        has_live = stem[:2] in _live_chapters()
+        out.append(f"| {title} | {ch['difficulty']} | {_said(pack.get(stem))} | "
+                   + (_said(live.get(stem)) if has_live else "no live exercise")
+                   + f" | {_said(cold.get(stem))} | {minutes(ch, 'smoke', timings)} |")
+    out += ["", _times_note(pack, live, cold, pack_serve if pack_serve is not None else load_pack_serve(), profile), ""]
     for ch in course["chapters"]:
         out += [f"## {ch['title']}", "", objectives_markdown(ch).split("<!--")[0].rstrip(), ""]
     return "\n".join(out)
+
+
+def _live_chapters() -> Sequence[str]:
+    from ..chapters.live import CHAPTERS
+
+    return tuple(CHAPTERS)
+
+
+def _times_note(pack: Dict[str, float], live: Dict[str, float], cold: Dict[str, float],
+                pack_serve: Optional[Dict[str, Any]], profile: str) -> str:
+    """How to read the three times, with the totals and the record of a notebook run alone."""
+    def total(d: Dict[str, float]) -> str:
+        return _said(sum(d.values())) if d else NOT_MEASURED
+
+    text = (f"**From the pack** is what a session runs: the whole notebook executed with its runs served "
+            f"from the shipped course pack (Run All in JupyterLab, papermill, `make report`), nothing "
+            f"trained; {total(pack)} for the {len(pack)} chapters together. **Live exercise** is the one "
+            f"cut-down run a student trains when they ask for it (the exercise says how); the notebook's "
+            f"other cells never train; {total(live)} for the {len(live)} exercises measured. A 90-minute "
+            f"session needs the first two. **Cold** trains every run the chapter needs from scratch and "
+            f"then executes it (two cores, runs shared by two workers): {total(cold)} for the {len(cold)} "
+            f"chapters; it is the preparation of a new pack, never a session. Measured on a 2-core "
+            f"machine; a busier or slower one takes longer.")
+    rows = (pack_serve or {}).get("notebooks") or []
+    if rows and (pack_serve or {}).get("profile", profile) == profile:
+        said = ", ".join(f"{r['notebook'][:2]} in {_said(r['seconds'])}" for r in rows if r.get("seconds"))
+        text += (f" A notebook run alone on an empty store first imports the pack itself: {said} that way "
+                 f"(measured {str(pack_serve.get('date', '?'))[:10]}, {sum(r.get('runs_trained', 0) for r in rows)} "
+                 "runs trained).")
+    return text
 
 
 def timings_from_executed(executed_dir: Path) -> Dict[str, Dict[str, float]]:
