@@ -213,6 +213,18 @@ def test_the_audit_counts_distinct_runs_once_per_chapter_and_for_the_course():
     assert old.loc["total", "runs"] == 3
 
 
+def test_the_results_block_counts_a_chapters_runs_once_across_its_records():
+    """Bug caught: 07's run read by two of its records (a cell and a length check) counted twice in
+    the handbook's results block. Oracle: by hand, k1 twice, k2 once -> 2 runs, 1 schedule-bound."""
+    from mlpl_lab.analysis.tables import RUN_KEYS_SUFFIX
+    from mlpl_lab.course.results import notebook_block
+
+    rec = {"benchmark_convergence": {"x": True, "y": True, "z": "schedule-bound"},
+           "benchmark_convergence" + RUN_KEYS_SUFFIX: {"k1": True, "k2": "schedule-bound"},
+           "convergence" + RUN_KEYS_SUFFIX: {"k1": True}}
+    assert notebook_block("07", rec)[0] == "* **07**: 1 converged, 1 schedule-bound, 0 unconverged of 2 recorded runs"
+
+
 def test_leaves_out_is_computed_from_both_designs():
     """Each chapter lists what its cpu design leaves out against gpu's. Bugs caught: a difference
     not listed (a design field or the run scale), a gpu profile that claims to leave something out."""
