@@ -1272,7 +1272,7 @@ def families_view(runs: "BenchmarkRuns"):
     display(styled(gaps, f"The benchmark's data sets: scene families, each a setting of the generator's knobs, "
                    f"under uniform single positive. 'measured gap': full labels minus AN (test mAP) in the "
                    f"measurement that chose the default scenes (— not measured); 'gap from the runs': the same "
-                   f"from this chapter's runs (the oracle's seed); every family must keep ≥ {FAMILY_MIN_GAP:g} "
+                   f"from this chapter's runs (on the seeds the oracle ran); every family must keep ≥ {FAMILY_MIN_GAP:g} "
                    "mAP; 'runs waiting': its runs not trained yet.",
                    percent=["measured gap", "gap from the runs"], counts=["seeds of the gap", "runs waiting"],
                    best=False))

@@ -32,17 +32,14 @@ def register_method(name: str, schedule_bound: Union[bool, Callable[[Mapping[str
 
 def is_schedule_bound(name: str, hparams: Mapping[str, Any] | None = None) -> bool:
     """Whether method ``name`` with ``hparams`` is schedule-bound (its registry entry's flag);
-    False for an unregistered name."""
-    from . import METHODS as _loaded  # noqa: F401  (every method module registered)
-
+    False for an unregistered name. (Importing this module runs the package's ``__init__`` first,
+    which registers every method module.)"""
     flag = SCHEDULE_BOUND_FLAGS.get(str(name), False)
     return bool(flag(dict(hparams or {})) if callable(flag) else flag)
 
 
 def schedule_bound_methods() -> frozenset:
     """The registered names flagged schedule-bound at their defaults."""
-    from . import METHODS as _loaded  # noqa: F401
-
     return frozenset(n for n in SCHEDULE_BOUND_FLAGS if is_schedule_bound(n))
 
 
