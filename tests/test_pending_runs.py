@@ -110,3 +110,35 @@ def test_07_declares_five_scene_families_as_pending_runs_of_eight_ranked_methods
         full = [r["test_mAP"] for r in runs if r["candidate"] == cand and r["method"] == "full labels"]
         an = [r["test_mAP"] for r in runs if r["candidate"] == cand and r["method"] == "AN"]
         assert sum(full) / len(full) - sum(an) / len(an) >= 10.0, family
+
+
+def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
+    """Oracle: a hand-made set of five families where the eight methods keep one order everywhere
+    (mean ranks 1..8 by hand, χ²_F = 12·5/(8·9)·(Σ r² − 8·81/4) = 35, Iman–Davenport's F infinite);
+    with one family's runs missing the test waits and says for how many runs."""
+    from mlpl_lab.chapters import benchmark as b
+
+    d = b.design("cpu")
+    ranked = [r for r in d.family_rows if r not in b.REFERENCE_ROWS]
+
+    def run(value, seed):
+        return SimpleNamespace(spec=SimpleNamespace(seed=seed), best={"test_mAP": value}, converged=True)
+
+    fams = {}
+    for f in d.families:
+        fams[f] = {b.ORACLE: [run(95.0, d.family_seeds[0])]}
+        for i, row in enumerate(ranked):  # AN first in the block: the worst, so every gap ≥ 10
+            fams[f][row] = [run(60.0 + 3 * i if row != b.AN else 50.0, s) for s in d.family_seeds]
+    runs = SimpleNamespace(design=d, families=fams, waiting={})
+    t = b.family_ranks(runs)
+    by_hand = {row: float(len(ranked) - i) for i, row in enumerate(ranked)}
+    by_hand[b.AN] = float(len(ranked))
+    assert t["mean_ranks"] == pytest.approx(by_hand)
+    k, n = len(ranked), len(d.families)
+    assert t["friedman_chi2"] == pytest.approx(12 * n / (k * (k + 1)) * (sum(r * r for r in range(1, k + 1)) - k * (k + 1) ** 2 / 4))
+    assert t["p"] == 0.0 and t["p_permutation"] < 0.001
+    # one family's runs missing: no test, and the reason names what it waits for
+    del fams["other co-occurrence"]["GR"]
+    runs.waiting = {b.FAMILIES: {"GR · other co-occurrence": 3}}
+    t = b.family_ranks(runs)
+    assert t["p"] is None and "waits for 3 runs" in t["reason"]
