@@ -93,6 +93,9 @@ def test_convergence_record_lists_every_run_once_with_its_label_and_seed():
     assert rec == {"single positive · full labels · seed 0": True, "single positive · AN · seed 0": True,
                    "single positive · AN · seed 1": False, "drop 50 % · AN · seed 0": True}
     assert convergence_summary(rec).startswith("3 of 4 runs converged; not converged: single positive · AN · seed 1")
+    # the record also keys each run by its run key, each once (the shared oracle run once)
+    assert len(rec.run_flags) == 4 and rec.run_flags["oracle-0"] is True
+    assert sorted(rec.run_flags.values(), key=str) == [False, True, True, True]
 
 
 def test_a_schedule_bound_run_is_counted_apart_from_the_unconverged():
@@ -179,10 +182,47 @@ def test_the_audit_counts_runs_and_claims_from_records():
     s = notebook_summary(rec)
     assert (s["runs"], s["converged"]) == (4, 1)
     assert s["not converged"] == ["convergence: a · seed 1", "convergence_scratch: b · seed 0"]
-    assert s["schedule-bound"] == ["convergence: gr · seed 0"]
+    assert s["schedule-bound"] == 1
     assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (3, 2, 1, 2)
     assert s["claims on unconverged runs"] == ["c2"]
     assert s["claims on schedule-bound runs"] == ["c3 (schedule-bound; the length check agrees)"]
+
+
+def test_the_audit_counts_distinct_runs_once_per_chapter_and_for_the_course():
+    """Bug caught: the protocol line summing chapters' runs with 07's cells, and counting a run that
+    two chapters (or two tables of one chapter) read twice. Oracle: a hand-made pair of notebooks —
+    02 reads runs k1 (converged), k2 (GR, schedule-bound) and k3 (not converged), k1 in two of its
+    tables; 07 reads k1 and k2 again (cells, as 07 records them) and k4 (converged). By hand:
+    4 distinct runs; 2 converged, 1 schedule-bound, 1 unconverged; 02 alone 3, 07 alone 3."""
+    from mlpl_lab.analysis.tables import RUN_KEYS_SUFFIX
+    from mlpl_lab.reporting.audit import summarise_records, summary_text
+
+    two = {"convergence": {"AN · seed 1": True, "GR · seed 1": "schedule-bound", "EM · seed 1": False,
+                           "tuned AN · seed 1": True},
+           "convergence" + RUN_KEYS_SUFFIX: {"k1": True, "k2": "schedule-bound", "k3": False}}
+    seven = {"benchmark_convergence": {"AN · single positive": True, "GR · single positive": "schedule-bound"},
+             "benchmark_convergence" + RUN_KEYS_SUFFIX: {"k1": True, "k2": "schedule-bound", "k4": True}}
+    frame = summarise_records({"02_gr_loss": two, "07_benchmark": seven})
+    assert frame.loc["02_gr_loss", ["runs", "converged", "schedule-bound", "unconverged"]].tolist() == [3, 1, 1, 1]
+    assert frame.loc["07_benchmark", ["runs", "converged", "schedule-bound", "unconverged"]].tolist() == [3, 2, 1, 0]
+    assert frame.loc["total", ["runs", "converged", "schedule-bound", "unconverged"]].tolist() == [4, 2, 1, 1]
+    # the share is over the runs that are not schedule-bound: 2 of 3
+    assert frame.loc["total", "share converged"] == pytest.approx(round(2 / 3, 3))
+    # a record without its run-keyed twin counts by its labels, within its notebook
+    old = summarise_records({"01": {"convergence": {"a": True, "b": False}}, "02": {"convergence": {"a": True}}})
+    assert old.loc["total", "runs"] == 3
+
+
+def test_the_results_block_counts_a_chapters_runs_once_across_its_records():
+    """Bug caught: 07's run read by two of its records (a cell and a length check) counted twice in
+    the handbook's results block. Oracle: by hand, k1 twice, k2 once -> 2 runs, 1 schedule-bound."""
+    from mlpl_lab.analysis.tables import RUN_KEYS_SUFFIX
+    from mlpl_lab.course.results import notebook_block
+
+    rec = {"benchmark_convergence": {"x": True, "y": True, "z": "schedule-bound"},
+           "benchmark_convergence" + RUN_KEYS_SUFFIX: {"k1": True, "k2": "schedule-bound"},
+           "convergence" + RUN_KEYS_SUFFIX: {"k1": True}}
+    assert notebook_block("07", rec)[0] == "* **07**: 1 converged, 1 schedule-bound, 0 unconverged of 2 recorded runs"
 
 
 def test_leaves_out_is_computed_from_both_designs():

@@ -133,3 +133,24 @@ def test_the_benchmark_tables_mark_schedule_bound_cells_with_section_not_dagger(
     assert text.loc["GR", "sp"].endswith(" §") and text.loc["AN", "sp"].endswith(" †")
     assert not text.loc["EM", "sp"].endswith(("§", "†"))
     assert bm.convergence_record(cells) == {"GR · sp": "schedule-bound", "AN · sp": False, "EM · sp": True}
+
+
+def test_the_registry_flags_every_method_whose_targets_move_until_the_last_epoch():
+    """Oracle: each method read by hand. Large Loss lowers its clean rate after every epoch up to the
+    last; APL labels a share of the unknowns after every epoch from warm-up to the last; OPML-SP
+    smooths with the AP recomputed after every epoch and corrects labels every few epochs from half
+    the run; GR's k̂ and v follow the epoch. Co-teaching's and CLS's ramps end after E_k epochs, ROLE
+    and EN follow the predictions, not a schedule: not flagged. Bug caught: a table reading § from a
+    special case for GR (LL-R's unconverged runs marked † although their targets move by design)."""
+    from mlpl_lab.methods.registry import is_schedule_bound, schedule_bound_methods
+
+    bound = schedule_bound_methods()
+    assert {"gr", "ll_r", "ll_ct", "ll_cp", "em_apl", "opml_sp"} <= bound
+    assert not bound & {"an", "full", "em", "role", "coteaching", "coteaching_plus", "jocor", "cls",
+                        "pu_mlc", "lac", "opml", "gr_none", "gr_robust_only", "epr", "splc"}
+    assert is_schedule_bound("opml", {"correction": True}) and not is_schedule_bound("opml_sp", {"smoothing": False,
+                                                                                                 "correction": False})
+    assert not is_schedule_bound("gr", {"use_k": False, "use_v": False})
+    # the tables read the flag: an unconverged LL-R cell gets §, an unconverged EM cell †
+    assert convergence_mark([run("ll_r", False), run("ll_r", True)]) == "schedule-bound"
+    assert convergence_mark([run("em", False)]) is True

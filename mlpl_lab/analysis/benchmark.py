@@ -67,11 +67,12 @@ def converged(runs) -> Optional[bool]:
 
 
 def schedule_bound(run) -> bool:
-    """Is ``run``'s method schedule-bound (its targets move until the last epoch by design,
-    :data:`mlpl_lab.methods.gr.SCHEDULE_BOUND`)?"""
-    from ..methods.gr import SCHEDULE_BOUND
+    """Is ``run``'s method schedule-bound (its targets move until the last epoch by design: its
+    registry entry's flag, :func:`mlpl_lab.methods.registry.is_schedule_bound`)?"""
+    from ..methods.registry import is_schedule_bound
 
-    return getattr(getattr(run, "spec", None), "method", None) in SCHEDULE_BOUND
+    spec = getattr(run, "spec", None)
+    return is_schedule_bound(getattr(spec, "method", None), getattr(spec, "method_params", None))
 
 
 def convergence_mark(runs):

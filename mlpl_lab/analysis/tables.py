@@ -8,7 +8,7 @@ deviation (``_std``, ddof = 1); one seed shows no spread. What a notebook *shows
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
 
@@ -102,16 +102,56 @@ def _runs_in(obj, prefix: str = ""):
 
 
 #: a ``convergence`` record's value for a run that did not converge because its method's targets
-#: move until the last epoch by design (:data:`mlpl_lab.methods.gr.SCHEDULE_BOUND`; tables mark it §)
+#: move until the last epoch by design (its registry entry's flag,
+#: :func:`mlpl_lab.methods.registry.is_schedule_bound`; tables mark it §)
 SCHEDULE_BOUND = "schedule-bound"
+
+
+#: the name a record's run-keyed twin gets (:class:`RunFlags`; ``mlpl_lab.reporting.report.record``
+#: records it beside the labelled one, the protocol audit counts distinct runs from it)
+RUN_KEYS_SUFFIX = " (by run key)"
+
+
+class RunFlags(dict):
+    """A labelled ``convergence`` record (``{label: flag}``) that also knows each run's key:
+    ``run_flags`` is ``{run key: flag}``, every run once. Recording it records both, so a run
+    that two chapters read, or two labels of one chapter, is counted once (the protocol audit)."""
+
+    def __init__(self, labelled: Mapping[str, Any], run_flags: Mapping[str, Any]):
+        super().__init__(labelled)
+        self.run_flags = dict(run_flags)
+
+
+def run_convergence(*result_sets) -> Dict[str, Any]:
+    """``{run key: True | False | "schedule-bound"}`` of every distinct run in nested result
+    dicts (:func:`run_flag`), each key once."""
+    out: Dict[str, Any] = {}
+    for rs in result_sets:
+        for _, run in _runs_in(rs):
+            key = getattr(getattr(run, "spec", None), "key", None)
+            if key is not None and key not in out:
+                out[key] = run_flag(run)
+    return out
+
+
+def distinct_run_counts(records: Iterable[Mapping[str, Any]]) -> Dict[str, int]:
+    """``{"runs", "converged", "schedule-bound", "unconverged"}`` over the union of run-keyed
+    records (``{run key: flag}``): a run in two records (two chapters, or two tables of one) is
+    counted once. Schedule-bound runs are counted apart from the unconverged."""
+    union: Dict[str, Any] = {}
+    for rec in records:
+        for key, flag in rec.items():
+            union.setdefault(key, flag)
+    return convergence_counts(union)
 
 
 def convergence_record(*result_sets) -> Dict[str, Any]:
     """``{"<labels> · seed s": True | False | "schedule-bound"}`` of every run in nested result
     dicts (a run reached by two labels is listed under the first) — what every notebook records
-    as ``convergence`` (criterion: :data:`mlpl_lab.core.convergence.CRITERION`). A run that did
-    not converge is ``"schedule-bound"`` when its method is (GR: Eq. 9–13), else False."""
-    from ..methods.gr import SCHEDULE_BOUND as BOUND_METHODS
+    as ``convergence`` (criterion: :data:`mlpl_lab.core.convergence.CRITERION`); a
+    :class:`RunFlags`, so the record also keys every run by its run key. A run that did
+    not converge is ``"schedule-bound"`` when its method's registry entry says so
+    (:func:`run_flag`), else False."""
 
     out: Dict[str, Any] = {}
     seen = set()
@@ -121,10 +161,21 @@ def convergence_record(*result_sets) -> Dict[str, Any]:
             if key in seen:
                 continue
             seen.add(key)
-            ok = bool(run.converged)
-            bound = getattr(getattr(run, "spec", None), "method", None) in BOUND_METHODS
-            out[label] = True if ok else SCHEDULE_BOUND if bound else False
-    return out
+            out[label] = run_flag(run)
+    return RunFlags(out, run_convergence(*result_sets))
+
+
+def run_flag(run) -> Any:
+    """One run's convergence flag: True, or :data:`SCHEDULE_BOUND` when it did not converge and
+    its method (with the run's hyperparameters) is flagged schedule-bound in the registry
+    (:func:`mlpl_lab.methods.registry.is_schedule_bound`), else False."""
+    from ..methods.registry import is_schedule_bound
+
+    if bool(run.converged):
+        return True
+    spec = getattr(run, "spec", None)
+    bound = is_schedule_bound(getattr(spec, "method", None), getattr(spec, "method_params", None))
+    return SCHEDULE_BOUND if bound else False
 
 
 def convergence_counts(record: Mapping[str, Any]) -> Dict[str, int]:

@@ -9,6 +9,11 @@ Every chapter module exposes
   stored (choices made on validation — tuning, γ — read the stored runs they choose from);
   ``Asked.later`` holds, for each choice still waiting on runs of ``now``, the runs it will ask for
   under a *stand-in* choice (the grid's first point), so a plan can count them and their cost;
+  ``Asked.pending`` holds runs the chapter designs but does **not** train by default: runs a
+  later cold series makes (07's scene families, the length checks of schedule-bound methods). A
+  notebook reads those of them that are stored (a pack that carries them serves them) and says
+  which of its claims wait for the rest; :data:`PENDING_ENV` ``=1`` (the cold series, or a
+  student who opts in) trains them like ``now``. A plan counts them apart (:func:`plan_rounds`);
 * views that take the ensured runs and return tables, figures and claims.
 
 A notebook calls :func:`ensure_asked`: ``specs`` → train what ``now`` lacks → ``specs`` again, until
@@ -17,6 +22,7 @@ trains nothing: no dry-run proxies, no replay of notebooks.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -32,13 +38,26 @@ Families = Dict[str, Dict[str, List[RunSpec]]]
 Runs = Dict[str, Dict[str, List[StoredRun]]]
 
 
+#: set to 1 to train a chapter's pending runs (:attr:`Asked.pending`) like the others: what the cold
+#: series does; without it a notebook trains none of them and reads those that are stored
+PENDING_ENV = "MLPL_LAB_TRAIN_PENDING"
+
+
+def train_pending() -> bool:
+    """Whether pending runs are trained in this process (:data:`PENDING_ENV`)."""
+    return os.environ.get(PENDING_ENV, "").strip() not in ("", "0", "false", "no")
+
+
 @dataclass
 class Asked:
-    """What ``specs(design, stored)`` returns: the runs decidable now, and the provisional runs
-    of the choices that still wait on some of them (stand-ins, for counting only)."""
+    """What ``specs(design, stored)`` returns: the runs decidable now, the provisional runs
+    of the choices that still wait on some of them (stand-ins, for counting only), and the
+    pending runs (designed; trained only by the cold series or on opt-in, :data:`PENDING_ENV`).
+    A pending family's name must differ from every family of ``now``."""
 
     now: Families
     later: Families = field(default_factory=dict)
+    pending: Families = field(default_factory=dict)
 
     def flat(self, which: str = "now") -> List[RunSpec]:
         """The specs of ``now`` (or ``later``), in order, each key once."""
@@ -74,15 +93,38 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
     stored = store_lookup(store)
     for _ in range(max_rounds):
         asked = specs(design, stored)
-        grid = {(fam, lab): ss for fam, labels in asked.now.items() for lab, ss in labels.items()}
+        clash = set(asked.now) & set(asked.pending)
+        if clash:
+            raise ValueError(f"{getattr(specs, '__module__', specs)}.specs names families both now and "
+                             f"pending: {sorted(clash)}; give the pending runs their own family")
+        families = dict(asked.now) | (dict(asked.pending) if train_pending() else {})
+        grid = {(fam, lab): ss for fam, labels in families.items() for lab, ss in labels.items()}
         done = ensure_grid(grid, store=store, label=label, **engine)
         if not asked.later:
-            out: Runs = {fam: {} for fam in asked.now}
+            out: Runs = {fam: {} for fam in families}
             for (fam, lab), runs in done.items():
                 out[fam][lab] = runs
+            for fam, labels in asked.pending.items():  # not trained: the labels whose runs are all stored
+                if fam in out:
+                    continue
+                for lab, ss in labels.items():
+                    runs = [stored(s) for s in ss]
+                    if runs and all(r is not None for r in runs):
+                        out.setdefault(fam, {})[lab] = runs
             return out
     raise RuntimeError(f"{getattr(specs, '__module__', specs)}.specs still waits on results after "
                        f"{max_rounds} rounds: a choice reads a run its own round never asks for")
+
+
+def pending_missing(asked: Asked, stored: Stored) -> Dict[str, Dict[str, int]]:
+    """``{family: {label: runs not stored}}`` of ``asked.pending`` (labels with none missing left out)."""
+    out: Dict[str, Dict[str, int]] = {}
+    for fam, labels in asked.pending.items():
+        for lab, ss in labels.items():
+            n = sum(stored(s) is None for s in ss)
+            if n:
+                out.setdefault(fam, {})[lab] = n
+    return out
 
 
 @dataclass
@@ -91,15 +133,25 @@ class Round:
 
     specs: List[RunSpec]
     provisional: bool  # True: stand-in choices (the real ones are made on the previous round)
+    pending: bool = False  # True: designed, trained only by the cold series or on opt-in (PENDING_ENV)
 
 
 def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stored = nothing_stored
                 ) -> List[Round]:
     """What :func:`ensure_asked` would train, without training: round 1 is ``now`` given
-    ``stored``; the next round is ``later`` (provisional), when something waits."""
+    ``stored`` (with the pending runs when :func:`train_pending`); the next round is ``later``
+    (provisional), when something waits; the last, the pending runs (:attr:`Round.pending`), when
+    they are not trained in this process."""
     asked = specs(design, stored)
-    rounds = [Round(asked.flat("now"), provisional=False)]
-    later = [s for s in asked.flat("later") if s.key not in {r.key for r in rounds[0].specs}]
+    first = asked.flat("now") + (asked.flat("pending") if train_pending() else [])
+    first = list({s.key: s for s in first}.values())
+    rounds = [Round(first, provisional=False)]
+    seen = {r.key for r in rounds[0].specs}
+    later = [s for s in asked.flat("later") if s.key not in seen]
     if later:
         rounds.append(Round(later, provisional=True))
+        seen |= {s.key for s in later}
+    pending = [s for s in asked.flat("pending") if s.key not in seen] if not train_pending() else []
+    if pending:
+        rounds.append(Round(pending, provisional=False, pending=True))
     return rounds

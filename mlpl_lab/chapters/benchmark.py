@@ -59,6 +59,7 @@ from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
 from . import gr as gr_chapter
 from .gr import expected_positives
+from .scenes_choice import SCENE_CANDIDATES
 
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
@@ -179,8 +180,41 @@ TUNING_GRIDS = tuner.GRIDS
 #: rows never tuned: the oracle reads the true labels, LAC keeps chapter 05's two-stage design
 UNTUNED_ROWS = (ORACLE, "LAC")
 
-#: the rows every cpu regime holds: the block Friedman's test ranks (the oracle is shown, not ranked)
+#: the rows every cpu regime holds (the oracle is shown, not ranked); over these label regimes of
+#: one data set the ranks are description only (:func:`mlpl_lab.analysis.ranks.describe_ranks`)
 _CPU_BLOCK = (ORACLE, "AN", "GR", "EM", "ROLE", "LL-R", "CLS", "LAC", "OPML-SP", "PU-MLC")
+
+#: **the benchmark's data sets** (ranks with a p need independent data sets, Demšar 2006): scene
+#: families, each a setting of the generator's own knobs over the profile's scenes, trained under
+#: uniform single positive. "default" is the profile's scenes (its cells are the single-positive
+#: cells above, shared). Two are settings measured as candidates for the default scenes
+#: (``chapters.scenes_choice.SCENE_CANDIDATES``, record ``benchmarks/records/scene_candidates_cpu.json``,
+#: the oracle and AN on the selection seed at the cpu protocol: gaps 12.2 and 15.0 mAP); two are
+#: not measured — smaller and more numerous objects, and another class co-occurrence structure
+#: with stronger contexts (which classes appear together and how often) — so the chapter checks
+#: their gap from their own runs. Every family's gap must be ≥ :data:`FAMILY_MIN_GAP` mAP; the
+#: glyph set is not varied (the digit glyphs are the pretraining's classes).
+SCENE_FAMILIES: Dict[str, Dict[str, Any]] = {
+    "default": {},
+    "milder": dict(SCENE_CANDIDATES["milder"]),
+    "less noise": dict(SCENE_CANDIDATES["probe, less noise"]),
+    "small objects, up to 8": {"size_range": [0.17, 0.34], "max_objects": 8},
+    "other co-occurrence": {"structure_seed": 1, "context_strength": 0.9},
+}
+#: the candidate of the measurement record each family is (None: not measured)
+FAMILY_CANDIDATE: Dict[str, Optional[str]] = {
+    "default": "harder", "milder": "milder", "less noise": "probe, less noise",
+    "small objects, up to 8": None, "other co-occurrence": None}
+FAMILY_MIN_GAP = 10.0
+#: the methods ranked over the families (the oracle is trained for each family's gap, not ranked):
+#: eight of the block above, each under the setting tuning kept for it on the default family's
+#: single positive (no tuning again per family). LAC (own head, two stages) and ROLE (its k read
+#: from each family's clean labels) are left out for their cost.
+FAMILY_BLOCK = (ORACLE, "AN", "Hill", "EM", "LL-R", "GR", "OPML-SP", "CLS", "PU-MLC")
+FAMILY_REGIME = "single positive"
+#: the pending runs' families (:attr:`mlpl_lab.chapters.asked.Asked.pending`)
+FAMILIES = "scene families"
+BOUND_CHECK = "length check of schedule-bound rows"
 
 
 @dataclass(frozen=True)
@@ -192,6 +226,11 @@ class Preset:
     grid: Optional[Mapping[str, Tuple[str, ...]]]
     tuned: bool
     seeds_per_cell: Optional[Mapping[Tuple[str, str], int]] = None
+    #: the scene families ranked as independent data sets (:data:`SCENE_FAMILIES`), their rows
+    #: and how many of the reported seeds each family trains (its first ones)
+    families: Tuple[str, ...] = ()
+    family_rows: Tuple[str, ...] = ()
+    family_seeds: int = 3
 
 
 #: the benchmark of each profile (``gpu_shape`` takes gpu's: :data:`common.DESIGN_OF`)
@@ -202,7 +241,7 @@ DESIGNS: Dict[str, Preset] = {
     # partial); every cell on the five fresh seeds. The other 4 regimes are the gpu grid's (left_out())
     "cpu": Preset(grid={"single positive": tuple(r.label for r in ROWS),
                         "single positive (size-biased)": _CPU_BLOCK, "drop 50 %": _CPU_BLOCK},
-                  tuned=True),
+                  tuned=True, families=tuple(SCENE_FAMILIES), family_rows=FAMILY_BLOCK, family_seeds=3),
     "gpu": Preset(grid=None, tuned=True),
 }
 #: the notebook's ``parameters`` that change which runs the chapter asks for
@@ -222,6 +261,9 @@ class BenchmarkDesign:
     grid: Dict[str, Tuple[str, ...]]     # regime -> row labels
     seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> reported seeds
     tuning: bool = False
+    families: Tuple[str, ...] = ()       # scene families ranked as data sets (SCENE_FAMILIES)
+    family_rows: Tuple[str, ...] = ()
+    family_seeds: Tuple[int, ...] = ()
 
     @property
     def selection_seed(self) -> Optional[int]:
@@ -307,7 +349,14 @@ def design(profile="cpu", methods: Sequence[str] | None = None, regimes: Sequenc
         for row in rows:
             n = len(pool) if preset.seeds_per_cell is None else preset.seeds_per_cell.get((reg, row), 1)
             seeds[(reg, row)] = pool[:max(1, n)]
-    return BenchmarkDesign(P, grid, seeds, tuning=tuning)
+    # the scene families: only with the design's own grid on the scenes (a restricted or real-data
+    # benchmark has no families), and only where the default family's cells are in the grid
+    fam_rows = tuple(r for r in preset.family_rows if r in grid.get(FAMILY_REGIME, ()))
+    families = (preset.families if preset.families and methods is None and regimes is None
+                and P.dataset == "scenes" and len(fam_rows) == len(preset.family_rows) else ())
+    fam_seeds = tuple(seeds.get((FAMILY_REGIME, AN), pool))[:preset.family_seeds] if families else ()
+    return BenchmarkDesign(P, grid, seeds, tuning=tuning, families=tuple(families),
+                           family_rows=fam_rows if families else (), family_seeds=fam_seeds)
 
 
 def spec_for(P: Profile, row_label: str, regime: str, seed: int,
@@ -417,6 +466,75 @@ def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[
     return now, later
 
 
+def family_spec(P: Profile, row_label: str, family: str, seed: int, params: Mapping[str, Any]) -> RunSpec:
+    """One row's run on a scene family (:data:`SCENE_FAMILIES`) under :data:`FAMILY_REGIME`: the
+    cell's spec (same hyperparameters, training and seed) on the family's scenes."""
+    row = ROW_BY_LABEL[row_label]
+    if row.method == "lac":
+        raise ValueError("LAC is not in the scene families' block (its own head and two stages)")
+    name, rp = REGIMES[FAMILY_REGIME]
+    train = dict(opml_chapter.train_overrides(P, row.method))
+    for key, value in row.train(P).items():
+        train[key] = dict(P.model_kwargs, **value) if key == "model_kwargs" else value
+    return P.spec(row.method, dict(params), name, rp, seed=seed, scene=dict(SCENE_FAMILIES[family]), **train)
+
+
+def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]]) -> Families:
+    """The scene families' runs (pending: :attr:`mlpl_lab.chapters.asked.Asked.pending`), family
+    :data:`FAMILIES`: ``{"<row> · <family>": [RunSpec per family seed]}`` for every family but the
+    default one (whose runs are the single-positive cells) and every row of the block, each with the
+    hyperparameters of its default-family cell (``cells``: decided or stand-in specs), so no family
+    is tuned again. The oracle, which is not ranked and only checks the family's full-label → AN
+    gap, runs on the first family seed alone (the gap is paired on that seed)."""
+    out: Dict[str, List[RunSpec]] = {}
+    for row in d.family_rows:
+        cell = cells.get((FAMILY_REGIME, row))
+        if not cell:
+            continue
+        params = cell[0].method_params
+        for family in d.families:
+            if family == "default":
+                continue
+            seeds = d.family_seeds[:1] if row == ORACLE else d.family_seeds
+            out[f"{row} · {family}"] = [family_spec(d.profile, row, family, s, params) for s in seeds]
+    return {FAMILIES: out} if out else {}
+
+
+def check_epochs(epochs: int) -> int:
+    """A length check's epochs for a run of ``epochs``: 4/3 of them, at least one more (GR's rule,
+    :func:`mlpl_lab.chapters.gr.length_check_epochs`)."""
+    return max(int(epochs) + 1, int(round(gr_chapter.LENGTH_FACTOR * int(epochs))))
+
+
+def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],
+                      stored: Stored) -> Families:
+    """The length checks of the schedule-bound rows other than GR (their registry entry's flag:
+    LL-R/LL-Ct/LL-Cp and their BoostLU rows, EM+APL, OPML-SP), as GR has its own: the row's and AN's
+    cell specs with only their epochs lengthened by 4/3 (:func:`check_epochs`), in every regime where
+    a run of the row did not converge — or whose runs are not all stored yet (counted by a plan).
+    Pending runs (family :data:`BOUND_CHECK`: ``{"<row> · <regime>": [...], "AN for <row> · <regime>":
+    [...]}``): trained by the cold series, not by a notebook."""
+    from ..methods.registry import is_schedule_bound
+
+    out: Dict[str, List[RunSpec]] = {}
+    for reg, rows in d.grid.items():
+        if AN not in rows or (reg, AN) not in cells:
+            continue
+        for row in rows:
+            specs_ = cells.get((reg, row))
+            if row in ("GR", AN) + REFERENCE_ROWS or not specs_:
+                continue
+            if not is_schedule_bound(specs_[0].method, specs_[0].method_params):
+                continue
+            got = [stored(s) for s in specs_]
+            if all(r is not None for r in got) and not any(getattr(r, "converged", True) is False for r in got):
+                continue
+            epochs = check_epochs(specs_[0].train.get("epochs", d.profile.epochs))
+            out[f"{row} · {reg}"] = gr_chapter.lengthen(specs_, epochs)
+            out[f"AN for {row} · {reg}"] = gr_chapter.lengthen(cells[(reg, AN)], epochs)
+    return {BOUND_CHECK: out} if out else {}
+
+
 def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     """Every run the benchmark asks for (pure): the tuning trials on the selection seed (tuned
     designs), each cell on its reported seeds — a tuned cell under the trial chosen on validation
@@ -441,7 +559,13 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     length_now, length_later = length_check_specs(d, decided_cells, stored)
     now.update(length_now)
     later.update(length_later)
-    return Asked(now=now, later=later)
+    # designed, not trained by the notebook: the scene families (under the default family's choices,
+    # stand-ins while undecided) and the other schedule-bound rows' length checks
+    any_cells = {cell: ss for st in decided for cell, ss in list(st.later.items()) + list(st.fresh.items())}
+    pending: Families = {}
+    pending.update(family_specs(d, any_cells))
+    pending.update(bound_check_specs(d, any_cells, stored))
+    return Asked(now=now, later=later, pending=pending)
 
 
 @dataclass
@@ -458,6 +582,25 @@ class BenchmarkRuns:
     chosen: Dict[Tuple[str, str], Dict[str, Any]]
     chosen_observed: Dict[Tuple[str, str], Optional[Dict[str, Any]]] = field(default_factory=dict)
     length: Dict[str, Dict[str, list]] = field(default_factory=dict)
+    #: ``{family: {row: runs}}`` of the scene families whose runs are stored (the default family:
+    #: the single-positive cells on the family seeds)
+    families: Dict[str, Dict[str, list]] = field(default_factory=dict)
+    #: ``{regime: {row: {"method": runs, "AN": runs}}}``: the stored length checks of the other
+    #: schedule-bound rows (:func:`bound_check_specs`)
+    bound_length: Dict[str, Dict[str, Dict[str, list]]] = field(default_factory=dict)
+    #: ``{family: {label: runs missing}}`` of the pending runs not stored (:func:`waiting`)
+    waiting: Dict[str, Dict[str, int]] = field(default_factory=dict)
+
+
+def waiting(d: BenchmarkDesign, store=None) -> Dict[str, Dict[str, int]]:
+    """``{family: {label: runs}}`` of the pending runs (:func:`specs`) the store lacks: what the
+    chapter's claims on scene families and schedule-bound controls wait for (read-only)."""
+    from .asked import pending_missing, store_lookup, train_pending
+
+    if train_pending():
+        return {}
+    stored = store_lookup(store)
+    return pending_missing(specs(d, stored), stored)
 
 
 def run(d: BenchmarkDesign, store=None, **engine) -> Runs:
@@ -483,7 +626,25 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
     for label, rs in runs.get(LENGTH_CHECK, {}).items():
         row, reg = label.split(" · ", 1)
         length.setdefault(reg, {})[row] = rs
-    return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), *choices(d, stored), length)
+    families: Dict[str, Dict[str, list]] = {}
+    if d.families and FAMILY_REGIME in cells:
+        seeds = set(d.family_seeds)
+        default = {row: [r for r in cells[FAMILY_REGIME][row] if int(r.spec.seed) in seeds]
+                   for row in d.family_rows if row in cells[FAMILY_REGIME]}
+        families["default"] = default
+        for label, rs in runs.get(FAMILIES, {}).items():
+            row, family = label.split(" · ", 1)
+            families.setdefault(family, {})[row] = rs
+    bound: Dict[str, Dict[str, Dict[str, list]]] = {}
+    for label, rs in runs.get(BOUND_CHECK, {}).items():
+        if label.startswith("AN for "):
+            continue
+        row, reg = label.split(" · ", 1)
+        an = runs[BOUND_CHECK].get(f"AN for {label}")
+        if an:
+            bound.setdefault(reg, {})[row] = {"method": rs, "AN": an}
+    return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), *choices(d, stored), length, families, bound,
+                         waiting(d))
 
 
 def left_out(design: BenchmarkDesign) -> List[str]:
@@ -525,8 +686,9 @@ def protocol(profile) -> Dict[str, Any]:
             "seeds": ", ".join(str(s) for s in P.seeds)}
 
 
-FRIEDMAN_NOTE = ("ranks over the methods that ran in every compared regime; Friedman's χ² with "
-                 "k − 1 df; CD = Nemenyi critical difference at α = 0.05 (Demšar 2006)")
+REGIME_RANKS_NOTE = ("description only: the label regimes of one data set share its images, test set, seeds "
+                     "and backbone, so they are not the independent data sets a rank test needs (Demšar 2006); "
+                     "no p and no critical difference over them (section 3's scene families give the test)")
 
 
 def tables(results) -> Dict[str, Any]:
@@ -552,8 +714,8 @@ def tables(results) -> Dict[str, Any]:
     fr = rank["friedman"]
     out["friedman"] = pd.DataFrame([{
         "methods (k)": fr["k"], "regimes (N)": fr["N"], "regimes": ", ".join(rank["regimes"]),
-        "Friedman χ²": fr["statistic"], "p": fr["p"], "CD (α = 0.05)": rank["cd"],
-        "note": fr["reason"] or FRIEDMAN_NOTE}], index=["ranks"])
+        "note": (fr["reason"] + "; " if fr["reason"] and "at least" in fr["reason"] else "") + REGIME_RANKS_NOTE}],
+        index=["ranks"])
     gaps = bm.gap_closed(results, AN, ORACLE)
     out["gap_closed"] = bm.gap_formatted(gaps, rows, regimes)
     for col in ("estimate", "lo", "hi"):
@@ -635,9 +797,18 @@ def _clean(d) -> Dict[str, Any]:
     return {str(k): _num(v) for k, v in d.items()}
 
 
-def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None) -> Dict[str, Any]:
+def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None, runs: "BenchmarkRuns | None" = None
+            ) -> Dict[str, Any]:
     """What the notebook records (numbers stay numbers; NaN becomes None); ``chosen_obs``:
-    :attr:`BenchmarkRuns.chosen_observed`."""
+    :attr:`BenchmarkRuns.chosen_observed`; ``runs`` (:class:`BenchmarkRuns`): its every run is
+    keyed in ``benchmark_convergence``'s run-keyed twin (the cells, LAC's own-head AN, the length
+    checks and the scene families), so the protocol counts distinct runs."""
+    from ..analysis.tables import RunFlags, run_convergence
+
+    conv = bm.convergence_record(tabs["_cells"])
+    if runs is not None:
+        conv = RunFlags(conv, run_convergence(runs.results, runs.same_head, runs.length, runs.families,
+                                              runs.bound_length))
     def by_row(t):
         return {m: _clean(t.loc[m].to_dict()) for m in t.index}
 
@@ -646,15 +817,17 @@ def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None) -> Dict[str,
             "mAP": by_row(tabs["mAP_mean"]), "ci95": by_row(tabs["mAP_ci95"]),
             "CF1": by_row(tabs["CF1_mean"]), "OF1": by_row(tabs["OF1_mean"]),
             "mean_rank": _clean(tabs["ranks"]["mean_rank"].to_dict()),
+            # over label regimes: description only (no χ², p or CD; REGIME_RANKS_NOTE)
             "ranks": {"methods": list(rank["methods"]), "regimes": list(rank["regimes"]),
-                      "left_out": dict(rank["left_out"]), "friedman_chi2": _num(fr["statistic"]),
-                      "friedman_p": _num(fr["p"]), "cd": _num(rank["cd"]), "reason": fr["reason"]},
+                      "left_out": dict(rank["left_out"]), "friedman_chi2": None,
+                      "friedman_p": None, "cd": None,
+                      "reason": fr["reason"] if "at least" in (fr["reason"] or "") else REGIME_RANKS_NOTE},
             "gap_closed": by_row(tabs["gap_closed_estimate"]),
             "gap_closed_detail": {f"{g.method} · {g.regime}": {
                 "estimate": _num(g.estimate), "ci95": [_num(g.lo), _num(g.hi)],
                 "seeds": [int(x) for x in g.seeds], "reason": g.reason}
                 for g in tabs["_gaps"].itertuples()},
-            "benchmark_convergence": bm.convergence_record(tabs["_cells"]),
+            "benchmark_convergence": conv,
             "seconds_vs_AN": _clean(cost["seconds_vs_AN"].to_dict()) if "seconds_vs_AN" in cost else {},
             "memory_vs_AN": _clean(cost["memory_vs_AN"].to_dict()) if "memory_vs_AN" in cost else {},
             "tuned": {f"{reg} · {row}": hp for (reg, row), hp in chosen.items()},
@@ -681,15 +854,23 @@ PAPER_CLAIMS: Dict[str, str] = {
 SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"
 
 
+#: the note of a schedule-bound claim whose control is not trained yet
+CONTROL_WAITS = "schedule-bound; its length check (the control) waits for runs not trained yet"
+
+
 def claims(results, same_head: Mapping[str, list] | None = None,
-           length: Mapping[str, Mapping[str, list]] | None = None):
+           length: Mapping[str, Mapping[str, list]] | None = None,
+           bound_length: Mapping[str, Mapping[str, Mapping[str, list]]] | None = None):
     """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
     (paired verdicts from the runs, Holm over this table: :mod:`mlpl_lab.analysis.claims`).
     With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also compared with AN trained on its
     own network, which separates the method's gain from the head's. With ``length``
     (:attr:`BenchmarkRuns.length`) a regime whose GR runs did not all converge gets GR against AN
     at the longer schedule too, and its "GR beats AN" claim says whether that control agrees
-    (GR is schedule-bound: :func:`mlpl_lab.analysis.claims.mark_schedule_bound`)."""
+    (GR is schedule-bound: :func:`mlpl_lab.analysis.claims.mark_schedule_bound`). The other
+    schedule-bound rows (their registry flag: LL-R, EM+APL, OPML-SP, ...) get the same control from
+    ``bound_length`` (:attr:`BenchmarkRuns.bound_length`) where it is stored; where it is not, their
+    claim on a schedule-bound cell says that its control waits (:data:`CONTROL_WAITS`)."""
     rows, notes = [], {}
     for regime, methods in results.items():
         if AN not in methods:
@@ -708,9 +889,22 @@ def claims(results, same_head: Mapping[str, list] | None = None,
             rows.append(Claim(name, "the same comparison at a longer schedule (GR is schedule-bound)",
                               f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN]))
             notes[f"GR beats AN under {regime}"] = name
+        for label in PAPER_CLAIMS:
+            if label == "GR" or label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
+                continue
+            ctl = (bound_length or {}).get(regime, {}).get(label)
+            if ctl:
+                epochs = ctl["method"][0].spec.train["epochs"]
+                name = f"{label} beats AN with both trained {epochs} epochs under {regime} (length check)"
+                rows.append(Claim(name, f"the same comparison at a longer schedule ({label} is schedule-bound)",
+                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl["AN"]))
+                notes[f"{label} beats AN under {regime}"] = name
+            else:
+                notes[f"{label} beats AN under {regime}"] = None
     rows += selection_claims(results)
     table = claims_table(rows)
-    return mark_schedule_bound(table, {claim: gr_chapter.length_check_note(table, claim, check)
+    return mark_schedule_bound(table, {claim: CONTROL_WAITS if check is None else
+                                       gr_chapter.length_check_note(table, claim, check)
                                        for claim, check in notes.items()})
 
 
@@ -862,15 +1056,16 @@ def selection_view(results):
 
 
 def friedman_view(tabs: Mapping[str, Any]):
-    """The Friedman test over the ranks, with the methods left out of them in the caption."""
+    """The block ranked over the regimes (description only: no test), with the methods left out of
+    it in the caption."""
     from ..analysis.display import styled
 
     left = tabs["ranks_left_out"]
     out = ("; ".join(f"{m}: {why}" for m, why in left.iloc[:, 0].items()) if len(left)
            else "no method left out")
-    return styled(tabs["friedman"], f"The ranks' test: methods (k) and regimes (N) compared, Friedman's χ² and p, "
-                  f"the Nemenyi critical difference of mean ranks. Left out of the ranks: {out}.",
-                  counts=["methods (k)", "regimes (N)"], p_values=["p"], best=False)
+    return styled(tabs["friedman"], f"The ranks over the label regimes: methods (k) and regimes (N) compared, "
+                  f"description only (the note says why). Left out of the ranks: {out}.",
+                  counts=["methods (k)", "regimes (N)"], best=False)
 
 
 def gap_view(tabs: Mapping[str, Any]):
@@ -956,3 +1151,151 @@ def tuning_view():
     return styled(t, "The declared tuning grids: each row's values per hyperparameter, the paper's default "
                   "first; a grid is walked as a product in this order and its first points are the trials "
                   "(the same number for every tuned method).", best=False)
+
+
+# --- ranks over independent data sets: the scene families ---------------------------------------
+
+def measured_gaps(record=None) -> Dict[str, Dict[str, Any]]:
+    """``{family: {"gap", "seeds"}}``: the full-label → AN test-mAP gap the scene-candidates
+    measurement recorded for each family that is one of its candidates (mean over its seeds;
+    :data:`FAMILY_CANDIDATE`), read from its record (``chapters.scenes_choice.CPU_RECORD``)."""
+    from .scenes_choice import CPU_RECORD, runs_from_record, summarise
+
+    try:
+        cands = runs_from_record(record or CPU_RECORD)
+    except (OSError, ValueError, KeyError):
+        return {}
+    rows = summarise(cands)
+    return {fam: {"gap": rows[c]["gap test"], "seeds": rows[c]["seeds"]}
+            for fam, c in FAMILY_CANDIDATE.items() if c in rows}
+
+
+def family_frame(runs: "BenchmarkRuns", metric: str = "test_mAP"):
+    """Rows = the families' block (the oracle first), columns = the families: mean ``metric`` over the
+    family seeds each row has stored (NaN where its runs are not stored yet)."""
+    import pandas as pd
+
+    d = runs.design
+    out = pd.DataFrame(index=list(d.family_rows), columns=list(d.families), dtype=float)
+    for family, rows in runs.families.items():
+        for row, rs in rows.items():
+            vals = [float(v) for v in bm.by_seed(rs, metric).values()] if rs else []
+            if vals:
+                out.loc[row, family] = sum(vals) / len(vals)
+    return out
+
+
+def family_gaps(runs: "BenchmarkRuns"):
+    """Per family: the gap the candidates' measurement recorded (— where the family was not
+    measured), the gap from this chapter's runs (the oracle minus AN on the seeds both ran),
+    whether it is at least :data:`FAMILY_MIN_GAP`, and the family's pending runs not stored."""
+    import math
+
+    import pandas as pd
+
+    d, measured = runs.design, measured_gaps()
+    waiting = runs.waiting.get(FAMILIES, {})
+    rows = []
+    for family in d.families:
+        got = runs.families.get(family, {})
+        full, an = bm.by_seed(got.get(ORACLE, []), "test_mAP"), bm.by_seed(got.get(AN, []), "test_mAP")
+        shared = sorted(set(full) & set(an))
+        gap = (sum(full[s] - an[s] for s in shared) / len(shared)) if shared else math.nan
+        m = measured.get(family)
+        rows.append({"family": family, "scenes": describe_scene(SCENE_FAMILIES[family]),
+                     "measured gap": m["gap"] if m else math.nan,
+                     "gap from the runs": gap, "seeds of the gap": len(shared),
+                     f"gap ≥ {FAMILY_MIN_GAP:g}": ("—" if not shared else "✓" if gap >= FAMILY_MIN_GAP else "✗"),
+                     "runs waiting": sum(n for label, n in waiting.items() if label.endswith(f" · {family}"))})
+    return pd.DataFrame(rows).set_index("family")
+
+
+def describe_scene(scene: Mapping[str, Any]) -> str:
+    """A family's setting as text: the profile's scenes, or what it changes."""
+    if not scene:
+        return "the profile's scenes"
+    return ", ".join(f"{k} {'–'.join(str(x) for x in v) if isinstance(v, (list, tuple)) else v}"
+                     for k, v in scene.items())
+
+
+#: a rank test needs this many scene families with every ranked row stored and the gap met
+MIN_FAMILIES = 5
+
+
+def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
+    """The ranks of the families' block (the oracle left out) over the scene families that are
+    complete (every row stored) and keep a gap ≥ :data:`FAMILY_MIN_GAP`, with Iman–Davenport's p
+    and the permutation p (:func:`mlpl_lab.analysis.ranks.rank_test`) when at least
+    :data:`MIN_FAMILIES` remain; else ``"reason"`` says what waits. Keys: rank_test's, plus
+    ``"families"``, ``"methods"``, ``"waiting"`` (pending runs not stored)."""
+    import math
+
+    from ..analysis.ranks import rank_test
+
+    d = runs.design
+    frame = family_frame(runs)
+    gaps = family_gaps(runs)
+    methods = [r for r in d.family_rows if r not in REFERENCE_ROWS]
+    ok = [f for f in d.families if frame.loc[methods, f].notna().all()
+          and math.isfinite(gaps.loc[f, "gap from the runs"]) and gaps.loc[f, "gap from the runs"] >= FAMILY_MIN_GAP]
+    waiting = sum(runs.waiting.get(FAMILIES, {}).values())
+    base = {"families": ok, "methods": methods, "waiting": waiting}
+    if len(ok) < MIN_FAMILIES:
+        reason = (f"{len(ok)} of the {len(d.families)} scene families have every ranked method stored and a "
+                  f"full-label → AN gap ≥ {FAMILY_MIN_GAP:g} mAP; the test needs {MIN_FAMILIES}")
+        if waiting:
+            reason += f": it waits for {waiting} runs not trained yet (the next cold series trains them)"
+        return dict(base, p=None, reason=reason, mean_ranks={})
+    return dict(base, **rank_test(frame.loc[methods, ok], methods, ok))
+
+
+def family_record(test: Mapping[str, Any]) -> Dict[str, Any]:
+    """:func:`family_ranks` as the notebook records it (numbers, NaN as None)."""
+    keys = ("families", "methods", "waiting", "mean_ranks", "k", "N", "friedman_chi2", "F", "df", "p",
+            "p_permutation", "permutation", "cd", "separated", "alpha", "reason")
+    out = {}
+    for k in keys:
+        v = test.get(k)
+        out[k] = _clean(v) if isinstance(v, dict) else [list(x) for x in v] if k == "separated" and v else \
+            list(v) if isinstance(v, tuple) else _num(v)
+    return out
+
+
+def families_view(runs: "BenchmarkRuns"):
+    """The scene families: what each changes, its gap (measured and from the runs) and the runs it
+    still waits for; then the rank test over them, or a sentence saying what it waits for."""
+    from IPython.display import Markdown, display
+
+    from ..analysis.display import styled
+
+    gaps = family_gaps(runs)
+    display(styled(gaps, f"The benchmark's data sets: scene families, each a setting of the generator's knobs, "
+                   f"under uniform single positive. 'measured gap': full labels minus AN (test mAP) in the "
+                   f"measurement that chose the default scenes (— not measured); 'gap from the runs': the same "
+                   f"from this chapter's runs (on the seeds the oracle ran); every family must keep ≥ {FAMILY_MIN_GAP:g} "
+                   "mAP; 'runs waiting': its runs not trained yet.",
+                   percent=["measured gap", "gap from the runs"], counts=["seeds of the gap", "runs waiting"],
+                   best=False))
+    test = family_ranks(runs)
+    if test.get("p") is None:
+        return Markdown(f"**No rank test yet.** {test['reason']}. Until then the ranks of section 3 are "
+                        "description only, and the paired claims of section 8 are the comparisons to read.")
+    return family_test_view(test)
+
+
+def family_test_view(test: Mapping[str, Any]):
+    """The rank test over the scene families as a table (mean ranks, then the tests)."""
+    import pandas as pd
+
+    from ..analysis.display import styled
+
+    mean = pd.Series(test["mean_ranks"], name="mean rank").sort_values().to_frame()
+    df1, df2 = test["df"]
+    caption = (f"Mean ranks over {test['N']} scene families ({test['k']} methods; 1 = best). Iman–Davenport's "
+               f"F = {test['F']:.2f} on ({df1}, {df2}) df, p = {test['p']:.2g} (the p this chapter reads); the "
+               f"permutation p = {test['p_permutation']:.2g} ({test['permutation']}); Friedman's χ² = "
+               f"{test['friedman_chi2']:.2f}, shown only beside them (its χ² approximation is rough at few data "
+               f"sets). Nemenyi's CD = {test['cd']:.2f}: "
+               + (", ".join(f"{a} ahead of {b}" for a, b in test["separated"]) if test["separated"]
+                  else "no pair of mean ranks lies further apart"))
+    return styled(mean, caption, best=False)

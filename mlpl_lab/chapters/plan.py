@@ -36,6 +36,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ..profiles import Profile
 from ..runs.spec import RunSpec
+from .asked import PENDING_ENV
 from ..runs.workers import dependencies
 from .common import as_profile
 
@@ -205,6 +206,9 @@ class NotebookPlan:
     left: Optional[str] = None
     #: those runs under stand-in choices (counted, e.g. by the projection; not trained by a plan)
     later: List[RunSpec] = field(default_factory=list)
+    #: the chapter's pending runs (:attr:`mlpl_lab.chapters.asked.Asked.pending`): designed, trained
+    #: only by the cold series or on opt-in; counted apart
+    pending: List[RunSpec] = field(default_factory=list)
 
 
 @dataclass
@@ -275,8 +279,11 @@ def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = Non
         stored = store_lookup() if serve_stored else nothing_stored
     rounds = plan_rounds(module.specs, design, stored)
     plan.specs = _with_dependencies(rounds[0].specs)
-    plan.later = [s for s in _with_dependencies(s for r in rounds[1:] for s in r.specs)
+    plan.later = [s for s in _with_dependencies(s for r in rounds[1:] if not r.pending for s in r.specs)
                   if s.key not in {x.key for x in plan.specs}]
+    known = {x.key for x in plan.specs} | {x.key for x in plan.later}
+    plan.pending = [s for s in _with_dependencies(s for r in rounds[1:] if r.pending for s in r.specs)
+                    if s.key not in known]
     if plan.later:
         plan.left = (f"{len(plan.later)} runs chosen from the results of the first "
                      f"{len(plan.specs)} (tuning, γ)")
@@ -434,6 +441,10 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
         if nb.later:
             lines.append(f"  {'':22s} (then {len(nb.later)} runs chosen from results: counted in the "
                          "projection at a stand-in choice, trained once the choice is made)")
+        if nb.pending:
+            lines.append(f"  {'':22s} (and {len(nb.pending)} pending runs, {sum(images_trained(s) for s in nb.pending):,d} "
+                         f"images trained: designed, trained only by the cold series or with "
+                         f"{PENDING_ENV}=1; counted in the projection)")
     for i, w in enumerate(plan.waves):
         name = WAVE_NAMES[i] if i < len(WAVE_NAMES) else f"depth {i}"
         lines.append(f"  wave {i} ({name}): {len(w)} runs, {sum(images_trained(s) for s in w):,d} images trained")
@@ -441,7 +452,9 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
         return "\n".join(lines)
     keys = {s.key for s in order}
     later = list({s.key: s for nb in plan.notebooks for s in nb.later if s.key not in keys}.values())
-    order = order + later
+    keys |= {s.key for s in later}
+    pending = list({s.key: s for nb in plan.notebooks for s in nb.pending if s.key not in keys}.values())
+    order = order + later + pending
     groups, unknown = projection(order)
     total = sum(g.flops for g in groups)
     lines.append("FLOPs per image (torch.utils.flop_counter on the network mlpl_lab.models builds; "
@@ -457,6 +470,11 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
     seconds = total / (tflops * 1e12)
     if later:
         lines.append(f"  (the {len(later)} runs chosen from results are counted at stand-in choices)")
+    if pending:
+        p_groups, _ = projection(pending)
+        p_seconds = sum(g.flops for g in p_groups) / (tflops * 1e12)
+        lines.append(f"  of which {len(pending)} pending runs (trained only by the cold series or with "
+                     f"{PENDING_ENV}=1): {_hours(p_seconds)}")
     lines.append(f"total: {len(order) - len(unknown)} runs, {trained:,d} images trained, "
                  f"{total / 1e15:.1f} PFLOP; at {tflops:.3g} TFLOP/s effective: {_hours(seconds)} "
                  f"({seconds / max(1, len(order) - len(unknown)):.1f} s per run)")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
 from ..analysis.claims import _p  # the claims tables' p-value text
-from ..analysis.tables import SCHEDULE_BOUND, convergence_counts
+from ..analysis.tables import RUN_KEYS_SUFFIX, SCHEDULE_BOUND, convergence_counts
 from ..reporting.report import NOTEBOOK_DIR, read_records
 from .notebooks import chapter_notebooks, read_nb
 
@@ -56,7 +56,13 @@ def notebook_block(stem: str, records: Mapping[str, Any]) -> List[str]:
     """The bullets of one notebook: its convergence count and every claim it recorded."""
     claims = {k: v for key, value in records.items() if "claims" in key and isinstance(value, Mapping)
               for k, v in value.items() if isinstance(v, Mapping) and "verdict" in v}
-    flags = list(_flags(records.get("convergence", {})))
+    # each distinct run once: the run-keyed twins of every convergence record where they exist
+    twins = [v for k, v in records.items() if "convergence" in k and k.endswith(RUN_KEYS_SUFFIX) and isinstance(v, Mapping)]
+    union: dict = {}
+    for twin in twins:
+        for key, flag in twin.items():
+            union.setdefault(key, flag)
+    flags = list(_flags(union)) if twins else list(_flags(records.get("convergence", {})))
     head = f"* **{stem}**"
     if flags:
         c = convergence_counts(dict(enumerate(flags)))

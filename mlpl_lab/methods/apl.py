@@ -51,7 +51,9 @@ def apl_round(probs: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Ten
     return added
 
 
-@register_method("em_apl")
+# schedule-bound: APL labels a share of the unknown entries after every epoch from warm-up to the
+# last (its rounds span the rest of the run), so the targets move until the end by construction
+@register_method("em_apl", schedule_bound=True)
 class EMAPLMethod(LossMethod):
     """EM + APL. Defaults α = 0.2, β = 0.02, warmup_epoch = 5, neg_proportion = 0.9
     (Zhou's PASCAL VOC settings; he trains 10 epochs, the cpu profile 8). With fewer epochs

@@ -56,6 +56,8 @@ ABLATIONS: Dict[str, Tuple[bool, bool, bool]] = {
 #: the registered methods whose targets follow GR's schedule to the last epoch (Eq. 9–13: k̂'s w, b
 #: and v's μ, σ move linearly with the epoch): their validation curve may rise until the end
 #: however long they train, so a convergence check marks them schedule-bound, not unconverged
+#: (GR's share of the registry's flags, :func:`mlpl_lab.methods.registry.is_schedule_bound`, which
+#: every table reads)
 SCHEDULE_BOUND = frozenset({"gr"} | {name for name, (k, v, _) in ABLATIONS.items() if k or v})
 
 
@@ -133,6 +135,11 @@ def _ablation_factory(name: str, flags: Tuple[bool, bool, bool]):
     return factory
 
 
-register_method("gr")(GRMethod)
+def _gr_moves(hp) -> bool:
+    """GR's targets move with the epoch while k̂ or v is on (Eq. 9–13)."""
+    return bool(hp.get("use_k", True) or hp.get("use_v", True))
+
+
+register_method("gr", schedule_bound=_gr_moves)(GRMethod)
 for _name, _flags in ABLATIONS.items():
-    register_method(_name)(_ablation_factory(_name, _flags))
+    register_method(_name, schedule_bound=bool(_flags[0] or _flags[1]))(_ablation_factory(_name, _flags))

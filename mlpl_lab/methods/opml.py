@@ -250,13 +250,19 @@ class OPMLMethod(Method):
         self.ap = state.get("ap", self.ap)
 
 
-@register_method("opml")
+def _opml_moves(hp, default: bool = False) -> bool:
+    """OPML's targets move to the last epoch when AP smoothing (recomputed after every epoch but
+    the last) or the label correction (every ``correction_every`` epochs from half the run on) is on."""
+    return bool(hp.get("smoothing", default) or hp.get("correction", default))
+
+
+@register_method("opml", schedule_bound=_opml_moves)
 def opml_method(**hp) -> OPMLMethod:
     """OPML (Eq. 3/6) with optional high-rank, smoothing and correction (all off)."""
     return OPMLMethod(**hp)
 
 
-@register_method("opml_sp")
+@register_method("opml_sp", schedule_bound=lambda hp: _opml_moves(hp, default=True))
 class OPMLSP(OPMLMethod):
     """OPML-SP: soft OPML + high-rank + AP-based label correction, every part on by default
     (switch ``high_rank`` / ``smoothing`` / ``correction`` off for the Table IV ablation)."""

@@ -4,26 +4,56 @@
 ``protocol.csv`` next to the HTML), so a reader sees at once whether a chapter's tables rest on
 converged runs — the protocol asks every run of a key comparison to converge and at least 90 %
 of all runs — and how many of its claims are findings (≥ 3 paired seeds) or observations.
+
+Runs are counted **by run key, each once**: per notebook over the union of its convergence
+records, and for the course over the union of every notebook's (a run that two chapters read —
+02's tuned rows in 07 — or that two tables of one chapter read counts once). A record without
+its run-keyed twin (:data:`mlpl_lab.analysis.tables.RUN_KEYS_SUFFIX`; notebooks executed before
+it existed) is counted by its labels, within its notebook. Schedule-bound runs (§) are counted
+apart: the share converged is over the other runs, and the § runs' control is their length check.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, Iterable, List
 
-from ..analysis.tables import SCHEDULE_BOUND
+from ..analysis.tables import RUN_KEYS_SUFFIX, SCHEDULE_BOUND, convergence_counts
 from .report import read_records
 
 #: the share of a series' runs that must converge (the protocol)
 MIN_CONVERGED_SHARE = 0.9
 
 
-def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
-    """One notebook's runs (from every ``*convergence*`` record) and claims."""
+def _is_flag(v: Any) -> bool:
+    return isinstance(v, bool) or v == SCHEDULE_BOUND
+
+
+def run_flags(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
+    """``{run: flag}`` of one notebook, each distinct run once: the run-keyed twins of its
+    ``*convergence*`` records (keys: run keys, shared across notebooks), and, for a record
+    without a twin, its labels (``"<stem>: <record>: <label>"``, this notebook's own)."""
     runs: Dict[str, Any] = {}
     for name, value in records.items():
-        if "convergence" in name and isinstance(value, dict):
-            runs.update({f"{name}: {k}": v for k, v in value.items()
-                         if isinstance(v, bool) or v == SCHEDULE_BOUND})
+        if "convergence" not in name or not isinstance(value, dict):
+            continue
+        if name.endswith(RUN_KEYS_SUFFIX):
+            for k, v in value.items():
+                if _is_flag(v):
+                    runs.setdefault(k, v)
+        elif name + RUN_KEYS_SUFFIX not in records:
+            for k, v in value.items():
+                if _is_flag(v):
+                    runs.setdefault(f"{stem}: {name}: {k}", v)
+    return runs
+
+
+def notebook_summary(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
+    """One notebook's distinct runs (:func:`run_flags`) and claims."""
+    runs = run_flags(records, stem)
+    labels: Dict[str, Any] = {}  # the labels of the runs that did not converge, for the listing
+    for name, value in records.items():
+        if "convergence" in name and not name.endswith(RUN_KEYS_SUFFIX) and isinstance(value, dict):
+            labels.update({f"{name}: {k}": v for k, v in value.items() if _is_flag(v)})
     claims = records.get("claims") or {}
     kinds = [c.get("kind", "finding") for c in claims.values() if isinstance(c, dict)]
     verdicts = [str(c.get("verdict", "")) for c in claims.values() if isinstance(c, dict)]
@@ -31,9 +61,11 @@ def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
     bound_claims = {k: c["schedule_bound"] for k, c in claims.items() if isinstance(c, dict) and c.get("schedule_bound")}
     unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict) and k not in bound_claims
                           and c.get("converged") not in (None, "yes", True)]
-    return {"runs": len(runs), "converged": sum(v is True for v in runs.values()),
-            "schedule-bound": [k for k, v in runs.items() if v == SCHEDULE_BOUND],
-            "not converged": [k for k, v in runs.items() if v is False],
+    counts = convergence_counts(runs)
+    return {"runs": counts["runs"], "converged": counts["converged"],
+            "schedule-bound": counts["schedule-bound"], "unconverged": counts["unconverged"],
+            "not converged": [k for k, v in labels.items() if v is False],
+            "_run_flags": runs,
             "claims": len(claims), "findings": sum(k == "finding" for k in kinds),
             "observations": sum(k == "observation" for k in kinds),
             "holds": sum(v == "holds" for v in verdicts),
@@ -43,18 +75,44 @@ def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def summarise(executed: Iterable[Path]):
-    """A DataFrame, one row per executed notebook (and a total row)."""
+    """A DataFrame, one row per executed notebook and a total row. Runs are distinct runs: the
+    total's run columns count the union of the notebooks' runs, each once (not their sum); its
+    claim columns are sums. ``share converged``: converged / (runs − schedule-bound)."""
+    return summarise_records({Path(p).stem: read_records(p) for p in sorted(Path(p) for p in executed)})
+
+
+def summarise_records(records_by_notebook: Dict[str, Dict[str, Any]]):
+    """:func:`summarise` from ``{notebook stem: its records}``."""
     import pandas as pd
 
-    rows = {}
-    for path in sorted(Path(p) for p in executed):
-        s = notebook_summary(read_records(path))
-        rows[path.stem] = {k: (len(v) if isinstance(v, list) else v) for k, v in s.items()}
+    rows, union = {}, {}
+    for stem, records in records_by_notebook.items():
+        s = notebook_summary(records, stem)
+        for k, v in s["_run_flags"].items():
+            union.setdefault(k, v)
+        rows[stem] = {k: (len(v) if isinstance(v, list) else v) for k, v in s.items() if not k.startswith("_")}
     frame = pd.DataFrame(rows).T
     if len(frame):
-        frame.loc["total"] = frame.sum(numeric_only=True)
-        frame["share converged"] = (frame["converged"] / frame["runs"].where(frame["runs"] > 0)).round(3)
+        total = frame.sum(numeric_only=True)
+        total.update(pd.Series(convergence_counts(union)))
+        frame.loc["total"] = total
+        judged = frame["runs"] - frame["schedule-bound"]
+        frame["share converged"] = (frame["converged"] / judged.where(judged > 0)).round(3)
     return frame
+
+
+def protocol_line(row, what: str) -> str:
+    """``"<what>: 180 of 200 distinct runs converged (90 %; ...), 12 schedule-bound (§) counted
+    apart"`` from a :func:`summarise` row."""
+    n, bound, ok = int(row["runs"]), int(row.get("schedule-bound", 0)), int(row["converged"])
+    if not n:
+        return f"{what}: no run recorded its convergence"
+    judged = n - bound
+    share = ok / judged if judged else float("nan")
+    return (f"{what}: {ok} of {judged} distinct runs converged ({share:.0%}; the protocol asks at least "
+            f"{MIN_CONVERGED_SHARE:.0%})"
+            + (f"; {bound} more are schedule-bound (§, counted apart: their length check is the control)"
+               if bound else ""))
 
 
 def summary_text(executed: Iterable[Path]) -> str:
@@ -64,14 +122,12 @@ def summary_text(executed: Iterable[Path]) -> str:
     if not len(frame):
         return "no executed notebook to summarise"
     total = frame.loc["total"]
-    share = float(total["converged"]) / float(total["runs"]) if total["runs"] else float("nan")
-    bound = int(total.get("schedule-bound", 0))
-    lines = [f"protocol: {int(total['converged'])} of {int(total['runs'])} runs converged "
-             f"({share:.0%}; the protocol asks at least {MIN_CONVERGED_SHARE:.0%})"
-             + (f", {bound} schedule-bound (§; their length check is the control)" if bound else "")
-             if total["runs"] else "protocol: no run recorded its convergence"]
+    lines = [protocol_line(total, "protocol")]
+    for stem, row in frame.drop(index="total").iterrows():
+        if row["runs"]:
+            lines.append("  " + protocol_line(row, stem))
     for path in sorted(Path(p) for p in executed):
-        s = notebook_summary(read_records(path))
+        s = notebook_summary(read_records(path), path.stem)
         bad: List[str] = s["not converged"]
         if bad:
             lines.append(f"  {path.stem}: not converged: " + "; ".join(bad[:8])

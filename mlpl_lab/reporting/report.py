@@ -128,6 +128,11 @@ def record(name: str, value: Any, show: bool = True) -> Any:
     # draws an (empty) output area for it; read_records finds it by its MIME type
     shown = readable(name, plain) if show else {}
     display({RECORD_MIME: item, **shown}, raw=True)
+    run_flags = getattr(value, "run_flags", None)
+    if isinstance(run_flags, dict):  # a convergence record that knows its runs' keys (analysis.tables.RunFlags)
+        from ..analysis.tables import RUN_KEYS_SUFFIX
+
+        display({RECORD_MIME: {"name": name + RUN_KEYS_SUFFIX, "value": _plain(run_flags)}}, raw=True)
     return value
 
 

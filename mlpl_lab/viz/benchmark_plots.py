@@ -39,12 +39,13 @@ def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP 
     return ax
 
 
-def plot_ranks(rank, ax=None):
+def plot_ranks(rank, ax=None, test: bool = True):
     """Critical-difference diagram (Demšar 2006, Fig. 1): each method at its mean rank over the
     compared regimes (1 = best, left), the Nemenyi CD as a bar, and a thick line under every
     maximal group of methods whose mean ranks lie within CD of each other (not told apart).
-    ``rank``: :func:`mlpl_lab.analysis.benchmark.rank_summary`'s dict."""
-    table, cd, fr = rank["table"], rank["cd"], rank["friedman"]
+    ``rank``: :func:`mlpl_lab.analysis.benchmark.rank_summary`'s dict. ``test=False``: the mean
+    ranks alone, no CD and no p (ranks over label regimes of one data set are description only)."""
+    table, cd, fr = rank["table"], rank["cd"] if test else math.nan, rank["friedman"]
     k = len(table)
     ax = ax or plt.subplots(figsize=(7, 0.28 * k + 2.0))[1]
     ranks = table["mean_rank"].to_numpy(dtype=float)
@@ -71,10 +72,14 @@ def plot_ranks(rank, ax=None):
             ax.plot([ranks[order[i]] - 0.05, ranks[order[j]] + 0.05], [y, y], c="C3", lw=3, alpha=0.7)
     ax.set_yticks([])
     ax.set_xlabel("mean rank over the compared regimes (1 = best)")
-    p = "< 0.001" if fr["p"] < 0.001 else f"= {fr['p']:.3f}"
-    test = (f"Friedman χ² = {fr['statistic']:.2f}, p {p}" if math.isfinite(fr["p"])
-            else "no Friedman test")
-    ax.set_title(f"ranks: {k} methods × {fr['N']} regimes · {test}", fontsize=9)
+    if not test:
+        ax.set_title(f"ranks: {k} methods × {fr['N']} regimes · description only (no test over label regimes)",
+                     fontsize=9)
+    else:
+        p = "< 0.001" if fr["p"] < 0.001 else f"= {fr['p']:.3f}"
+        text = (f"Friedman χ² = {fr['statistic']:.2f}, p {p}" if math.isfinite(fr["p"])
+                else "no Friedman test")
+        ax.set_title(f"ranks: {k} methods × {fr['N']} regimes · {text}", fontsize=9)
     for side in ("left", "right", "top"):
         ax.spines[side].set_visible(False)
     return ax
@@ -201,4 +206,23 @@ def plot_selection(frame, ax=None):
     ax.set_ylim(-(y - 0.5), 0.5)
     ax.set_xlabel("test mAP at the clean-validation epoch − at the observed-validation epoch (points)")
     ax.set_title("what clean validation flatters (mean over seeds, paired 95 % t-interval)", fontsize=10)
+    return ax
+
+
+def plot_family_ranks(test, ax=None):
+    """The critical-difference diagram over the scene families (``test``: the chapter's
+    ``family_ranks``), drawn only where it can separate something
+    (:func:`mlpl_lab.analysis.ranks.cd_separates`); else None."""
+    import pandas as pd
+
+    from ..analysis.ranks import cd_separates
+
+    if test.get("p") is None or not cd_separates(test):
+        return None
+    table = pd.DataFrame({"mean_rank": pd.Series(test["mean_ranks"])}).sort_values("mean_rank")
+    rank = {"table": table, "cd": test["cd"], "friedman": {"p": test["p"], "statistic": math.nan, "N": test["N"]}}
+    ax = plot_ranks(rank, ax=ax)
+    ax.set_xlabel("mean rank over the scene families (1 = best)")
+    ax.set_title(f"ranks: {test['k']} methods × {test['N']} scene families · Iman–Davenport F = {test['F']:.2f}, "
+                 f"p = {test['p']:.2g}", fontsize=9)
     return ax

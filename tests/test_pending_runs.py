@@ -1,0 +1,144 @@
+"""Pending runs (mlpl_lab.chapters.asked): designed by a chapter, trained only by the cold series or
+on opt-in, read when stored, counted apart by a plan; and 07's scene families and controls as such."""
+from types import SimpleNamespace
+
+import pytest
+
+from mlpl_lab.chapters import asked as A
+
+
+def spec(key):
+    return SimpleNamespace(key=key)
+
+
+def fake_specs(design, stored):
+    return A.Asked(now={"main": {"AN": [spec("n1"), spec("n2")]}},
+                   pending={"families": {"AN · f1": [spec("p1"), spec("p2")], "AN · f2": [spec("p3")]}})
+
+
+@pytest.fixture
+def fake_store(monkeypatch):
+    """A store holding n1, n2 and p1, p3 (p2 missing); ensure_grid records what it is asked to train."""
+    held = {k: SimpleNamespace(key=k) for k in ("n1", "n2", "p1", "p3")}
+    asked_to_train = []
+
+    def ensure_grid(grid, store=None, label=None, **kw):
+        out = {}
+        for (fam, lab), ss in grid.items():
+            asked_to_train.extend(s.key for s in ss if s.key not in held)
+            out[(fam, lab)] = [held.get(s.key) or SimpleNamespace(key=s.key) for s in ss]
+        return out
+
+    monkeypatch.setattr(A, "ensure_grid", ensure_grid)
+    monkeypatch.setattr(A, "store_lookup", lambda store=None: (lambda s: held.get(s.key)))
+    return asked_to_train
+
+
+def test_pending_runs_are_not_trained_and_only_complete_labels_are_read(fake_store, monkeypatch):
+    """Bug caught: a pack-served notebook training the pending runs (it must train 0), or serving a
+    label with part of its seeds missing."""
+    monkeypatch.delenv(A.PENDING_ENV, raising=False)
+    out = A.ensure_asked(fake_specs, None, store=object())
+    assert fake_store == []  # nothing trained
+    assert set(out["main"]) == {"AN"}
+    assert set(out["families"]) == {"AN · f2"}  # f1 lacks p2
+    assert A.pending_missing(fake_specs(None, None), lambda s: None if s.key == "p2" else s) == {"families": {"AN · f1": 1}}
+
+
+def test_opting_in_trains_the_pending_runs(fake_store, monkeypatch):
+    monkeypatch.setenv(A.PENDING_ENV, "1")
+    out = A.ensure_asked(fake_specs, None, store=object())
+    assert fake_store == ["p2"]
+    assert set(out["families"]) == {"AN · f1", "AN · f2"}
+
+
+def test_a_plan_counts_pending_runs_apart(monkeypatch):
+    monkeypatch.delenv(A.PENDING_ENV, raising=False)
+    rounds = A.plan_rounds(fake_specs, None)
+    assert [r.pending for r in rounds] == [False, True]
+    assert [s.key for s in rounds[1].specs] == ["p1", "p2", "p3"]
+    monkeypatch.setenv(A.PENDING_ENV, "1")
+    rounds = A.plan_rounds(fake_specs, None)
+    assert len(rounds) == 1 and {s.key for s in rounds[0].specs} == {"n1", "n2", "p1", "p2", "p3"}
+
+
+def test_a_pending_family_named_like_a_family_of_now_is_an_error(fake_store):
+    def clash(design, stored):
+        return A.Asked(now={"main": {"AN": [spec("n1")]}}, pending={"main": {"x": [spec("p1")]}})
+
+    with pytest.raises(ValueError, match="own family"):
+        A.ensure_asked(clash, None, store=object())
+
+
+def test_07_declares_five_scene_families_as_pending_runs_of_eight_ranked_methods(monkeypatch):
+    """Oracle: the issue's floor (≥ 5 families, ≥ 8 ranked methods, ≥ 3 seeds) and the measurement
+    record's own numbers for the measured families (oracle minus AN test mAP ≥ 10)."""
+    import json
+
+    from mlpl_lab.chapters import benchmark as b
+    from mlpl_lab.chapters.scenes_choice import CPU_RECORD
+
+    monkeypatch.delenv(A.PENDING_ENV, raising=False)
+    d = b.design("cpu")
+    assert len(d.families) >= 5 and "default" in d.families
+    ranked = [r for r in d.family_rows if r not in b.REFERENCE_ROWS]
+    assert len(ranked) >= 8 and len(d.family_seeds) >= 3
+    # the settings differ from each other and from the default (independent data sets, not one set twice)
+    settings = [json.dumps(b.SCENE_FAMILIES[f], sort_keys=True) for f in d.families]
+    assert len(set(settings)) == len(settings)
+    asked = b.specs(d, A.nothing_stored)
+    fam = asked.pending[b.FAMILIES]
+    for row in ranked:
+        for family in d.families:
+            if family == "default":
+                continue
+            ss = fam[f"{row} · {family}"]
+            assert [s.seed for s in ss] == list(d.family_seeds)
+            assert all(s.regime == "single_positive" for s in ss)
+            # the family's scenes, and the default family's hyperparameters (no tuning again)
+            cell = asked.later.get(b.FAMILY_REGIME, {}).get(row) or asked.now[b.FAMILY_REGIME][row]
+            assert ss[0].method_params == cell[0].method_params
+            assert all(ss[0].data.get(k) == v for k, v in b.SCENE_FAMILIES[family].items())
+    # pending runs never enter the notebook's own runs
+    now_keys = {s.key for s in asked.flat("now")} | {s.key for s in asked.flat("later")}
+    assert not now_keys & {s.key for s in asked.flat("pending")}
+    # measured families: their gap in the record itself
+    runs = json.loads(CPU_RECORD.read_text())["runs"]
+    for family, cand in b.FAMILY_CANDIDATE.items():
+        if cand is None:
+            continue
+        full = [r["test_mAP"] for r in runs if r["candidate"] == cand and r["method"] == "full labels"]
+        an = [r["test_mAP"] for r in runs if r["candidate"] == cand and r["method"] == "AN"]
+        assert sum(full) / len(full) - sum(an) / len(an) >= 10.0, family
+
+
+def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
+    """Oracle: a hand-made set of five families where the eight methods keep one order everywhere
+    (mean ranks 1..8 by hand, χ²_F = 12·5/(8·9)·(Σ r² − 8·81/4) = 35, Iman–Davenport's F infinite);
+    with one family's runs missing the test waits and says for how many runs."""
+    from mlpl_lab.chapters import benchmark as b
+
+    d = b.design("cpu")
+    ranked = [r for r in d.family_rows if r not in b.REFERENCE_ROWS]
+
+    def run(value, seed):
+        return SimpleNamespace(spec=SimpleNamespace(seed=seed), best={"test_mAP": value}, converged=True)
+
+    fams = {}
+    for f in d.families:
+        fams[f] = {b.ORACLE: [run(95.0, d.family_seeds[0])]}
+        for i, row in enumerate(ranked):  # AN first in the block: the worst, so every gap ≥ 10
+            fams[f][row] = [run(60.0 + 3 * i if row != b.AN else 50.0, s) for s in d.family_seeds]
+    runs = SimpleNamespace(design=d, families=fams, waiting={})
+    t = b.family_ranks(runs)
+    by_hand = {row: float(len(ranked) - i) for i, row in enumerate(ranked)}
+    by_hand[b.AN] = float(len(ranked))
+    assert t["mean_ranks"] == pytest.approx(by_hand)
+    k, n = len(ranked), len(d.families)
+    assert t["friedman_chi2"] == pytest.approx(12 * n / (k * (k + 1)) * (sum(r * r for r in range(1, k + 1)) - k * (k + 1) ** 2 / 4))
+    assert t["p"] == 0.0 and t["p_permutation"] < 0.001
+    # one family's runs missing: no test, and the reason names what it waits for
+    del fams["other co-occurrence"]["GR"]
+    runs.waiting = {b.FAMILIES: {"GR · other co-occurrence": 3}}
+    t = b.family_ranks(runs)
+    assert t["p"] is None and "waits for 3 runs" in t["reason"]
