@@ -457,7 +457,7 @@ def _show(table) -> None:
 
     view = styled(table, f"The live run against the chapter's converged runs of the same method "
                   f"({table.attrs['source']}); test mAP at the best-validation epoch; 'timed on': where each "
-                  "training time was measured", percent=["test mAP"], best=False)
+                  "training time was measured", percent=["test mAP"], counts=["training images"], best=False)
     try:
         from IPython import get_ipython
         from IPython.display import display
