@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 from pathlib import Path
 from typing import Any, Dict
+
+from . import figure_log
 
 RECORD_MIME = "application/vnd.mlpl-lab.record+json"
 
@@ -314,6 +317,8 @@ def setup_notebook(profile, seeds, start: bool = True, chapter: str | None = Non
         ip = get_ipython()
         if ip is not None:
             ip.run_line_magic("matplotlib", "inline")
+            if os.environ.get(figure_log.ENV):  # under `mlpl-lab report`: log what each figure shows
+                figure_log.register(ip)
     except Exception:  # outside IPython: keep the current backend
         matplotlib.use("Agg")
     import seaborn as sns
