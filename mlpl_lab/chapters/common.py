@@ -16,7 +16,7 @@ SCALE_FIELDS = ("n_train", "n_val", "n_test", "image_size", "model", "model_kwar
 
 #: profiles that take another profile's chapter designs — its method lists, rows, regimes, key
 #: seeds (capped at the profile's own seeds) and a chapter's image sizes — at their own run scale:
-#: ``gpu_shape`` executes the gpu designs at a CPU's sizes (issue 34). A chapter's epoch tables
+#: ``gpu_shape`` executes the gpu designs at a CPU's sizes. A chapter's epoch tables
 #: (LAC's stages, OPMLDesign.opml_epochs, PU_EPOCHS) stay keyed by the profile itself.
 DESIGN_OF = {"gpu_shape": "gpu"}
 

@@ -125,6 +125,13 @@ def left_out(profile):
     return [m for m in ZOO_ALL if m not in zoo]
 
 
+def seeds_text(profile) -> str:
+    """The header's seeds: the fresh seeds every table and claim of this chapter uses, and the
+    selection seed its tuning reads (from :func:`design`)."""
+    d = design(profile)
+    return tuning.seeds_text(d.fresh_seeds, d.selection_seed)
+
+
 def left_out_text(profile) -> str:
     """Which Table 2 rows this chapter leaves out under ``profile``, and which of them chapter 07's
     benchmark trains under the same profile (read from its design)."""

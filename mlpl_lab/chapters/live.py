@@ -1,5 +1,5 @@
 """Live exercises: one cut-down run per chapter (01–06) that a student trains in class, then
-compares with the chapter's own converged row of the same method (issues 33 and 48).
+compares with the chapter's own converged row of the same method.
 
 Each chapter's **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS, 05 LAC (both stages),
 06 PU-MLC — is taken from the chapter's own design (:func:`converged_spec`: the chapter's regime,

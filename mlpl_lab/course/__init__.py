@@ -1,4 +1,4 @@
-"""The course built on the notebooks, from one source (issue 22): student / instructor copies, objectives and the
+"""The course built on the notebooks, from one source: student / instructor copies, objectives and the
 syllabus from ``notebooks/course.yml``, the chapter quizzes, the book and the instructor guide.
 
 * **One source, two versions.** Solutions sit between ``# BEGIN SOLUTION`` / ``# END SOLUTION``

@@ -1,4 +1,4 @@
-"""Notebooks as raw JSON and the two versions of each (issue 22): student copies with each
+"""Notebooks as raw JSON and the two versions of each: student copies with each
 solution between ``# BEGIN SOLUTION`` / ``# END SOLUTION`` replaced by a stub, instructor copies
 with the markers removed (:func:`export`), outputs stripped. Edited as raw JSON so every cell
 this package does not touch keeps its bytes. Also the course's files and its error type."""

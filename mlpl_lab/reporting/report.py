@@ -273,7 +273,8 @@ def all_finite(value: Any) -> bool:
 
 
 def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Dict[str, Any]:
-    """The first lines of every notebook: versions, device, profile and seeds."""
+    """The first lines of every notebook: versions, device, profile and seeds (a list, or the
+    chapter's own sentence: which seeds its tables use and which one selects)."""
     import platform
 
     import torch
@@ -287,7 +288,7 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
         "mlpl_lab": mlpl_lab.__version__, "torch": torch.__version__,
         "torchvision": torchvision.__version__, "python": platform.python_version(),
         "device": str(pick_device("auto")), "threads": torch.get_num_threads(),
-        "profile": profile, "seeds": list(seeds),
+        "profile": profile, "seeds": seeds if isinstance(seeds, str) else list(seeds),
     }
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
