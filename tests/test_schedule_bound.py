@@ -55,7 +55,7 @@ def test_gr_claims_say_whether_the_length_check_agrees():
     # the length check's own rows: GR is schedule-bound there too, so § (as the length-check table
     # marks it), never † ("a run did not converge" for another reason)
     check = rec["GR beats AN with both trained 27 epochs (length check)"]
-    assert check["schedule_bound"] == "schedule-bound at the longer schedule too (this row is the length check)"
+    assert check["schedule_bound"] == "schedule-bound at the longer schedule too: this row is the length check"
     assert "§ schedule-bound; the length check agrees" in takeaways(table)
     assert "†" not in takeaways(table)
     long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=True, epochs=27)  # converged there: no mark

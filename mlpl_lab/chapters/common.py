@@ -132,3 +132,25 @@ def leaves_out(profile, design_of=None) -> List[str]:
     if scale:
         out.append("run scale: " + "; ".join(scale))
     return out
+
+
+def profile_frame(profile):
+    """The profile's settings as a reader reads them: one row per setting (its name in words and
+    its value as :func:`~mlpl_lab.analysis.display.value_text` writes it), not the dataclass repr."""
+    import dataclasses
+
+    import pandas as pd
+
+    from ..analysis.display import header_words, value_text
+
+    P = as_profile(profile)
+    rows = {header_words(f.name): value_text(getattr(P, f.name)) for f in dataclasses.fields(P)}
+    return pd.Series(rows, name="value").to_frame().rename_axis("setting")
+
+
+def profile_view(profile):
+    """:func:`profile_frame` in the lab's table style."""
+    from ..analysis.display import styled
+
+    P = as_profile(profile)
+    return styled(profile_frame(P), f"The {P.name} profile: every setting its runs are built from.", best=False)

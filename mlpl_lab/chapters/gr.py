@@ -351,7 +351,7 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None):
     if length_check and convergence_mark(length_check["GR"]) == "schedule-bound":
         for other, claim in checks.items():
             if convergence_mark(length_check[other]) is False:  # False: no † on that side
-                notes[claim] = "schedule-bound at the longer schedule too (this row is the length check)"
+                notes[claim] = "schedule-bound at the longer schedule too: this row is the length check"
     return mark_schedule_bound(table, notes) if notes else table
 
 

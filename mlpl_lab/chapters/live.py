@@ -428,7 +428,7 @@ def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | 
         live, conv = live_exercise(c, profile, store)
         if live_run is None:  # live_training = False: nothing to compare, which is no failure
             print(f"{title}: the live exercise was not run in this execution, so there is nothing to "
-                  f"compare yet. {HOW_TO_RUN}")
+                  "compare yet (the training cell above says how to run it).")
             return False
         if not isinstance(live_run, StoredRun) or live_run.spec != live:
             print(f"✗ {title} — no live run of chapter {c} under {as_profile(profile).name!r} to compare: "
