@@ -88,7 +88,12 @@ def readable(name: str, plain: Any) -> Dict[str, str]:
             caption += (f". Shown: {len(cols)} of its {frame.shape[1]} columns, evenly spaced, the first "
                         "and the last among them")
             frame = frame[cols]
-        st = compact_rows(frame, caption, record=name, best=False)
+        # a column whose values were all integers shows them as integers (its gaps made it float)
+        ints = [c for c in frame.columns
+                if any(c in v for v in plain.values())
+                and all(isinstance(v[c], int) and not isinstance(v[c], bool) for v in plain.values() if c in v
+                        and v[c] is not None)]
+        st = compact_rows(frame, caption, record=name, best=False, counts=ints)
         return {"text/plain": f"{title}:\n{st.data.to_string()}", "text/html": st.to_html()}
     if isinstance(plain, dict) and plain and all(isinstance(v, dict) for v in plain.values()):
         flat = _flatten_rows(plain)
