@@ -400,3 +400,13 @@ def test_no_table_over_the_limits_and_no_empty_output_in_the_smoke_series(execut
     assert empty == 0, f"{name}: {empty} outputs with an empty text/plain"
     page = (executed_notebooks.out / name.replace(".ipynb", ".html")).read_text()
     assert "<pre></pre>" not in page, f"{name}: an empty output area in the HTML report"
+
+
+def test_a_record_table_prints_integer_columns_as_integers():
+    """Bug caught: 07's tuned table printed an epoch count as "10.00" (its missing cells made the
+    column float); reals keep their decimals."""
+    from mlpl_lab.reporting.report import readable
+
+    shown = readable("tuned", {"a": {"T_k": 10, "lr": 1.0}, "b": {"lr": 30.0}})
+    rows = {line.split()[0]: line.split()[1:] for line in shown["text/plain"].splitlines()[2:]}
+    assert rows["a"] == ["10", "1.00"] and rows["b"] == ["—", "30.00"], shown["text/plain"]
