@@ -171,7 +171,7 @@ def test_separation_sentence_states_the_record():
 def test_left_out_rows_say_where_07_reports_them():
     from mlpl_lab.chapters import benchmark
 
-    text = chapter.left_out_text("cpu")
+    text = benchmark.left_out_of_02("cpu")
     out = chapter.left_out("cpu")
     in_07 = {row for _, row in benchmark.design("cpu").cells()}
     assert out and all(m in text for m in out)

@@ -410,3 +410,21 @@ def test_a_record_table_prints_integer_columns_as_integers():
     shown = readable("tuned", {"a": {"T_k": 10, "lr": 1.0}, "b": {"lr": 30.0}})
     rows = {line.split()[0]: line.split()[1:] for line in shown["text/plain"].splitlines()[2:]}
     assert rows["a"] == ["10", "1.00"] and rows["b"] == ["—", "30.00"], shown["text/plain"]
+
+
+def test_the_profile_reads_as_a_table_of_settings_not_a_repr():
+    """Bug caught: 01 printed the profile's dataclass repr. Every field appears once, by its name
+    in words, in a table within the size limits."""
+    import dataclasses
+
+    from mlpl_lab.chapters.common import profile_frame
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("cpu")
+    frame = profile_frame(P)
+    text = " ; ".join(frame["settings"])
+    assert "Profile(" not in text and frame.shape[0] <= MAX_ROWS and frame.shape[1] <= MAX_COLUMNS
+    for f in dataclasses.fields(P):
+        if f.name != "name":
+            assert text.count(f"{header_words(f.name)} = ") >= 1, f.name
+    assert "epochs = 54" in text and "seeds = 0, 1, 2, 3, 4" in text

@@ -522,6 +522,23 @@ def left_out(design: BenchmarkDesign) -> List[str]:
     return out
 
 
+def left_out_of_02(profile) -> str:
+    """Which Table 2 rows chapter 02 leaves out under ``profile`` (:func:`mlpl_lab.chapters.gr.left_out`),
+    and which of them this benchmark trains under the same profile (its design's rows) — the line 02
+    prints under its zoo."""
+    P = as_profile(profile)
+    out = gr_chapter.left_out(P)
+    if not out:
+        return f"This chapter trains every Table 2 row under the {P.name} profile."
+    in_07 = {row for _, row in design(P).cells()}
+    there = [m for m in out if m in in_07]
+    text = f"Table 2 rows this chapter leaves out under the {P.name} profile: {', '.join(out)}"
+    if there:
+        which = "them" if there == out else ", ".join(there)
+        text += f"; chapter 07's benchmark trains {which} under the same profile, on the same protocol, and reports them there"
+    return text + "."
+
+
 def regimes_markdown(d: "BenchmarkDesign") -> str:
     """The columns the design's tables have, each with what it observes (:func:`regime_definition`),
     and the regimes of the lab this design leaves out."""

@@ -132,24 +132,6 @@ def seeds_text(profile) -> str:
     return tuning.seeds_text(d.fresh_seeds, d.selection_seed)
 
 
-def left_out_text(profile) -> str:
-    """Which Table 2 rows this chapter leaves out under ``profile``, and which of them chapter 07's
-    benchmark trains under the same profile (read from its design)."""
-    from .benchmark import design as benchmark_design
-
-    P = as_profile(profile)
-    out = left_out(P)
-    if not out:
-        return f"This chapter trains every Table 2 row under the {P.name} profile."
-    in_07 = {row for _, row in benchmark_design(P).cells()}
-    there = [m for m in out if m in in_07]
-    text = f"Table 2 rows this chapter leaves out under the {P.name} profile: {', '.join(out)}"
-    if there:
-        which = "them" if there == out else ", ".join(there)
-        text += f"; chapter 07's benchmark trains {which} under the same profile, on the same protocol, and reports them there"
-    return text + "."
-
-
 def sign_changes(curve: Mapping[str, np.ndarray]) -> list:
     """The confidences p at which a gradient curve (``{"logit", "grad"}``) changes sign, by linear
     interpolation between the grid points that bracket each change."""
