@@ -172,11 +172,11 @@ class Profile:
 #: their own seed (scene seeds 3000-3002, far from the chapters' splits)
 PRETRAIN_DIGITS = {"glyphs": "digits", "max_objects": 1, "seed": 1000}
 
-#: scenes with headroom (issue 36), chosen by measurement in chapters/scenes_choice.py (its rule reads
+#: scenes with headroom, chosen by measurement in chapters/scenes_choice.py (its rule reads
 #: only the full-label oracle's and AN's validation mAP; record: benchmarks/records/
 #: scene_candidates_cpu.json, measured at the cpu profile's 54 epochs, shown in notebook 01; the
 #: candidate "harder"): colour jitter, pixel noise, smaller objects, up to six of them, at least
-#: 20 % of each visible. At 36 epochs the rule had chosen the issue's probe (record
+#: 20 % of each visible. At 36 epochs the rule had chosen the probe (record
 #: scene_candidates_cpu_36epochs.json), whose oracle then left the band at 54
 SCENES_WITH_HEADROOM = {"colour_jitter": 0.25, "noise": 0.15, "size_range": [0.2, 0.4], "max_objects": 6,
                         "min_visible": 0.2}
@@ -204,7 +204,7 @@ PROFILES: Dict[str, Profile] = {
                    cell_timeout_s=172_800,  # 48 h per cell: notebook 07's grid (`mlpl-lab plan --profile gpu` projects it)
                    pretrain=PRETRAIN_DIGITS | {"n_train": 40000, "n_val": 2000, "n_test": 2000, "epochs": 10}),
     # gpu_shape: the gpu profile's shapes at a CPU's sizes, so its code paths execute without a
-    # GPU (issue 34): ResNet-18 at 64 px, AMP (bfloat16 autocast on the CPU), NHWC, and every
+    # GPU: ResNet-18 at 64 px, AMP (bfloat16 autocast on the CPU), NHWC, and every
     # chapter's gpu design (chapters/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
     # and two seeds. It measures nothing: on two seeds every claim is an observation
     "gpu_shape": Profile(name="gpu_shape", n_train=512, n_val=128, n_test=128, image_size=64,

@@ -26,13 +26,11 @@ if XDIST_WORKER:
 # (one per process: every xdist worker imports this file, so each has its own store)
 _DATA = tempfile.mkdtemp(prefix="mlpl-lab-test-data-")
 os.environ["MLPL_LAB_DATA"] = _DATA
-# the notebooks' kernels start with tests/figure_watch.py: after each cell it writes what every
-# figure shows (overlapping tick labels, legend colours, axis labels) to FIGURE_CHECK_LOG, which
-# executed_notebooks points at one file per notebook (tests/test_readable.py reads them)
+# the notebooks' kernels get an IPython folder of their own (no user profile or start-up file);
+# what every figure shows is logged by the report's own hook (mlpl_lab.reporting.figure_log):
+# execute_notebook writes <stem>.figures.jsonl beside each executed notebook
 _IPYTHONDIR = Path(_DATA) / "ipython"
 (_IPYTHONDIR / "profile_default" / "startup").mkdir(parents=True)
-shutil.copy(Path(__file__).with_name("figure_watch.py"),
-            _IPYTHONDIR / "profile_default" / "startup" / "00-figure-watch.py")
 os.environ["IPYTHONDIR"] = str(_IPYTHONDIR)
 
 
@@ -87,11 +85,7 @@ def executed_notebooks(tmp_path_factory):
         if name not in cache:
             path = NOTEBOOKS / name
             assert path.exists(), f"missing notebook {path}"
-            os.environ["FIGURE_CHECK_LOG"] = str(out / f"{path.stem}.figures.jsonl")
-            try:
-                executed = execute_notebook(path, out, profile="smoke", html=True, timeout=600)
-            finally:
-                os.environ.pop("FIGURE_CHECK_LOG", None)
+            executed = execute_notebook(path, out, profile="smoke", html=True, timeout=600)
             cache[name] = read_records(executed)
         return cache[name]
 

@@ -176,3 +176,49 @@ def test_paired_t_reference_is_scipy():
     low, high = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
     got = ex.paired_t_reference(a, b, 0.95)
     assert got[:2] == pytest.approx((low, high)) and got[2] == ("holds" if low > 0 else "inconclusive")
+
+
+def test_a_pick_with_a_tie_accepts_every_tied_answer(capsys):
+    """Bug caught: 00's Exercise 3 marked one of two equal rows wrong (known 10 % and positives only
+    10 % hide the same positives, so AN's false-negative rate is the same number)."""
+    values = {"single positive": 0.0953, "known 10 %": 0.12827, "positives only 10 %": 0.12827}
+    for answer in ("known 10 %", "positives only 10 %"):
+        ok, out = run(capsys, ex.check_pick, "t", answer, values, "h")
+        assert ok and "tied with" in out
+    assert not run(capsys, ex.check_pick, "t", "single positive", values, "h")[0]
+    assert not run(capsys, ex.check_pick, "t", ["known 10 %", "positives only 10 %"], values, "h")[0]
+
+
+#: per notebook, the record (in notebooks/expected_ranges.json, the pack-served cpu report's values)
+#: each "which row leads" exercise reads, and the rows it leaves out
+PICKS = {
+    "00_partial_labels": ("an_false_negative_rate / ", ()),          # Exercise 3, check_pick
+    "01_assume_negative": ("gap / ", ()),                             # Exercise 3, check_top_mean
+    "02_gr_loss": ("mAP / ", ("full labels",)),                       # Exercise 4, check_top_mean
+    "04_cls": ("margin_over_AN / ", ()),                              # Exercise 3, check_top_mean
+}
+
+
+@pytest.mark.parametrize("stem", sorted(PICKS))
+def test_each_pick_exercise_has_one_answer_on_the_shipped_pack_or_accepts_the_ties(stem, capsys):
+    """On the pack-served cpu values (notebooks/expected_ranges.json, written from the report): a
+    "top and runner-up" exercise needs its first two rows distinct from each other and from the
+    third, or its ✓ would depend on a sort's tie-break; a single pick may tie, and then every tied
+    row passes (check_pick) and every other row fails."""
+    import json
+    from pathlib import Path
+
+    ranges = json.loads((Path(__file__).resolve().parent.parent / "notebooks" / "expected_ranges.json").read_text())
+    prefix, exclude = PICKS[stem]
+    values = {k[len(prefix):]: float(v["cpu-pack"]) for k, v in ranges[stem].items()
+              if k.startswith(prefix) and "/" not in k[len(prefix):] and "cpu-pack" in v}
+    values = {k: v for k, v in values.items() if k not in exclude}
+    assert len(values) >= 2, (stem, values)
+    ordered = sorted(values.values(), reverse=True)
+    if stem == "00_partial_labels":
+        top = [k for k, v in values.items() if v == ordered[0]]
+        for k in values:
+            assert run(capsys, ex.check_pick, "t", k, values, "h")[0] == (k in top), k
+    else:
+        lead = ordered[:3]  # the top, the runner-up and (where there is one) the row after them
+        assert len(set(lead)) == len(lead), f"{stem}: the leading rows tie on the pack: {values}"

@@ -138,3 +138,42 @@ def test_plots_draw(tiny_splits):
     axes = gr_plots.plot_unknown_histograms({"AN": (hidden, neg)})
     assert len(axes[0].patches) > 0
     plt.close("all")
+
+
+def test_fig1b_sentence_reads_the_sign_changes_of_eq18():
+    """Oracle: Eq. 18 by hand. With w = 0 (β(0) = (0, -2)), k̂ = σ(-2) and q3 = 1,
+    g(p) = (1 - p)[(1 - k̂) p - k̂ p^q2], zero where p^(1-q2) = k̂ / (1 - k̂); at β(T) = (10, -8)
+    the root of (1 - k̂(p)) p = k̂(p) p^q2 is found by bisection on the closed form."""
+    from scipy.optimize import brentq
+
+    k0 = 1 / (1 + np.exp(2.0))
+    start = (k0 / (1 - k0)) ** (1 / (1 - 0.01))
+
+    def g_end(p):
+        k = 1 / (1 + np.exp(-(10 * p - 8)))
+        return (1 - k) * (1 - p) * p - k * p ** 0.01 * (1 - p)
+
+    end = brentq(g_end, 0.3, 0.99)
+    text = chapter.fig1b_markdown(w_T=10.0, b_T=-8.0)
+    assert f"negative only below p ≈ {start:.2f}" in text, text
+    assert f"negative above p ≈ {end:.2f}" in text, text
+    assert "every unknown label" not in text
+
+
+def test_separation_sentence_states_the_record():
+    """Bug caught: typed prose ("AN's training destroys the separation") against a record in which
+    AN's W1 rises; the sentence is the record's first, last and peak values."""
+    text = chapter.separation_markdown({"AN": [0.016, 0.2, 0.15], "GR": [0.016, 0.1, 0.3]})
+    assert "AN from 0.016 before training to 0.150 after the last epoch (highest, 0.200, after epoch 1)" in text
+    assert "GR from 0.016 before training to 0.300 after the last epoch" in text and "GR from 0.016 before training to 0.300 after the last epoch (" not in text
+
+
+def test_left_out_rows_say_where_07_reports_them():
+    from mlpl_lab.chapters import benchmark
+
+    text = benchmark.left_out_of_02("cpu")
+    out = chapter.left_out("cpu")
+    in_07 = {row for _, row in benchmark.design("cpu").cells()}
+    assert out and all(m in text for m in out)
+    assert ("chapter 07's benchmark trains" in text) == any(m in in_07 for m in out)
+    assert "not trained under this profile" not in text

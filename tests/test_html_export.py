@@ -59,7 +59,7 @@ def test_a_panel_reads_as_its_default_image_and_nothing_comes_from_a_cdn(tmp_pat
     shown = widget_contents(executed, views[0])
     assert len(shown["pngs"]) == 1 and base64.b64decode(shown["pngs"][0])[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"data:image/png;base64,{shown['pngs'][0]}" in html.replace("\n", "")
-    assert "q2 = 0.01" in shown["html"][0] and "q2 = 0.01" in html  # the panel's readout line
+    assert "q₂ = 0.01" in shown["html"][0] and "q₂ = 0.01" in html  # the panel's readout line
     assert "run the notebook in JupyterLab" in html
     assert WIDGET_VIEW not in html and WIDGET_STATE not in html
 

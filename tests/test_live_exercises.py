@@ -198,9 +198,14 @@ def test_smoke_live_exercise_trains_compares_and_stays_out_of_the_pack(chapter, 
     for answer in GARBAGE:
         assert live.compare(chapter, "smoke", run, answer) is False
         assert marks(capsys.readouterr().out) == ["✗"]
-    for not_a_run in (None, "run", ref):  # the converged run is not the live run
+    for not_a_run in ("run", ref):  # the converged run is not the live run
         assert live.compare(chapter, "smoke", not_a_run, got) is False
         assert marks(capsys.readouterr().out) == ["✗"]
+    # None is what live.train returns under live_training = False: nothing was trained, which is
+    # said neutrally with how to run it, not as a failure
+    assert live.compare(chapter, "smoke", None, got) is False
+    out = capsys.readouterr().out
+    assert marks(out) == [] and "not run" in out and "says how to run it" in out, out
     assert live.compare("99", "smoke", run, got) is False
     assert marks(capsys.readouterr().out) == ["✗"]
 
@@ -213,7 +218,11 @@ def test_a_report_reads_the_live_run_and_never_trains_it(tmp_path, capsys, monke
     store = RunStore(tmp_path / "runs")
     monkeypatch.setattr(run_ensure, "fit", lambda *a, **k: pytest.fail("trained"))
     assert live.train("02", "smoke", store, live_training=False) is None
-    assert "left to class" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    lv, _ = live.live_exercise("02", "smoke")
+    assert "was not run" in out and "nothing was trained" in out and "✗" not in out, out
+    assert f"on {lv.data['n_train']} images for {lv.train['epochs']} epochs" in out  # what it would train
+    assert "`live_training = True`" in out and "papermill -p live_training True" in out  # how to run it
     assert not any(store.keys())
     monkeypatch.undo()
     trained = live.train("02", "smoke", store)
@@ -257,7 +266,8 @@ def test_the_cpu_benchmark_record_is_within_three_minutes_or_says_it_was_contend
         contended = r["cores_obtained"] < 0.9 * r["threads"]
         assert 0 < r["seconds"] and (r["seconds"] <= 180.0 or contended), (c, r["seconds"], r["cores_obtained"])
         text = live.describe(c, "cpu")
-        assert f"{r['seconds']:.0f} s with 2 torch thread(s)" in text
+        assert f"{r['seconds']:.0f} s with 2 torch threads" in text and "benchmarks/" not in text
+        assert f"which took {r['seconds']:.0f} s when measured" in live.not_run(c, "cpu")
         assert f"the run getting {r['cores_obtained']:.1f} cores" in text and f"load average of {r['load_before'][0]:.1f}" in text
         slower = [e for e in r.get("earlier", []) if e["seconds"] > r["seconds"]]
         if slower:  # the figure of a shared machine is printed with its conditions, not hidden
@@ -321,3 +331,21 @@ def test_02s_reference_follows_the_setting_the_tuning_kept(tmp_path):
     lv, conv = live.live_exercise("02", "smoke", store)
     assert conv.key == kept.key and lv.key != kept.key
     assert [s.key for s in live.reference_specs("02", "smoke", store)][0] == kept.key
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_run_all_and_papermill_leave_the_live_exercise_untrained(chapter):
+    """Bug caught: a parameters cell with ``live_training = True``, so Run All, papermill and
+    nbconvert train the live exercise unasked. The cell's value is read by executing the cell's
+    code (as papermill's defaults are), and the exercise's text must say how to turn it on."""
+    import nbformat
+
+    nb = nbformat.read(str(ROOT / "notebooks" / f"{STEMS[chapter]}.ipynb"), as_version=4)
+    [cell] = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    values: dict = {}
+    exec(cell.source, {}, values)  # noqa: S102 — the notebook's own literal assignments
+    assert values.get("live_training") is False, cell.source
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "`live_training = True`" in text and "papermill -p live_training True" in text
+    [train] = [c for c in nb.cells if c.cell_type == "code" and "live.train(" in c.source]
+    assert "live_training=live_training" in train.source

@@ -46,3 +46,95 @@ def test_scenes_defaults_sentence_reads_the_record():
     ok = sc.defaults_sentence(cands, name="ok")
     assert "87.0" in ok and "12.0 points below" in ok and "both targets are met" in ok
     assert sc.defaults_sentence({"ok": cands["ok"]}) == ""
+
+
+# ---------------------------------------------------------------- read against an executed report
+# The reports $MLPL_LAB_REPORTS names (CI: the smoke series and the pack-served cpu report): each
+# sentence a notebook computes is read back from the executed notebook and checked against the
+# record it states, with the record read independently (read_records) and the sentence parsed here.
+import os  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _given(stem):
+    found = [Path(p) / f"{stem}.ipynb" for p in os.environ.get("MLPL_LAB_REPORTS", "").split(os.pathsep) if p]
+    found = [p for p in found if p.exists()]
+    if not found:
+        pytest.skip(f"no executed {stem} given: set MLPL_LAB_REPORTS to folders `mlpl-lab report` wrote")
+    return found
+
+
+def _outputs(path):
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            yield i, "".join(o.get("text", "")) + "".join(data.get("text/markdown", "")) + "".join(
+                data.get("text/plain", "")) if "text/html" not in data else "".join(data.get("text/html", ""))
+
+
+def _header_seeds(path):
+    for _, text in _outputs(path):
+        m = re.search(r"^seeds\s+(.+)$", text, re.M)
+        if m:
+            return m.group(1)
+    raise AssertionError(f"{path.name}: no seeds line in the header")
+
+
+def _seed_set(text):
+    """The seeds a header line names before its "(every table and claim)": "1–5" or "1, 2"."""
+    head = text.split("(")[0].strip()
+    m = re.fullmatch(r"(\d+)–(\d+)", head)
+    return set(range(int(m.group(1)), int(m.group(2)) + 1)) if m else {int(x) for x in head.split(",")}
+
+
+@pytest.mark.parametrize("stem", ["01_assume_negative", "02_gr_loss", "03_opml", "04_cls", "05_lac", "06_pu_mlc"])
+def test_no_report_shows_a_live_exercise_failure(stem):
+    """Bug caught: every report 01–06 printed "✗ Live exercise — … no live run … to compare" after
+    saying the exercise was left to class."""
+    for path in _given(stem):
+        for i, text in _outputs(path):
+            assert "✗ Live exercise" not in text and "no live run" not in text, (path, i, text[:200])
+
+
+@pytest.mark.parametrize("stem", ["02_gr_loss", "07_benchmark"])
+def test_the_header_states_the_seeds_the_claims_use_and_the_one_that_selects(stem):
+    from mlpl_lab.reporting.report import read_records
+
+    for path in _given(stem):
+        line = _header_seeds(path)
+        claims = read_records(path)["claims"]
+        used = {s for c in claims.values() for s in c["seeds"]}
+        assert _seed_set(line) >= used and "(every table and claim)" in line, (line, sorted(used))
+        m = re.search(r"seed (\d+) only selects", line)
+        if m:
+            assert int(m.group(1)) not in used, line
+
+
+def test_02s_separation_sentence_states_its_record():
+    from mlpl_lab.reporting.report import read_records
+
+    for path in _given("02_gr_loss"):
+        sep = read_records(path)["separation"]
+        text = next(t for _, t in _outputs(path) if "**Measured here** (W1" in t)
+        for label, curve in sep.items():
+            assert f"{label} from {curve[0]:.3f} before training to {curve[-1]:.3f} after the last epoch" in text, text
+        assert "destroys" not in text
+
+
+def test_00s_two_single_positive_rows_are_equal_and_the_sentence_says_why():
+    from mlpl_lab.reporting.report import read_records
+
+    for path in _given("00_partial_labels"):
+        rec = read_records(path)
+        for key in ("hidden_positive_share", "an_false_negative_rate", "observed_positives_per_image"):
+            assert rec[key]["single positive"] == rec[key]["single positive (size-biased)"], key
+        text = next(t for _, t in _outputs(path) if "**Size-biased single positive**" in t)
+        m = re.search(r"largest object in (\d+) % of them under the size-biased draw and in (\d+) % under the "
+                      r"uniform one", text)
+        assert m and int(m.group(1)) == 100 and int(m.group(2)) < 100, text

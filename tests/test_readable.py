@@ -1,12 +1,12 @@
-"""Readable at a glance (issue 48): one colour per method in every figure, axis labels in words,
-no overlapping tick labels, no table a notebook shows over the size limits, records that print no
-raw value and leave no empty output area.
+"""Readable at a glance: one colour per method in every figure, axis labels in words, no
+colliding tick labels (plots, heatmaps, colour bars) or legend entries, no table a notebook shows
+over the size limits, records that print no raw value and leave no empty output area.
 
-The figure checks read what the smoke series' figures showed: every notebook kernel the
-``executed_notebooks`` fixture starts runs ``tests/figure_watch.py``, which draws each figure
-after its cell and logs its tick-label overlaps (``mlpl_lab.viz.layout.tick_overlaps``), legend
-colours and axis labels. The series is executed once per session and shared with the notebook
-tests, so these checks add only the reading of the logs."""
+The figure checks read what a report's figures showed: every notebook executed as a report logs,
+after each cell, each figure's colliding labels (``mlpl_lab.viz.layout.tick_overlaps``), legend
+colours and axis labels to ``<stem>.figures.jsonl`` beside the executed notebook
+(``mlpl_lab.reporting.figure_log``). The smoke series is executed once per session and shared with
+the notebook tests; the reports ``$MLPL_LAB_REPORTS`` names (the cpu report in CI) are read too."""
 from __future__ import annotations
 
 import itertools
@@ -143,6 +143,46 @@ def test_tick_overlaps_finds_crowded_labels_and_spread_removes_them():
     plt.close("all")
 
 
+def test_heatmap_column_labels_that_touch_are_found_and_07s_plots_wrap_them():
+    """Bug caught: 07's gap heatmap printed "single positivesingle positive (size-biased)": the two
+    boxes touched without overlapping, so a check for overlap alone passed."""
+    import seaborn as sns
+
+    from mlpl_lab.viz.benchmark_plots import plot_gap, plot_grid
+
+    sns.set_theme(context="notebook", style="whitegrid")  # the notebooks' theme (setup_notebook)
+    try:
+        cols = ["single positive", "single positive (size-biased)", "drop 50 %"]
+        frame = pd.DataFrame(np.linspace(0, 1, 30).reshape(10, 3), index=[f"m{i}" for i in range(10)], columns=cols)
+        fig, ax = plt.subplots(figsize=(1.6 * 3 + 3, 5.5))
+        sns.heatmap(frame, ax=ax, cbar_kws={"label": "share"})
+        fig.canvas.draw()
+        boxes = [t.get_window_extent(fig.canvas.get_renderer()) for t in ax.get_xticklabels()]
+        assert boxes[1].x0 - boxes[0].x1 < 3 * fig.dpi / 72  # by hand: closer than 3 points
+        assert [f["labels"] for f in tick_overlaps(fig)] == [(cols[0], cols[1])]
+        assert tick_overlaps(plot_gap(frame, frame - 0.1, frame + 0.1).figure) == []
+        assert tick_overlaps(plot_grid(100 * frame).figure) == []
+    finally:
+        sns.reset_orig()
+        plt.close("all")
+
+
+def test_colour_bar_ticks_and_legend_entries_are_checked():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    image = ax.imshow(np.arange(4).reshape(2, 2))
+    bar = fig.colorbar(image)
+    bar.set_ticks([0.0, 0.02, 0.04], labels=["zero", "two hundredths", "four hundredths"])
+    assert any(f["axis"] == "y" and "zero" in f["labels"] for f in tick_overlaps(fig))  # the colour bar's
+    fig2, ax2 = plt.subplots(figsize=(3, 2))
+    ax2.plot([0, 1], label="one")
+    ax2.plot([1, 0], label="two")
+    ax2.legend(labelspacing=-1.2)  # rows drawn into each other
+    assert [f["labels"] for f in tick_overlaps(fig2) if f["axis"] == "legend"] == [("one", "two")]
+    ax2.legend()  # the default spacing: rows apart
+    assert [f for f in tick_overlaps(fig2) if f["axis"] == "legend"] == []
+    plt.close("all")
+
+
 def test_per_class_gains_of_twenty_classes_do_not_overlap():
     """07's per-class figure with the scenes' 20 classes (its labels overlapped, issue 48)."""
     from mlpl_lab.data import make_scenes
@@ -157,20 +197,54 @@ def test_per_class_gains_of_twenty_classes_do_not_overlap():
     plt.close("all")
 
 
-def _figure_log(executed_notebooks, name):
-    executed_notebooks(name)
-    path = executed_notebooks.out / name.replace(".ipynb", ".figures.jsonl")
+def _read_log(path):
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _figure_log(executed_notebooks, name):
+    executed_notebooks(name)
+    return _read_log(executed_notebooks.out / name.replace(".ipynb", ".figures.jsonl"))
+
+
+def given_report_logs():
+    """``{folder: {notebook: log entries}}`` of the reports ``$MLPL_LAB_REPORTS`` names (folders
+    ``mlpl-lab report`` wrote, separated by ``os.pathsep``), for the notebooks they executed."""
+    import os
+    from pathlib import Path
+
+    out = {}
+    for folder in [Path(p) for p in os.environ.get("MLPL_LAB_REPORTS", "").split(os.pathsep) if p]:
+        logs = {n: _read_log(folder / n.replace(".ipynb", ".figures.jsonl"))
+                for n in NOTEBOOKS if (folder / n).exists()}
+        if logs:
+            out[str(folder)] = logs
+    return out
+
+
 @pytest.mark.notebook
 def test_no_figure_of_the_smoke_series_has_overlapping_tick_labels_or_a_method_off_its_colour(executed_notebooks):
+    check_figure_logs({name: _figure_log(executed_notebooks, name) for name in NOTEBOOKS})
+
+
+def test_no_figure_of_a_given_report_has_colliding_labels_or_a_method_off_its_colour():
+    """The same checks on the reports ``$MLPL_LAB_REPORTS`` names (CI: the smoke series and the
+    pack-served cpu report, whose wider grids the smoke series does not draw: 07's heatmap columns
+    collided there only)."""
+    given = given_report_logs()
+    if not given:
+        pytest.skip("no report given: set MLPL_LAB_REPORTS to folders `mlpl-lab report` wrote")
+    for folder, logs in given.items():
+        assert any(logs.values()), f"{folder}: no figure logs (<stem>.figures.jsonl): a report older than its log?"
+        check_figure_logs(logs, where=folder)
+
+
+def check_figure_logs(logs, where="the smoke series"):
     seen, overlaps, off, snake, errors = {}, [], [], [], []
     total = 0
-    for name in NOTEBOOKS:
-        for entry in _figure_log(executed_notebooks, name):
+    for name, entries in logs.items():
+        for entry in entries:
             total += 1
             if "error" in entry:
                 errors.append((name, entry))
@@ -190,11 +264,11 @@ def test_no_figure_of_the_smoke_series_has_overlapping_tick_labels_or_a_method_o
                 for text in (ax["xlabel"], ax["ylabel"]):
                     if re.fullmatch(r"[A-Za-z]+(_[A-Za-z0-9.]+)+", text.strip()):
                         snake.append((name, entry["cell"], text))
-    assert total > 20, f"only {total} figures logged: is tests/figure_watch.py loaded by the kernels?"
-    assert not errors, errors[:3]
-    assert not overlaps, f"{len(overlaps)} overlapping tick-label pairs, e.g. {overlaps[:4]}"
-    assert not off, f"methods drawn off their palette colour: {off[:4]}"
-    assert not snake, f"axis labels that are code names: {snake[:4]}"
+    assert total > 20, f"{where}: only {total} figures logged: does setup_notebook register the figure log?"
+    assert not errors, (where, errors[:3])
+    assert not overlaps, f"{where}: {len(overlaps)} colliding label pairs, e.g. {overlaps[:4]}"
+    assert not off, f"{where}: methods drawn off their palette colour: {off[:4]}"
+    assert not snake, f"{where}: axis labels that are code names: {snake[:4]}"
     # the same method drawn by two chapters (AN is in most): the check above compared them
     assert any(len(books) >= 2 for books in seen.values()), seen
 
@@ -326,3 +400,31 @@ def test_no_table_over_the_limits_and_no_empty_output_in_the_smoke_series(execut
     assert empty == 0, f"{name}: {empty} outputs with an empty text/plain"
     page = (executed_notebooks.out / name.replace(".ipynb", ".html")).read_text()
     assert "<pre></pre>" not in page, f"{name}: an empty output area in the HTML report"
+
+
+def test_a_record_table_prints_integer_columns_as_integers():
+    """Bug caught: 07's tuned table printed an epoch count as "10.00" (its missing cells made the
+    column float); reals keep their decimals."""
+    from mlpl_lab.reporting.report import readable
+
+    shown = readable("tuned", {"a": {"T_k": 10, "lr": 1.0}, "b": {"lr": 30.0}})
+    rows = {line.split()[0]: line.split()[1:] for line in shown["text/plain"].splitlines()[2:]}
+    assert rows["a"] == ["10", "1.00"] and rows["b"] == ["—", "30.00"], shown["text/plain"]
+
+
+def test_the_profile_reads_as_a_table_of_settings_not_a_repr():
+    """Bug caught: 01 printed the profile's dataclass repr. Every field appears once, by its name
+    in words, in a table within the size limits."""
+    import dataclasses
+
+    from mlpl_lab.chapters.common import profile_frame
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile("cpu")
+    frame = profile_frame(P)
+    text = " ; ".join(frame["settings"])
+    assert "Profile(" not in text and frame.shape[0] <= MAX_ROWS and frame.shape[1] <= MAX_COLUMNS
+    for f in dataclasses.fields(P):
+        if f.name != "name":
+            assert text.count(f"{header_words(f.name)} = ") >= 1, f.name
+    assert "epochs = 54" in text and "seeds = 0, 1, 2, 3, 4" in text

@@ -107,7 +107,7 @@ def test_every_candidate_is_a_valid_distinct_scene_setting(profile):
 
 
 def test_the_probe_is_the_issue_36_setting():
-    p = sc.SCENE_CANDIDATES["probe (issue 36)"]
+    p = sc.SCENE_CANDIDATES["probe"]
     assert p == {"colour_jitter": 0.2, "noise": 0.12, "size_range": [0.22, 0.42], "max_objects": 6,
                  "min_visible": 0.2}
     assert sc.SCENE_CANDIDATES["generator defaults"] == {}

@@ -1,4 +1,4 @@
-"""Schedule-bound runs (issue 52): a method whose targets follow a schedule to the last epoch
+"""Schedule-bound runs: a method whose targets follow a schedule to the last epoch
 (GR Loss, Eq. 9–13) gets § in the tables, not †; † stays for a run unconverged for another reason."""
 from types import SimpleNamespace
 
@@ -52,8 +52,20 @@ def test_gr_claims_say_whether_the_length_check_agrees():
     em = rec["GR beats the best other zoo method (EM)"]
     assert em["verdict"] == "holds" and em["schedule_bound"].startswith("schedule-bound; the length check disagrees")
     assert rec["GR (all on) beats the ablation row 'k̂'"]["schedule_bound"].endswith("does not cover this row")
-    assert rec["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
+    # the length check's own rows: GR is schedule-bound there too, so § (as the length-check table
+    # marks it), never † ("a run did not converge" for another reason)
+    check = rec["GR beats AN with both trained 27 epochs (length check)"]
+    assert check["schedule_bound"] == "schedule-bound at the longer schedule too: this row is the length check"
     assert "§ schedule-bound; the length check agrees" in takeaways(table)
+    assert "†" not in takeaways(table)
+    long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=True, epochs=27)  # converged there: no mark
+    rec = claims_record(gr.claims(results, ablation, long))
+    assert rec["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
+    long["AN"] = _runs("an", [72, 73, 71, 72.2, 71.9], converged=False, epochs=27)  # AN unconverged: †
+    long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=False, epochs=27)
+    table = gr.claims(results, ablation, long)
+    assert claims_record(table)["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
+    assert "†: a run of this row did not converge" in takeaways(table)
 
 
 def test_converged_gr_runs_carry_no_schedule_mark():

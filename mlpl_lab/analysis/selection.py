@@ -1,4 +1,4 @@
-"""Model selection without clean labels (issue 52): which epoch a practitioner would keep.
+"""Model selection without clean labels: which epoch a practitioner would keep.
 
 Every number in the chapters is read at the best epoch on the **clean** validation split
 (``val_mAP``). A practitioner with single-positive labels has no clean validation set: the best

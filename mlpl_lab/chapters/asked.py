@@ -1,4 +1,4 @@
-"""A chapter's runs as data (issue 50): what it asks for, decided from what is stored.
+"""A chapter's runs as data: what it asks for, decided from what is stored.
 
 Every chapter module exposes
 

@@ -1,6 +1,6 @@
 """Notebook 01 — assume negative: the full-label oracle vs AN, and the protocol every chapter uses.
 
-The chapter as data (issue 50): :func:`design` holds its per-profile literals (:data:`DESIGNS`),
+The chapter as data: :func:`design` holds its per-profile literals (:data:`DESIGNS`),
 :func:`specs` the runs they ask for, and the views below read the ensured runs.
 
 * **The main comparison**: the oracle and AN under three regimes (:data:`REGIMES`), every run
@@ -62,7 +62,7 @@ class AssumeNegativeDesign:
 
 
 #: how many of the profile's seeds each part takes. Every claim pairs five seeds under cpu and
-#: gpu (issue 36); the other regimes reuse the key comparison's oracle runs, so they add AN runs
+#: gpu; the other regimes reuse the key comparison's oracle runs, so they add AN runs
 #: only. A profile without a row here (a custom one) takes one seed everywhere.
 DESIGNS: Dict[str, Dict[str, int]] = {
     "smoke": {"key_seeds": 2, "other_seeds": 2, "candidate_seeds": 1},

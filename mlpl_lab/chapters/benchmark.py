@@ -20,7 +20,7 @@ are: their test mAP is optimistically biased by the choice). Every row, tuned or
 same fresh seeds, so the pairing by seed holds. Methods without hyperparameters to tune (AN, WAN,
 ...) have one trial, their one configuration; the oracle and LAC (chapter 05's design) have none.
 
-**As data** (issue 50): :func:`design` (the profile's :data:`DESIGNS` entry and the notebook's
+**As data**: :func:`design` (the profile's :data:`DESIGNS` entry and the notebook's
 :data:`PARAMETERS`) → :func:`specs` (pure: the trials, each cell once its choice is read from the
 stored trials, LAC's own-head AN) → :func:`run` (:func:`mlpl_lab.chapters.asked.ensure_asked`) →
 the tables and views, which take the ensured runs.
@@ -28,7 +28,7 @@ the tables and views, which take the ensured runs.
 **Profiles** (:data:`DESIGNS`):
 
 * ``smoke``: AN and GR × single positive and drop 50 % × 2 seeds, with the oracle as the
-  reference row (the issue's smoke grid).
+  reference row (the smoke grid).
 * ``cpu``: every row under uniform single positive, and a block of ten rows (the oracle, AN,
   GR, EM, ROLE, LL-R, CLS, LAC, OPML-SP and PU-MLC) under the size-biased single positive and
   drop 50 % as well, tuned, on the five fresh seeds 1–5. Runs whose spec a chapter already asks
@@ -64,8 +64,8 @@ from .scenes_choice import SCENE_CANDIDATES
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "single positive": ("single_positive", {}),
-    # the single positive drawn in proportion to the objects' pixel areas (Cole et al.'s size-biased
-    # labels; core.regimes.single_positive(bias="size") reads the masks the scenes keep)
+    # the single positive whose object covers the most visible pixels (the extreme of the size-biased
+    # labels of Arroyo et al.; core.regimes.single_positive(bias="size") reads the masks the scenes keep)
     "single positive (size-biased)": ("single_positive", {"bias": "size"}),
     "drop 25 %": ("drop_positives", {"alpha": 0.25}),
     "drop 50 %": ("drop_positives", {"alpha": 0.5}),
@@ -73,6 +73,25 @@ REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "known 10 %": ("known_proportion", {"p": 0.1}),
     "positives only 10 %": ("positives_only", {"p": 0.1}),
 }
+def regime_definition(label: str) -> str:
+    """What the regime ``label`` of :data:`REGIMES` observes, from its name and parameters."""
+    name, params = REGIMES[label]
+    if name == "single_positive" and params.get("bias") == "size":
+        return ("one positive per image: the class whose object covers the most visible pixels (an annotator "
+                "naming the biggest object first); everything else unknown. Its counts equal single "
+                "positive's; which positive is kept differs (chapter 00)")
+    if name == "single_positive" and not params.get("bias"):
+        return "one positive per image, drawn uniformly among its positives; everything else unknown"
+    if name == "drop_positives":
+        return f"{100 * params['alpha']:g} % of all positive labels hidden at random, every negative unknown"
+    if name == "known_proportion":
+        return f"each label entry, positive or negative, known with probability {params['p']:g}"
+    if name == "positives_only":
+        return (f"the positives of a draw that knows each entry with probability {params['p']:g}; every "
+                "negative hidden (the PU setting)")
+    raise ValueError(f"no definition for regime {label!r} ({name}, {params}): add one to regime_definition")
+
+
 #: short names for the command line
 REGIME_SLUGS = {"single": "single positive", "single_size": "single positive (size-biased)", "drop25": "drop 25 %", "drop50": "drop 50 %",
                 "drop75": "drop 75 %", "known10": "known 10 %", "pos10": "positives only 10 %"}
@@ -664,11 +683,49 @@ def left_out(design: BenchmarkDesign) -> List[str]:
     return out
 
 
-def protocol(profile) -> Dict[str, Any]:
-    """The protocol of every cell, read from the profile (what the notebook states at the top)."""
+def left_out_of_02(profile) -> str:
+    """Which Table 2 rows chapter 02 leaves out under ``profile`` (:func:`mlpl_lab.chapters.gr.left_out`),
+    and which of them this benchmark trains under the same profile (its design's rows) — the line 02
+    prints under its zoo."""
+    P = as_profile(profile)
+    out = gr_chapter.left_out(P)
+    if not out:
+        return f"This chapter trains every Table 2 row under the {P.name} profile."
+    in_07 = {row for _, row in design(P).cells()}
+    there = [m for m in out if m in in_07]
+    text = f"Table 2 rows this chapter leaves out under the {P.name} profile: {', '.join(out)}"
+    if there:
+        which = "them" if there == out else ", ".join(there)
+        text += f"; chapter 07's benchmark trains {which} under the same profile, on the same protocol, and reports them there"
+    return text + "."
+
+
+def regimes_markdown(d: "BenchmarkDesign") -> str:
+    """The columns the design's tables have, each with what it observes (:func:`regime_definition`),
+    and the regimes of the lab this design leaves out."""
+    lines = [f"**The regimes** — this design's {len(d.grid)} column(s), each its own draw of labels on the "
+             "same scenes:", ""]
+    lines += [f"* *{r}*: {regime_definition(r)}." for r in d.grid]
+    out = [r for r in REGIMES if r not in d.grid]
+    if out:
+        lines += ["", f"The lab's other regimes ({', '.join(out)}) are not columns of this design; "
+                  "`regimes = [...]` in the parameters cell adds them (chapter 00 defines each)."]
+    return "\n".join(lines)
+
+
+def seeds_text(d: "BenchmarkDesign") -> str:
+    """The seeds the design's cells report (every table and claim) and the seed its tuning selects
+    on, for the header and the protocol table."""
+    return tuner.seeds_text({s for c in d.cells() for s in d.seeds[c]}, d.selection_seed)
+
+
+def protocol(profile, d: Optional["BenchmarkDesign"] = None) -> Dict[str, Any]:
+    """The protocol of every cell, read from the profile and the design (default: the profile's
+    own, :func:`design`) — what the notebook states at the top."""
     from ..analysis.display import value_text
 
     P = as_profile(profile)
+    d = design(P) if d is None else d
     opml_epochs = opml_chapter.train_overrides(P, "opml_sp").get("epochs")
     data = (f"embedded scenes, {P.n_train} train / {P.n_val} val / {P.n_test} test, {P.image_size} px "
             f"({P.glyphs})" if P.dataset == "scenes" else
@@ -683,7 +740,7 @@ def protocol(profile) -> Dict[str, Any]:
                            if opml_epochs else ""),
             "hyperparameters": "each method's paper defaults (the chapters' choices)",
             "selection": "test mAP at the epoch with the best clean-validation mAP",
-            "seeds": ", ".join(str(s) for s in P.seeds)}
+            "seeds": seeds_text(d)}
 
 
 REGIME_RANKS_NOTE = ("description only: the label regimes of one data set share its images, test set, seeds "
@@ -960,13 +1017,13 @@ def selection_frame(results):
 
 # --- what the notebook shows (the one table style, mlpl_lab.analysis.display) ------------------
 
-def protocol_view(profile):
+def protocol_view(profile, d: Optional["BenchmarkDesign"] = None):
     """:func:`protocol` as a one-column table."""
     import pandas as pd
 
     from ..analysis.display import styled
 
-    return styled(pd.Series(protocol(profile), name="every cell").to_frame(),
+    return styled(pd.Series(protocol(profile, d), name="every cell").to_frame(),
                   "The protocol every cell of the benchmark follows, read from the profile.", best=False)
 
 

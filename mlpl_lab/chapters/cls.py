@@ -1,13 +1,13 @@
 """Notebook 04 — CLS: the chapter's design per profile, its runs, tables and claims.
 
-The full grid of the issue (five methods x four regimes, an ablation and two sensitivity
+The full grid (five methods x four regimes, an ablation and two sensitivity
 sweeps) is about 60 single-network trainings — over an hour on 2 CPU cores. So the design is
 a literal per profile (:data:`DESIGNS`, read by :func:`design`):
 
 * ``cpu`` (sized with the rest of the series): AN and CLS under single positive and drop 50 %
   (the drop rates are distinct regimes, see ``labels.drop_positives``; drop 25 % and 75 % are
   the gpu profile's); Co-teaching, Co-teaching+ and JoCoR under **single positive** only; every
-  Table 2 row (each enters a claim) on the profile's five seeds (``table_seeds``, issue 36); the
+  Table 2 row (each enters a claim) on the profile's five seeds (``table_seeds``); the
   ablation (CLS-H, CLS-L) under single positive on the notebook's seed. The sensitivity sweeps
   keep only their reused points: the value 0 of a sweep *is* the ablation run (CLS with
   tau_h = 0 computes exactly CLS-H) and the paper's value *is* the table's CLS run. Left out

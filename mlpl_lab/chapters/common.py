@@ -16,7 +16,7 @@ SCALE_FIELDS = ("n_train", "n_val", "n_test", "image_size", "model", "model_kwar
 
 #: profiles that take another profile's chapter designs — its method lists, rows, regimes, key
 #: seeds (capped at the profile's own seeds) and a chapter's image sizes — at their own run scale:
-#: ``gpu_shape`` executes the gpu designs at a CPU's sizes (issue 34). A chapter's epoch tables
+#: ``gpu_shape`` executes the gpu designs at a CPU's sizes. A chapter's epoch tables
 #: (LAC's stages, OPMLDesign.opml_epochs, PU_EPOCHS) stay keyed by the profile itself.
 DESIGN_OF = {"gpu_shape": "gpu"}
 
@@ -132,3 +132,46 @@ def leaves_out(profile, design_of=None) -> List[str]:
     if scale:
         out.append("run scale: " + "; ".join(scale))
     return out
+
+
+#: the profile's settings by what they decide (a setting not named here is shown under "other")
+PROFILE_GROUPS = {
+    "data": ("dataset", "n_train", "n_val", "n_test", "image_size", "glyphs", "scene", "data_root", "data_layout"),
+    "network": ("model", "model_kwargs", "init", "pretrain", "channels_last"),
+    "training": ("epochs", "batch_size", "lr", "lr_schedule", "amp"),
+    "seeds and evaluation": ("seeds", "probes", "probe_size", "test_every_epoch", "cell_timeout_s"),
+}
+
+
+def profile_frame(profile):
+    """The profile's settings as a reader reads them, not the dataclass repr: one row per group of
+    :data:`PROFILE_GROUPS`, each setting as ``name = value``
+    (:func:`~mlpl_lab.analysis.display.value_text`)."""
+    import dataclasses
+
+    import pandas as pd
+
+    from ..analysis.display import header_words, value_text
+
+    P = as_profile(profile)
+    names = [f.name for f in dataclasses.fields(P) if f.name != "name"]
+    grouped = {g: [n for n in fields if n in names] for g, fields in PROFILE_GROUPS.items()}
+    rest = [n for n in names if not any(n in f for f in grouped.values())]
+    if rest:
+        grouped["other"] = rest
+
+    def shown(name):
+        v = getattr(P, name)
+        text = value_text(v)
+        return f"{header_words(name)} = " + (f"({text})" if isinstance(v, dict) and v else text)
+
+    rows = {g: "; ".join(shown(n) for n in fields) for g, fields in grouped.items() if fields}
+    return pd.Series(rows, name="settings").to_frame().rename_axis("")
+
+
+def profile_view(profile):
+    """:func:`profile_frame` in the lab's table style."""
+    from ..analysis.display import styled
+
+    P = as_profile(profile)
+    return styled(profile_frame(P), f"The {P.name} profile: every setting its runs are built from.", best=False)

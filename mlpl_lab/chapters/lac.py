@@ -19,7 +19,7 @@ Table 2 holds the main single-positive results, Table 3 the ablation reproduced 
   with the LAC row by seed, it measures what the code's choice of start changes.
 
 Every row runs on the same seeds, the profile's first ``n_seeds`` (:data:`DESIGNS`: five on cpu
-and gpu, so every claim of the chapter pairs five seeds, issue 36; smoke's two), so every claim
+and gpu, so every claim of the chapter pairs five seeds; smoke's two), so every claim
 pairs by seed; a claim on fewer than 3 paired seeds is an observation, not a finding
 (:mod:`mlpl_lab.analysis.claims`).
 

@@ -1,5 +1,5 @@
 """Live exercises: one cut-down run per chapter (01–06) that a student trains in class, then
-compares with the chapter's own converged row of the same method (issues 33 and 48).
+compares with the chapter's own converged row of the same method.
 
 Each chapter's **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS, 05 LAC (both stages),
 06 PU-MLC — is taken from the chapter's own design (:func:`converged_spec`: the chapter's regime,
@@ -225,17 +225,16 @@ def _unlogged():
 def train(chapter, profile, store: RunStore | None = None, live_training: bool = True) -> Optional[StoredRun]:
     """Train the live run (or read it back if it was trained before in this store), with the
     run store's progress bar; it stays out of the access log (module docstring).
-    ``live_training=False`` (what ``mlpl-lab report`` passes: a report trains nothing a pack does
-    not hold) reads the live run when it is stored and otherwise says so and returns None."""
+    ``live_training=False`` (the notebooks' default, and what ``mlpl-lab report`` passes: Run All and
+    a report train nothing a pack does not hold) reads the live run when it is stored and otherwise
+    prints :func:`not_run` and returns None."""
     store = store or RunStore()
     live, _ = live_exercise(chapter, profile, store)
     if not live_training:
         with _unlogged():
             run = store.get(live, loader=load_method)
         if run is None:
-            print(f"The live exercise of chapter {_chapter(chapter)} is left to class: this execution has "
-                  "live_training = False (mlpl-lab report sets it, so a report trains nothing); open the "
-                  "notebook in JupyterLab and run this cell to train it.")
+            print(not_run(chapter, profile, store))
         return run
     with _unlogged():
         run = ensure([live], store=store, label=f"{_chapter(chapter)} live exercise")[0]
@@ -243,6 +242,23 @@ def train(chapter, profile, store: RunStore | None = None, live_training: bool =
         if s.backbone_from is not None:
             log_access(store.root, s.backbone_from.key, weights=True)
     return run
+
+
+#: how a student runs the live exercise (the notebooks' parameters cell sets ``live_training = False``)
+HOW_TO_RUN = ("To run it, set `live_training = True` in the parameters cell at the top of the notebook, run "
+              "that cell again, then the cells of this section; from the command line, "
+              "`papermill -p live_training True`.")
+
+
+def not_run(chapter, profile, store: RunStore | None = None) -> str:
+    """The neutral sentence for an execution with ``live_training = False``: nothing was trained,
+    what the exercise would train, how long it took when measured, and how to run it."""
+    live, _ = live_exercise(chapter, profile, store)
+    c, m = _chapter(chapter), measured(chapter, profile)
+    took = "" if m is None else f", which took {m['seconds']:.0f} s when measured"
+    return (f"The live exercise of chapter {c} was not run in this execution (`live_training = False`, the "
+            f"default): nothing was trained. It trains {KEY_METHOD[c]} on {live.data['n_train']} images for "
+            f"{epochs(live)} epochs{took}. {HOW_TO_RUN}")
 
 
 def reference(chapter, profile, store: RunStore | None = None) -> Tuple[List[Optional[StoredRun]], str]:
@@ -384,8 +400,9 @@ def describe(chapter, profile) -> str:
             f"seeds the chapter shows ({seeds}). Everything else is the same: regime {live.regime}, the "
             "method's parameters, the pretrained backbone, the validation and test scenes. Your prediction "
             f"passes within {TOLERANCE:g} mAP points."
-            + ("" if m is None else f" Measured {m['date'][:10]} by benchmarks/bench_live.py: {m['seconds']:.0f} s "
-               f"with {m['threads']} torch thread(s) on a {m.get('cpus', '?')}-core machine at a load average "
+            + ("" if m is None else f" Measured {m['date'][:10]} on the lab's machine: {m['seconds']:.0f} s "
+               f"with {m['threads']} torch thread{'' if m['threads'] == 1 else 's'} on a "
+               f"{m.get('cpus', '?')}-core machine at a load average "
                f"of {m['load_before'][0]:.1f}"
                + (f", the run getting {m['cores_obtained']:.1f} cores" if m.get("cores_obtained") else "")
                + (". A busier or slower machine takes longer." if not _slowest(m) else
@@ -409,6 +426,10 @@ def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | 
     try:
         c = _chapter(chapter)
         live, conv = live_exercise(c, profile, store)
+        if live_run is None:  # live_training = False: nothing to compare, which is no failure
+            print(f"{title}: the live exercise was not run in this execution, so there is nothing to "
+                  "compare yet (the training cell above says how to run it).")
+            return False
         if not isinstance(live_run, StoredRun) or live_run.spec != live:
             print(f"✗ {title} — no live run of chapter {c} under {as_profile(profile).name!r} to compare: "
                   "run the training cell (live.train) first and pass its result")
@@ -436,7 +457,7 @@ def _show(table) -> None:
 
     view = styled(table, f"The live run against the chapter's converged runs of the same method "
                   f"({table.attrs['source']}); test mAP at the best-validation epoch; 'timed on': where each "
-                  "training time was measured", percent=["test mAP"], best=False)
+                  "training time was measured", percent=["test mAP"], counts=["training images"], best=False)
     try:
         from IPython import get_ipython
         from IPython.display import display

@@ -1,6 +1,6 @@
 """Notebook 03 — OPML: its design per profile, the runs it asks for, and Table IV.
 
-The chapter as data (issue 50): :func:`design` holds its per-profile literals (:data:`DESIGNS`)
+The chapter as data: :func:`design` holds its per-profile literals (:data:`DESIGNS`)
 and the notebook's parameters, :func:`specs` the runs they ask for, and the views below read the
 ensured runs. Reconstructed parts of the paper and our confidence in each are documented in
 :mod:`mlpl_lab.methods.opml`.
@@ -48,7 +48,7 @@ class OPMLDesign:
 
 
 #: per profile: the single-positive rows and how many of the profile's seeds the key rows take.
-#: Every claim pairs five seeds under cpu and gpu (issue 36); smoke keeps four rows so the
+#: Every claim pairs five seeds under cpu and gpu; smoke keeps four rows so the
 #: notebook runs in seconds. A profile without a row here (a custom one) takes cpu's rows on one
 #: seed.
 DESIGNS: Dict[str, Dict[str, object]] = {

@@ -1,6 +1,6 @@
-"""The series' runs, known before it starts: a plan across the notebooks (issue 34).
+"""The series' runs, known before it starts: a plan across the notebooks.
 
-Every chapter declares its runs as data (issue 50, :mod:`mlpl_lab.chapters.asked`): ``design``
+Every chapter declares its runs as data (:mod:`mlpl_lab.chapters.asked`): ``design``
 from the profile and the notebook's parameters (its ``parameters`` cell, the profile replaced),
 and a pure ``specs(design, stored)``. :func:`plan_series` calls those ``specs``, never the
 notebooks: what is decidable from the stored runs is the notebook's plan (:attr:`NotebookPlan.specs`);
@@ -70,7 +70,7 @@ def measured_gpu_throughput(records: Path = GPU_RECORDS) -> Optional[Throughput]
     if not (tflops > 0 and math.isfinite(tflops)):
         return None
     return Throughput(tflops, f"measured end to end on one {device}, {date}, by the GPU check "
-                              f"(benchmarks/records/gpu/train_run.json; the steady step through fit: "
+                              f"(its end-to-end training record; the steady step through fit: "
                               f"{step.get('fit_tflops', float('nan')):.2f} TFLOP/s)")
 
 
@@ -231,7 +231,7 @@ class SeriesPlan:
         return out
 
 
-#: notebook stem -> its chapter module (chapters as data: ``design`` and ``specs``, issue 50); a
+#: notebook stem -> its chapter module (chapters as data: ``design`` and ``specs``); a
 #: notebook missing here trains nothing (00)
 CHAPTER_MODULES: Dict[str, str] = {
     "01_assume_negative": "assume_negative", "02_gr_loss": "gr", "03_opml": "opml", "04_cls": "cls",

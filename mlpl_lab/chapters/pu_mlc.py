@@ -29,7 +29,7 @@ The runs are data (:mod:`mlpl_lab.chapters.asked`): :func:`design` holds every p
 literal (:data:`DESIGNS`), :func:`specs` asks for the runs, the γ choices read from the stored γ
 grid; the notebook ensures them (``ensure_asked(specs, design)``) and :func:`results` arranges them
 for the tables. Every cell runs on all of the profile's seeds (five under cpu and gpu, so every
-claim pairs five seeds, issue 36); a claim on fewer than three paired seeds is an observation
+claim pairs five seeds); a claim on fewer than three paired seeds is an observation
 (:mod:`mlpl_lab.analysis.claims`). Runs per profile: :func:`run_count` (the notebook prints it).
 
 What differs from the paper's training is listed by :func:`training_differences`.

@@ -1,4 +1,4 @@
-"""What bumping one component's version costs: the runs it re-keys and the time they take (issue 51).
+"""What bumping one component's version costs: the runs it re-keys and the time they take.
 
 ``mlpl-lab plan --bump COMPONENT`` answers, before anyone bumps
 :data:`mlpl_lab.core.numerics.VERSIONS`: how many runs of the profile's series the bump re-keys

@@ -13,7 +13,7 @@ run their one configuration on the same fresh seeds, so every claim pairs by see
 A trial holds only the values that differ from the paper default (trial 0 is ``{}``), so the
 default trial *is* the untuned run: the same spec, the same stored run.
 
-**The stage, as data** (issue 50; one stage for 02 and 07)::
+**The stage, as data** (one stage for 02 and 07)::
 
     stage(make, points, untuned, selection, fresh, stored) -> Stage
 
@@ -105,6 +105,23 @@ def fresh_seeds(profile) -> Tuple[int, ...]:
     P = as_profile(profile)
     first = selection_seed(P)
     return tuple(range(first + 1, first + 1 + len(P.seeds)))
+
+
+def seeds_text(reported, selection: Optional[int] = None) -> str:
+    """The seeds a chapter's tables and claims use, for its header and protocol table, and the seed
+    that only selects (tuning; never reported): e.g. "1–5 (every table and claim); seed 0 only
+    selects the tuned settings and is never reported"."""
+    seeds = sorted({int(s) for s in reported})
+    if not seeds:
+        raise ValueError("no reported seeds: the design reports nothing")
+    run = len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1))
+    text = (f"{seeds[0]}–{seeds[-1]}" if run else ", ".join(map(str, seeds))) + " (every table and claim)"
+    if selection is not None:
+        if int(selection) in seeds:
+            raise ValueError(f"the selection seed {selection} is also reported ({seeds}): a selected "
+                             "setting's run would be scored on the seed that chose it")
+        text += f"; seed {int(selection)} only selects the tuned settings and is never reported"
+    return text
 
 
 def choose(trials: Sequence[Tuple[Dict[str, Any], Any]]) -> int:

@@ -88,7 +88,7 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
             print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
             enter_chapter(path, profile)
             if i + 1 < len(paths):
-                start_ahead(ahead, paths[i + 1])
+                start_ahead(ahead, paths[i + 1], out)
             executed, failed = execute_one(path, out, profile, parameters, km, timeout, progress_file)
             if failed is not None:
                 failures.append(failed)
@@ -139,12 +139,17 @@ def take_kernel(ahead, path: Path):
     return km, (started["numerics"] if km is not None else versions_on_disk())
 
 
-def start_ahead(ahead, path: Path) -> None:
-    """Start ``path``'s kernel now, under its own chapter name, while the current notebook runs."""
+def start_ahead(ahead, path: Path, out: Path | None = None) -> None:
+    """Start ``path``'s kernel now, under its own chapter name (and, with ``out``, its own figure
+    log: :mod:`mlpl_lab.reporting.figure_log`), while the current notebook runs."""
     from ..core.numerics import versions_on_disk
+    from ..reporting.figure_log import ENV as FIGURE_ENV
     from ..runs.access import CHAPTER_ENV
 
-    ahead.start(path, dict(os.environ) | {CHAPTER_ENV: path.stem}, numerics=versions_on_disk())
+    env = dict(os.environ) | {CHAPTER_ENV: path.stem}
+    if out is not None:  # the kernel inherits its environment now, not when its notebook starts
+        env[FIGURE_ENV] = str((Path(out) / f"{path.stem}.figures.jsonl").resolve())
+    ahead.start(path, env, numerics=versions_on_disk())
 
 
 # ---------------------------------------------------------------- the access logs

@@ -1,4 +1,4 @@
-"""The numerics versions: one per component that decides a run's numbers (issue 51).
+"""The numerics versions: one per component that decides a run's numbers.
 
 A run's key (:attr:`mlpl_lab.runs.spec.RunSpec.key`) is a hash of its spec and the versions of
 **exactly the components it uses** (:func:`mlpl_lab.runs.components.components`): the engine,
@@ -19,7 +19,7 @@ tests/goldens.py --write``) and retrain what the bump re-keys (``mlpl-lab plan -
 how many runs and how long). The comparison is bitwise where this machine's environment matches
 the goldens' and within a stated tolerance elsewhere.
 
-Key schemes: :data:`KEY_SCHEME` 2 is this table. Scheme 1 (up to issue 51) hashed the spec and one
+Key schemes: :data:`KEY_SCHEME` 2 is this table. Scheme 1 (the lab's first) hashed the spec and one
 ``NUMERICS_VERSION`` for the whole lab (its last value, 2, is :data:`SCHEME_1_NUMERICS`); a pack
 of scheme 1 is re-keyed without retraining by ``mlpl-lab pack migrate IN OUT`` (the numerics of
 every component at version 1 here are those of numerics version 2).
@@ -39,8 +39,8 @@ SCHEME_1_NUMERICS = 2
 
 #: bump a component's version when a change alters what it computes (then regenerate the goldens
 #: and retrain the runs it re-keys). Every component starts at 1: the numerics of scheme 1's
-#: numerics version 2 (1: run keys without the source hash, issue 33; 2: PU-MLC's mixup
-#: regulariser exact on both sides, issue 35).
+#: numerics version 2 (1: run keys without the source hash; 2: PU-MLC's mixup
+#: regulariser exact on both sides).
 VERSIONS: Dict[str, int] = {
     # the training loop, optimiser and schedules, augmentation, evaluation and probes, initialisation
     # (engine/, methods/base.py, methods/probes.py, data/augment.py)

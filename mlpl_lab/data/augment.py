@@ -19,7 +19,7 @@ flip + Cutout + RandAugment + ColorJitter) with its label-preserving part:
   (probability 1, half the side, in the official code) can hide a whole glyph of a 32-px scene, which
   would turn a PLC target into label noise; ``cutout(x, 0.5, 1.0)`` is the code's setting.
 
-**Views from a padded split** (issue 34, the training loop's path): :func:`padded_nhwc` pads a
+**Views from a padded split** (the training loop's path): :func:`padded_nhwc` pads a
 whole training split once (replicate padding of :data:`PAD` pixels, stored NHWC on the training
 device), and :func:`gather_view` builds a batch's view from it with one gather: the rows, the
 weak view's flip and its shift are a single index into the padded images (a flipped image's crop

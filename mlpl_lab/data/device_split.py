@@ -1,4 +1,4 @@
-"""The training split held on the training device (issue 34: "data on the device").
+"""The training split held on the training device ("data on the device").
 
 :class:`DeviceSplit` reads an in-memory dataset once per training run -- ``get_batch`` over all
 its rows, so a wrapping dataset's ``get_batch`` applies as it would per batch -- and keeps every

@@ -121,6 +121,14 @@ class SceneSplits:
                 f"classes={len(self.class_names)}, regime={self.regime!r}, "
                 f"regime_params={self.regime_params!r})")
 
+    def __str__(self) -> str:
+        """What ``print(splits)`` shows a reader: the sizes, the classes and the regime in words."""
+        params = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                           for k, v in self.regime_params.items() if k != "masks")
+        return (f"splits: {len(self.train)} training, {len(self.val)} validation and {len(self.test)} test "
+                f"images; {len(self.class_names)} classes; observed labels: {self.regime}"
+                + (f" ({params})" if params else ""))
+
 
 def split_seeds(seed: int) -> tuple[int, int, int]:
     """Scene seeds of (train, val, test) for a split seed."""

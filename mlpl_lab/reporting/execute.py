@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .figure_log import ENV as FIGURE_ENV
+
 #: parameters a report passes to every notebook, dropped where a notebook does not declare them
 REPORT_PARAMETERS = {"live_training"}
 
@@ -32,6 +34,12 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
         declared = set(pm.inspect_notebook(str(path)))
         params = {k: v for k, v in params.items() if k not in REPORT_PARAMETERS or k in declared}
     executed.unlink(missing_ok=True)  # what a failure reports on is this execution's
+    # what each figure shows, logged by the kernel (mlpl_lab.reporting.figure_log): the figure tests
+    # read <stem>.figures.jsonl next to the executed notebook of any report, cpu or smoke
+    figures = out_dir / f"{path.stem}.figures.jsonl"
+    figures.unlink(missing_ok=True)
+    saved = os.environ.get(FIGURE_ENV)
+    os.environ[FIGURE_ENV] = str(figures.resolve())
     try:
         pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
                             cwd=str(path.parent), progress_bar=False, execution_timeout=timeout,
@@ -39,6 +47,11 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     except Exception as exc:
         (out_dir / (path.stem + ".html")).unlink(missing_ok=True)  # no earlier report passes for this one
         raise describe_failure(path, executed, exc, timeout) from exc
+    finally:
+        if saved is None:
+            os.environ.pop(FIGURE_ENV, None)
+        else:
+            os.environ[FIGURE_ENV] = saved
     if html:  # offline: MathJax next to the report, widgets as their default images, no CDN script
         import nbformat
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 from pathlib import Path
 from typing import Any, Dict
+
+from . import figure_log
 
 RECORD_MIME = "application/vnd.mlpl-lab.record+json"
 
@@ -85,7 +88,12 @@ def readable(name: str, plain: Any) -> Dict[str, str]:
             caption += (f". Shown: {len(cols)} of its {frame.shape[1]} columns, evenly spaced, the first "
                         "and the last among them")
             frame = frame[cols]
-        st = compact_rows(frame, caption, record=name, best=False)
+        # a column whose values were all integers shows them as integers (its gaps made it float)
+        ints = [c for c in frame.columns
+                if any(c in v for v in plain.values())
+                and all(isinstance(v[c], int) and not isinstance(v[c], bool) for v in plain.values() if c in v
+                        and v[c] is not None)]
+        st = compact_rows(frame, caption, record=name, best=False, counts=ints)
         return {"text/plain": f"{title}:\n{st.data.to_string()}", "text/html": st.to_html()}
     if isinstance(plain, dict) and plain and all(isinstance(v, dict) for v in plain.values()):
         flat = _flatten_rows(plain)
@@ -275,7 +283,8 @@ def all_finite(value: Any) -> bool:
 
 
 def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Dict[str, Any]:
-    """The first lines of every notebook: versions, device, profile and seeds."""
+    """The first lines of every notebook: versions, device, profile and seeds (a list, or the
+    chapter's own sentence: which seeds its tables use and which one selects)."""
     import platform
 
     import torch
@@ -289,7 +298,7 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
         "mlpl_lab": mlpl_lab.__version__, "torch": torch.__version__,
         "torchvision": torchvision.__version__, "python": platform.python_version(),
         "device": str(pick_device("auto")), "threads": torch.get_num_threads(),
-        "profile": profile, "seeds": list(seeds),
+        "profile": profile, "seeds": seeds if isinstance(seeds, str) else list(seeds),
     }
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
@@ -319,6 +328,8 @@ def setup_notebook(profile, seeds, start: bool = True, chapter: str | None = Non
         ip = get_ipython()
         if ip is not None:
             ip.run_line_magic("matplotlib", "inline")
+            if os.environ.get(figure_log.ENV):  # under `mlpl-lab report`: log what each figure shows
+                figure_log.register(ip)
     except Exception:  # outside IPython: keep the current backend
         matplotlib.use("Agg")
     import seaborn as sns

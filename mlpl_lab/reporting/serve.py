@@ -1,4 +1,4 @@
-"""What every notebook does before its first run (issue 48): serve the shipped course pack, and
+"""What every notebook does before its first run: serve the shipped course pack, and
 say what it must train before it trains.
 
 :func:`serve_pack` is :func:`mlpl_lab.runs.shipped.import_missing` (the same function ``mlpl-lab

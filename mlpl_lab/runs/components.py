@@ -1,4 +1,4 @@
-"""The components a run uses, and their versions: what its key holds besides its spec (issue 51).
+"""The components a run uses, and their versions: what its key holds besides its spec.
 
 :func:`components` maps a :class:`~mlpl_lab.runs.spec.RunSpec` to the components of
 :data:`mlpl_lab.core.numerics.VERSIONS` that decide its numbers:

@@ -1,6 +1,6 @@
-"""Re-key a run pack of key scheme 1 to this code's keys, without retraining (issue 51).
+"""Re-key a run pack of key scheme 1 to this code's keys, without retraining.
 
-Up to issue 51 a run's key hashed its spec and one numerics version for the whole lab; now it
+Under key scheme 1 a run's key hashed its spec and one numerics version for the whole lab; now it
 hashes its spec and the versions of the components it uses (:mod:`mlpl_lab.runs.components`).
 The numbers did not change: every component at version 1 computes what numerics version
 :data:`~mlpl_lab.core.numerics.SCHEME_1_NUMERICS` computed. :func:`migrate` reads an old pack

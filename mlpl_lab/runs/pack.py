@@ -24,7 +24,7 @@ capped at the manifest's total), every member's sha256, every run's key against 
 versions the manifest names, and its weights loadable with ``weights_only=True`` (nothing else is
 unpickled). A run whose components' versions differ from this code's is **stale**: verified, but
 not imported (a bump re-keyed it; the pack's other runs are served). A pack of key scheme 1 (one
-numerics version for the whole lab, before issue 51) is refused with the fix: ``mlpl-lab pack
+numerics version for the whole lab, before each component got its own version) is refused with the fix: ``mlpl-lab pack
 migrate OLD NEW`` re-keys it without retraining (:mod:`mlpl_lab.runs.migrate`). The runs are staged in a temporary folder of
 the store, then each is renamed into place; a failure anywhere leaves the store as it was. A run
 already in the store is kept (a local run wins) unless ``replace=True``; importing twice changes

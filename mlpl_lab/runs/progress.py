@@ -55,7 +55,7 @@ def _fmt_seconds(s: float) -> str:
 
 
 class ChapterProgress:
-    """One progress line for a notebook's whole chapter (issue 48): ``run k of N``, the run being
+    """One progress line for a notebook's whole chapter: ``run k of N``, the run being
     trained, its epoch and the time left for every run the chapter still has to train.
 
     :func:`mlpl_lab.reporting.report.setup_notebook` starts it (:func:`chapter_progress`) with the

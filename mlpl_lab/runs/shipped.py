@@ -1,4 +1,4 @@
-"""The course pack shipped with the lab, served wherever a notebook runs (issue 48).
+"""The course pack shipped with the lab, served wherever a notebook runs.
 
 ``data/packs/<profile>-course.mlplpack`` holds every run of a profile's course series. Both ways
 into the notebooks use :func:`import_missing`: ``mlpl-lab report`` (``make report``) before it

@@ -88,7 +88,7 @@ class RunSpec:
 
     def scheme_1_key(self, numerics_version: int) -> str:
         """The key key scheme 1 gave this spec (one numerics version for the whole lab; before
-        issue 51): what ``mlpl-lab pack migrate`` checks an old pack's runs against."""
+        each component got its own version): what ``mlpl-lab pack migrate`` checks an old pack's runs against."""
         h = hashlib.sha256(self.canonical_json().encode())
         h.update(f"numerics={int(numerics_version)}".encode())
         return h.hexdigest()[:20]

@@ -1,5 +1,5 @@
 """A series' planned runs on a pool of worker processes: one single-thread process per core, or
-one per GPU (issue 34).
+one per GPU.
 
 :func:`train` takes run specs in the order a plan gives them (:mod:`mlpl_lab.chapters.plan`:
 dependencies first, longest first), adds any dependency missing from the list, and trains those

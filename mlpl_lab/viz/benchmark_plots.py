@@ -4,6 +4,7 @@ methods, and the cost relative to AN."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -14,6 +15,13 @@ from ..analysis.benchmark import unconverged_mark
 from ..analysis.selection import HALF
 from .layout import spread_tick_labels
 from .palette import colours_for
+
+
+def _column_labels(ax, columns, width: int = 18) -> None:
+    """A heatmap's column labels (the regimes) wrapped onto lines of at most ``width`` characters,
+    then spread (:func:`spread_tick_labels`) if they still collide."""
+    ax.set_xticklabels([textwrap.fill(str(c), width) for c in columns], rotation=0)
+    spread_tick_labels(ax, "x")
 
 
 def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP (mean over seeds)"):
@@ -33,6 +41,7 @@ def plot_grid(mean, seeds=None, converged=None, ax=None, title: str = "test mAP 
     ax.set_facecolor("#dddddd")
     ax.set_xlabel("")
     ax.set_ylabel("")
+    _column_labels(ax, mean.columns)
     bound = converged is not None and bool((converged == "schedule-bound").to_numpy().any())
     ax.set_title(title + " · (n) = seeds when more than one · † = a run did not converge"
                  + (" · § = schedule-bound" if bound else ""))
@@ -108,6 +117,7 @@ def plot_gap(gap, lo=None, hi=None, ax=None):
     ax.set_facecolor("#dddddd")
     ax.set_xlabel("")
     ax.set_ylabel("")
+    _column_labels(ax, gap.columns)
     ax.set_title("share of the AN → full-label gap closed [95 % bootstrap over seeds]")
     return ax
 

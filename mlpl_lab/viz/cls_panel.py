@@ -19,6 +19,7 @@ from .cls_plots import plot_schedules, plot_selection_batch
 from ..methods.cls import explain_batch
 
 from .panel_display import show_in
+from .slider_range import check_slider
 
 
 class CLSPanel:
@@ -64,6 +65,8 @@ class CLSPanel:
             "epoch": W.IntSlider(value=self.epochs - 1, min=0, max=self.epochs - 1,
                                  description="epoch e (completed)", style=style),
         }
+        for name, value in (("tau_h", tau_h), ("tau_l", tau_l), ("E_k", E_k)):
+            check_slider("CLSPanel", name, self.sliders[name], value)  # ipywidgets would clamp silently
         self.output = W.Output()
         self.state: Dict[str, object] = {}
         self.figure = None
@@ -107,8 +110,8 @@ class CLSPanel:
         ncols = 2 if self.batch is not None else 1
         fig, axes = plt.subplots(1, ncols, figsize=(6 * ncols + 2, 4.2), squeeze=False)
         v = self.values()
-        plot_schedules({f"R_h (tau_h={v['tau_h']:.3f})": self.state["R_h"],
-                        f"R_l (tau_l={v['tau_l']:.2f})": self.state["R_l"]}, ax=axes[0, 0],
+        plot_schedules({fr"$R_h$ ($\tau_h$ = {v['tau_h']:.3f})": self.state["R_h"],
+                        fr"$R_l$ ($\tau_l$ = {v['tau_l']:.2f})": self.state["R_l"]}, ax=axes[0, 0],
                        E_k=v["E_k"], title="reserving rates R(e)")
         axes[0, 0].axvline(v["epoch"] + 1, c="r", lw=1, alpha=0.5)
         if self.batch is not None:

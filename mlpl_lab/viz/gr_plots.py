@@ -83,7 +83,7 @@ def plot_assumption_check(check: Mapping[str, Mapping[str, np.ndarray]], w0: flo
         ax.scatter(stats["centers"], stats["rate"], s=size, color=colors[0], alpha=0.8,
                    label="observed FN/(FN+TN)")
         ax.plot(p, k_hat(torch.as_tensor(p), w, b).numpy(), color=colors[1],
-                label=f"k̂(p), w={w:g}, b={b:g}")
+                label=fr"$\hat{{k}}(p)$, w={w:g}, b={b:g}")
         if a is not None and phase == "end":
             ax.plot(p, k_from_assumption(p, a), color=colors[2], ls="--",
                     label=f"Eq. 6, a = {a:.2f}")

@@ -21,6 +21,11 @@ from ..engine.train import predict_dataset
 from .attention import attention_maps
 from .panel_display import show_in
 from .cam import as_model, class_status
+from .slider_range import check_value
+
+
+#: the δ slider's range
+DELTA_RANGE = (0.5, 0.99)
 
 
 class LACPanel:
@@ -36,6 +41,8 @@ class LACPanel:
                  class_names=None):
         import ipywidgets as W
 
+        # the slider's range, checked first (ipywidgets would clamp silently, after the network ran)
+        check_value("LACPanel", "delta", delta, *DELTA_RANGE)
         plc_breakdown(torch.zeros(1, 1), -torch.ones(1, 1), torch.zeros(1, 1), delta)  # validates δ
         indices = list(range(min(64, len(dataset)))) if indices is None else [int(i) for i in indices]
         if not indices:
@@ -59,7 +66,7 @@ class LACPanel:
         self.labels = dataset.labels[idx]
         self.images = dataset.images[idx]
         self.maps = attention_maps(as_model(method), self.images)
-        self.delta = W.FloatSlider(value=float(delta), min=0.5, max=0.99, step=0.01, readout_format=".2f",
+        self.delta = W.FloatSlider(value=float(delta), min=DELTA_RANGE[0], max=DELTA_RANGE[1], step=0.01, readout_format=".2f",
                                    description="δ (PLC threshold)", style={"description_width": "initial"})
         self.image = W.IntSlider(value=0, min=0, max=len(indices) - 1, description="image in batch",
                                  style={"description_width": "initial"})

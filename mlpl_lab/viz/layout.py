@@ -27,24 +27,47 @@ def _overlap(a, b, pad: float) -> bool:
     return (a.x0 < b.x1 - pad and b.x0 < a.x1 - pad and a.y0 < b.y1 - pad and b.y0 < a.y1 - pad)
 
 
-def tick_overlaps(fig, pad: float = 0.5) -> List[Dict[str, str]]:
-    """Every pair of drawn tick labels on one axis of ``fig`` whose boxes (in display pixels,
-    after ``fig.canvas.draw()``) overlap by more than ``pad`` pixels each way. One dict per pair:
-    the axes' title, the axis ("x"/"y") and the two texts. Empty: nothing overlaps."""
+#: two labels closer than this (points) read as one ("single positivesingle positive (size-biased)"
+#: under a heatmap: the boxes did not overlap, they touched)
+MIN_GAP_PT = 3.0
+
+
+def _min_gap(fig) -> float:
+    """:data:`MIN_GAP_PT` in display pixels of ``fig``."""
+    return MIN_GAP_PT * fig.dpi / 72.0
+
+
+def _clashes(texts, renderer, gap: float):
+    """Pairs of ``texts`` whose boxes overlap or come closer than ``gap`` pixels."""
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    return [(texts[i], texts[j]) for i in range(len(texts)) for j in range(i + 1, len(texts))
+            if _overlap(boxes[i], boxes[j], -gap)]
+
+
+def tick_overlaps(fig, pad: float | None = None) -> List[Dict[str, str]]:
+    """Every pair of labels of ``fig`` that overlap or come closer than ``pad`` pixels (default
+    :data:`MIN_GAP_PT` points), measured after ``fig.canvas.draw()``: the drawn tick labels of each
+    axis of every axes — plots, heatmaps and colour bars alike (a colour bar is an axes of the
+    figure) — and the entries of each legend. One dict per pair: the axes' title, where ("x", "y"
+    or "legend") and the two texts. Empty: nothing collides."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
+    gap = _min_gap(fig) if pad is None else -pad
     found = []
     for ax in fig.axes:
         if not ax.get_visible():
             continue
+        title = ax.get_title() or ax.get_label() or "(untitled)"
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            labels = _drawn_tick_labels(axis)
-            boxes = [lab.get_window_extent(renderer) for lab in labels]
-            for i in range(len(labels)):
-                for j in range(i + 1, len(labels)):
-                    if _overlap(boxes[i], boxes[j], pad):
-                        found.append({"axes": ax.get_title() or ax.get_label() or "(untitled)",
-                                      "axis": name, "labels": (labels[i].get_text(), labels[j].get_text())})
+            for a, b in _clashes(_drawn_tick_labels(axis), renderer, gap):
+                found.append({"axes": title, "axis": name, "labels": (a.get_text(), b.get_text())})
+    for legend in [ax.get_legend() for ax in fig.axes if ax.get_visible()] + list(fig.legends):
+        if legend is None or not legend.get_visible():
+            continue
+        texts = [t for t in legend.get_texts() if t.get_visible() and t.get_text().strip()]
+        for a, b in _clashes(texts, renderer, -0.5):  # a legend's rows sit close by design: overlap only
+            found.append({"axes": legend.get_title().get_text() or "(legend)", "axis": "legend",
+                          "labels": (a.get_text(), b.get_text())})
     return found
 
 
@@ -90,13 +113,9 @@ def spread_tick_labels(ax, axis: str = "x", rotations=(0, 45, 90), min_size: flo
     fig = ax.figure
     target = ax.xaxis if axis == "x" else ax.yaxis
 
-    def clash() -> bool:
+    def clash() -> bool:  # the criterion of tick_overlaps, so what this spreads the check accepts
         fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        labels = _drawn_tick_labels(target)
-        boxes = [lab.get_window_extent(renderer) for lab in labels]
-        return any(_overlap(boxes[i], boxes[j], 0.5)
-                   for i in range(len(boxes)) for j in range(i + 1, len(boxes)))
+        return bool(_clashes(_drawn_tick_labels(target), fig.canvas.get_renderer(), _min_gap(fig)))
 
     if not clash():
         return

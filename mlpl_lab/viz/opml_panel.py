@@ -21,6 +21,7 @@ import torch
 from ..methods.opml import opml_objective
 from .gradients import loss_and_gradient
 from .panel_display import show_in
+from .slider_range import check_slider
 
 __all__ = ["OPMLPanel", "toy_batch"]
 
@@ -55,6 +56,9 @@ class OPMLPanel:
         self.log10_lambda = w.FloatSlider(value=log10_lambda, min=-5.5, max=-1, step=0.25,
                                           description="log10 λ (≤ -5.5: λ = 0)", style=style)
         self.n_unknown = w.IntSlider(value=n_unknown, min=1, max=40, description="unknowns", style=style)
+        for name, slider, value in (("a", self.a, a), ("b", self.b, b), ("log10_lambda", self.log10_lambda, log10_lambda),
+                                    ("n_unknown", self.n_unknown, n_unknown)):
+            check_slider("OPMLPanel", name, slider, value)  # ipywidgets would clamp silently
         self.out = w.Output()
         self.fig, self.axes = plt.subplots(1, 3, figsize=(13, 3.4))
         plt.close(self.fig)  # drawn into the Output widget, not as a stray inline figure

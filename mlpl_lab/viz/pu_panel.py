@@ -20,6 +20,7 @@ from ..losses.pu import pu_temperature, vpu_loss
 from ..engine.train import predict_dataset
 from .panel_display import show_in
 from .cam import as_model
+from .slider_range import check_slider, check_value
 
 
 class PUPanel:
@@ -58,10 +59,15 @@ class PUPanel:
         self.names = list(class_names) if class_names is not None else [str(c) for c in range(C)]
         self.n_pos = (self.observed == 1).sum(0)
         self.order = torch.argsort(self.n_pos, stable=True)  # rare classes first
+        # ipywidgets would clamp silently; α is given in its own units (0 or None: no temperature)
+        if alpha:
+            check_value("PUPanel", "alpha", alpha, 0.1, 10.0,
+                        " (the slider shows log10 α from -1 to 1; pass 0 or None for no temperature)")
         style = {"description_width": "initial"}
         self.alpha = W.FloatSlider(value=float(np.log10(alpha)) if alpha else -1.05, min=-1.05, max=1.0,
                                    step=0.05, description="log10 α (far left: no temperature)", style=style)
         self.gamma = W.FloatSlider(value=float(gamma), min=0.0, max=2.0, step=0.05, description="γ", style=style)
+        check_slider("PUPanel", "gamma", self.gamma, gamma)
         self.readout = W.HTML()
         self.output = W.Output()
         self.state: Dict[str, np.ndarray] = {}

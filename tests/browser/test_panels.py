@@ -46,7 +46,7 @@ PUPanel(logits=logits, observed=observed).widget''',
 }
 MOVES = 5
 #: the slider each panel's test moves (matched in its label)
-MOVED = {"gr": "q2", "opml": "a (", "cls": "τ_h", "lac": "δ", "pu": "γ"}
+MOVED = {"gr": "q₂", "opml": "a (", "cls": "τ_h", "lac": "δ", "pu": "γ"}
 
 
 def _write_notebook(root):

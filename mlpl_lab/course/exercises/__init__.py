@@ -1,4 +1,4 @@
-"""Self-checked exercises for the notebooks (issue 22).
+"""Self-checked exercises for the notebooks.
 
 Every notebook 00–07 ends with 3–5 exercises under ``### Exercise N — …``. Their checks live
 here (:mod:`.checks`), print ``✓`` or ``✗`` with a hint that does not give the answer away,

@@ -1,6 +1,6 @@
 r"""The exercises' checks, chapter by chapter (notebooks 00–07).
 
-Three kinds (issue 22): *implement a piece* — the student's function is compared with the
+Three kinds: *implement a piece* — the student's function is compared with the
 library's reference on random inputs; *predict, then check* — a number or a choice compared
 with what the library computes (or what the run measured); *read the evidence* — an answer
 compared with what the notebook's own records say (never a value typed here). Every check
@@ -77,17 +77,31 @@ def _argbest(values: Mapping[str, float], largest: bool = True, exclude=()) -> s
     return (max if largest else min)(items, key=items.get)
 
 
+def tied_best(values: Mapping[str, float], largest: bool = True, exclude=()) -> list:
+    """Every key of ``values`` whose value equals the largest (or smallest) one, to 1e-12
+    relative: the right answers of a *pick* exercise (two regimes may share a value exactly,
+    e.g. two that observe the same positives)."""
+    best = _argbest(values, largest, exclude)
+    target = float(values[best])
+    return [k for k, v in values.items() if k not in exclude and v is not None and math.isfinite(float(v))
+            and math.isclose(float(v), target, rel_tol=1e-12, abs_tol=0.0)]
+
+
 def check_pick(title: str, answer, values: Mapping[str, float], hint: str, largest: bool = True,
                exclude=()) -> bool:
-    """*Read the evidence*: the key of the largest (or smallest) value of a record."""
+    """*Read the evidence*: the key of the largest (or smallest) value of a record. Where several
+    keys share that value (:func:`tied_best`) each of them is right, and the ✓ names the others."""
 
     @never_raises(title, hint)
     def run():
         if unanswered(answer):
             return verdict(False, title, UNANSWERED, hint)
-        best = _argbest(values, largest, exclude)
-        if same_set(answer, [best]):
-            return verdict(True, title, f"{best}: {float(values[best]):.3g}")
+        tied = tied_best(values, largest, exclude)
+        for best in tied:
+            if same_set(answer, [best]):
+                others = [k for k in tied if k != best]
+                return verdict(True, title, f"{best}: {float(values[best]):.3g}"
+                               + (f" (tied with {', '.join(others)}: each is right)" if others else ""))
         return verdict(False, title, "not the row the record points to", hint)
 
     return run()
