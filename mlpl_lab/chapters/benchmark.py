@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ..analysis import benchmark as bm
-from ..analysis.claims import Claim, claims_table, mark_schedule_bound
+from ..analysis.claims import Claim, Family, claims_table, mark_schedule_bound
 from ..profiles import Profile
 from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
@@ -208,6 +210,16 @@ DESIGNS: Dict[str, Preset] = {
 #: the notebook's ``parameters`` that change which runs the chapter asks for
 PARAMETERS = ("methods", "regimes", "tuning", "dataset", "data_root", "data_layout")
 
+#: the benchmark's questions besides the per-regime "beats AN" ones (:attr:`BenchmarkDesign.families`)
+SAME_HEAD_FAMILY = "LAC's gain on its own network"
+FLATTERS_FAMILY = "clean validation flatters"
+
+
+def beats_an_family(regime: str) -> str:
+    """The family of the paper methods' claims against AN under ``regime``."""
+    return f"each paper method beats AN under {regime}"
+
+
 #: ``Asked`` families besides the regimes (each regime is a family ``{row: [runs]}``)
 TRIALS = "tuning trials"
 SAME_HEAD_LABEL = "AN (LAC's head)"
@@ -230,6 +242,31 @@ class BenchmarkDesign:
 
     def cells(self) -> List[Tuple[str, str]]:
         return [(reg, row) for reg, rows in self.grid.items() for row in rows]
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The benchmark's questions, declared from the grid before any run is read
+        (:class:`mlpl_lab.analysis.claims.Family`): per regime with AN, "each paper method beats
+        AN" (one claim per paper row of :data:`PAPER_CLAIMS` the regime holds); LAC's gain on its
+        own network (one claim per regime with LAC); whether clean validation flatters (one pooled
+        claim per regime). The length checks are controls of the GR claims they repeat, outside
+        every family; the per-cell selection differences are exploratory, not claims."""
+        out: Dict[str, Family] = {}
+        for reg, rows in self.grid.items():
+            if AN not in rows:
+                continue
+            m = sum(label in rows for label in PAPER_CLAIMS)
+            if m:
+                out[beats_an_family(reg)] = Family(beats_an_family(reg), m,
+                                                   f"does each paper method beat AN under {reg}?")
+        lac = sum("LAC" in rows and AN in rows for rows in self.grid.values())
+        if lac:
+            out[SAME_HEAD_FAMILY] = Family(SAME_HEAD_FAMILY, lac, "does LAC beat AN on LAC's own network?")
+        flat = sum(any(r not in REFERENCE_ROWS for r in rows) for rows in self.grid.values())
+        if flat:
+            out[FLATTERS_FAMILY] = Family(FLATTERS_FAMILY, flat, "does clean validation flatter the "
+                                          "methods (pooled over the methods of each regime)?")
+        return out
 
     def tuned_cells(self) -> List[Tuple[str, str]]:
         """The cells that choose their hyperparameters on trials (every cell but the untuned rows')."""
@@ -682,14 +719,17 @@ SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 
 
 
 def claims(results, same_head: Mapping[str, list] | None = None,
-           length: Mapping[str, Mapping[str, list]] | None = None):
-    """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
-    (paired verdicts from the runs, Holm over this table: :mod:`mlpl_lab.analysis.claims`).
-    With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also compared with AN trained on its
-    own network, which separates the method's gain from the head's. With ``length``
-    (:attr:`BenchmarkRuns.length`) a regime whose GR runs did not all converge gets GR against AN
-    at the longer schedule too, and its "GR beats AN" claim says whether that control agrees
-    (GR is schedule-bound: :func:`mlpl_lab.analysis.claims.mark_schedule_bound`)."""
+           length: Mapping[str, Mapping[str, list]] | None = None, *, design: BenchmarkDesign):
+    """"<method> beats AN under <regime>" for every paper claim and every regime where both ran,
+    in the families ``design`` declares (:attr:`BenchmarkDesign.families`: one per regime).
+    With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also
+    compared with AN trained on its own network, which separates the method's gain from the
+    head's. With ``length`` (:attr:`BenchmarkRuns.length`) a regime whose GR runs did not all
+    converge gets GR against AN at the longer schedule too, a control of its "GR beats AN" claim,
+    which says whether that control agrees (GR is schedule-bound:
+    :func:`mlpl_lab.analysis.claims.mark_schedule_bound`). Last, whether clean validation
+    flatters the methods, pooled per regime (:func:`selection_claims`)."""
+    fam = design.families
     rows, notes = [], {}
     for regime, methods in results.items():
         if AN not in methods:
@@ -697,38 +737,57 @@ def claims(results, same_head: Mapping[str, list] | None = None,
         for label, paper in PAPER_CLAIMS.items():
             if label in methods:
                 rows.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
-                                  methods[label], methods[AN]))
+                                  methods[label], methods[AN], family=fam[beats_an_family(regime)]))
         if "LAC" in methods and same_head and regime in same_head:
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
-                              "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime]))
+                              "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime],
+                              family=fam[SAME_HEAD_FAMILY]))
         check = (length or {}).get(regime)
         if "GR" in methods and check and bm.convergence_mark(methods["GR"]) == "schedule-bound":
             epochs = check["GR"][0].spec.train["epochs"]
             name = f"GR beats AN with both trained {epochs} epochs under {regime} (length check)"
             rows.append(Claim(name, "the same comparison at a longer schedule (GR is schedule-bound)",
-                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN]))
+                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN],
+                              control_of=f"GR beats AN under {regime}"))
             notes[f"GR beats AN under {regime}"] = name
-    rows += selection_claims(results)
+    if FLATTERS_FAMILY in fam:
+        rows += selection_claims(results, fam[FLATTERS_FAMILY])
     table = claims_table(rows)
     return mark_schedule_bound(table, {claim: gr_chapter.length_check_note(table, claim, check)
                                        for claim, check in notes.items()})
 
 
-def selection_claims(results) -> List[Claim]:
-    """Does clean validation flatter a method? For every cell whose runs recorded the observed-label
-    validation mAP (``val_obs_mAP``: the run's regime on the validation labels, unknown as
-    negative), the paired claim "the clean-validation epoch beats the observed-validation epoch"
-    on test mAP (:func:`mlpl_lab.analysis.selection.selection_claim`). Runs made before the engine
-    recorded it add none."""
-    from ..analysis.selection import by_seed_selected, selection_claim
+def selection_claims(results, family: Family | None = None) -> List[Claim]:
+    """Does clean validation flatter the methods? One pooled claim per regime, "clean validation
+    flatters the methods under <regime>": per seed, the test mAP at the clean-validation epoch
+    and at the observed-validation epoch, each averaged over the regime's methods (the oracle
+    left out) that recorded both on that seed's whole set, then paired by seed
+    (:func:`mlpl_lab.analysis.selection.by_seed_selected`). A regime whose runs recorded no
+    observed-validation score adds none; the per-cell differences are the exploratory table
+    (:func:`selection_frame`)."""
+    from ..analysis.selection import CLEAN, OBSERVED, by_seed_selected
 
     out = []
     for regime, methods in results.items():
+        cells = {}
         for label, runs in methods.items():
-            if label in REFERENCE_ROWS or not by_seed_selected(runs):
+            observed = by_seed_selected(runs, OBSERVED)
+            if label in REFERENCE_ROWS or not observed:
                 continue
-            claim = selection_claim(f"{label} under {regime}", runs)
-            out.append(claim)
+            clean = by_seed_selected(runs, CLEAN)
+            cells[label] = (clean, observed, runs)
+        if not cells:
+            continue
+        seeds = sorted(set.intersection(*(set(c) & set(o) for c, o, _ in cells.values())))
+        if not seeds:
+            continue
+        clean = {s: float(np.mean([c[s] for c, _, _ in cells.values()])) for s in seeds}
+        observed = {s: float(np.mean([o[s] for _, o, _ in cells.values()])) for s in seeds}
+        out.append(Claim.of_values(
+            f"clean validation flatters the methods under {regime}",
+            "Cole et al. report both variants (clean and observed validation)",
+            f"clean val ({len(cells)} methods)", f"observed val ({len(cells)} methods)", clean, observed,
+            runs={label: runs for label, (_, _, runs) in cells.items()}, family=family))
     return out
 
 
@@ -855,9 +914,10 @@ def selection_view(results):
                   "Model selection without clean labels: test mAP (%) at the epoch the clean validation "
                   "labels pick and at the epoch the observed validation labels pick (the run's regime "
                   "on the validation split, unknown counted as negative), mean over seeds; 'difference': "
-                  "clean minus observed ± the half-width of its paired 95 % t-interval (the claims below "
-                  "test it, Holm across the chapter); 'other epoch': seeds on which the two keep "
-                  "different epochs." + (f" Left out: {waiting}" if cells else ""),
+                  "clean minus observed ± the half-width of its paired 95 % t-interval, unadjusted. "
+                  "Exploratory: one cell at a time, these intervals decide nothing (the question is "
+                  "answered once per regime, pooled over the methods, in the claims of section 8); "
+                  "'other epoch': seeds on which the two keep different epochs." + (f" Left out: {waiting}" if cells else ""),
                   half=half, counts=["seeds", "other epoch"], best=False)
 
 

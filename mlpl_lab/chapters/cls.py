@@ -38,7 +38,7 @@ import numpy as np
 from ..core import labels as L
 
 from ..core import regimes as R
-from ..analysis.claims import Claim, by_seed, claims_table
+from ..analysis.claims import Claim, Family, by_seed, claims_table
 from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
@@ -62,6 +62,9 @@ FAMILY = ("Co-teaching", "Co-teaching+", JOCOR)
 KEY = ("AN", "CLS")
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS = ("seed",)
+#: the chapter's questions (:attr:`CLSDesign.families`)
+CLS_VS_AN, CLS_VS_COTRAINING, GROWS = ("CLS beats AN", "CLS beats the co-training baselines",
+                                       "the margin grows with the missing rate")
 
 #: the chapter's literals per design (:func:`design` adds the profile's seeds and epochs;
 #: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.chapters.common.DESIGN_OF`). ``n_table_seeds`` /
@@ -108,6 +111,19 @@ class CLSDesign:
     study_regime: str = "single positive"  # ablation and sensitivity sweeps
     tau_dataset: str = "coco"
     forget_rate: float = 0.2
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The chapter's questions, declared before any run is read: CLS against AN (once per
+        table regime), CLS against the co-training baselines (each baseline in each regime it runs
+        in), and, where the design has drop 25 % and 75 %, whether the margin grows with the
+        missing rate."""
+        out = {CLS_VS_AN: Family(CLS_VS_AN, len(self.table_regimes), "does CLS beat assume-negative?"),
+               CLS_VS_COTRAINING: Family(CLS_VS_COTRAINING, len(FAMILY) * len(self.family_regimes),
+                                         "does CLS beat each co-training baseline (Table 2)?")}
+        if {"drop 25 %", "drop 75 %"} <= set(self.table_regimes):
+            out[GROWS] = Family(GROWS, 1, "does CLS's margin over AN grow with the missing rate?")
+        return out
 
     def cls_hparams(self, regime_label: str) -> Dict[str, float]:
         regime, params = REGIMES[regime_label]
@@ -412,11 +428,12 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     }
 
 
-def claims(results: Mapping[str, Mapping[str, list]]):
+def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign"):
     """The paper's claims checked on these results: a claims table (paired verdicts,
-    :mod:`mlpl_lab.analysis.claims`; Holm over the whole table, the margin-growth row included:
-    it pairs each seed's CLS − AN margin at drop 75 % with the same seed's at drop 25 %).
-    Paper numbers are CLS Table 2 (COCO)."""
+    :mod:`mlpl_lab.analysis.claims`) in the families ``design`` declares
+    (:attr:`CLSDesign.families`); the margin-growth row pairs each seed's CLS − AN margin at
+    drop 75 % with the same seed's at drop 25 %. Paper numbers are CLS Table 2 (COCO)."""
+    fam = design.families
     paper = {"single positive": "COCO: CLS 67.4 mAP, best of Table 2 (single positive)",
              "drop 50 %": "COCO: CLS 70.9 mAP, best of Table 2 (50 % left)",
              "drop 25 %": "COCO: CLS 72.8 mAP, best of Table 2 (75 % left)",
@@ -425,12 +442,12 @@ def claims(results: Mapping[str, Mapping[str, list]]):
     for regime, runs in results.items():
         if "CLS" in runs and "AN" in runs:
             rows.append(Claim(f"CLS beats AN under {regime}", paper.get(regime, "Table 2"),
-                              "CLS", "AN", runs["CLS"], runs["AN"]))
+                              "CLS", "AN", runs["CLS"], runs["AN"], family=fam[CLS_VS_AN]))
         for other in FAMILY:
             if "CLS" in runs and other in runs:
                 rows.append(Claim(f"CLS beats {other} under {regime}",
                                   "Table 2: CLS above every co-training baseline", "CLS", other,
-                                  runs["CLS"], runs[other]))
+                                  runs["CLS"], runs[other], family=fam[CLS_VS_COTRAINING]))
     if "drop 75 %" in results and "drop 25 %" in results and all(
             k in results[r] for r in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")):
         def per_seed(regime):  # CLS − AN per seed under one regime
@@ -442,7 +459,8 @@ def claims(results: Mapping[str, Mapping[str, list]]):
             "the margin over AN grows with the missing rate (drop 75 % vs 25 %)",
             "COCO: CLS's lead over the baselines is largest at 25 % left (Table 2)",
             "CLS − AN at drop 75 %", "CLS − AN at drop 25 %", per_seed("drop 75 %"), per_seed("drop 25 %"),
-            runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")}))
+            runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")},
+            family=fam.get(GROWS)))
     return claims_table(rows)
 
 

@@ -23,7 +23,7 @@ from typing import Any, Dict, Mapping, Tuple
 import numpy as np
 
 from ..analysis.benchmark import convergence_mark
-from ..analysis.claims import Claim, by_seed, claims_table, mark_schedule_bound
+from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_schedule_bound
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import gr_schedule
@@ -68,6 +68,10 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
 LENGTH_FACTOR = 4 / 3
 
 
+#: the chapter's questions (:attr:`GRDesign.families`)
+GR_VS_AN, GR_VS_BEST, ABLATION = "GR beats AN", "GR beats the best other method", "GR's components"
+
+
 @dataclass(frozen=True)
 class GRDesign:
     """Everything chapter 02 asks for under one profile (:data:`DESIGNS` and the profile's seeds
@@ -81,6 +85,16 @@ class GRDesign:
     selection_seed: int              # tuning selects here; never reported
     fresh_seeds: Tuple[int, ...]     # every reported run
     length_epochs: int               # the length check's epochs
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The chapter's questions, declared before any run is read: GR against AN, GR against
+        the best other zoo method, and Table 3's ablation (one claim per ablated row). The length
+        checks are controls of the first two (:class:`mlpl_lab.analysis.claims.Family`)."""
+        return {GR_VS_AN: Family(GR_VS_AN, 1, "does GR beat assume-negative?"),
+                GR_VS_BEST: Family(GR_VS_BEST, 1, "does GR beat the best other method of the zoo?"),
+                ABLATION: Family(ABLATION, len(self.ablation_rows),
+                                 "does each of GR's components help (Table 3)?")}
 
 
 def length_check_epochs(profile) -> int:
@@ -252,28 +266,34 @@ def run(d: GRDesign, store=None, **engine) -> Runs:
     return ensure_asked(specs, d, store=store, label="02", **engine)
 
 
-def claims(results, ablation, length_check: Mapping[str, list] | None = None):
-    """The chapter's claims table (verdicts from the runs on the fresh seeds, seed noise included).
-    ``length_check`` (:attr:`GRRuns.length`) adds GR against AN and against the best other
-    method with all three trained :data:`LENGTH_FACTOR` times longer."""
-    rows = [Claim("GR beats AN (single positive)", "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
-                  "GR", "AN", results["GR"], results["AN"])]
+def claims(results, ablation, length_check: Mapping[str, list] | None = None, *, design: GRDesign):
+    """The chapter's claims table (verdicts from the runs on the fresh seeds, seed noise included),
+    in the families ``design`` declares (:attr:`GRDesign.families`). ``length_check``
+    (:attr:`GRRuns.length`) adds GR against AN and against the best other method with all three
+    trained :data:`LENGTH_FACTOR` times longer: controls of the claims they repeat, outside every
+    family."""
+    fam = design.families
+    main = "GR beats AN (single positive)"
+    rows = [Claim(main, "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
+                  "GR", "AN", results["GR"], results["AN"], family=fam[GR_VS_AN])]
+    checked = {"AN": main}
     best = best_other(results)
     if best is not None:
-        rows.append(Claim(f"GR beats the best other zoo method ({best})",
-                          "GR is the best of Table 2 on all four datasets", "GR", best,
-                          results["GR"], results[best]))
+        checked[best] = f"GR beats the best other zoo method ({best})"
+        rows.append(Claim(checked[best], "GR is the best of Table 2 on all four datasets", "GR", best,
+                          results["GR"], results[best], family=fam[GR_VS_BEST]))
     for label, runs in ablation.items():
         rows.append(Claim(f"GR (all on) beats the ablation row {label!r}",
                           "Table 3: the three components together are best", "GR", label,
-                          results["GR"], runs))
+                          results["GR"], runs, family=fam[ABLATION]))
     checks = {}
     if length_check:
         epochs = length_check["GR"][0].spec.train["epochs"]
         for other in [k for k in length_check if k != "GR"]:
             checks[other] = f"GR beats {other} with both trained {epochs} epochs (length check)"
             rows.append(Claim(checks[other], "Table 2's comparison, at a longer schedule", f"GR ({epochs} ep.)",
-                              f"{other} ({epochs} ep.)", length_check["GR"], length_check[other]))
+                              f"{other} ({epochs} ep.)", length_check["GR"], length_check[other],
+                              control_of=checked.get(other)))
     table = claims_table(rows)
     if convergence_mark(results["GR"]) != "schedule-bound":
         return table

@@ -43,7 +43,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ..analysis.benchmark import converged
-from ..analysis.claims import Claim, by_seed, claims_table
+from ..analysis.claims import Claim, Family, by_seed, claims_table
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
@@ -107,10 +107,23 @@ class PUDesign:
         if 0.0 not in self.fn_rates:
             raise ValueError(f"fn_rates {self.fn_rates} lack 0.0: the clean cell is every noise level's reference")
 
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The chapter's questions, declared before any run is read: the ladder's four steps at
+        the lowest proportion, PU-MLC against partial BCE at each proportion of a ladder, and the
+        paper's premise under noisy negatives (two comparisons)."""
+        ladders = len(set(self.proportions) | {self.sweep_p})
+        return {STEPS: Family(STEPS, 4, "does each step of the ladder help at the lowest proportion?"),
+                PU_VS_PBCE: Family(PU_VS_PBCE, ladders, "does PU-MLC beat partial BCE, at each proportion?"),
+                PREMISE: Family(PREMISE, 2, "do wrong negatives cost partial BCE, and PU-MLC less?")}
+
     def epochs_of(self, method: str) -> int:
         """The epochs a run of ``method`` trains in this design."""
         return self.pu_epochs if method in PU_METHODS else self.epochs
 
+
+#: the chapter's questions (:attr:`PUDesign.families`)
+STEPS, PU_VS_PBCE, PREMISE = "the ladder's steps", "PU-MLC beats partial BCE", "noisy negatives"
 
 #: the chapter's literals per design (``chapters.common.DESIGN_OF``: gpu_shape takes gpu's); the
 #: profile adds its epochs and seeds (:func:`design`). smoke and cpu sweep two noise levels (clean,
@@ -542,21 +555,23 @@ def training_differences(d: PUDesign):
 
 
 # -- claims -------------------------------------------------------------------------------------
-def claims(ladders, sweep):
-    """The chapter's claims table. Every claim compares two sets of runs paired by seed, and no
+def claims(ladders, sweep, design: "PUDesign"):
+    """The chapter's claims table, in the families ``design`` declares
+    (:attr:`PUDesign.families`). Every claim compares two sets of runs paired by seed, and no
     two claims compare the same pair (checked)."""
+    fam = design.families
     low_key = min(ladders, key=lambda k: float(k.split("=")[1]))
     low, p_low = ladders[low_key], float(low_key.split("=")[1])
     rows = [
         Claim(f"re-balancing helps at p = {p_low}: +γ beats plain vPU (the rows differ only in γ)",
               "COCO 10 %: 51.8 without the re-balance factor (Sec. III-B; full method 75.7)", "+γ", "vPU",
-              low["+γ"], low["vPU"]),
+              low["+γ"], low["vPU"], family=fam[STEPS]),
         Claim(f"the adaptive temperature helps at p = {p_low}: +γ+α beats +γ",
-              "— (ablation in the appendix, not in our copy)", "+γ+α", "+γ", low["+γ+α"], low["+γ"]),
+              "— (ablation in the appendix, not in our copy)", "+γ+α", "+γ", low["+γ+α"], low["+γ"], family=fam[STEPS]),
         Claim(f"mixup helps at p = {p_low}: PU-MLC beats +γ+α", "— (vPU's regulariser; no PU-MLC number)",
-              "PU-MLC", "+γ+α", low["PU-MLC (+mixup)"], low["+γ+α"]),
+              "PU-MLC", "+γ+α", low["PU-MLC (+mixup)"], low["+γ+α"], family=fam[STEPS]),
         Claim(f"LgConv helps at p = {p_low}: PU-MLC + LgConv beats PU-MLC", "— (Sec. III-D; no number in our copy)",
-              "+LgConv", "PU-MLC", low["PU-MLC + LgConv"], low["PU-MLC (+mixup)"]),
+              "+LgConv", "PU-MLC", low["PU-MLC + LgConv"], low["PU-MLC (+mixup)"], family=fam[STEPS]),
     ]
     for key in sorted(ladders, key=lambda k: float(k.split("=")[1])):
         p = float(key.split("=")[1])
@@ -566,13 +581,13 @@ def claims(ladders, sweep):
                           f"Table I, COCO {int(p * 100)} %: {paper[0][0]} vs {paper[1][0]}; VOC {paper[0][1]} vs "
                           f"{paper[1][1]}" if None not in paper else "—",
                           "PU-MLC", "partial BCE", ladders[key]["PU-MLC (+mixup)"],
-                          ladders[key]["partial BCE (+negatives)"]))
+                          ladders[key]["partial BCE (+negatives)"], family=fam[PU_VS_PBCE]))
     hi = max(sweep)
     rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE",
-                      "the paper's premise (no number)", "PU-MLC", "partial BCE", sweep[hi][PU], sweep[hi][PBCE]))
+                      "the paper's premise (no number)", "PU-MLC", "partial BCE", sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE]))
     rows.append(Claim(f"wrong negatives cost partial BCE at fn_rate {hi}: the control (missed positives "
                       "unknown) beats the noisy labels", "the paper's premise: negatives carry the noise",
-                      "control", "partial BCE", sweep[hi][CONTROL], sweep[hi][PBCE]))
+                      "control", "partial BCE", sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE]))
     pairs = [(tuple(id(r) for r in c.a_runs), tuple(id(r) for r in c.b_runs)) for c in rows]
     unordered = [frozenset(p) for p in pairs]
     if len(set(unordered)) != len(unordered):
