@@ -130,3 +130,37 @@ def test_at_risk_marks_the_losing_side_only():
     neg = claims_table([Claim("x", "", "B", "A", runs(B5, converged=False), runs(A5))])
     assert neg.loc["x", "verdict"] == "does not hold"
     assert bool(neg.loc["x", "_at_risk"]) and claims_record(neg)["x"]["losing_side"] == "B"
+
+
+def test_the_course_counts_each_finding_once():
+    """Hand-made records of three notebooks: 02 and 07 state "GR beats AN" on the same runs (07
+    with another family, so another verdict), 07 states it mirrored as well under another name
+    (one comparison), 01 a finding of its own, 07 a control and an observation (not findings).
+    By hand: 3 distinct findings (5 stated: two stated again), 1 compared in two notebooks,
+    1 holding everywhere (01's), 1 differing (GR beats AN); the other (X vs Y) is inconclusive."""
+    from mlpl_lab.reporting.audit import distinct_findings
+
+    gr, an = {"a": ["k1", "k2", "k3"], "b": ["k4", "k5", "k6"]}, None
+    rec = {
+        "01": {"full beats AN": {"kind": "finding", "verdict": "holds", "run_keys": {"a": ["f1"], "b": ["f2"]}}},
+        "02": {"GR beats AN": {"kind": "finding", "verdict": "holds", "run_keys": gr}},
+        "07": {"GR beats AN under sp": {"kind": "finding", "verdict": "inconclusive",
+                                        "run_keys": {"a": ["k3", "k1", "k2"], "b": ["k6", "k5", "k4"]}},
+               "AN beats GR under sp": {"kind": "finding", "verdict": "does not hold",
+                                        "run_keys": {"a": gr["b"], "b": gr["a"]}},
+               "X beats Y": {"kind": "finding", "verdict": "inconclusive", "run_keys": None,
+                             "a": {"1": 70.0, "2": 71.0, "3": 72.0}, "b": {"1": 69.0, "2": 72.0, "3": 71.5}},
+               "length check": {"kind": "control", "verdict": "holds", "run_keys": {"a": ["l1"], "b": ["l2"]}},
+               "two seeds": {"kind": "observation", "verdict": "inconclusive (2 seeds)",
+                             "run_keys": {"a": ["o1"], "b": ["o2"]}}},
+    }
+    d = distinct_findings(rec)
+    assert (d["distinct"], d["stated"], d["shared"], d["holds"], d["does not hold"], d["differ"]) == (3, 5, 1, 1, 0, 1)
+    # records without run keys: the per-seed values identify the comparison (mirrored too)
+    va, vb = {"1": 80.0, "2": 81.5, "3": 79.0}, {"1": 70.0, "2": 70.5, "3": 71.0}
+    old = {"02": {"GR beats AN": {"kind": "finding", "verdict": "holds", "a": va, "b": vb}},
+           "07": {"GR beats AN under sp": {"kind": "finding", "verdict": "holds", "a": dict(va), "b": dict(vb)},
+                  "AN beats GR": {"kind": "finding", "verdict": "does not hold", "a": vb, "b": va},
+                  "GR beats EM": {"kind": "finding", "verdict": "holds", "a": va, "b": {"1": 75.0, "2": 70.5, "3": 71.0}}}}
+    d = distinct_findings(old)
+    assert (d["distinct"], d["stated"], d["shared"], d["holds"], d["differ"]) == (2, 4, 1, 1, 1)

@@ -181,6 +181,12 @@ def _level(m: int) -> str:
     return f"{100 * (1 - ALPHA / m):.4g} %"
 
 
+def _key(run) -> Optional[str]:
+    """A stored run's key (None for a stand-in without one)."""
+    key = getattr(getattr(run, "spec", None), "key", None)
+    return key if isinstance(key, str) else None
+
+
 def _not_converged(runs) -> List[Any]:
     return [getattr(getattr(r, "spec", None), "seed", i) for i, r in enumerate(runs)
             if getattr(r, "converged", None) is False]
@@ -295,6 +301,8 @@ class Claim:
             at_risk = bool(_not_converged(lose_runs)) and verdict in (HOLDS, FAILS)
         if at_risk:
             conv = f"{conv} ⚠ at risk: the losing side ({losing}) did not converge"
+        keys = None if runs is None else tuple(sorted(k for k in (_key(r) for r in side) if k)
+                                               for side in runs)
         return {"family": f"{fam.name} (m = {fam.size})", "claim": self.claim, "paper": self.paper,
                 "ours": f"{self.a_label} {ma:.1f} vs {self.b_label} {mb:.1f}",
                 CI_FAMILY: f"{_num(c['margin'])} [{_num(flo)}, {_num(fhi)}]",
@@ -305,7 +313,7 @@ class Claim:
                 "_margin": c["margin"], "_lo": c["lo"], "_hi": c["hi"], "_p": c["p"],
                 "_flo": flo, "_fhi": fhi, "_family": fam.name, "_m": fam.size,
                 "_control_of": self.control_of, "_reason": c["reason"], "_converged": flag,
-                "_at_risk": at_risk, "_losing": losing if at_risk else None}
+                "_at_risk": at_risk, "_losing": losing if at_risk else None, "_keys": keys}
 
 
 COLUMNS = ["family", "paper", "ours", CI_FAMILY, CI95, "seeds", "p", "verdict", "kind", "reason",
@@ -422,7 +430,9 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
     ``control_of`` (the claim a control checks, else None), ``sd`` and ``spread`` (its alias:
     the differences' sample standard deviation), ``p`` (unadjusted), ``verdict``, ``kind``,
     ``reason``, ``converged`` (True/False/None), ``at_risk`` (the losing side did not converge)
-    and ``losing_side``, ``schedule_bound`` and ``waiting_for``. NaN becomes None."""
+    and ``losing_side``, ``schedule_bound``, ``waiting_for`` and ``run_keys`` (``{"a": [...],
+    "b": [...]}``: the stored runs compared, which identify the comparison across chapters;
+    None where unknown). NaN becomes None."""
     out = {}
     for claim, row in table.iterrows():
         diffs = [float(d) for d in row["_diffs"]]
@@ -441,7 +451,9 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
                       "converged": None if row["_converged"] is None else bool(row["_converged"]),
                       "at_risk": bool(row["_at_risk"]), "losing_side": _text(row["_losing"]),
                       "schedule_bound": _text(row.get("_schedule")),
-                      "waiting_for": _text(row.get("_waiting"))}
+                      "waiting_for": _text(row.get("_waiting")),
+                      "run_keys": (None if not isinstance(row["_keys"], tuple) or not any(row["_keys"])
+                                   else {"a": list(row["_keys"][0]), "b": list(row["_keys"][1])})}
     return out
 
 
