@@ -164,3 +164,19 @@ def test_the_course_counts_each_finding_once():
                   "GR beats EM": {"kind": "finding", "verdict": "holds", "a": va, "b": {"1": 75.0, "2": 70.5, "3": 71.0}}}}
     d = distinct_findings(old)
     assert (d["distinct"], d["stated"], d["shared"], d["holds"], d["differ"]) == (2, 4, 1, 1, 1)
+
+
+def test_fieller_against_a_hand_worked_example():
+    """d₁ = 2, 4, 2, 4 (mean 3), d₂ = 4, 6, 6, 4 (mean 5): v₁₁ = v₂₂ = (4/3)/4 = 1/3, v₁₂ = 0 (the
+    deviations ∓1 cancel); t(0.975, 3) = 3.182 from a printed table, t² = 10.125. a = 25 − 3.375
+    = 21.625, b = −30, c = 9 − 3.375 = 5.625; discriminant 900 − 4·21.625·5.625 = 413.44, root
+    20.333; ρ = (30 ∓ 20.333)/43.25 = 0.2235 and 1.1638 around 3/5 = 0.6."""
+    from mlpl_lab.analysis.fieller import fieller
+
+    f = fieller([2, 4, 2, 4], [4, 6, 6, 4])
+    assert f["estimate"] == pytest.approx(0.6)
+    assert f["lo"] == pytest.approx(0.2235, abs=1e-3) and f["hi"] == pytest.approx(1.1638, abs=1e-3)
+    # a denominator whose interval reaches 0 gives no interval, and says so
+    wide = fieller([2, 4, 2, 4], [1, -1, 2, -1.5])
+    assert math.isnan(wide["lo"]) and "unbounded" in wide["reason"]
+    assert "at least 2" in fieller([1.0], [2.0])["reason"]

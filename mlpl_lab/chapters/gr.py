@@ -514,3 +514,68 @@ def ablation_view(ablation_results: Mapping[str, list], main_results: Mapping[st
                              "terms L) and test mAP (%) at the best clean-validation epoch; AN (all off) and "
                              "GR (all on) are the main comparison's runs"),
                   half=half, seeds=n, unconverged=unconv)
+
+
+#: the papers' numbers behind GR's share of the gap, per dataset: AN and GR from GR Loss's Table 2
+#: (single positive), full labels from OPML's Table V (BCE with every label; GR Loss reports no
+#: full-label row, so the ratio crosses two papers on the same protocol, Cole et al.'s)
+PAPER_GAP: Dict[str, Tuple[float, float, float]] = {
+    "VOC": (85.89, 89.83, 89.42), "COCO": (64.92, 73.17, 76.78),
+    "NUS": (42.49, 49.08, 52.08), "CUB": (18.66, 21.64, 30.90)}
+
+
+def gap_share(results, length_check: Mapping[str, list] | None = None, full: str = "full labels",
+              level: float = 0.95) -> Dict[str, Dict[str, Any]]:
+    """GR's share of the AN → full-label gap, (GR − AN) / (full − AN) as a ratio of paired means
+    over the seeds the three share, with its t-based Fieller interval
+    (:func:`mlpl_lab.analysis.fieller.fieller`): at the profile's length and, with the length
+    check, with GR and AN at the longer schedule (the oracle at the profile's: it is not
+    schedule-bound). ``{row: {"estimate", "lo", "hi", "n", "seeds", "reason"}}``; {} without a
+    full-label row."""
+    from ..analysis.fieller import fieller
+
+    if full not in results or "GR" not in results or "AN" not in results:
+        return {}
+    o = by_seed(results[full])
+    sides = {f"{results['GR'][0].spec.train['epochs']} epochs (the profile's)": (results["GR"], results["AN"])}
+    if length_check and "GR" in length_check and "AN" in length_check:
+        sides[f"{length_check['GR'][0].spec.train['epochs']} epochs (the length check; full labels at the "
+              "profile's)"] = (length_check["GR"], length_check["AN"])
+    out = {}
+    for row, (gr_runs, an_runs) in sides.items():
+        g, a = by_seed(gr_runs), by_seed(an_runs)
+        seeds = sorted(set(g) & set(a) & set(o))
+        f = fieller([g[s] - a[s] for s in seeds], [o[s] - a[s] for s in seeds], level)
+        out[row] = dict(f, seeds=seeds)
+    return out
+
+
+def gap_share_view(shares: Mapping[str, Mapping[str, Any]]):
+    """:func:`gap_share` beside the papers' ratios per dataset (:data:`PAPER_GAP`), as the
+    notebook shows it: share in %, its 95 % Fieller interval and the seeds (ours); the papers'
+    AN, GR and full-label mAP and the ratio their numbers give (no interval: the papers give
+    means only)."""
+    import pandas as pd
+
+    from ..analysis.display import styled
+    from ..core.bibliography import cite
+
+    def pct(x):
+        return "—" if not np.isfinite(x) else f"{100 * x:.0f} %"
+
+    rows = {}
+    for row, f in shares.items():
+        interval = (f"[{pct(f['lo'])}, {pct(f['hi'])}]" if np.isfinite(f["lo"]) else f["reason"] or "—")
+        rows[f"this lab, {row}"] = {"share of the gap": pct(f["estimate"]), "95 % Fieller interval": interval,
+                                    "seeds": ", ".join(map(str, f["seeds"])) or "none"}
+    for data, (an, gr, fl) in PAPER_GAP.items():
+        rows[f"papers, {data}"] = {"share of the gap": pct((gr - an) / (fl - an)),
+                                   "95 % Fieller interval": f"— (AN {an}, GR {gr}, full labels {fl})",
+                                   "seeds": "—"}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    ratios = [(gr - an) / (fl - an) for an, gr, fl in PAPER_GAP.values()]
+    return styled(frame, "GR's share of the AN → full-label gap, (GR − AN) / (full − AN), a ratio of the paired "
+                  "means over the seeds the three share, with its t-based 95 % Fieller interval; beside it the "
+                  f"ratio the papers' numbers give on each dataset ({pct(min(ratios))} to {pct(max(ratios))}): "
+                  f"AN and GR from {cite('gr')}, Table 2, full labels from {cite('opml')}, Table V (GR's paper "
+                  "has no full-label row), so each paper ratio crosses two papers on one protocol.", best=False)
