@@ -26,7 +26,8 @@ def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
                          if isinstance(v, bool) or v == SCHEDULE_BOUND})
     claims = records.get("claims") or {}
     kinds = [c.get("kind", "finding") for c in claims.values() if isinstance(c, dict)]
-    verdicts = [str(c.get("verdict", "")) for c in claims.values() if isinstance(c, dict)]
+    verdicts = [str(c.get("verdict", "")) for c in claims.values()
+                if isinstance(c, dict) and c.get("kind", "finding") == "finding"]
     # a claim on schedule-bound runs carries its control's verdict (``schedule_bound``): listed apart
     bound_claims = {k: c["schedule_bound"] for k, c in claims.items() if isinstance(c, dict) and c.get("schedule_bound")}
     unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict) and k not in bound_claims
@@ -36,6 +37,7 @@ def notebook_summary(records: Dict[str, Any]) -> Dict[str, Any]:
             "not converged": [k for k, v in runs.items() if v is False],
             "claims": len(claims), "findings": sum(k == "finding" for k in kinds),
             "observations": sum(k == "observation" for k in kinds),
+            "controls": sum(k == "control" for k in kinds),
             "holds": sum(v == "holds" for v in verdicts),
             "does not hold": sum(v == "does not hold" for v in verdicts),
             "claims on unconverged runs": unconverged_claims,
@@ -117,8 +119,9 @@ def summary_text(executed: Iterable[Path]) -> str:
             lines.append(f"  {path.stem}: claims on schedule-bound runs (§): "
                          + "; ".join(s["claims on schedule-bound runs"]))
     lines.append(f"claims, chapter by chapter: {int(total['claims'])} ({int(total['findings'])} findings on >= 3 "
-                 f"paired seeds, {int(total['observations'])} observations); {int(total['holds'])} hold, "
-                 f"{int(total['does not hold'])} do not hold, the rest inconclusive")
+                 f"paired seeds, {int(total['observations'])} observations, {int(total.get('controls', 0))} "
+                 f"controls); of the findings {int(total['holds'])} hold, {int(total['does not hold'])} do not "
+                 "hold, the rest are inconclusive")
     d = distinct_findings({Path(p).stem: read_records(Path(p)).get("claims") or {} for p in executed})
     lines.append(f"distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated again "
                  f"by another chapter on the same runs, counted once); {d['holds']} hold and "
