@@ -47,7 +47,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..analysis import benchmark as bm
-from ..analysis.claims import Claim, Family, claims_table, mark_schedule_bound
+from ..analysis.claims import CI_FAMILY, Claim, Family, claims_table, mark_schedule_bound
 from ..profiles import Profile
 from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
@@ -580,6 +580,7 @@ def tables(results) -> Dict[str, Any]:
         out[name] = bm.formatted(cells[name], rows, regimes)
         out[name + "_mean"] = bm.wide(cells[name], "mean", rows, regimes)
         out[name + "_ci95"] = bm.wide(cells[name], "ci95", rows, regimes)
+        out["_" + name + "_bold"] = bm.paired_best(results, metric, REFERENCE_ROWS)
     out["seeds"] = bm.wide(cells["mAP"], "seeds", rows, regimes)
     out["converged"] = bm.wide(cells["mAP"], "converged", rows, regimes)
     rank = bm.rank_summary(cells["mAP"], exclude=REFERENCE_ROWS)
@@ -706,7 +707,8 @@ PAPER_CLAIMS: Dict[str, str] = {
     "OPML-SP": f"{cite('opml')}: beats AN on VOC, COCO, NUS, CUB (single positive)",
     "CLS": f"{cite('cls')}, Table 2: beats AN on COCO in every regime of its table",
     "LAC": f"{cite('lac')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "PU-MLC": f"{cite('pu_mlc')}: beats BCE with partial labels at low known proportions",
+    "PU-MLC": f"— ({cite('pu_mlc')} compares PU-MLC with partial BCE at known proportions, chapter 06; "
+              "it makes no claim against AN under these regimes)",
     "EM+APL": f"{cite('em_apl')}: beats AN on four datasets (single positive)",
     "ROLE": f"{cite('cole')}, Table 2: beats AN (single positive)",
     "LL-R": f"{cite('large_loss')}, Table 1: beats AN (single positive)",
@@ -755,6 +757,33 @@ def claims(results, same_head: Mapping[str, list] | None = None,
     table = claims_table(rows)
     return mark_schedule_bound(table, {claim: gr_chapter.length_check_note(table, claim, check)
                                        for claim, check in notes.items()})
+
+
+def summary(table) -> str:
+    """What the benchmark's claims found, as a few computed lines of Markdown (the claims table
+    :func:`claims` holds every row): per family, how many of its m claims hold, which do not and
+    why; the controls; the verdicts at risk."""
+    from ..analysis.claims import HOLDS
+
+    lines = [f"**What the benchmark found** ({len(table)} claims in "
+             f"{table['_family'].nunique()} families and controls; every number below is computed "
+             "from the claims table above):", ""]
+    for fam, part in table.groupby("_family", sort=False):
+        if part["_control_of"].notna().any():
+            continue
+        m = int(part["_m"].iloc[0])
+        held = [c for c, v in part["verdict"].items() if v == HOLDS]
+        rest = [f"{c} ({v}: {part.at[c, 'reason'] or 'the interval lies below 0'})"
+                for c, v in part["verdict"].items() if v != HOLDS]
+        lines.append(f"* *{fam}* (m = {m}): {len(held)} of {len(part)} hold"
+                     + (f"; not: {'; '.join(rest)}" if rest else ""))
+    controls = table[table["_control_of"].notna()]
+    for c, row in controls.iterrows():
+        lines.append(f"* control of *{row['_control_of']}*: {c} — {row['verdict']} ({row[CI_FAMILY]})")
+    risky = [c for c, r in table["_at_risk"].items() if bool(r)]
+    if risky:
+        lines.append(f"* ⚠ at risk ({len(risky)}): the losing side did not converge in " + "; ".join(risky))
+    return "\n".join(lines)
 
 
 def selection_claims(results, family: Family | None = None) -> List[Claim]:
@@ -864,17 +893,25 @@ METRIC_WHAT = {"mAP": "Test mAP (%)", "CF1": "Test CF1 (per-class F1 at 0.5, %)"
 
 def metric_view(tabs: Mapping[str, Any], metric: str = "mAP"):
     """One metric of :func:`tables` as the notebook shows it: rows = methods, columns = regimes,
-    mean ± 95 % interval (seeds) with † where a run did not converge, the best method of each
-    regime in bold (the full-label oracle left out)."""
+    mean ± 95 % interval (seeds) with † where a run did not converge; in bold, the best method of
+    each regime and every method the paired test does not separate from it
+    (:func:`mlpl_lab.analysis.benchmark.paired_best`; the full-label oracle left out)."""
     from ..analysis.display import caption, styled
 
     mean = tabs[f"{metric}_mean"]
     unconv = tabs["converged"].reindex(index=mean.index, columns=mean.columns).map(bm.unconverged_mark)
     ref = [r for r in REFERENCE_ROWS if r in mean.index]
-    return styled(mean, caption(f"{METRIC_WHAT.get(metric, metric)} at each run's best clean-validation epoch, "
-                                "per regime", reference=ref, note="— the method does not run in that regime"),
-                  percent=True, half=tabs[f"{metric}_ci95"], seeds=tabs["seeds"], unconverged=unconv,
-                  reference=ref)
+    bold = tabs.get(f"_{metric}_bold")
+    cap = caption(f"{METRIC_WHAT.get(metric, metric)} at each run's best clean-validation epoch, per regime",
+                  bold=None if bold is not None else "column", reference=ref,
+                  note="— the method does not run in that regime")
+    if bold is not None:
+        bold = bold.reindex(index=mean.index, columns=mean.columns).fillna(False).astype(bool)
+        cap += (" Bold: the best mean of each regime and every method the paired test does not separate from "
+                "it (the 95 % paired t-interval of the difference, seed by seed, contains 0, or fewer than 3 "
+                f"seeds pair; unadjusted: the claims decide; {', '.join(ref) or 'no row'} left out).")
+    return styled(mean, cap, percent=True, half=tabs[f"{metric}_ci95"], seeds=tabs["seeds"], unconverged=unconv,
+                  reference=ref, bold=bold)
 
 
 def convergence_view(rec: Mapping[str, Any]):
