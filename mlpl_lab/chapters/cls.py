@@ -38,13 +38,13 @@ import numpy as np
 from ..core import labels as L
 
 from ..core import regimes as R
-from ..analysis.claims import Claim, Family, by_seed, claims_table
+from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
 from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
 from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
-from .common import as_profile, design_name, specs_for, splits_for
+from .common import as_profile, design_name, specs_for, splits_for, with_pending
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
@@ -75,9 +75,12 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
     "smoke": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
                   tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
                   n_table_seeds=1, n_key_seeds=3),
+    # longer: the co-training rows whose runs did not converge at the profile's epochs (4 of 5
+    # Co-teaching+ runs), the losing sides of "CLS beats ..." claims: the cold series trains them at
+    # 4/3 of the epochs under the study regime (pending runs, :func:`longer_specs`)
     "cpu": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
                 tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
-                n_table_seeds=5, n_key_seeds=5),
+                n_table_seeds=5, n_key_seeds=5, longer=(("Co-teaching", 72), ("Co-teaching+", 72))),
     "gpu": dict(table_regimes=tuple(REGIMES), family_regimes=tuple(REGIMES),
                 tau_h_grid=(0.0, 0.006, 0.012, 0.021, 0.06), tau_l_grid=(0.0, 0.02, 0.06, 0.14),
                 with_clc=True, n_table_seeds=None, n_key_seeds=None),
@@ -109,6 +112,8 @@ class CLSDesign:
     #: the ablation and the sweeps' new points run on these (the notebook's ``seed``)
     study_seeds: Tuple[int, ...] = (0,)
     study_regime: str = "single positive"  # ablation and sensitivity sweeps
+    #: (row, epochs) of the longer runs of losing sides at risk, under the study regime (pending)
+    longer: Tuple[Tuple[str, int], ...] = ()
     tau_dataset: str = "coco"
     forget_rate: float = 0.2
 
@@ -234,7 +239,31 @@ def specs(design: CLSDesign, stored: Stored = nothing_stored) -> Asked:
 
     now["tau_h"] = sweep(design.tau_h_grid, "tau_h", "CLS-H")
     now["tau_l"] = sweep(design.tau_l_grid, "tau_l", "CLS-L")
-    return Asked(now)
+    return with_pending(Asked(now), longer_specs(design))
+
+
+#: the pending family of the rows trained longer (:func:`longer_specs`)
+LONGER = "co-training rows, trained longer"
+
+
+def longer_label(row: str, epochs: int) -> str:
+    return f"{row} ({epochs} epochs)"
+
+
+def longer_specs(design: CLSDesign) -> Dict[str, Dict[str, list]]:
+    """``{LONGER: {"<row> (<E> epochs)": [RunSpec per seed]}}``: each row of ``design.longer`` under
+    the study regime on its table seeds with only its epochs changed; {} where the design has none.
+    Pending runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    if not design.longer:
+        return {}
+    label = design.study_regime
+    regime, params = REGIMES[label]
+    methods = method_specs(design, label)
+    out = {}
+    for row, epochs in design.longer:
+        base = specs_for(design.profile, {row: methods[row]}, regime, params, design.seeds_of(label, row))[row]
+        out[longer_label(row, epochs)] = [s.replace(train=dict(s.train, epochs=epochs)) for s in base]
+    return {LONGER: out}
 
 
 STUDY = ("ablation", "tau_h", "tau_l")
@@ -428,7 +457,8 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     }
 
 
-def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign"):
+def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
+           longer: Mapping[str, list] | None = None):
     """The paper's claims checked on these results: a claims table (paired verdicts,
     :mod:`mlpl_lab.analysis.claims`) in the families ``design`` declares
     (:attr:`CLSDesign.families`); the margin-growth row pairs each seed's CLS − AN margin at
@@ -461,7 +491,21 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign"):
             "CLS − AN at drop 75 %", "CLS − AN at drop 25 %", per_seed("drop 75 %"), per_seed("drop 25 %"),
             runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")},
             family=fam.get(GROWS)))
-    return claims_table(rows)
+    # the losing sides trained longer (pending runs, once stored): controls of the claims they repeat
+    study = design.study_regime
+    waiting = {}
+    for row, epochs in design.longer:
+        checked = f"CLS beats {row} under {study}"
+        runs = (longer or {}).get(longer_label(row, epochs))
+        if runs and study in results and "CLS" in results[study]:
+            rows.append(Claim(f"CLS beats {longer_label(row, epochs)} under {study}",
+                              "the same comparison, the baseline trained longer", "CLS", longer_label(row, epochs),
+                              results[study]["CLS"], runs, control_of=checked))
+        else:
+            waiting[checked] = f"its control, {longer_label(row, epochs)} (pending: the cold series trains them)"
+    table = claims_table(rows)
+    waiting = {c: w for c, w in waiting.items() if c in table.index and bool(table.at[c, "_at_risk"])}
+    return mark_waiting(table, waiting) if waiting else table
 
 
 def strategy_table():
