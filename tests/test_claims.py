@@ -1,5 +1,6 @@
-"""Claims: paired verdicts against scipy.stats as the oracle, Holm against a hand-computed case,
-the audit's unpaired one-seed case, and the record a reader recomputes from."""
+"""Claims: paired verdicts against scipy.stats as the oracle, family-wise (Bonferroni) intervals
+against a printed t table, declared families, the audit's unpaired one-seed case, and the record a
+reader recomputes from."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mlpl_lab.analysis.claims import Claim, claims_record, claims_table, display_table, explain, holm
+from mlpl_lab.analysis.claims import (Claim, Family, claims_record, claims_table, display_table,
+                                      explain)
 
 
 class R:
@@ -52,7 +54,7 @@ def test_paired_interval_and_p_match_scipy(n, shift):
     assert row["_margin"] == pytest.approx(np.mean(a - b))
     assert (row["_lo"], row["_hi"]) == (pytest.approx(lo), pytest.approx(hi))
     assert row["_p"] == pytest.approx(res.pvalue)
-    assert row["_p_holm"] == pytest.approx(res.pvalue)  # one finding: Holm changes nothing
+    assert (row["_flo"], row["_fhi"]) == (pytest.approx(lo), pytest.approx(hi))  # m = 1: the 95 % one
     assert row["verdict"] == scipy_verdict(a - b)[0] and row["kind"] == "finding"
 
 
@@ -60,7 +62,7 @@ def test_each_verdict_is_reached():
     assert one(runs([72, 73, 74]), runs([70, 70, 70]))["verdict"] == "holds"         # d = 2, 3, 4
     assert one(runs([67, 68, 66]), runs([70, 70, 70]))["verdict"] == "does not hold"  # d = -3, -2, -4
     row = one(runs([71, 69, 72]), runs([70, 70, 70]))                                 # d = 1, -1, 2
-    assert row["verdict"] == "inconclusive" and row["reason"] == "the 95 % interval contains 0"
+    assert row["verdict"] == "inconclusive" and row["reason"] == "the family-wise interval (95 %, m = 1) contains 0"
 
 
 def test_two_seeds_are_an_observation_whatever_the_margin():
@@ -69,7 +71,7 @@ def test_two_seeds_are_an_observation_whatever_the_margin():
     assert stats.ttest_1samp([10, 10.5], 0).pvalue < 0.05
     assert row["verdict"] == "inconclusive (2 seeds)" and row["kind"] == "observation"
     assert row["_margin"] == pytest.approx(10.25)
-    assert math.isnan(row["_p_holm"])
+    assert row["_m"] == 1
     assert one(runs([80]), runs([70]))["verdict"] == "inconclusive (1 seeds)"
 
 
@@ -103,41 +105,6 @@ def test_nan_and_empty_pairing_are_inconclusive_with_a_reason():
     assert "A on 0, 1" in empty["reason"] and "B on 2, 3, 4" in empty["reason"]
 
 
-def test_holm_by_hand():
-    # sorted p: 0.01, 0.02, 0.04 (m = 3) -> 0.03, max(0.03, 0.04) = 0.04, max(0.04, 0.04) = 0.04
-    assert holm([0.04, 0.01, 0.02]) == [pytest.approx(0.04), pytest.approx(0.03), pytest.approx(0.04)]
-    # monotone step-down: 0.001·4 = 0.004, 0.02·3 = 0.06, 0.021·2 = 0.042 -> 0.06, 0.5·1
-    assert holm([0.5, 0.021, 0.001, 0.02]) == [pytest.approx(0.5), pytest.approx(0.06),
-                                               pytest.approx(0.004), pytest.approx(0.06)]
-    assert holm([0.3, math.nan])[0] == pytest.approx(0.3) and math.isnan(holm([0.3, math.nan])[1])
-    assert holm([0.6, 0.7]) == [1.0, 1.0]
-
-
-def test_holm_matches_statsmodels_when_installed():
-    multitest = pytest.importorskip("statsmodels.stats.multitest")
-    p = [0.01, 0.04, 0.03, 0.005, 0.2]
-    assert holm(p) == pytest.approx(list(multitest.multipletests(p, method="holm")[1]))
-
-
-def test_holm_turns_a_marginal_finding_inconclusive():
-    weak_d, noise_d, strong_d = [1.0, 2.0, 1.6], [1.0, -1.0, 2.0], [10.0, 11.0, 12.2]
-    p_weak, p_noise, p_strong = (stats.ttest_1samp(d, 0).pvalue for d in (weak_d, noise_d, strong_d))
-    assert p_strong < p_weak < 0.05 < p_noise
-    mk = lambda name, d: Claim(name, "", "A", "B", runs([70 + x for x in d]), runs([70, 70, 70]))
-    # Holm by hand, m = 3: sorted strong, weak, noise -> 3·p_strong, max(that, 2·p_weak), max(.., p_noise)
-    t = claims_table([mk("noise", noise_d), mk("weak", weak_d), mk("strong", strong_d),
-                      Claim("obs", "", "A", "B", runs([90]), runs([70]))])
-    assert t.loc["strong", "_p_holm"] == pytest.approx(3 * p_strong)
-    assert t.loc["weak", "_p_holm"] == pytest.approx(max(3 * p_strong, 2 * p_weak))
-    assert t.loc["weak", "_p_holm"] > 0.05
-    assert t.loc["noise", "_p_holm"] == pytest.approx(max(2 * p_weak, p_noise))
-    assert t.loc["weak", "verdict"] == "inconclusive"
-    assert t.loc["weak", "reason"].startswith("not after Holm adjustment")
-    assert t.loc["strong", "verdict"] == "holds"
-    assert math.isnan(t.loc["obs", "_p_holm"])  # observations are not in the family
-    assert claims_table([mk("weak", weak_d)]).loc["weak", "verdict"] == "holds"  # alone it holds
-
-
 def test_converged_column():
     assert one(runs([72, 73, 74], converged=True), runs([70, 70, 70], converged=True))["converged"] == "yes"
     assert one(runs([72, 73, 74]), runs([70, 70, 70]))["converged"] == "unknown"
@@ -164,8 +131,9 @@ def test_record_recomputes_and_is_json():
     assert o["ci95"] == [None, None] and o["p"] is None and o["verdict"] == "inconclusive (1 seeds)"
     shown = display_table(t)
     assert not [c for c in shown.columns if c.startswith("_")]
-    assert {"paper", "ours", "margin [95 % CI]", "seeds", "p", "p (Holm)", "verdict", "kind",
-            "reason", "converged"} <= set(shown.columns)
+    assert {"family", "paper", "ours", "margin [family-wise CI]", "95 % CI (unadjusted)", "seeds", "p",
+            "verdict", "kind", "reason", "converged"} <= set(shown.columns)
+    assert "p (Holm)" not in shown.columns
     assert t.loc["A beats B", "ours"] == f"A {np.mean(a):.1f} vs B {np.mean(b):.1f}"
 
 
@@ -175,17 +143,19 @@ def test_values_claim_and_explain():
     assert row["_diffs"] == [2.0, 2.5, 4.0] and row["kind"] == "finding"
     assert row["verdict"] == scipy_verdict([2.0, 2.5, 4.0])[0]
     text = explain()
-    assert "Holm" in text and "inconclusive (n seeds)" in text
+    assert "Holm" not in text and "inconclusive (n seeds)" in text and "1 - 0.05/m" in text
 
 
 def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
-    """tests/claims_oracle.py (used by the notebook tests) on a table with findings, an
-    observation and a Holm-adjusted row; a flipped verdict or a wrong diff must fail it."""
+    """tests/claims_oracle.py (used by the notebook tests) on a table with findings in a declared
+    family of three, an observation and a control; a flipped verdict or a wrong diff must fail it."""
     from claims_oracle import check_claims_record
 
-    t = claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70])),
-                      Claim("y", "", "A", "B", runs([71, 69, 72, 70.5]), runs([70, 70, 70, 70])),
-                      Claim("z", "", "A", "B", [R(1, 80.0)], runs([70, 71]))])
+    fam = Family("q", 3)
+    t = claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70]), family=fam),
+                      Claim("y", "", "A", "B", runs([71, 69, 72, 70.5]), runs([70, 70, 70, 70]), family=fam),
+                      Claim("z", "", "A", "B", [R(1, 80.0)], runs([70, 71]), family=fam),
+                      Claim("w", "", "A", "B", runs([75, 76, 77.5]), runs([70, 70, 70]), control_of="x")])
     rec = json.loads(json.dumps(claims_record(t)))
     check_claims_record(rec)
     bad = json.loads(json.dumps(rec))

@@ -127,6 +127,27 @@ def test_a_fresh_report_or_its_resumption_imports_no_course_pack(flags, tmp_path
     assert imported == ["smoke"]  # an ordinary report does import it
 
 
+def test_a_cold_report_trains_the_pending_runs_and_an_ordinary_one_does_not(tmp_path, monkeypatch):
+    """Bug caught: the cold series that makes the pack leaving out the runs the chapters design as
+    pending (length checks, longer runs, the scene families), so the pack it made could never
+    serve them. Oracle: what the series (and the kernels it starts) see in the environment."""
+    from mlpl_lab.commands import report
+
+    seen = []
+    monkeypatch.setattr(report, "import_shipped_pack", lambda profile: None)
+    monkeypatch.setattr(report, "run_series",
+                        lambda *a, **kw: seen.append(os.environ.get("MLPL_LAB_TRAIN_PENDING")))
+    monkeypatch.setattr(report, "cold_estimate", lambda *a, **kw: "")
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("MLPL_LAB_TRAIN_PENDING", raising=False)
+    from mlpl_lab.cli import main
+
+    assert main(["report", "--profile", "smoke", "--out", str(tmp_path / "out"), "--cold"]) == 0
+    assert main(["report", "--profile", "smoke", "--out", str(tmp_path / "out")]) == 0
+    assert seen == ["1", None]
+    assert "MLPL_LAB_TRAIN_PENDING" not in os.environ  # put back after the series
+
+
 def test_the_csv_step_never_trains(tmp_path, monkeypatch):
     """Bug caught: the CSV step silently retraining the whole grid when the sources changed while
     the report ran (its keys then differ from the notebook's): it reads only, and a change of

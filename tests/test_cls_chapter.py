@@ -64,7 +64,10 @@ def test_tables_margins_and_claims_from_results():
     assert t.loc["CLS", ("drop 75 %", "mAP")] == 73 and math.isnan(t.loc["JoCoR (λ=0.1)", ("drop 25 %", "mAP")])
     assert t.loc["AN", ("single positive", "CF1")] == 37
     assert margins(results) == {"drop 25 %": 1, "drop 50 %": 1, "drop 75 %": 3, "single positive": -0.5}
-    c = claims(results)  # one seed each: every row is an observation, never judged
+    from mlpl_lab.chapters.cls import design as cls_design
+
+    d = cls_design("gpu")  # its design asks every regime of these results
+    c = claims(results, d)  # one seed each: every row is an observation, never judged
     assert c.loc["CLS beats AN under single positive", "_margin"] == pytest.approx(-0.5)
     assert c.loc["CLS beats JoCoR (λ=0.1) under single positive", "_margin"] == pytest.approx(0.5)
     grows = "the margin over AN grows with the missing rate (drop 75 % vs 25 %)"
@@ -77,7 +80,7 @@ def test_tables_margins_and_claims_from_results():
     cl = {"drop 25 %": (81, 81.5, 80), "drop 75 %": (73, 74, 74.5)}
     three = {reg: {"AN": [Fake(v, seed=s) for s, v in enumerate(an[reg])],
                    "CLS": [Fake(v, seed=s) for s, v in enumerate(cl[reg])]} for reg in an}
-    t3 = claims(three)
+    t3 = claims(three, d)
     growth = [(cl["drop 75 %"][s] - an["drop 75 %"][s]) - (cl["drop 25 %"][s] - an["drop 25 %"][s])
               for s in range(3)]  # 2, 3.5, 2.5
     assert t3.loc[grows, "_diffs"] == pytest.approx(growth)
@@ -85,16 +88,18 @@ def test_tables_margins_and_claims_from_results():
         ("25", [cl["drop 25 %"][s] - an["drop 25 %"][s] for s in range(3)]),
         ("75", [cl["drop 75 %"][s] - an["drop 75 %"][s] for s in range(3)]), ("grows", growth))}
     assert t3.loc[grows, "_p"] == pytest.approx(p["grows"]) and t3.loc[grows, "kind"] == "finding"
-    # Holm over the three rows of the table, by hand: sorted p times 3, 2, 1, running maximum
-    order = sorted(p, key=p.get)
-    adj, run = {}, 0.0
-    for j, k in enumerate(order):
-        run = max(run, min(1.0, (3 - j) * p[k]))
-        adj[k] = run
-    assert t3.loc[grows, "_p_holm"] == pytest.approx(adj["grows"])
-    assert t3.loc["CLS beats AN under drop 25 %", "_p_holm"] == pytest.approx(adj["25"])
-    lo = stats.ttest_1samp(growth, 0).confidence_interval(0.95).low
-    assert t3.loc[grows, "verdict"] == ("holds" if lo > 0 and adj["grows"] < 0.05 else "inconclusive")
+    # each row is decided on its family's interval, m declared by the design (not counted here):
+    # "CLS beats AN" is asked once per table regime, the growth once
+    m_an = len(d.table_regimes)
+    assert t3.loc["CLS beats AN under drop 25 %", "_m"] == m_an and t3.loc[grows, "_m"] == 1
+    res = stats.ttest_1samp(growth, 0)
+    lo, hi = res.confidence_interval(0.95)
+    assert (t3.loc[grows, "_flo"], t3.loc[grows, "_fhi"]) == (pytest.approx(lo), pytest.approx(hi))
+    d25 = [cl["drop 25 %"][s] - an["drop 25 %"][s] for s in range(3)]
+    lo25, hi25 = stats.ttest_1samp(d25, 0).confidence_interval(1 - 0.05 / m_an)
+    assert t3.loc["CLS beats AN under drop 25 %", "_flo"] == pytest.approx(lo25)
+    assert t3.loc[grows, "verdict"] == ("holds" if lo > 0 else "inconclusive")
+    assert t3.loc["CLS beats AN under drop 25 %", "verdict"] == ("holds" if lo25 > 0 else "inconclusive")
     h = heads_table(results)
     assert h.loc[("single positive", "CLS"), "f alone"] == 73 and ("drop 25 %", "AN") not in h.index
     assert total_seconds(results, {"again": results["drop 25 %"]}) == pytest.approx(2 * 9)

@@ -314,13 +314,17 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
 
     executed = tmp_path / "reports"
     executed.mkdir()
-    claim = {"margin": 6.871, "ci95": [6.38, 7.364], "n": 5, "seeds": [1, 2, 3, 4, 5], "p_holm": 0.00012,
-             "verdict": "holds", "converged": True}
+    claim = {"margin": 6.871, "ci95": [6.38, 7.364], "ci_family": [6.1, 7.6], "n": 5, "seeds": [1, 2, 3, 4, 5],
+             "family": "GR beats AN", "family_size": 1, "verdict": "holds", "converged": True, "kind": "finding",
+             "a": {"1": 80.0}, "b": {"1": 73.1}}
     _executed_with_records(executed / "02_gr_loss.ipynb", {
         "claims": {"GR beats AN (single positive)": claim,
-                   "GR beats the best other zoo method (EM)": dict(claim, margin=-0.5, ci95=[-1.0, 0.0], p_holm=0.0123,
-                                                                    verdict="inconclusive", converged=False),
-                   "an observation": dict(claim, n=2, seeds=[1, 2], p_holm=None, verdict="inconclusive (2 seeds)")},
+                   "GR beats the best other zoo method (EM)": dict(claim, margin=-0.5, ci95=[-1.0, 0.0],
+                                                                    ci_family=[-1.2, 0.2], family="best", family_size=2,
+                                                                    verdict="inconclusive", converged=False,
+                                                                    a={"1": 80.0}, b={"1": 80.5}),
+                   "an observation": dict(claim, n=2, seeds=[1, 2], verdict="inconclusive (2 seeds)",
+                                          family="best", family_size=2, kind="observation")},
         "convergence": {"AN": True, "GR": {"seed 1": True, "seed 2": False, "seed 3": "schedule-bound"}}})
     page = tmp_path / "handbook.md"
     page.write_text(f"before\n{results.BEGIN}\nold\n{results.END}\nafter\n")
@@ -329,11 +333,14 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
     text = page.read_text()
     assert text.startswith("before\n") and text.endswith("\nafter\n") and "\nold\n" not in text
     assert "* **02_gr_loss**: 2 converged, 1 schedule-bound, 1 unconverged of 4 recorded runs" in text
-    assert ("  * GR beats AN (single positive): +6.87 [+6.38, +7.36] over 5 paired seed(s) "
-            "(1, 2, 3, 4, 5), p (Holm) < 0.001 — **holds**") in text
-    assert "p (Holm) 0.012" in text
-    assert "  * an observation: +6.87 [+6.38, +7.36] over 2 paired seed(s) (1, 2) — **inconclusive" in text
-    assert "-0.50 [-1.00, +0.00]" in text and "(a run of it did not converge)" in text
+    # grouped by family with m; the family-wise interval first (it decides), the unadjusted one labelled
+    assert "  * *GR beats AN (m = 1)*\n    * GR beats AN (single positive): +6.87 [+6.10, +7.60]" in text
+    assert ("(95 % unadjusted [+6.38, +7.36]) over 5 paired seed(s) (1, 2, 3, 4, 5) — **holds**") in text
+    assert "Holm" not in text
+    assert "  * *best (m = 2)*\n    * GR beats the best other zoo method (EM): -0.50 [-1.20, +0.20]" in text
+    assert "    * an observation: +6.87 [+6.10, +7.60] (95 % unadjusted [+6.38, +7.36]) over 2 paired seed(s) (1, 2)" in text
+    assert "(a run of it did not converge)" in text
+    assert "Distinct findings of the course: 2 (0 stated again" in text
     assert "of a cpu series (executed 2026-11-26)" in text
     assert str(executed) not in text  # a path only the machine that ran the series holds
     assert not results.write_results(executed, page)  # current: nothing to change

@@ -77,11 +77,18 @@ def vpu_class_formula(logits, observed, c, alpha, gamma):
     return torch.tensor(w * math.log(q.mean()) - np.log(q[pos]).mean())
 
 
-def paired_t_by_hand(a, b, confidence):
+def paired_t_by_hand(a, b, m):
     d = np.asarray(a) - np.asarray(b)
     n = len(d)
-    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * np.std(d, ddof=1) / math.sqrt(n)
+    half = stats.t.ppf(1 - 0.05 / (2 * m), n - 1) * np.std(d, ddof=1) / math.sqrt(n)
     low, high = d.mean() - half, d.mean() + half
+    if n < 3:
+        return low, high, "inconclusive"
+    return low, high, "holds" if low > 0 else "does not hold" if high < 0 else "inconclusive"
+
+
+def _judged_anyway(a, b, m):
+    low, high, _ = paired_t_by_hand(a, b, m)
     return low, high, "holds" if low > 0 else "does not hold" if high < 0 else "inconclusive"
 
 
@@ -111,7 +118,8 @@ CASES = [
     (ex.check_vpu_class, (vpu_class_formula,),
      (lambda z, o, c, a, g: vpu_class_formula(z, o, c, a, 0.0),)),
     (ex.check_paired_t, (paired_t_by_hand,),
-     (lambda a, b, c: paired_t_by_hand(a, b, c)[:2] + ("holds" if np.mean(np.subtract(a, b)) > 0 else "inconclusive",),)),
+     # the unadjusted 95 % interval whatever m (the rule the tables no longer use)
+     (lambda a, b, m: paired_t_by_hand(a, b, 1),)),
 ]
 
 
@@ -170,12 +178,23 @@ def test_read_the_evidence_checks(capsys):
     assert run(capsys, ex.check_pick, "t", "AN", values, "h", False)[0]
 
 
+def test_paired_verdict_check_refuses_other_wrong_rules(capsys):
+    """A verdict read off the sign of the mean, or a verdict given below 3 seeds, is wrong."""
+    sign = lambda a, b, m: paired_t_by_hand(a, b, m)[:2] + (
+        "holds" if np.mean(np.subtract(a, b)) > 0 else "inconclusive",)
+    assert run(capsys, ex.check_paired_t, sign)[0] is False
+    assert run(capsys, ex.check_paired_t, _judged_anyway)[0] is False
+
+
 def test_paired_t_reference_is_scipy():
     a, b = [71.0, 69.5, 72.2, 70.1], [68.0, 69.0, 70.5, 67.9]
     d = np.subtract(a, b)
     low, high = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
-    got = ex.paired_t_reference(a, b, 0.95)
+    got = ex.paired_t_reference(a, b, 1)
     assert got[:2] == pytest.approx((low, high)) and got[2] == ("holds" if low > 0 else "inconclusive")
+    # m = 5: level 0.99, t(0.995, 3) = 5.841 from a printed t table
+    got5 = ex.paired_t_reference(a, b, 5)
+    assert got5[1] - d.mean() == pytest.approx(5.841 * stats.sem(d), abs=1e-3)
 
 
 def test_a_pick_with_a_tie_accepts_every_tied_answer(capsys):

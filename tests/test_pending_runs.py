@@ -80,16 +80,16 @@ def test_07_declares_five_scene_families_as_pending_runs_of_eight_ranked_methods
 
     monkeypatch.delenv(A.PENDING_ENV, raising=False)
     d = b.design("cpu")
-    assert len(d.families) >= 5 and "default" in d.families
+    assert len(d.scenes) >= 5 and "default" in d.scenes
     ranked = [r for r in d.family_rows if r not in b.REFERENCE_ROWS]
     assert len(ranked) >= 8 and len(d.family_seeds) >= 3
     # the settings differ from each other and from the default (independent data sets, not one set twice)
-    settings = [json.dumps(b.SCENE_FAMILIES[f], sort_keys=True) for f in d.families]
+    settings = [json.dumps(b.SCENE_FAMILIES[f], sort_keys=True) for f in d.scenes]
     assert len(set(settings)) == len(settings)
     asked = b.specs(d, A.nothing_stored)
     fam = asked.pending[b.FAMILIES]
     for row in ranked:
-        for family in d.families:
+        for family in d.scenes:
             if family == "default":
                 continue
             ss = fam[f"{row} · {family}"]
@@ -125,7 +125,7 @@ def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
         return SimpleNamespace(spec=SimpleNamespace(seed=seed), best={"test_mAP": value}, converged=True)
 
     fams = {}
-    for f in d.families:
+    for f in d.scenes:
         fams[f] = {b.ORACLE: [run(95.0, d.family_seeds[0])]}
         for i, row in enumerate(ranked):  # AN first in the block: the worst, so every gap ≥ 10
             fams[f][row] = [run(60.0 + 3 * i if row != b.AN else 50.0, s) for s in d.family_seeds]
@@ -134,7 +134,7 @@ def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
     by_hand = {row: float(len(ranked) - i) for i, row in enumerate(ranked)}
     by_hand[b.AN] = float(len(ranked))
     assert t["mean_ranks"] == pytest.approx(by_hand)
-    k, n = len(ranked), len(d.families)
+    k, n = len(ranked), len(d.scenes)
     assert t["friedman_chi2"] == pytest.approx(12 * n / (k * (k + 1)) * (sum(r * r for r in range(1, k + 1)) - k * (k + 1) ** 2 / 4))
     assert t["p"] == 0.0 and t["p_permutation"] < 0.001
     # one family's runs missing: no test, and the reason names what it waits for

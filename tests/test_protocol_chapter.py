@@ -178,12 +178,14 @@ def test_the_audit_counts_runs_and_claims_from_records():
                       "c2": {"kind": "observation", "verdict": "inconclusive (1 seeds)",
                              "converged": "no: A seeds [1]"},
                       "c3": {"kind": "finding", "verdict": "holds", "converged": False,
-                             "schedule_bound": "schedule-bound; the length check agrees"}}}
+                             "schedule_bound": "schedule-bound; the length check agrees"},
+                      "c4": {"kind": "control", "verdict": "holds", "converged": "yes", "control_of": "c3"}}}
     s = notebook_summary(rec)
     assert (s["runs"], s["converged"]) == (4, 1)
     assert s["not converged"] == ["convergence: a · seed 1", "convergence_scratch: b · seed 0"]
     assert s["schedule-bound"] == 1
-    assert (s["claims"], s["findings"], s["observations"], s["holds"]) == (3, 2, 1, 2)
+    # a control's verdict is not a finding's: it is counted apart
+    assert (s["claims"], s["findings"], s["observations"], s["controls"], s["holds"]) == (4, 2, 1, 1, 2)
     assert s["claims on unconverged runs"] == ["c2"]
     assert s["claims on schedule-bound runs"] == ["c3 (schedule-bound; the length check agrees)"]
 

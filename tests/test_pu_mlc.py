@@ -255,9 +255,9 @@ def test_no_pair_of_runs_makes_two_claims():
     ladders = {"p=0.1": ladder, "p=0.5": {"PU-MLC (+mixup)": clean[chapter.PU],
                                          "partial BCE (+negatives)": clean[chapter.PBCE]}}
     with pytest.raises(ValueError, match="same pair"):
-        chapter.claims(ladders, {0.0: clean})
+        chapter.claims(ladders, {0.0: clean}, chapter.design("cpu"))
     noisy = {chapter.PU: _runs([58, 59, 60]), chapter.PBCE: _runs([50, 50, 51]), chapter.CONTROL: _runs([53, 54, 54])}
-    table = chapter.claims(ladders, {0.0: clean, 0.1: noisy})
+    table = chapter.claims(ladders, {0.0: clean, 0.1: noisy}, chapter.design("cpu"))
     assert len(table) == 8
     assert "+γ" in table.index[0] and "vPU" in table.index[0]  # re-balancing: the rows that differ only in γ
 

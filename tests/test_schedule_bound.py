@@ -46,7 +46,7 @@ def test_gr_claims_say_whether_the_length_check_agrees():
             "AN": _runs("an", [72, 73, 71, 72.2, 71.9], epochs=27),
             "EM": _runs("em", [90, 91, 90.5, 89.9, 90.2], epochs=27)}
     ablation = {"k̂": _runs("gr_k_only", [78, 79, 77, 78.5, 78.2], converged=False)}
-    table = gr.claims(results, ablation, long)
+    table = gr.claims(results, ablation, long, design=gr.design("cpu"))
     rec = claims_record(table)
     assert rec["GR beats AN (single positive)"]["schedule_bound"] == "schedule-bound; the length check agrees"
     em = rec["GR beats the best other zoo method (EM)"]
@@ -56,14 +56,17 @@ def test_gr_claims_say_whether_the_length_check_agrees():
     # marks it), never † ("a run did not converge" for another reason)
     check = rec["GR beats AN with both trained 27 epochs (length check)"]
     assert check["schedule_bound"] == "schedule-bound at the longer schedule too: this row is the length check"
+    # the length checks are controls of the claims they repeat, outside every family
+    assert check["control_of"] == "GR beats AN (single positive)"
+    assert rec["GR beats EM with both trained 27 epochs (length check)"]["family_size"] == 1
     assert "§ schedule-bound; the length check agrees" in takeaways(table)
     assert "†" not in takeaways(table)
     long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=True, epochs=27)  # converged there: no mark
-    rec = claims_record(gr.claims(results, ablation, long))
+    rec = claims_record(gr.claims(results, ablation, long, design=gr.design("cpu")))
     assert rec["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
     long["AN"] = _runs("an", [72, 73, 71, 72.2, 71.9], converged=False, epochs=27)  # AN unconverged: †
     long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=False, epochs=27)
-    table = gr.claims(results, ablation, long)
+    table = gr.claims(results, ablation, long, design=gr.design("cpu"))
     assert claims_record(table)["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
     assert "†: a run of this row did not converge" in takeaways(table)
 
@@ -73,7 +76,7 @@ def test_converged_gr_runs_carry_no_schedule_mark():
     from mlpl_lab.chapters import gr
 
     results = {"GR": _runs("gr", [80, 81, 79, 80.5, 80.2]), "AN": _runs("an", [70, 71, 70.5, 69, 70])}
-    rec = claims_record(gr.claims(results, {}, None))
+    rec = claims_record(gr.claims(results, {}, None, design=gr.design("cpu")))
     assert all(v["schedule_bound"] is None for v in rec.values())
 
 
@@ -121,7 +124,8 @@ def test_benchmark_gr_claims_say_whether_the_length_check_agrees():
                                   "AN": _runs("an", [72, 73, 71, 72.2, 71.9], epochs=27)},
               "drop 50 %": {"GR": _runs("gr", [80, 80.5, 79.5, 80.2, 79.9], False, 27),
                             "AN": _runs("an", [90, 91, 90.5, 89.9, 90.2], epochs=27)}}
-    rec = claims_record(chapter.claims(results, None, length))
+    d = chapter.design("smoke", methods=["GR"], regimes=["single", "drop50", "drop75"])
+    rec = claims_record(chapter.claims(results, None, length, design=d))
     assert rec["GR beats AN under single positive"]["schedule_bound"] == "schedule-bound; the length check agrees"
     assert rec["GR beats AN under drop 50 %"]["schedule_bound"].startswith("schedule-bound; the length check disagrees")
     assert rec["GR beats AN under drop 75 %"]["schedule_bound"] is None

@@ -116,6 +116,32 @@ def cell_frame(results: Results, metric: str = "test_mAP"):
     return pd.DataFrame(rows, columns=["method", "regime", "mean", "ci95", "seeds", "converged"])
 
 
+def paired_best(results: Results, metric: str = "test_mAP", exclude: Sequence[str] = ()):
+    """Which cells of each regime are bold: the method with the best mean and every method the
+    paired test does not separate from it — its paired 95 % t-interval of (best − method) over
+    the seeds both ran contains 0, or fewer than 3 seeds pair (no test). Rows = methods, columns
+    = regimes, booleans (``exclude``: reference rows, never bold). Unadjusted: the table marks,
+    the claims decide."""
+    import pandas as pd
+
+    from .claims import MIN_SEEDS, paired
+
+    out = {}
+    for regime, methods in results.items():
+        vals = {m: by_seed(runs, metric) for m, runs in methods.items() if m not in exclude and runs}
+        means = {m: float(np.mean(list(v.values()))) for m, v in vals.items()
+                 if v and all(math.isfinite(x) for x in v.values())}
+        if len(means) < 2:
+            continue
+        top = max(means, key=means.get)
+        col = {}
+        for m in means:
+            c = paired(vals[top], vals[m])
+            col[m] = m == top or c["n"] < MIN_SEEDS or not (c["lo"] > 0)
+        out[regime] = col
+    return pd.DataFrame(out).fillna(False).astype(bool) if out else pd.DataFrame()
+
+
 def wide(cells, value: str = "mean", methods: Sequence[str] | None = None,
          regimes: Sequence[str] | None = None):
     """Rows = methods, columns = regimes (NaN where a method did not run in a regime)."""

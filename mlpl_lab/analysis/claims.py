@@ -4,29 +4,43 @@ A claim says "A beats B" on a metric read at each run's best-val epoch. Its two 
 **paired by seed** (seed ``s`` draws the split, the observed labels and the initialisation, so
 A_s and B_s saw the same data): only the seeds both sides ran count, d_s = A_s − B_s.
 
-* **margin** = mean of the n paired differences, d̄;
-* **95 % interval** = d̄ ± t(0.975, n − 1) · s_d / √n (Student t, df = n − 1, s_d the sample
-  standard deviation of the differences, ddof = 1);
-* **p** = two-sided p-value of the paired t-test of d̄ = 0 (t = d̄ / (s_d / √n), df = n − 1);
-* **p (Holm)** = Holm's step-down adjustment of p over the *findings* of one claims table
-  (one chapter): with the m p-values sorted, p_(i) ↦ max_{j ≤ i} min(1, (m − j + 1) · p_(j))
-  (Holm 1979, "A simple sequentially rejective multiple test procedure").
+**Families.** Every claim answers one question, and the questions are declared in a chapter's
+design before any run is read (:class:`Family`: its name and its size m, the number of
+comparisons the design asks that question with). A family is corrected for its own m and for
+nothing else: a claim added to another family, or another family added to the chapter, leaves
+its verdicts unchanged. A *control* (a length check, an equal-epochs control) is attached to the
+claim it checks (``control_of``) and sits outside every family: its own question, m = 1. A claim
+that declares no family is a question of its own (m = 1). Model-selection diagnostics that are
+not questions of the paper (07's per-cell clean-vs-observed differences) are not claims at all:
+they are an exploratory table with unadjusted intervals (Bender & Lange 2001).
 
-**Verdict** ("A beats B"):
+* **margin** = mean of the n paired differences, d̄;
+* **95 % interval (unadjusted)** = d̄ ± t(0.975, n − 1) · s_d / √n (Student t, df = n − 1,
+  s_d the sample standard deviation of the differences, ddof = 1);
+* **family-wise interval** = d̄ ± t(1 − 0.05/(2m), n − 1) · s_d / √n: the Bonferroni interval at
+  level 1 − 0.05/m, m the claim's family size. The m intervals of a family cover their true
+  differences together with probability ≥ 95 %. It is the interval that decides;
+* **p** = two-sided p-value of the paired t-test of d̄ = 0 (unadjusted; shown, never deciding).
+
+**Verdict** ("A beats B"), read off the family-wise interval shown beside it:
 
 * fewer than 3 paired seeds → ``"inconclusive (n seeds)"``, kind *observation*: its margin (and
-  with two seeds its interval and p) is shown, never judged, and it is not in the Holm family;
-  no spread is borrowed from another comparison;
-* *holds* — the interval's lower bound > 0 **and** p (Holm) < 0.05;
-* *does not hold* — the interval's upper bound < 0 **and** p (Holm) < 0.05;
-* *inconclusive* — otherwise: the interval contains 0, or the difference does not survive
-  the Holm adjustment, or the margin is not a number (a NaN value, no shared seed), or every
-  difference is identical (zero spread: scipy's ``ttest_1samp`` then returns t = ±inf, p = 0
-  and a zero-width interval, or NaN when the differences are all 0 — a point, not evidence).
+  with two seeds its intervals) is shown, never judged; no spread is borrowed from another
+  comparison;
+* *holds* — the family-wise interval lies above 0 (its lower bound > 0);
+* *does not hold* — it lies below 0 (its upper bound < 0): the data say the opposite;
+* *inconclusive* — otherwise: the family-wise interval contains 0, or the margin is not a
+  number (a NaN value, no shared seed), or every difference is identical (zero spread: scipy's
+  ``ttest_1samp`` then returns t = ±inf, p = 0 and a zero-width interval, or NaN when the
+  differences are all 0 — a point, not evidence).
 
-The ``reason`` column says which. Bouthillier et al. (2021) and Demšar (2006) motivate pairing
-and the correction; the notebooks display :func:`explain` instead of restating the rule.
-Prose in the notebooks never states an outcome; it prints these verdicts.
+**At risk**: a verdict whose *losing* side (B when d̄ > 0, A when d̄ < 0) has a run that did not
+converge: that side was still improving when training stopped, so a longer run could narrow the
+margin. A verdict whose winning side did not converge is conservative, not at risk.
+
+The ``reason`` column says which. Bouthillier et al. (2021) and Demšar (2006) motivate pairing;
+the notebooks display :func:`explain` instead of restating the rule. Prose in the notebooks
+never states an outcome; it prints these verdicts.
 """
 from __future__ import annotations
 
@@ -37,10 +51,45 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
-FINDING, OBSERVATION = "finding", "observation"
+FINDING, OBSERVATION, CONTROL = "finding", "observation", "control"
 MIN_SEEDS = 3          # paired seeds a claim needs to be a finding
-LEVEL = 0.95           # the interval's level
-ALPHA = 0.05           # Holm-adjusted p a finding needs
+LEVEL = 0.95           # the unadjusted interval's level
+ALPHA = 0.05           # the family-wise error rate: each family's intervals are at 1 − ALPHA/m
+CI95 = "95 % CI (unadjusted)"
+CI_FAMILY = "margin [family-wise CI]"
+
+
+@dataclass(frozen=True)
+class Family:
+    """One confirmatory question, declared in a chapter's design before any run is read:
+    ``name`` (what the table groups by), ``size`` (m: how many comparisons the design asks it
+    with; every claim of the family is decided at level 1 − :data:`ALPHA`/m) and ``question``
+    (one sentence for the reader). Two claims name the same family only through the same object
+    (or an equal one)."""
+
+    name: str
+    size: int
+    question: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.size, int) or self.size < 1:
+            raise ValueError(f"family {self.name!r}: size must be a whole number ≥ 1 (the comparisons "
+                             f"the design asks), got {self.size!r}")
+
+    @property
+    def level(self) -> float:
+        """The level of each of its intervals (Bonferroni): 1 − 0.05/m."""
+        return 1 - ALPHA / self.size
+
+
+def control_family(of: str) -> Family:
+    """The family of a control attached to claim ``of``: outside every family, m = 1."""
+    return Family(f"control of: {of}", 1, "a check of the claim named, not a question of its own")
+
+
+def own_family(claim: str) -> Family:
+    """The family of a claim that declares none: a question of its own, m = 1."""
+    return Family(claim, 1)
 
 
 def by_seed(runs, metric: str = "test_mAP") -> Dict[int, float]:
@@ -61,10 +110,24 @@ def _seed_list(seeds) -> str:
     return ", ".join(str(s) for s in seeds) or "none"
 
 
+def t_interval(diffs: Sequence[float], level: float) -> tuple[float, float]:
+    """The Student-t interval of the mean of ``diffs`` at ``level`` (two-sided):
+    d̄ ± t((1 + level)/2, n − 1) · s_d/√n. NaN below two values."""
+    from scipy import stats
+
+    d = np.asarray(diffs, dtype=float)
+    n = len(d)
+    if n < 2:
+        return math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(d.std(ddof=1)) / math.sqrt(n)
+    return float(d.mean()) - half, float(d.mean()) + half
+
+
 def paired(a: Mapping[int, float], b: Mapping[int, float], level: float = LEVEL) -> Dict[str, Any]:
     """The paired comparison of two ``{seed: value}`` maps (module docstring):
-    ``{"seeds", "diffs", "n", "margin", "sd", "lo", "hi", "p", "reason"}``. ``reason`` is ""
-    when the interval and p are defined, else why not (NaN in ``lo``/``hi``/``p``)."""
+    ``{"seeds", "diffs", "n", "margin", "sd", "lo", "hi", "p", "reason"}`` (``lo``/``hi``: the
+    interval at ``level``). ``reason`` is "" when the interval and p are defined, else why not
+    (NaN in ``lo``/``hi``/``p``)."""
     from scipy import stats
 
     seeds = sorted(set(a) & set(b))
@@ -91,30 +154,16 @@ def paired(a: Mapping[int, float], b: Mapping[int, float], level: float = LEVEL)
         out["reason"] = (f"zero spread: all {n} differences equal {out['margin']:+.2f}, so the "
                          "t-interval has zero width (undefined as evidence)")
         return out
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    lo, hi = t_interval(diffs, level)
     t = out["margin"] / (sd / math.sqrt(n))
-    out.update(lo=out["margin"] - half, hi=out["margin"] + half,
-               p=float(2 * stats.t.sf(abs(t), n - 1)))
+    out.update(lo=lo, hi=hi, p=float(2 * stats.t.sf(abs(t), n - 1)))
     return out
 
 
-def holm(pvalues: Sequence[float]) -> List[float]:
-    """Holm's step-down adjusted p-values (module docstring); NaN entries stay NaN and do not
-    count in m."""
-    p = np.asarray(pvalues, dtype=float)
-    out = np.full(len(p), math.nan)
-    idx = [i for i in range(len(p)) if math.isfinite(p[i])]
-    m = len(idx)
-    running = 0.0
-    for j, i in enumerate(sorted(idx, key=lambda i: p[i])):
-        running = max(running, min(1.0, (m - j) * p[i]))
-        out[i] = running
-    return [float(x) for x in out]
-
-
-def decide(c: Mapping[str, Any], p_holm: float) -> tuple[str, str, str]:
-    """``(verdict, kind, reason)`` of a paired comparison ``c`` (from :func:`paired`) whose
-    adjusted p is ``p_holm`` (module docstring)."""
+def decide(c: Mapping[str, Any], m: int = 1) -> tuple[str, str, str]:
+    """``(verdict, kind, reason)`` of a paired comparison ``c`` whose family has ``m`` claims:
+    ``c["lo"]``/``c["hi"]`` is its family-wise interval, at level 1 − :data:`ALPHA`/m
+    (module docstring)."""
     n = c["n"]
     kind = FINDING if n >= MIN_SEEDS else OBSERVATION
     if n < MIN_SEEDS:
@@ -123,10 +172,24 @@ def decide(c: Mapping[str, Any], p_holm: float) -> tuple[str, str, str]:
     if c["reason"]:
         return INCONCLUSIVE, kind, c["reason"]
     if c["lo"] <= 0 <= c["hi"]:
-        return INCONCLUSIVE, kind, "the 95 % interval contains 0"
-    if not p_holm < ALPHA:
-        return INCONCLUSIVE, kind, f"not after Holm adjustment (p (Holm) = {p_holm:.3f})"
+        return INCONCLUSIVE, kind, f"the family-wise interval ({_level(m)}, m = {m}) contains 0"
     return (HOLDS if c["lo"] > 0 else FAILS), kind, ""
+
+
+def _level(m: int) -> str:
+    """The family-wise level as text: "95 %" for m = 1, "98.75 %" for m = 4."""
+    return f"{100 * (1 - ALPHA / m):.4g} %"
+
+
+def _key(run) -> Optional[str]:
+    """A stored run's key (None for a stand-in without one)."""
+    key = getattr(getattr(run, "spec", None), "key", None)
+    return key if isinstance(key, str) else None
+
+
+def _not_converged(runs) -> List[Any]:
+    return [getattr(getattr(r, "spec", None), "seed", i) for i, r in enumerate(runs)
+            if getattr(r, "converged", None) is False]
 
 
 def convergence(sides: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, Optional[bool]]:
@@ -135,8 +198,7 @@ def convergence(sides: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, Option
     no run says it did not but some do not say."""
     failed, unknown = [], False
     for label, runs in sides:
-        seeds = [getattr(getattr(r, "spec", None), "seed", i) for i, r in enumerate(runs)
-                 if getattr(r, "converged", None) is False]
+        seeds = _not_converged(runs)
         unknown |= any(getattr(r, "converged", None) is None for r in runs)
         if seeds:
             failed.append(f"{label} seed{'s' if len(seeds) > 1 else ''} {_seed_list(seeds)}")
@@ -157,7 +219,9 @@ def _p(x: float) -> str:
 
 @dataclass
 class Claim:
-    """One row of a chapter's claims table: "A beats B" on ``metric``, paired by seed."""
+    """One row of a chapter's claims table: "A beats B" on ``metric``, paired by seed.
+    ``family``: the question it answers (:class:`Family`, declared in the chapter's design);
+    ``control_of``: the claim it checks, for a control (outside every family)."""
 
     claim: str                    # "A beats B under <regime>"
     paper: str                    # the paper's number(s), as a short text
@@ -168,23 +232,50 @@ class Claim:
     metric: str = "test_mAP"
     values: Optional[tuple] = field(default=None, repr=False)  # (a, b) {seed: value}, see of_values
     groups: Optional[Dict[str, Sequence[Any]]] = field(default=None, repr=False)  # label -> runs
+    family: Optional[Family] = None
+    control_of: Optional[str] = None
+    side_labels: Optional[tuple] = field(default=None, repr=False)  # (A's, B's) labels in groups
+
+    def __post_init__(self):
+        if self.family is not None and self.control_of is not None:
+            raise ValueError(f"claim {self.claim!r} is a control of {self.control_of!r} and names "
+                             f"family {self.family.name!r}: a control is outside every family; drop one")
 
     @classmethod
     def of_values(cls, claim: str, paper: str, a_label: str, b_label: str,
                   a: Mapping[int, float], b: Mapping[int, float],
-                  runs: Mapping[str, Sequence[Any]] | None = None) -> "Claim":
+                  runs: Mapping[str, Sequence[Any]] | None = None, family: Optional[Family] = None,
+                  control_of: Optional[str] = None, sides: Optional[tuple] = None) -> "Claim":
         """A claim on per-seed values computed elsewhere (e.g. a difference of two margins);
-        ``runs``: ``{label: runs}`` they come from (their convergence is reported)."""
+        ``runs``: ``{label: runs}`` they come from (their convergence is reported); ``sides``:
+        ``(A's labels, B's labels)`` among them, for the at-risk mark (None: not known)."""
         return cls(claim, paper, a_label, b_label, [], [], values=(dict(a), dict(b)),
-                   groups=dict(runs or {}))
+                   groups=dict(runs or {}), family=family, control_of=control_of, side_labels=sides)
+
+    def family_of(self) -> Family:
+        """The claim's family: declared, a control's own, or a question of its own (m = 1)."""
+        if self.control_of is not None:
+            return control_family(self.control_of)
+        return self.family if self.family is not None else own_family(self.claim)
 
     def sides(self) -> tuple[Dict[int, float], Dict[int, float]]:
         if self.values is not None:
             return self.values
         return by_seed(self.a_runs, self.metric), by_seed(self.b_runs, self.metric)
 
-    def row(self) -> Dict[str, Any]:
-        """The row without the Holm-dependent columns (see :func:`claims_table`)."""
+    def side_runs(self) -> Optional[tuple[List[Any], List[Any]]]:
+        """``(A's runs, B's runs)`` where they are known (None for a values claim without
+        ``sides``)."""
+        if self.values is None:
+            return list(self.a_runs), list(self.b_runs)
+        labels = self.side_labels
+        if labels is None:
+            return None
+        g = self.groups or {}
+        return ([r for k in labels[0] for r in g.get(k, ())], [r for k in labels[1] for r in g.get(k, ())])
+
+    def row(self, m: int = 1) -> Dict[str, Any]:
+        """The row: its 95 % (unadjusted) and family-wise (m claims) intervals, and its verdict."""
         a, b = self.sides()
         c = paired(a, b)
         seeds = c["seeds"]
@@ -195,32 +286,96 @@ class Claim:
         groups = self.groups if self.groups is not None else {self.a_label: self.a_runs,
                                                                self.b_label: self.b_runs}
         conv, flag = convergence(list(groups.items()))
-        return {"claim": self.claim, "paper": self.paper,
+        flo, fhi = (t_interval(c["diffs"], 1 - ALPHA / m) if math.isfinite(c["lo"])
+                    else (math.nan, math.nan))
+        verdict, kind, reason = decide({"n": c["n"], "lo": flo, "hi": fhi, "reason": c["reason"]}, m)
+        fam = self.family_of()
+        if self.control_of is not None and kind == FINDING:
+            kind = CONTROL
+        # at risk: the losing side (B when the margin is positive, A when negative) did not converge
+        at_risk, losing = False, None
+        runs = self.side_runs()
+        if runs is not None and math.isfinite(c["margin"]) and c["margin"] != 0:
+            losing = self.b_label if c["margin"] > 0 else self.a_label
+            lose_runs = runs[1] if c["margin"] > 0 else runs[0]
+            at_risk = bool(_not_converged(lose_runs)) and verdict in (HOLDS, FAILS)
+        if at_risk:
+            conv = f"{conv} ⚠ at risk: the losing side ({losing}) did not converge"
+        keys = None if runs is None else tuple(sorted(k for k in (_key(r) for r in side) if k)
+                                               for side in runs)
+        return {"family": f"{fam.name} (m = {fam.size})", "claim": self.claim, "paper": self.paper,
                 "ours": f"{self.a_label} {ma:.1f} vs {self.b_label} {mb:.1f}",
-                "margin [95 % CI]": f"{_num(c['margin'])} [{_num(c['lo'])}, {_num(c['hi'])}]",
+                CI_FAMILY: f"{_num(c['margin'])} [{_num(flo)}, {_num(fhi)}]",
+                CI95: f"[{_num(c['lo'])}, {_num(c['hi'])}]",
                 "seeds": f"{c['n']}: {_seed_list(seeds)}",
-                "p": _p(c["p"]), "converged": conv,
+                "p": _p(c["p"]), "verdict": verdict, "kind": kind, "reason": reason, "converged": conv,
                 "_a": a, "_b": b, "_seeds": seeds, "_diffs": c["diffs"], "_n": c["n"],
                 "_margin": c["margin"], "_lo": c["lo"], "_hi": c["hi"], "_p": c["p"],
-                "_reason": c["reason"], "_converged": flag}
+                "_flo": flo, "_fhi": fhi, "_family": fam.name, "_m": fam.size,
+                "_control_of": self.control_of, "_reason": c["reason"], "_converged": flag,
+                "_at_risk": at_risk, "_losing": losing if at_risk else None, "_keys": keys}
+
+
+COLUMNS = ["family", "paper", "ours", CI_FAMILY, CI95, "seeds", "p", "verdict", "kind", "reason",
+           "converged"]
+
+
+def _ordered(claims: List[Claim]) -> List[Claim]:
+    """Grouped by family (families in the order of their first claim), each control right after
+    the family of the claim it checks."""
+    families: Dict[str, List[Claim]] = {}
+    controls: Dict[str, List[Claim]] = {}
+    for c in claims:
+        if c.control_of is not None:
+            controls.setdefault(c.control_of, []).append(c)
+        else:
+            families.setdefault(c.family_of().name, []).append(c)
+    out: List[Claim] = []
+    for members in families.values():
+        out += members
+        for c in members:
+            out += controls.pop(c.claim, [])
+    return out + [c for cs in controls.values() for c in cs]
+
+
+def check_families(claims: Sequence[Claim]) -> Dict[str, Family]:
+    """``{name: Family}`` of the claims, after checking the declarations: one definition per
+    name, no family holding more claims than it declared, no claim named twice, every control
+    attached to a claim of the table. Bad declarations are errors that name the fix."""
+    names = [c.claim for c in claims]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"claims named twice: {twice}; give each comparison its own name")
+    fams: Dict[str, Family] = {}
+    count: Dict[str, int] = {}
+    for c in claims:
+        f = c.family_of()
+        if fams.setdefault(f.name, f) != f:
+            raise ValueError(f"family {f.name!r} is declared twice with different sizes or questions "
+                             f"({fams[f.name]} and {f}); declare it once in the chapter's design")
+        count[f.name] = count.get(f.name, 0) + 1
+    over = {n: (count[n], fams[n].size) for n in count if count[n] > fams[n].size}
+    if over:
+        raise ValueError("a family holds more claims than its design declared: "
+                         + "; ".join(f"{n!r} has {k} claims, declared m = {m}" for n, (k, m) in over.items())
+                         + ". Declare every comparison of the question in the chapter's design")
+    orphans = [c.claim for c in claims if c.control_of is not None and c.control_of not in names]
+    if orphans:
+        raise KeyError(f"controls of claims not in the table: {orphans}; a control is shown with "
+                       "the claim it checks")
+    return fams
 
 
 def claims_table(claims: List[Claim]):
-    """The claims as a DataFrame (one row each), indexed by the claim; Holm's adjustment runs
-    over the findings of this table (rows on ≥ 3 paired seeds with a p-value)."""
+    """The claims as a DataFrame (one row each), indexed by the claim and grouped by family
+    (:func:`_ordered`); each claim decided on its family-wise interval, m being its family's
+    declared size (:class:`Family`), never the number of rows of this table."""
     import pandas as pd
 
-    rows = [c.row() for c in claims]
-    family = [i for i, r in enumerate(rows) if r["_n"] >= MIN_SEEDS and math.isfinite(r["_p"])]
-    adjusted = dict(zip(family, holm([rows[i]["_p"] for i in family])))
-    for i, r in enumerate(rows):
-        ph = adjusted.get(i, math.nan)
-        verdict, kind, reason = decide({"n": r["_n"], "lo": r["_lo"], "hi": r["_hi"],
-                                        "reason": r["_reason"]}, ph)
-        r.update({"p (Holm)": _p(ph), "verdict": verdict, "kind": kind, "reason": reason, "_p_holm": ph})
-    cols = ["claim", "paper", "ours", "margin [95 % CI]", "seeds", "p", "p (Holm)", "verdict",
-            "kind", "reason", "converged"]
-    t = pd.DataFrame(rows, columns=cols + [k for k in (rows[0] if rows else {}) if k.startswith("_")])
+    fams = check_families(claims)
+    rows = [c.row(fams[c.family_of().name].size) for c in _ordered(list(claims))]
+    t = pd.DataFrame(rows, columns=["claim"] + COLUMNS
+                     + [k for k in (rows[0] if rows else {}) if k.startswith("_")])
     return t.set_index("claim")
 
 
@@ -237,7 +392,24 @@ def mark_schedule_bound(table, notes: Mapping[str, str]):
     table["_schedule"] = None
     for claim, note in notes.items():
         table.at[claim, "_schedule"] = note
-        table.at[claim, "converged"] = f"§ {note}"
+        risk = " ⚠ at risk" if bool(table.at[claim, "_at_risk"]) else ""
+        table.at[claim, "converged"] = f"§ {note}{risk}"
+    return table
+
+
+def mark_waiting(table, waiting: Mapping[str, str]):
+    """``table`` with the claims in ``waiting`` marked as waiting for runs a cold series trains
+    (``waiting[claim]``: which runs, e.g. "the end-to-end rows at twice the epochs"): the
+    ``converged`` column says so and ``_waiting`` keeps it for the record. A claim not in the
+    table is an error."""
+    missing = [c for c in waiting if c not in table.index]
+    if missing:
+        raise KeyError(f"no such claims to mark as waiting for runs: {missing}")
+    table = table.copy()
+    table["_waiting"] = None
+    for claim, what in waiting.items():
+        table.at[claim, "_waiting"] = what
+        table.at[claim, "converged"] = f"{table.at[claim, 'converged']}; waits for {what}"
     return table
 
 
@@ -245,26 +417,43 @@ def _json(x: float) -> Optional[float]:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+def _text(x: Any) -> Optional[str]:
+    """A text cell, or None (a DataFrame turns a missing text into NaN, which is truthy)."""
+    return x if isinstance(x, str) and x else None
+
+
 def claims_record(table) -> Dict[str, Dict[str, Any]]:
     """What a notebook records, per claim — enough to recompute the verdict: ``a`` and ``b``
     (``{seed: value}``, seeds as strings), the paired ``seeds`` and ``diffs``, ``n``,
-    ``margin``, ``ci95`` ([lo, hi]), ``sd`` and ``spread`` (its alias: the differences' sample
-    standard deviation), ``p``, ``p_holm``, ``verdict``, ``kind``, ``reason``, ``converged``
-    (True/False/None). NaN becomes None."""
+    ``margin``, ``ci95`` ([lo, hi], unadjusted), ``family``, ``family_size`` (m), ``ci_family``
+    (the Bonferroni interval at level 1 − 0.05/m: the one that decides), ``level_family``,
+    ``control_of`` (the claim a control checks, else None), ``sd`` and ``spread`` (its alias:
+    the differences' sample standard deviation), ``p`` (unadjusted), ``verdict``, ``kind``,
+    ``reason``, ``converged`` (True/False/None), ``at_risk`` (the losing side did not converge)
+    and ``losing_side``, ``schedule_bound``, ``waiting_for`` and ``run_keys`` (``{"a": [...],
+    "b": [...]}``: the stored runs compared, which identify the comparison across chapters;
+    None where unknown). NaN becomes None."""
     out = {}
     for claim, row in table.iterrows():
         diffs = [float(d) for d in row["_diffs"]]
         sd = float(np.std(diffs, ddof=1)) if len(diffs) >= 2 and all(map(math.isfinite, diffs)) else math.nan
+        m = int(row["_m"])
         out[claim] = {"a": {str(s): _json(v) for s, v in row["_a"].items()},
                       "b": {str(s): _json(v) for s, v in row["_b"].items()},
                       "seeds": [int(s) for s in row["_seeds"]], "diffs": [_json(d) for d in diffs],
                       "n": int(row["_n"]), "margin": _json(row["_margin"]),
                       "ci95": [_json(row["_lo"]), _json(row["_hi"])],
-                      "sd": _json(sd), "spread": _json(sd),
-                      "p": _json(row["_p"]), "p_holm": _json(row["_p_holm"]),
+                      "family": row["_family"], "family_size": m,
+                      "ci_family": [_json(row["_flo"]), _json(row["_fhi"])],
+                      "level_family": 1 - ALPHA / m, "control_of": _text(row["_control_of"]),
+                      "sd": _json(sd), "spread": _json(sd), "p": _json(row["_p"]),
                       "verdict": row["verdict"], "kind": row["kind"], "reason": row["reason"],
                       "converged": None if row["_converged"] is None else bool(row["_converged"]),
-                      "schedule_bound": row.get("_schedule") or None}
+                      "at_risk": bool(row["_at_risk"]), "losing_side": _text(row["_losing"]),
+                      "schedule_bound": _text(row.get("_schedule")),
+                      "waiting_for": _text(row.get("_waiting")),
+                      "run_keys": (None if not isinstance(row["_keys"], tuple) or not any(row["_keys"])
+                                   else {"a": list(row["_keys"][0]), "b": list(row["_keys"][1])})}
     return out
 
 
@@ -275,14 +464,16 @@ def display_table(table):
 
 def claims_view(table, what: str = "The chapter's claims, each paired by seed"):
     """The claims table as a notebook shows it (:func:`mlpl_lab.analysis.display.styled`):
-    :func:`display_table` with a caption saying how to read it; its cells are already text
-    (margins with two decimals, p with three)."""
+    :func:`display_table`, grouped by family, with a caption saying how to read it; its cells
+    are already text (margins with two decimals, p with three)."""
     from .display import styled
 
-    cap = (f"{what.rstrip('. ')}. ours: each side's mean over the paired seeds; margin: the mean "
-           "of the paired differences A − B with its 95 % Student-t interval; p: the paired "
-           "t-test, p (Holm): adjusted over this table's findings (the rule above); converged: "
-           "whether every run of the row met the convergence criterion.")
+    cap = (f"{what.rstrip('. ')}, grouped by family (the question each claim answers, with its "
+           "size m). margin: the mean of the paired differences A − B with its family-wise "
+           "interval (Bonferroni, level 1 − 0.05/m): the interval that decides the verdict; "
+           f"{CI95}: the plain 95 % interval, for reference only; p: the paired t-test, "
+           "unadjusted; converged: whether every run of the row met the convergence criterion "
+           "(⚠ at risk: the losing side did not).")
     return styled(display_table(table), cap, best=False)
 
 
@@ -290,38 +481,51 @@ def explain() -> str:
     """The verdict rule as Markdown (the notebooks display it rather than restate it)."""
     return (
         "**How a claim is judged.** Both sides are paired by seed (same split, same observed labels, "
-        "same initialisation); only the seeds both ran count. For each seed $s$, $d_s = A_s - B_s$. "
-        r"The **margin** is $\bar d$; its **95 % interval** is $\bar d \pm t_{0.975,\,n-1}\, s_d/\sqrt n$ "
-        "(Student $t$, $n$ paired seeds); **p** is the two-sided paired $t$-test of $\\bar d = 0$, and "
-        "**p (Holm)** adjusts it for the number of findings in this table (Holm's step-down method).\n\n"
-        f"* **holds**: the interval lies above 0 and p (Holm) < {ALPHA};\n"
-        f"* **does not hold**: the interval lies below 0 and p (Holm) < {ALPHA};\n"
-        "* **inconclusive**: otherwise — the interval contains 0, the difference does not survive the "
-        "Holm adjustment, a value is missing, or every seed gives the same difference (zero spread: "
-        "the interval has zero width, a point rather than evidence);\n"
+        "same initialisation); only the seeds both ran count. For each seed $s$, $d_s = A_s - B_s$, "
+        r"and the **margin** is $\bar d$. Each claim answers one question, its **family**, declared "
+        "with the chapter's design before any run was read; a family asks its question $m$ times "
+        "(one claim per regime, say), and the table prints $m$. The **family-wise interval** is "
+        r"$\bar d \pm t_{1-0.05/(2m),\,n-1}\, s_d/\sqrt n$ (Student $t$, $n$ paired seeds; "
+        "Bonferroni: level $1 - 0.05/m$, so all $m$ intervals of a family hold together with "
+        "probability at least 95 %). It is the interval printed beside the margin, and the verdict "
+        "is read off it:\n\n"
+        "* **holds**: the family-wise interval lies above 0;\n"
+        "* **does not hold**: it lies below 0 (the data say the opposite);\n"
+        "* **inconclusive**: it contains 0, a value is missing, or every seed gives the same "
+        "difference (zero spread: the interval has zero width, a point rather than evidence);\n"
         f"* **inconclusive (n seeds)**: fewer than {MIN_SEEDS} paired seeds. Such a row is an "
         "*observation* (kind column): its numbers are shown, not judged.\n\n"
-        "`converged` says whether every run of the row met the run store's convergence criterion. "
-        "Each claim's record holds both sides per seed and the differences, so every verdict can be "
-        "recomputed from it.")
+        f"The {CI95} column ($m = 1$) and **p** (the paired $t$-test) are shown for reference; "
+        "neither decides. A *control* (a length check, say) is attached to the claim it checks and "
+        "belongs to no family ($m = 1$). `converged` says whether every run of the row met the run "
+        "store's convergence criterion; **⚠ at risk** marks a verdict whose *losing* side did not "
+        "converge (it was still improving, so a longer run could narrow the margin). Each claim's "
+        "record holds both sides per seed and the differences, so every verdict can be recomputed "
+        "from it.")
 
 
 def takeaways(table) -> str:
     """The chapter's claims grouped by verdict, as Markdown computed from ``table``
     (:func:`claims_table`): what *holds*, what *does not hold*, what is *inconclusive* and why
-    (the interval contains 0, Holm, too few seeds, a missing value), and which rows rest on runs
-    that did not converge. The notebooks' take-aways display this instead of stating outcomes."""
+    (the family-wise interval contains 0, too few seeds, a missing value), and which rows rest
+    on runs that did not converge or are at risk. The notebooks' take-aways display this
+    instead of stating outcomes."""
     groups = {HOLDS: [], FAILS: [], INCONCLUSIVE: []}
     for claim, row in table.iterrows():
         verdict = str(row["verdict"])
         key = HOLDS if verdict == HOLDS else FAILS if verdict == FAILS else INCONCLUSIVE
-        text = f"*{claim}* — margin {row['margin [95 % CI]']}, {int(row['_n'])} paired seed(s)"
+        text = (f"*{claim}* — margin {row[CI_FAMILY]} (family-wise, m = {int(row['_m'])}), "
+                f"{int(row['_n'])} paired seed(s)")
         if key == INCONCLUSIVE:
             text += f": {row['reason'] or verdict}"
-        if row.get("_schedule"):
+        if _text(row.get("_schedule")):
             text += f" (§ {row['_schedule']})"
         elif row.get("_converged") is False:
             text += " (†: a run of this row did not converge)"
+        if row.get("_at_risk"):
+            text += f" ⚠ at risk: the losing side ({row['_losing']}) did not converge"
+        if _text(row.get("_waiting")):
+            text += f"; waits for {row['_waiting']}"
         groups[key].append(text)
     heads = {HOLDS: "Holds at this scale", FAILS: "Does not hold at this scale",
              INCONCLUSIVE: "Inconclusive at this scale"}

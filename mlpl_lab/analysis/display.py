@@ -161,7 +161,7 @@ def styled(frame, caption: str, *, percent: Union[bool, Iterable[Any], None] = N
            p_values: Iterable[Any] = (), half=None, seeds=None, unconverged=None,
            best: Union[bool, Iterable[Any], None] = None, axis: int = 0,
            lower_is_better: Iterable[Any] = (), reference: Iterable[Any] = (),
-           formatters: Mapping[Any, Callable[[Any], str]] | None = None):
+           formatters: Mapping[Any, Callable[[Any], str]] | None = None, bold=None):
     """``frame`` in the lab's table style (module docstring), as a pandas ``Styler`` with
     ``caption``. ``frame`` itself is not changed.
 
@@ -176,7 +176,9 @@ def styled(frame, caption: str, *, percent: Union[bool, Iterable[Any], None] = N
       every one, False / [] for none; default: the percent columns that are not differences,
       spreads or ranks (``axis=0``), every row (``axis=1``). ``lower_is_better``: those whose
       best is the smallest. ``reference``: rows (``axis=0``) or columns (``axis=1``) shown but
-      left out of the comparison (the full-label oracle)."""
+      left out of the comparison (the full-label oracle). ``bold``: a frame of booleans with
+      ``frame``'s labels saying which cells are bold, computed by the caller (e.g. from a paired
+      test: :func:`mlpl_lab.analysis.benchmark.paired_best`); it replaces ``best``."""
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
@@ -212,7 +214,13 @@ def styled(frame, caption: str, *, percent: Union[bool, Iterable[Any], None] = N
 
     css = pd.DataFrame("", index=frame.index, columns=frame.columns)
     lower = set(_select(frame.columns if axis == 0 else frame.index, lower_is_better))
-    if axis == 0:
+    if bold is not None:
+        marks = _as_frame(bold, frame)
+        for r in frame.index:
+            for c in frame.columns:
+                if marks.at[r, c] is True or (isinstance(marks.at[r, c], np.bool_) and marks.at[r, c]):
+                    css.at[r, c] = BOLD
+    elif axis == 0:
         if best is None:
             compared = [c for c in frame.columns if kinds[c] == "percent" and not _NOT_BEST.search(_name(c))]
         else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ..analysis.claims import Claim, by_seed, claims_table, paired
+from ..analysis.claims import Claim, Family, by_seed, claims_table, paired
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table, seed_mean
 from ..profiles import Profile, get_profile
@@ -50,6 +50,10 @@ EARLY_EPOCH = 6
 PARAMETERS: Tuple[str, ...] = ()
 
 
+#: the chapter's question (its claims' family)
+ORACLE_FAMILY = "full labels beat AN"
+
+
 @dataclass(frozen=True)
 class AssumeNegativeDesign:
     """Every per-profile literal of the chapter (seeds are the profile's first ``n``)."""
@@ -59,6 +63,13 @@ class AssumeNegativeDesign:
     other_seeds: Tuple[int, ...]      # drop 50 %, known 10 %: AN runs (the oracle's are shared)
     candidate_seeds: Tuple[int, ...]  # AN and the oracle fine-tuned from each pretraining candidate
     scratch_seed: int                 # scratch vs pretrained: AN and the oracle on this seed
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The chapter's one question, asked once per regime of :data:`REGIMES` (declared here,
+        before any run is read: :class:`mlpl_lab.analysis.claims.Family`)."""
+        return {ORACLE_FAMILY: Family(ORACLE_FAMILY, len(REGIMES),
+                                      "do full labels beat assume-negative, in every regime?")}
 
 
 #: how many of the profile's seeds each part takes. Every claim pairs five seeds under cpu and
@@ -267,12 +278,14 @@ def confidences(profile, results, seed: int = 0):
     return conf, summary
 
 
-def claims(results):
-    """The chapter's claims table (paired verdicts, see :mod:`mlpl_lab.analysis.claims`)."""
+def claims(results, design: AssumeNegativeDesign):
+    """The chapter's claims table (paired verdicts, see :mod:`mlpl_lab.analysis.claims`), one
+    family declared by ``design`` (:attr:`AssumeNegativeDesign.families`)."""
+    family = design.families[ORACLE_FAMILY]
     rows = [Claim(f"full labels beat AN under {regime}",
                   "Cole et al. protocol, VOC: full 90.2 vs AN 85.1 (single positive; LL's table)"
                   if regime == "single positive" else "— (the gap the later chapters try to close)",
-                  "full", "AN", runs["full labels"], runs["AN"])
+                  "full", "AN", runs["full labels"], runs["AN"], family=family)
             for regime, runs in results.items()]
     return claims_table(rows)
 

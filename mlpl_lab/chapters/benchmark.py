@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ..analysis import benchmark as bm
-from ..analysis.claims import Claim, claims_table, mark_schedule_bound
+from ..analysis.claims import CI_FAMILY, Claim, Family, claims_table, mark_schedule_bound
 from ..profiles import Profile
 from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
@@ -266,6 +268,16 @@ DESIGNS: Dict[str, Preset] = {
 #: the notebook's ``parameters`` that change which runs the chapter asks for
 PARAMETERS = ("methods", "regimes", "tuning", "dataset", "data_root", "data_layout")
 
+#: the benchmark's questions besides the per-regime "beats AN" ones (:attr:`BenchmarkDesign.families`)
+SAME_HEAD_FAMILY = "LAC's gain on its own network"
+FLATTERS_FAMILY = "clean validation flatters"
+
+
+def beats_an_family(regime: str) -> str:
+    """The family of the paper methods' claims against AN under ``regime``."""
+    return f"each paper method beats AN under {regime}"
+
+
 #: ``Asked`` families besides the regimes (each regime is a family ``{row: [runs]}``)
 TRIALS = "tuning trials"
 SAME_HEAD_LABEL = "AN (LAC's head)"
@@ -280,7 +292,7 @@ class BenchmarkDesign:
     grid: Dict[str, Tuple[str, ...]]     # regime -> row labels
     seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> reported seeds
     tuning: bool = False
-    families: Tuple[str, ...] = ()       # scene families ranked as data sets (SCENE_FAMILIES)
+    scenes: Tuple[str, ...] = ()         # scene families ranked as data sets (SCENE_FAMILIES)
     family_rows: Tuple[str, ...] = ()
     family_seeds: Tuple[int, ...] = ()
 
@@ -291,6 +303,31 @@ class BenchmarkDesign:
 
     def cells(self) -> List[Tuple[str, str]]:
         return [(reg, row) for reg, rows in self.grid.items() for row in rows]
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The benchmark's questions, declared from the grid before any run is read
+        (:class:`mlpl_lab.analysis.claims.Family`): per regime with AN, "each paper method beats
+        AN" (one claim per paper row of :data:`PAPER_CLAIMS` the regime holds); LAC's gain on its
+        own network (one claim per regime with LAC); whether clean validation flatters (one pooled
+        claim per regime). The length checks are controls of the GR claims they repeat, outside
+        every family; the per-cell selection differences are exploratory, not claims."""
+        out: Dict[str, Family] = {}
+        for reg, rows in self.grid.items():
+            if AN not in rows:
+                continue
+            m = sum(label in rows for label in PAPER_CLAIMS)
+            if m:
+                out[beats_an_family(reg)] = Family(beats_an_family(reg), m,
+                                                   f"does each paper method beat AN under {reg}?")
+        lac = sum("LAC" in rows and AN in rows for rows in self.grid.values())
+        if lac:
+            out[SAME_HEAD_FAMILY] = Family(SAME_HEAD_FAMILY, lac, "does LAC beat AN on LAC's own network?")
+        flat = sum(any(r not in REFERENCE_ROWS for r in rows) for rows in self.grid.values())
+        if flat:
+            out[FLATTERS_FAMILY] = Family(FLATTERS_FAMILY, flat, "does clean validation flatter the "
+                                          "methods (pooled over the methods of each regime)?")
+        return out
 
     def tuned_cells(self) -> List[Tuple[str, str]]:
         """The cells that choose their hyperparameters on trials (every cell but the untuned rows')."""
@@ -374,7 +411,7 @@ def design(profile="cpu", methods: Sequence[str] | None = None, regimes: Sequenc
     families = (preset.families if preset.families and methods is None and regimes is None
                 and P.dataset == "scenes" and len(fam_rows) == len(preset.family_rows) else ())
     fam_seeds = tuple(seeds.get((FAMILY_REGIME, AN), pool))[:preset.family_seeds] if families else ()
-    return BenchmarkDesign(P, grid, seeds, tuning=tuning, families=tuple(families),
+    return BenchmarkDesign(P, grid, seeds, tuning=tuning, scenes=tuple(families),
                            family_rows=fam_rows if families else (), family_seeds=fam_seeds)
 
 
@@ -511,7 +548,7 @@ def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpe
         if not cell:
             continue
         params = cell[0].method_params
-        for family in d.families:
+        for family in d.scenes:
             if family == "default":
                 continue
             seeds = d.family_seeds[:1] if row == ORACLE else d.family_seeds
@@ -646,7 +683,7 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
         row, reg = label.split(" · ", 1)
         length.setdefault(reg, {})[row] = rs
     families: Dict[str, Dict[str, list]] = {}
-    if d.families and FAMILY_REGIME in cells:
+    if d.scenes and FAMILY_REGIME in cells:
         seeds = set(d.family_seeds)
         default = {row: [r for r in cells[FAMILY_REGIME][row] if int(r.spec.seed) in seeds]
                    for row in d.family_rows if row in cells[FAMILY_REGIME]}
@@ -762,6 +799,7 @@ def tables(results) -> Dict[str, Any]:
         out[name] = bm.formatted(cells[name], rows, regimes)
         out[name + "_mean"] = bm.wide(cells[name], "mean", rows, regimes)
         out[name + "_ci95"] = bm.wide(cells[name], "ci95", rows, regimes)
+        out["_" + name + "_bold"] = bm.paired_best(results, metric, REFERENCE_ROWS)
     out["seeds"] = bm.wide(cells["mAP"], "seeds", rows, regimes)
     out["converged"] = bm.wide(cells["mAP"], "converged", rows, regimes)
     rank = bm.rank_summary(cells["mAP"], exclude=REFERENCE_ROWS)
@@ -899,7 +937,8 @@ PAPER_CLAIMS: Dict[str, str] = {
     "OPML-SP": f"{cite('opml')}: beats AN on VOC, COCO, NUS, CUB (single positive)",
     "CLS": f"{cite('cls')}, Table 2: beats AN on COCO in every regime of its table",
     "LAC": f"{cite('lac')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "PU-MLC": f"{cite('pu_mlc')}: beats BCE with partial labels at low known proportions",
+    "PU-MLC": f"— ({cite('pu_mlc')} compares PU-MLC with partial BCE at known proportions, chapter 06; "
+              "it makes no claim against AN under these regimes)",
     "EM+APL": f"{cite('em_apl')}: beats AN on four datasets (single positive)",
     "ROLE": f"{cite('cole')}, Table 2: beats AN (single positive)",
     "LL-R": f"{cite('large_loss')}, Table 1: beats AN (single positive)",
@@ -917,17 +956,21 @@ CONTROL_WAITS = "schedule-bound; its length check (the control) waits for runs n
 
 def claims(results, same_head: Mapping[str, list] | None = None,
            length: Mapping[str, Mapping[str, list]] | None = None,
-           bound_length: Mapping[str, Mapping[str, Mapping[str, list]]] | None = None):
-    """"<method> beats AN under <regime>" for every paper claim and every regime where both ran
-    (paired verdicts from the runs, Holm over this table: :mod:`mlpl_lab.analysis.claims`).
-    With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also compared with AN trained on its
-    own network, which separates the method's gain from the head's. With ``length``
-    (:attr:`BenchmarkRuns.length`) a regime whose GR runs did not all converge gets GR against AN
-    at the longer schedule too, and its "GR beats AN" claim says whether that control agrees
-    (GR is schedule-bound: :func:`mlpl_lab.analysis.claims.mark_schedule_bound`). The other
-    schedule-bound rows (their registry flag: LL-R, EM+APL, OPML-SP, ...) get the same control from
-    ``bound_length`` (:attr:`BenchmarkRuns.bound_length`) where it is stored; where it is not, their
-    claim on a schedule-bound cell says that its control waits (:data:`CONTROL_WAITS`)."""
+           bound_length: Mapping[str, Mapping[str, Mapping[str, list]]] | None = None, *,
+           design: BenchmarkDesign):
+    """"<method> beats AN under <regime>" for every paper claim and every regime where both ran,
+    in the families ``design`` declares (:attr:`BenchmarkDesign.families`: one per regime).
+    With ``same_head`` (:attr:`BenchmarkRuns.same_head`, :func:`same_head_specs`) LAC is also
+    compared with AN trained on its own network, which separates the method's gain from the
+    head's. With ``length`` (:attr:`BenchmarkRuns.length`) a regime whose GR runs did not all
+    converge gets GR against AN at the longer schedule too, a control of its "GR beats AN" claim,
+    which says whether that control agrees (GR is schedule-bound:
+    :func:`mlpl_lab.analysis.claims.mark_schedule_bound`). The other schedule-bound rows (their
+    registry flag: LL-R, EM+APL, OPML-SP, ...) get the same control from ``bound_length``
+    (:attr:`BenchmarkRuns.bound_length`) where it is stored; where it is not, their claim on a
+    schedule-bound cell says that its control waits (:data:`CONTROL_WAITS`). Last, whether clean
+    validation flatters the methods, pooled per regime (:func:`selection_claims`)."""
+    fam = design.families
     rows, notes = [], {}
     for regime, methods in results.items():
         if AN not in methods:
@@ -935,16 +978,18 @@ def claims(results, same_head: Mapping[str, list] | None = None,
         for label, paper in PAPER_CLAIMS.items():
             if label in methods:
                 rows.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
-                                  methods[label], methods[AN]))
+                                  methods[label], methods[AN], family=fam[beats_an_family(regime)]))
         if "LAC" in methods and same_head and regime in same_head:
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
-                              "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime]))
+                              "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime],
+                              family=fam[SAME_HEAD_FAMILY]))
         check = (length or {}).get(regime)
         if "GR" in methods and check and bm.convergence_mark(methods["GR"]) == "schedule-bound":
             epochs = check["GR"][0].spec.train["epochs"]
             name = f"GR beats AN with both trained {epochs} epochs under {regime} (length check)"
             rows.append(Claim(name, "the same comparison at a longer schedule (GR is schedule-bound)",
-                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN]))
+                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN],
+                              control_of=f"GR beats AN under {regime}"))
             notes[f"GR beats AN under {regime}"] = name
         for label in PAPER_CLAIMS:
             if label == "GR" or label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
@@ -954,32 +999,77 @@ def claims(results, same_head: Mapping[str, list] | None = None,
                 epochs = ctl["method"][0].spec.train["epochs"]
                 name = f"{label} beats AN with both trained {epochs} epochs under {regime} (length check)"
                 rows.append(Claim(name, f"the same comparison at a longer schedule ({label} is schedule-bound)",
-                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl["AN"]))
+                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl["AN"],
+                                  control_of=f"{label} beats AN under {regime}"))
                 notes[f"{label} beats AN under {regime}"] = name
             else:
                 notes[f"{label} beats AN under {regime}"] = None
-    rows += selection_claims(results)
+    if FLATTERS_FAMILY in fam:
+        rows += selection_claims(results, fam[FLATTERS_FAMILY])
     table = claims_table(rows)
     return mark_schedule_bound(table, {claim: CONTROL_WAITS if check is None else
                                        gr_chapter.length_check_note(table, claim, check)
                                        for claim, check in notes.items()})
 
 
-def selection_claims(results) -> List[Claim]:
-    """Does clean validation flatter a method? For every cell whose runs recorded the observed-label
-    validation mAP (``val_obs_mAP``: the run's regime on the validation labels, unknown as
-    negative), the paired claim "the clean-validation epoch beats the observed-validation epoch"
-    on test mAP (:func:`mlpl_lab.analysis.selection.selection_claim`). Runs made before the engine
-    recorded it add none."""
-    from ..analysis.selection import by_seed_selected, selection_claim
+def summary(table) -> str:
+    """What the benchmark's claims found, as a few computed lines of Markdown (the claims table
+    :func:`claims` holds every row): per family, how many of its m claims hold, which do not and
+    why; the controls; the verdicts at risk."""
+    from ..analysis.claims import HOLDS
+
+    lines = [f"**What the benchmark found** ({len(table)} claims in "
+             f"{table['_family'].nunique()} families and controls; every number below is computed "
+             "from the claims table above):", ""]
+    for fam, part in table.groupby("_family", sort=False):
+        if part["_control_of"].notna().any():
+            continue
+        m = int(part["_m"].iloc[0])
+        held = [c for c, v in part["verdict"].items() if v == HOLDS]
+        rest = [f"{c} ({v}: {part.at[c, 'reason'] or 'the interval lies below 0'})"
+                for c, v in part["verdict"].items() if v != HOLDS]
+        lines.append(f"* *{fam}* (m = {m}): {len(held)} of {len(part)} hold"
+                     + (f"; not: {'; '.join(rest)}" if rest else ""))
+    controls = table[table["_control_of"].notna()]
+    for c, row in controls.iterrows():
+        lines.append(f"* control of *{row['_control_of']}*: {c} — {row['verdict']} ({row[CI_FAMILY]})")
+    risky = [c for c, r in table["_at_risk"].items() if bool(r)]
+    if risky:
+        lines.append(f"* ⚠ at risk ({len(risky)}): the losing side did not converge in " + "; ".join(risky))
+    return "\n".join(lines)
+
+
+def selection_claims(results, family: Family | None = None) -> List[Claim]:
+    """Does clean validation flatter the methods? One pooled claim per regime, "clean validation
+    flatters the methods under <regime>": per seed, the test mAP at the clean-validation epoch
+    and at the observed-validation epoch, each averaged over the regime's methods (the oracle
+    left out) that recorded both on that seed's whole set, then paired by seed
+    (:func:`mlpl_lab.analysis.selection.by_seed_selected`). A regime whose runs recorded no
+    observed-validation score adds none; the per-cell differences are the exploratory table
+    (:func:`selection_frame`)."""
+    from ..analysis.selection import CLEAN, OBSERVED, by_seed_selected
 
     out = []
     for regime, methods in results.items():
+        cells = {}
         for label, runs in methods.items():
-            if label in REFERENCE_ROWS or not by_seed_selected(runs):
+            observed = by_seed_selected(runs, OBSERVED)
+            if label in REFERENCE_ROWS or not observed:
                 continue
-            claim = selection_claim(f"{label} under {regime}", runs)
-            out.append(claim)
+            clean = by_seed_selected(runs, CLEAN)
+            cells[label] = (clean, observed, runs)
+        if not cells:
+            continue
+        seeds = sorted(set.intersection(*(set(c) & set(o) for c, o, _ in cells.values())))
+        if not seeds:
+            continue
+        clean = {s: float(np.mean([c[s] for c, _, _ in cells.values()])) for s in seeds}
+        observed = {s: float(np.mean([o[s] for _, o, _ in cells.values()])) for s in seeds}
+        out.append(Claim.of_values(
+            f"clean validation flatters the methods under {regime}",
+            "Cole et al. report both variants (clean and observed validation)",
+            f"clean val ({len(cells)} methods)", f"observed val ({len(cells)} methods)", clean, observed,
+            runs={label: runs for label, (_, _, runs) in cells.items()}, family=family))
     return out
 
 
@@ -1056,17 +1146,25 @@ METRIC_WHAT = {"mAP": "Test mAP (%)", "CF1": "Test CF1 (per-class F1 at 0.5, %)"
 
 def metric_view(tabs: Mapping[str, Any], metric: str = "mAP"):
     """One metric of :func:`tables` as the notebook shows it: rows = methods, columns = regimes,
-    mean ± 95 % interval (seeds) with † where a run did not converge, the best method of each
-    regime in bold (the full-label oracle left out)."""
+    mean ± 95 % interval (seeds) with † where a run did not converge; in bold, the best method of
+    each regime and every method the paired test does not separate from it
+    (:func:`mlpl_lab.analysis.benchmark.paired_best`; the full-label oracle left out)."""
     from ..analysis.display import caption, styled
 
     mean = tabs[f"{metric}_mean"]
     unconv = tabs["converged"].reindex(index=mean.index, columns=mean.columns).map(bm.unconverged_mark)
     ref = [r for r in REFERENCE_ROWS if r in mean.index]
-    return styled(mean, caption(f"{METRIC_WHAT.get(metric, metric)} at each run's best clean-validation epoch, "
-                                "per regime", reference=ref, note="— the method does not run in that regime"),
-                  percent=True, half=tabs[f"{metric}_ci95"], seeds=tabs["seeds"], unconverged=unconv,
-                  reference=ref)
+    bold = tabs.get(f"_{metric}_bold")
+    cap = caption(f"{METRIC_WHAT.get(metric, metric)} at each run's best clean-validation epoch, per regime",
+                  bold=None if bold is not None else "column", reference=ref,
+                  note="— the method does not run in that regime")
+    if bold is not None:
+        bold = bold.reindex(index=mean.index, columns=mean.columns).fillna(False).astype(bool)
+        cap += (" Bold: the best mean of each regime and every method the paired test does not separate from "
+                "it (the 95 % paired t-interval of the difference, seed by seed, contains 0, or fewer than 3 "
+                f"seeds pair; unadjusted: the claims decide; {', '.join(ref) or 'no row'} left out).")
+    return styled(mean, cap, percent=True, half=tabs[f"{metric}_ci95"], seeds=tabs["seeds"], unconverged=unconv,
+                  reference=ref, bold=bold)
 
 
 def convergence_view(rec: Mapping[str, Any]):
@@ -1106,9 +1204,10 @@ def selection_view(results):
                   "Model selection without clean labels: test mAP (%) at the epoch the clean validation "
                   "labels pick and at the epoch the observed validation labels pick (the run's regime "
                   "on the validation split, unknown counted as negative), mean over seeds; 'difference': "
-                  "clean minus observed ± the half-width of its paired 95 % t-interval (the claims below "
-                  "test it, Holm across the chapter); 'other epoch': seeds on which the two keep "
-                  "different epochs." + (f" Left out: {waiting}" if cells else ""),
+                  "clean minus observed ± the half-width of its paired 95 % t-interval, unadjusted. "
+                  "Exploratory: one cell at a time, these intervals decide nothing (the question is "
+                  "answered once per regime, pooled over the methods, in the claims of section 8); "
+                  "'other epoch': seeds on which the two keep different epochs." + (f" Left out: {waiting}" if cells else ""),
                   half=half, counts=["seeds", "other epoch"], best=False)
 
 
@@ -1233,7 +1332,7 @@ def family_frame(runs: "BenchmarkRuns", metric: str = "test_mAP"):
     import pandas as pd
 
     d = runs.design
-    out = pd.DataFrame(index=list(d.family_rows), columns=list(d.families), dtype=float)
+    out = pd.DataFrame(index=list(d.family_rows), columns=list(d.scenes), dtype=float)
     for family, rows in runs.families.items():
         for row, rs in rows.items():
             vals = [float(v) for v in bm.by_seed(rs, metric).values()] if rs else []
@@ -1253,7 +1352,7 @@ def family_gaps(runs: "BenchmarkRuns"):
     d, measured = runs.design, measured_gaps()
     waiting = runs.waiting.get(FAMILIES, {})
     rows = []
-    for family in d.families:
+    for family in d.scenes:
         got = runs.families.get(family, {})
         full, an = bm.by_seed(got.get(ORACLE, []), "test_mAP"), bm.by_seed(got.get(AN, []), "test_mAP")
         shared = sorted(set(full) & set(an))
@@ -1293,12 +1392,12 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
     frame = family_frame(runs)
     gaps = family_gaps(runs)
     methods = [r for r in d.family_rows if r not in REFERENCE_ROWS]
-    ok = [f for f in d.families if frame.loc[methods, f].notna().all()
+    ok = [f for f in d.scenes if frame.loc[methods, f].notna().all()
           and math.isfinite(gaps.loc[f, "gap from the runs"]) and gaps.loc[f, "gap from the runs"] >= FAMILY_MIN_GAP]
     waiting = sum(runs.waiting.get(FAMILIES, {}).values())
     base = {"families": ok, "methods": methods, "waiting": waiting}
     if len(ok) < MIN_FAMILIES:
-        reason = (f"{len(ok)} of the {len(d.families)} scene families have every ranked method stored and a "
+        reason = (f"{len(ok)} of the {len(d.scenes)} scene families have every ranked method stored and a "
                   f"full-label → AN gap ≥ {FAMILY_MIN_GAP:g} mAP; the test needs {MIN_FAMILIES}")
         if waiting:
             reason += f": it waits for {waiting} runs not trained yet (the next cold series trains them)"

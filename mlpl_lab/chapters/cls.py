@@ -38,13 +38,13 @@ import numpy as np
 from ..core import labels as L
 
 from ..core import regimes as R
-from ..analysis.claims import Claim, by_seed, claims_table
+from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
 from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
 from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
-from .common import as_profile, design_name, specs_for, splits_for
+from .common import as_profile, design_name, specs_for, splits_for, with_pending
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
@@ -62,6 +62,9 @@ FAMILY = ("Co-teaching", "Co-teaching+", JOCOR)
 KEY = ("AN", "CLS")
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS = ("seed",)
+#: the chapter's questions (:attr:`CLSDesign.families`)
+CLS_VS_AN, CLS_VS_COTRAINING, GROWS = ("CLS beats AN", "CLS beats the co-training baselines",
+                                       "the margin grows with the missing rate")
 
 #: the chapter's literals per design (:func:`design` adds the profile's seeds and epochs;
 #: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.chapters.common.DESIGN_OF`). ``n_table_seeds`` /
@@ -72,9 +75,12 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
     "smoke": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
                   tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
                   n_table_seeds=1, n_key_seeds=3),
+    # longer: the co-training rows whose runs did not converge at the profile's epochs (4 of 5
+    # Co-teaching+ runs), the losing sides of "CLS beats ..." claims: the cold series trains them at
+    # 4/3 of the epochs under the study regime (pending runs, :func:`longer_specs`)
     "cpu": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
                 tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
-                n_table_seeds=5, n_key_seeds=5),
+                n_table_seeds=5, n_key_seeds=5, longer=(("Co-teaching", 72), ("Co-teaching+", 72))),
     "gpu": dict(table_regimes=tuple(REGIMES), family_regimes=tuple(REGIMES),
                 tau_h_grid=(0.0, 0.006, 0.012, 0.021, 0.06), tau_l_grid=(0.0, 0.02, 0.06, 0.14),
                 with_clc=True, n_table_seeds=None, n_key_seeds=None),
@@ -106,8 +112,23 @@ class CLSDesign:
     #: the ablation and the sweeps' new points run on these (the notebook's ``seed``)
     study_seeds: Tuple[int, ...] = (0,)
     study_regime: str = "single positive"  # ablation and sensitivity sweeps
+    #: (row, epochs) of the longer runs of losing sides at risk, under the study regime (pending)
+    longer: Tuple[Tuple[str, int], ...] = ()
     tau_dataset: str = "coco"
     forget_rate: float = 0.2
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The chapter's questions, declared before any run is read: CLS against AN (once per
+        table regime), CLS against the co-training baselines (each baseline in each regime it runs
+        in), and, where the design has drop 25 % and 75 %, whether the margin grows with the
+        missing rate."""
+        out = {CLS_VS_AN: Family(CLS_VS_AN, len(self.table_regimes), "does CLS beat assume-negative?"),
+               CLS_VS_COTRAINING: Family(CLS_VS_COTRAINING, len(FAMILY) * len(self.family_regimes),
+                                         "does CLS beat each co-training baseline (Table 2)?")}
+        if {"drop 25 %", "drop 75 %"} <= set(self.table_regimes):
+            out[GROWS] = Family(GROWS, 1, "does CLS's margin over AN grow with the missing rate?")
+        return out
 
     def cls_hparams(self, regime_label: str) -> Dict[str, float]:
         regime, params = REGIMES[regime_label]
@@ -218,7 +239,31 @@ def specs(design: CLSDesign, stored: Stored = nothing_stored) -> Asked:
 
     now["tau_h"] = sweep(design.tau_h_grid, "tau_h", "CLS-H")
     now["tau_l"] = sweep(design.tau_l_grid, "tau_l", "CLS-L")
-    return Asked(now)
+    return with_pending(Asked(now), longer_specs(design))
+
+
+#: the pending family of the rows trained longer (:func:`longer_specs`)
+LONGER = "co-training rows, trained longer"
+
+
+def longer_label(row: str, epochs: int) -> str:
+    return f"{row} ({epochs} epochs)"
+
+
+def longer_specs(design: CLSDesign) -> Dict[str, Dict[str, list]]:
+    """``{LONGER: {"<row> (<E> epochs)": [RunSpec per seed]}}``: each row of ``design.longer`` under
+    the study regime on its table seeds with only its epochs changed; {} where the design has none.
+    Pending runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    if not design.longer:
+        return {}
+    label = design.study_regime
+    regime, params = REGIMES[label]
+    methods = method_specs(design, label)
+    out = {}
+    for row, epochs in design.longer:
+        base = specs_for(design.profile, {row: methods[row]}, regime, params, design.seeds_of(label, row))[row]
+        out[longer_label(row, epochs)] = [s.replace(train=dict(s.train, epochs=epochs)) for s in base]
+    return {LONGER: out}
 
 
 STUDY = ("ablation", "tau_h", "tau_l")
@@ -412,11 +457,13 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     }
 
 
-def claims(results: Mapping[str, Mapping[str, list]]):
+def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
+           longer: Mapping[str, list] | None = None):
     """The paper's claims checked on these results: a claims table (paired verdicts,
-    :mod:`mlpl_lab.analysis.claims`; Holm over the whole table, the margin-growth row included:
-    it pairs each seed's CLS − AN margin at drop 75 % with the same seed's at drop 25 %).
-    Paper numbers are CLS Table 2 (COCO)."""
+    :mod:`mlpl_lab.analysis.claims`) in the families ``design`` declares
+    (:attr:`CLSDesign.families`); the margin-growth row pairs each seed's CLS − AN margin at
+    drop 75 % with the same seed's at drop 25 %. Paper numbers are CLS Table 2 (COCO)."""
+    fam = design.families
     paper = {"single positive": "COCO: CLS 67.4 mAP, best of Table 2 (single positive)",
              "drop 50 %": "COCO: CLS 70.9 mAP, best of Table 2 (50 % left)",
              "drop 25 %": "COCO: CLS 72.8 mAP, best of Table 2 (75 % left)",
@@ -425,12 +472,12 @@ def claims(results: Mapping[str, Mapping[str, list]]):
     for regime, runs in results.items():
         if "CLS" in runs and "AN" in runs:
             rows.append(Claim(f"CLS beats AN under {regime}", paper.get(regime, "Table 2"),
-                              "CLS", "AN", runs["CLS"], runs["AN"]))
+                              "CLS", "AN", runs["CLS"], runs["AN"], family=fam[CLS_VS_AN]))
         for other in FAMILY:
             if "CLS" in runs and other in runs:
                 rows.append(Claim(f"CLS beats {other} under {regime}",
                                   "Table 2: CLS above every co-training baseline", "CLS", other,
-                                  runs["CLS"], runs[other]))
+                                  runs["CLS"], runs[other], family=fam[CLS_VS_COTRAINING]))
     if "drop 75 %" in results and "drop 25 %" in results and all(
             k in results[r] for r in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")):
         def per_seed(regime):  # CLS − AN per seed under one regime
@@ -442,8 +489,23 @@ def claims(results: Mapping[str, Mapping[str, list]]):
             "the margin over AN grows with the missing rate (drop 75 % vs 25 %)",
             "COCO: CLS's lead over the baselines is largest at 25 % left (Table 2)",
             "CLS − AN at drop 75 %", "CLS − AN at drop 25 %", per_seed("drop 75 %"), per_seed("drop 25 %"),
-            runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")}))
-    return claims_table(rows)
+            runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")},
+            family=fam.get(GROWS)))
+    # the losing sides trained longer (pending runs, once stored): controls of the claims they repeat
+    study = design.study_regime
+    waiting = {}
+    for row, epochs in design.longer:
+        checked = f"CLS beats {row} under {study}"
+        runs = (longer or {}).get(longer_label(row, epochs))
+        if runs and study in results and "CLS" in results[study]:
+            rows.append(Claim(f"CLS beats {longer_label(row, epochs)} under {study}",
+                              "the same comparison, the baseline trained longer", "CLS", longer_label(row, epochs),
+                              results[study]["CLS"], runs, control_of=checked))
+        else:
+            waiting[checked] = f"its control, {longer_label(row, epochs)} (pending: the cold series trains them)"
+    table = claims_table(rows)
+    waiting = {c: w for c, w in waiting.items() if c in table.index and bool(table.at[c, "_at_risk"])}
+    return mark_waiting(table, waiting) if waiting else table
 
 
 def strategy_table():

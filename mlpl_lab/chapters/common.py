@@ -21,6 +21,16 @@ SCALE_FIELDS = ("n_train", "n_val", "n_test", "image_size", "model", "model_kwar
 DESIGN_OF = {"gpu_shape": "gpu"}
 
 
+def with_pending(asked, families):
+    """``asked`` (a chapter's :class:`mlpl_lab.chapters.asked.Asked`) with ``families`` added to
+    its *pending* runs: runs the chapter designs (longer runs for verdicts at risk, controls) that
+    a notebook or a pack-served report never trains; the cold series trains them (the opt-in of
+    :mod:`mlpl_lab.chapters.asked`), and a notebook reads those that are stored."""
+    if families:
+        asked.pending.update(families)
+    return asked
+
+
 def as_profile(profile) -> Profile:
     return get_profile(profile)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from ..analysis.claims import Claim, claims_table
+from ..analysis.claims import Claim, Family, claims_table
 from ..profiles import Profile
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, as_spec, design_name, specs_for, splits_for
@@ -30,6 +30,10 @@ OPML_FAMILY = ("opml", "opml_sp")
 PARTIAL, FULL = "partial labels", "full labels"
 
 
+#: the chapter's questions (:attr:`OPMLDesign.families`)
+HEADLINE, PARTS, WITH_FULL = "OPML-SP beats AN", "the loss's parts", "OPML with full labels"
+
+
 @dataclass(frozen=True)
 class OPMLDesign:
     """Every literal of the chapter under one profile, and the notebook's parameters."""
@@ -45,6 +49,17 @@ class OPMLDesign:
     #: cpu profile's 54 epochs every OPML row meets the convergence criterion, which each run
     #: records, so no design overrides it).
     opml_epochs: Optional[int] = None
+
+    @property
+    def families(self) -> Dict[str, Family]:
+        """The chapter's questions, declared before any run is read: the headline (OPML-SP
+        against AN), the loss's parts (OPML against AN, OPML-SP against OPML: asked where the
+        design has an OPML row) and OPML against BCE with full labels."""
+        out = {HEADLINE: Family(HEADLINE, 1, "does OPML-SP beat assume-negative under single positive?"),
+               WITH_FULL: Family(WITH_FULL, 1, "does OPML beat BCE when every label is known?")}
+        if "OPML" in self.rows:
+            out[PARTS] = Family(PARTS, 2, "does each part of the loss help: OPML over AN, OPML-SP over OPML?")
+        return out
 
 
 #: per profile: the single-positive rows and how many of the profile's seeds the key rows take.
@@ -145,18 +160,20 @@ def splits(d: OPMLDesign):
     return splits_for(d.profile, d.regime, {}, d.seed)
 
 
-def claims(sp, full):
-    """The chapter's claims table (verdicts from the runs, seed noise included)."""
+def claims(sp, full, design: OPMLDesign):
+    """The chapter's claims table (verdicts from the runs, seed noise included), in the families
+    ``design`` declares (:attr:`OPMLDesign.families`)."""
+    fam = design.families
     rows = [Claim("OPML-SP beats AN (single positive)", "COCO: OPML-SP 71.75 vs AN 64.1 (AN from LL)",
-                  "OPML-SP", "AN", sp["OPML-SP"], sp["AN"])]
+                  "OPML-SP", "AN", sp["OPML-SP"], sp["AN"], family=fam[HEADLINE])]
     if "OPML" in sp:
         rows.append(Claim("OPML-SP beats OPML (single positive)", "COCO: 71.75 vs 68.93 (Table IV)",
-                          "OPML-SP", "OPML", sp["OPML-SP"], sp["OPML"]))
+                          "OPML-SP", "OPML", sp["OPML-SP"], sp["OPML"], family=fam[PARTS]))
         rows.append(Claim("OPML beats AN (single positive)", "COCO: 68.93 vs AN 64.1",
-                          "OPML", "AN", sp["OPML"], sp["AN"]))
+                          "OPML", "AN", sp["OPML"], sp["AN"], family=fam[PARTS]))
     if "OPML (full)" in full:
         rows.append(Claim("OPML beats BCE with full labels", "VOC: 91.36 vs 89.42; COCO: 76.71 vs 76.78 (Table V)",
-                          "OPML", "BCE", full["OPML (full)"], full["BCE (full)"]))
+                          "OPML", "BCE", full["OPML (full)"], full["BCE (full)"], family=fam[WITH_FULL]))
     return claims_table(rows)
 
 

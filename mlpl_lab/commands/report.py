@@ -8,6 +8,7 @@ course pack; ``--cold`` retrains every run, saying first what that cost when it 
 Arguments are checked before any work: a bad one is answered at once, before torch is imported."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -52,8 +53,14 @@ def cmd_report(args) -> int:
     from ..runs.store import RunStore
 
     if args.cold:
+        from ..chapters.asked import PENDING_ENV
+
         print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
         args.fresh = True
+        # a cold series is the one that makes a pack: it trains the pending runs too (the designed
+        # controls and longer runs a pack-served report only reads); its kernels inherit this
+        pending_before = os.environ.get(PENDING_ENV)
+        os.environ[PENDING_ENV] = "1"
     elif args.fresh or args.fresh_after is not None:
         # a fresh series (or its resumption) retrains what it reads: importing the course pack into
         # its store would only mix another series' runs into it
@@ -66,8 +73,15 @@ def cmd_report(args) -> int:
                                "purpose (make report COLD=1), or import a pack first (mlpl-lab pack "
                                "import FILE)")
     total = time.perf_counter()
-    # a report trains nothing a pack does not hold: the live exercises are left to class
-    run_series(args, out, paths, {"live_training": False})
+    try:
+        # a report trains nothing a pack does not hold: the live exercises are left to class
+        run_series(args, out, paths, {"live_training": False})
+    finally:
+        if args.cold:
+            if pending_before is None:
+                os.environ.pop(PENDING_ENV, None)
+            else:
+                os.environ[PENDING_ENV] = pending_before
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
     return 0
 

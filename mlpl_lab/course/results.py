@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
-from ..analysis.claims import _p  # the claims tables' p-value text
 from ..analysis.tables import RUN_KEYS_SUFFIX, SCHEDULE_BOUND, convergence_counts
+from ..reporting.audit import distinct_findings
 from ..reporting.report import NOTEBOOK_DIR, read_records
 from .notebooks import chapter_notebooks, read_nb
 
@@ -29,18 +29,30 @@ def _num(x: Any, digits: int = 2) -> str:
 
 
 def claim_line(name: str, c: Mapping[str, Any]) -> str:
-    """One claim as a bullet: margin, 95 % interval (unadjusted), paired seeds, the Holm-adjusted
-    p where the claim has one (an observation of fewer than 3 seeds has none), verdict (and a run
-    that did not converge, where one did not)."""
-    lo, hi = (c.get("ci95") or [None, None])[:2]
+    """One claim as a bullet: margin with its family-wise interval (the one that decides; the
+    family and m are the group's heading), the unadjusted 95 % interval, paired seeds, verdict
+    (a run that did not converge, and "at risk" where the losing side's did not)."""
+    lo, hi = (c.get("ci_family") or [None, None])[:2]
+    lo95, hi95 = (c.get("ci95") or [None, None])[:2]
     seeds = ", ".join(str(s) for s in c.get("seeds", []))
-    p_holm = c.get("p_holm")
-    holm = f", p (Holm) {_p(p_holm)}" if isinstance(p_holm, (int, float)) and math.isfinite(p_holm) else ""
-    text = (f"{name}: {_num(c.get('margin'))} [{_num(lo)}, {_num(hi)}] over {c.get('n', 0)} paired "
-            f"seed(s) ({seeds or 'none'}){holm} — **{c.get('verdict', '?')}**")
-    if c.get("converged") is False:
+    text = (f"{name}: {_num(c.get('margin'))} [{_num(lo)}, {_num(hi)}] (95 % unadjusted "
+            f"[{_num(lo95)}, {_num(hi95)}]) over {c.get('n', 0)} paired seed(s) ({seeds or 'none'}) "
+            f"— **{c.get('verdict', '?')}**")
+    if c.get("at_risk"):
+        text += f" (at risk: the losing side, {c.get('losing_side')}, did not converge)"
+    elif c.get("converged") is False:
         text += " (a run of it did not converge)"
-    return "  * " + text
+    return "    * " + text
+
+
+def family_lines(claims: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The claims grouped by family (in the order the record lists them), each group headed by
+    its family and m; a control under the heading "control of: <claim>"."""
+    groups: Dict[str, List[str]] = {}
+    for name, c in claims.items():
+        head = f"{c.get('family', name)} (m = {c.get('family_size', 1)})"
+        groups.setdefault(head, []).append(claim_line(name, c))
+    return [line for head, items in groups.items() for line in [f"  * *{head}*"] + items]
 
 
 def _flags(value: Any) -> Iterable[Any]:
@@ -68,7 +80,7 @@ def notebook_block(stem: str, records: Mapping[str, Any]) -> List[str]:
         c = convergence_counts(dict(enumerate(flags)))
         head += (f": {c['converged']} converged, {c['schedule-bound']} schedule-bound, {c['unconverged']} "
                  f"unconverged of {c['runs']} recorded runs")
-    return [head] + [claim_line(k, v) for k, v in claims.items()]
+    return [head] + family_lines(claims)
 
 
 def results_markdown(executed: Path) -> str:
@@ -76,23 +88,32 @@ def results_markdown(executed: Path) -> str:
     parameters, the date from its end time)."""
     lines: List[str] = []
     profiles, dates = set(), set()
+    claims_by_notebook = {}
     for path in chapter_notebooks(executed):
         meta = read_nb(path).get("metadata", {}).get("papermill", {})
         profiles.add(meta.get("parameters", {}).get("profile", "?"))
         if meta.get("end_time"):
             dates.add(str(meta["end_time"])[:10])
-        block = notebook_block(path.stem, read_records(path))
+        records = read_records(path)
+        claims_by_notebook[path.stem] = records.get("claims") or {}
+        block = notebook_block(path.stem, records)
         if len(block) > 1 or ":" in block[0]:
             lines += block
     if not lines:
         raise ValueError(f"no executed notebook with claims in {executed}: run `mlpl-lab report` first")
     # the series is named by its profile and dates, not by the folder it was executed in: that
     # path exists only on the machine that ran it
+    d = distinct_findings(claims_by_notebook)
     said = (f"From the executed notebooks of a {', '.join(sorted(profiles))} series (executed "
-            f"{', '.join(sorted(dates)) or 'on an unknown date'}). Each claim: the mean paired "
-            "difference A − B in test mAP points, its 95 % t-interval (unadjusted), the seeds it pairs, "
-            "the p-value Holm-adjusted across the chapter, and the verdict (it needs both: the interval "
-            "clear of 0 and p (Holm) < 0.05).")
+            f"{', '.join(sorted(dates)) or 'on an unknown date'}). Claims are grouped by family, the "
+            "question they answer, with its size m. Each claim: the mean paired difference A − B in "
+            "test mAP points with its family-wise t-interval (level 1 − 0.05/m), which decides the "
+            "verdict, then the unadjusted 95 % interval, the seeds it pairs and the verdict. "
+            f"Distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated "
+            f"again by another chapter on the same runs, counted once); {d['holds']} hold and "
+            f"{d['does not hold']} do not hold wherever stated"
+            + (f"; {d['differ']} get different verdicts in different chapters, each reading it in its "
+               "own family" if d["differ"] else "") + ".")
     return "\n".join([BEGIN, said, ""] + lines + [END])
 
 

@@ -1,0 +1,61 @@
+"""Longer runs for verdicts at risk: designed in the cpu designs (04's co-training rows, 05's
+end-to-end rows, 06's partial BCE), never asked for as runs a notebook trains, and read as controls
+of the claims they repeat once stored. Oracles: the specs written out by hand from the chapters'
+own rows with only the epochs changed; hand-made runs for the claims."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from mlpl_lab.analysis.claims import claims_record
+from mlpl_lab.chapters import cls, lac, pu_mlc
+
+
+def _same_but_epochs(longer, base, epochs):
+    assert [s.train["epochs"] for s in longer] == [epochs] * len(base)
+    assert [s.replace(train=dict(s.train, epochs=b.train["epochs"])).key for s, b in zip(longer, base)] == \
+        [b.key for b in base]
+    assert {s.key for s in longer}.isdisjoint({b.key for b in base})
+
+
+def test_the_cpu_designs_ask_for_longer_runs_of_the_losing_sides_only_as_pending():
+    d = lac.design("cpu")
+    (label, longer), = lac.longer_specs(d)[lac.LONGER].items()
+    base = [lac.row_spec(d.profile, "+LAC end-to-end", s, d.regime, None, d) for s in d.seeds]
+    _same_but_epochs(longer, base, 2 * d.stage1_epochs)
+    now = {s.key for s in lac.specs(d).flat()}
+    assert now.isdisjoint({s.key for s in longer})  # a notebook never trains them by default
+    c = cls.design("cpu")
+    got = cls.longer_specs(c)[cls.LONGER]
+    assert set(got) == {"Co-teaching (72 epochs)", "Co-teaching+ (72 epochs)"}
+    table = cls.specs(c).now["single positive"]
+    _same_but_epochs(got["Co-teaching+ (72 epochs)"], table["Co-teaching+"], 72)
+    assert {s.key for s in cls.specs(c).flat()}.isdisjoint({s.key for v in got.values() for s in v})
+    p = pu_mlc.design("cpu")
+    got = pu_mlc.longer_specs(p)[pu_mlc.LONGER]
+    stored = pu_mlc.specs(p, lambda s: None)
+    _same_but_epochs(got["partial BCE (128 epochs) at fn_rate 0.1"], stored.now["fn_rate=0.1"][pu_mlc.PBCE], 128)
+    # the other designs design none
+    assert lac.longer_specs(lac.design("smoke")) == {} and cls.longer_specs(cls.design("gpu")) == {}
+
+
+def _runs(values, converged=True):
+    return [SimpleNamespace(spec=SimpleNamespace(seed=s), best={"test_mAP": v}, converged=converged)
+            for s, v in enumerate(values)]
+
+
+def test_a_claim_at_risk_waits_for_its_longer_runs_then_reads_them_as_its_control():
+    """05 by hand: PLC beats the unconverged end-to-end rows by ~5 (at risk); without the longer
+    runs the claim says it waits for them; with them, a control of the claim holds or not on them."""
+    d = lac.design("cpu")
+    r = {label: _runs([70, 71, 72, 71, 70]) for label in lac.ROWS}
+    r[lac.CONTROL] = _runs([70, 71, 72, 71, 70])
+    r["+PLC"] = _runs([75, 76, 77, 76, 75.5])
+    r["+LAC end-to-end"] = _runs([70, 71, 71.5, 70.5, 70.2], converged=False)
+    e2e = "end-to-end LAC is worse than PLC (PLC beats it)"
+    rec = claims_record(lac.claims(r, d))
+    assert rec[e2e]["at_risk"] and rec[e2e]["waiting_for"].startswith("its control, +LAC end-to-end (56 epochs)")
+    longer = {"+LAC end-to-end (56 epochs)": _runs([75.2, 76.1, 76.8, 76.2, 75.4])}
+    rec = claims_record(lac.claims(r, d, longer))
+    ctl = rec["PLC beats +LAC end-to-end (56 epochs)"]
+    assert ctl["control_of"] == e2e and ctl["kind"] == "control" and ctl["family_size"] == 1
+    assert ctl["verdict"] == "inconclusive" and rec[e2e]["waiting_for"] is None
