@@ -309,6 +309,23 @@ def test_cli_refuses_a_scheduler_nobody_answers(tmp_path, capsys, monkeypatch):
     print(f"unreachable scheduler refused in {time.perf_counter() - t0:.1f} s")
 
 
+def test_cli_without_dask_names_the_extra_before_training(tmp_path, capsys, monkeypatch):
+    """Dask is the optional ``cluster`` extra: where it is not installed, ``--workers`` is refused
+    at once with the install command, and nothing is written. Bug caught: an ImportError
+    traceback from deep in the engine, after the notebooks had started."""
+    import sys
+
+    from mlpl_lab.cli import main
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    with pytest.raises(SystemExit) as exc:
+        main(["benchmark", "--profile", "smoke", "--workers", "2", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "pip install 'mlpl-lab[cluster]'" in err and "--plan-workers" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.notebook
 def test_cli_benchmark_with_two_workers_then_nothing_to_train(tmp_path, monkeypatch, capsys):
     """The issue's "done when", on the single-positive column of the smoke grid (to keep the

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from mlpl_lab.engine import train as train_mod
-from mlpl_lab.engine.train import CPU_PRECISION_ENV, autocast_dtype, cpu_has_native_bf16, cpu_precision
+from mlpl_lab.engine import device as device_mod
+from mlpl_lab.engine.device import CPU_PRECISION_ENV, autocast_dtype, cpu_has_native_bf16, cpu_precision
 from mlpl_lab.runs import ensure as run_ensure
 from mlpl_lab.runs import ensure as run_ensure, store
 from mlpl_lab.runs.environment import numeric_environment
@@ -30,13 +30,13 @@ def test_the_switch_resolves_fp32_bf16_and_auto(monkeypatch):
     """Bugs caught: an unset switch that is not the documented default; ``auto`` that ignores the
     CPU; a typo silently read as fp32."""
     monkeypatch.delenv(CPU_PRECISION_ENV, raising=False)
-    assert cpu_precision() == train_mod.DEFAULT_CPU_PRECISION == "fp32"
+    assert cpu_precision() == device_mod.DEFAULT_CPU_PRECISION == "fp32"
     for value, want in (("bf16", "bf16"), ("FP32", "fp32"), (" bf16 ", "bf16")):
         monkeypatch.setenv(CPU_PRECISION_ENV, value)
         assert cpu_precision() == want
     monkeypatch.setenv(CPU_PRECISION_ENV, "auto")
     for native, want in ((True, "bf16"), (False, "fp32")):
-        monkeypatch.setattr(train_mod, "cpu_has_native_bf16", lambda native=native: native)
+        monkeypatch.setattr(device_mod, "cpu_has_native_bf16", lambda native=native: native)
         assert cpu_precision() == want
         assert autocast_dtype("cpu", False) == (torch.bfloat16 if native else None)
     monkeypatch.setenv(CPU_PRECISION_ENV, "half")
@@ -217,7 +217,7 @@ def test_the_record_applies_its_own_rule_to_its_own_numbers():
     assert rec["decision"]["inside_seed_noise"] == verdicts
     assert rec["decision"]["bf16_allowed"] is all(verdicts.values())
     if not rec["decision"]["bf16_allowed"]:
-        assert train_mod.DEFAULT_CPU_PRECISION == "fp32"
+        assert device_mod.DEFAULT_CPU_PRECISION == "fp32"
 
 
 def test_the_handbook_states_the_records_numbers():

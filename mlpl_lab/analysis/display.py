@@ -440,13 +440,3 @@ def compact_rows(frame, caption: str, *, at_most: int = 10, record: str | None =
     return styled(frame, caption, **style)
 
 
-def compact_columns(frame, caption: str, *, at_most: int = 10, record: str | None = None, **style):
-    """:func:`compact_rows` for columns: at most ``at_most`` evenly spaced columns of a frame
-    wider than :data:`MAX_COLUMNS` (a per-epoch table with the epochs as columns)."""
-    cols = spaced(frame.columns, at_most) if frame.shape[1] > MAX_COLUMNS else list(frame.columns)
-    if len(cols) < frame.shape[1]:
-        where = f"; every column is in the record `{record}` (and its CSV)" if record else ""
-        caption = (caption.rstrip(". ") + f". Shown: {len(cols)} of the {frame.shape[1]} columns, "
-                   f"evenly spaced, the first and the last among them{where}.")
-        frame = frame[cols]
-    return styled(frame, caption, **style)

@@ -86,11 +86,3 @@ def summarise_confidences(conf: Dict[str, np.ndarray], threshold: float = 0.5) -
     return out
 
 
-def overview_view(overview):
-    """:func:`regime_overview` as a notebook shows it (the one table style,
-    :mod:`mlpl_lab.analysis.display`)."""
-    from .display import styled
-
-    return styled(overview, "Per regime, on the training scenes: observed and true positives per image, the "
-                  "share of true positives hidden, the share of AN's negatives that are in fact positive "
-                  "(AN's false-negative rate) and the share of label entries unknown.", best=False)

@@ -5,8 +5,6 @@ from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 
 from ..profiles import Profile, get_profile
 from ..runs.splits_cache import build_splits
-from ..runs.ensure import ensure_grid
-from ..runs.store import StoredRun
 
 MethodSpec = Union[str, Tuple[str, Dict[str, Any]]]
 #: the profile fields that set a run's scale (what a cpu run trades for time against gpu)
@@ -56,15 +54,6 @@ def specs_for(P: Profile, methods: Mapping[str, MethodSpec], regime: str = "sing
         out[label] = [P.spec(name, hp, regime, dict(regime_params or {}), seed=s, scene=scene,
                              **train_overrides) for s in seeds]
     return out
-
-
-def runs_for(P: Profile, methods: Mapping[str, MethodSpec], regime: str = "single_positive",
-             regime_params: Mapping[str, Any] | None = None, seeds: Iterable[int] | None = None,
-             scene: Mapping[str, Any] | None = None, label: str | None = None,
-             **train_overrides) -> Dict[str, List[StoredRun]]:
-    """``{label: [stored run per seed]}``: from the store, training what is missing."""
-    return ensure_grid(specs_for(P, methods, regime, regime_params, seeds, scene, **train_overrides),
-                       label=label)
 
 
 def splits_for(P: Profile, regime: str = "single_positive", regime_params=None, seed: int = 0,

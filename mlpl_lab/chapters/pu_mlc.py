@@ -464,11 +464,6 @@ def _differences(a_runs, b_runs, metric: str = "test_mAP") -> List[Difference]:
             for r in sorted(a_runs, key=lambda r: r.spec.seed) if r.spec.seed in b]
 
 
-def _paired(a_runs, b_runs, metric: str = "test_mAP") -> Dict[int, float]:
-    """``{seed: a − b}`` of ``metric``."""
-    return by_seed(_differences(a_runs, b_runs, metric), metric)
-
-
 def _parts(sweep, fn, metric: str) -> Dict[str, List[Difference]]:
     """What noisy negatives at ``fn`` cost partial BCE, as paired differences (:func:`decomposition`)."""
     clean, cells = sweep[min(sweep)][PBCE], sweep[fn]

@@ -65,10 +65,6 @@ class ROLEMethod(LossMethod):
                             **self.loss_kwargs(epoch))
         return loss, {}
 
-    def estimated_labels(self) -> torch.Tensor:
-        """The current label estimate σ(label_logits) (N x C, detached, on CPU)."""
-        return torch.sigmoid(self.label_logits.detach()).cpu()
-
     def extra_state(self):
         return {"labels": self.labels, "label_logits": self.label_logits.detach().clone()}
 

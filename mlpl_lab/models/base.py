@@ -36,10 +36,6 @@ class Classifier(nn.Module):
             raise AttributeError(f"the {self.head_name!r} head has no single linear classifier")
         return fc
 
-    def feature_map_size(self, image_size: int) -> int:
-        """Side of the feature map for square inputs of ``image_size`` pixels."""
-        return max(1, -(-int(image_size) // self.feature_stride))
-
     def feature_map(self, x: torch.Tensor) -> torch.Tensor:
         """The last convolutional feature map, (B, D, h, w)."""
         return self.backbone(x)

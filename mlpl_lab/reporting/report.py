@@ -291,7 +291,7 @@ def print_header(profile: str, seeds, extra: Dict[str, Any] | None = None) -> Di
     import torchvision
 
     import mlpl_lab
-    from ..engine.train import pick_device
+    from ..engine.device import pick_device
 
     info = {
         "edition": f"mlpl_lab {mlpl_lab.__version__} (CHANGELOG.md)",

@@ -30,6 +30,9 @@ after another (its executor :class:`mlpl_lab.runs.executors.Dask`):
   file (``mlpl-lab report`` / ``benchmark`` print it).
 
 The default stays one process: nothing here runs unless workers or a scheduler are asked for.
+Dask is an optional extra (``pip install 'mlpl-lab[cluster]'``): on one machine the lab's own
+process pool (``--plan-workers``) trains the same grid faster, so only a cluster needs it;
+:func:`require_dask` says so, before anything trains, where it is missing.
 Reasons for Dask over Ray (install weight, start-up on 2 cores, SLURM/PBS via dask-jobqueue,
 Kubernetes via dask-kubernetes, resources for GPU placement): README, "Beyond one process".
 """
@@ -97,6 +100,22 @@ def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+#: what to install where Dask is missing
+INSTALL_HINT = "pip install 'mlpl-lab[cluster]'"
+
+
+def require_dask() -> None:
+    """Raise a :class:`RuntimeError` naming the install command when Dask's ``distributed`` is
+    not installed (it is the ``cluster`` extra, not a dependency of the lab)."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise RuntimeError("--workers and --scheduler run the grid on Dask, which is an optional extra "
+                           f"that is not installed here: {INSTALL_HINT} (or drop the option: one machine's "
+                           "own process pool, --plan-workers, needs no Dask)") from None
+
+
 def one_gpu_plugin(n_gpus: int):
     """A worker plugin: worker ``i`` of a local cluster sees GPU ``i mod n_gpus`` only (set
     before any task initialises CUDA)."""
@@ -138,6 +157,7 @@ def start_local(workers: int):
 
 def client(workers: Optional[int] = None, scheduler: Optional[str] = None):
     """The Dask client for ``workers`` / ``scheduler`` (one per process, closed at exit)."""
+    require_dask()
     key = (workers, scheduler)
     c = _CLIENTS.get(key)
     if c is not None and c.status == "running":

@@ -47,10 +47,10 @@ def git_commit() -> Optional[str]:
 # ----------------------------------------------------------------- what the key does not hold
 def _amp_dtype_name(device_type: str, amp: bool) -> str:
     """The name of the dtype :func:`mlpl_lab.engine.train.fit` autocasts to on this machine's
-    ``device_type`` (:func:`mlpl_lab.engine.train.autocast_dtype`, the function ``fit`` itself calls):
+    ``device_type`` (:func:`mlpl_lab.engine.device.autocast_dtype`, the function ``fit`` itself calls):
     ``"bfloat16"`` on the CPU and on CUDA devices with bfloat16, ``"float16"`` on CUDA devices
     without it, ``"off"`` without AMP."""
-    from ..engine.train import autocast_dtype
+    from ..engine.device import autocast_dtype
 
     dtype = autocast_dtype(device_type, amp, precision="fp32")  # what the spec asks, not the CPU switch
     return "off" if dtype is None else str(dtype).removeprefix("torch.")
@@ -60,8 +60,8 @@ def training_precision(spec: "RunSpec", device: str) -> str:
     """The precision of the training step of ``spec`` in this process: the name of the autocast
     dtype :func:`mlpl_lab.engine.train.fit` uses (``"bfloat16"``, ``"float16"``) or ``"float32"``.
     For a spec without AMP on the CPU it follows ``MLPL_LAB_CPU_PRECISION``
-    (:func:`mlpl_lab.engine.train.cpu_precision`), which is not part of the key."""
-    from ..engine.train import autocast_dtype
+    (:func:`mlpl_lab.engine.device.cpu_precision`), which is not part of the key."""
+    from ..engine.device import autocast_dtype
 
     dtype = autocast_dtype(device, bool(spec.train.get("amp", False)))
     return "float32" if dtype is None else str(dtype).removeprefix("torch.")
@@ -80,7 +80,7 @@ def numeric_environment(spec: "RunSpec") -> Dict[str, Any]:
     import torch
 
     from ..engine import distributed
-    from ..engine.train import pick_device
+    from ..engine.device import pick_device
 
     device = pick_device(spec.train.get("device", "auto")).type
     return {"torch": torch.__version__.split("+")[0], "device": device,

@@ -418,7 +418,7 @@ def reproduce(run, store: RunStore):
     thread count and precision setting are restored afterwards."""
     import torch
 
-    from ..engine.train import CPU_PRECISION_ENV
+    from ..engine.device import CPU_PRECISION_ENV
     from .ensure import execute
 
     before = torch.get_num_threads()
