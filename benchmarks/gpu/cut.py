@@ -29,14 +29,15 @@ from pathlib import Path
 BASE = "gpu_shape"
 NAME = "gpu_cut"
 
-#: the cut's sizes per mode. gpu: gpu_shape's own (512 training images, 2 epochs, two seeds: a run
-#: is a second of GPU time, so the notebooks' wall is mostly their runs' fixed costs); rehearse:
-#: a quarter of the training images and a quarter of the pretraining images, so the 8 notebooks
-#: execute on two shared CPU cores in about half an hour. Two seeds in both: the chapters' paired
-#: comparisons and the benchmark's fresh seeds need two (one seed leaves code paths unexecuted)
+#: the cut's sizes per mode. gpu: half gpu_shape's training images (256, 2 epochs, two seeds: a
+#: run's training is a fraction of a second of GPU time, so the notebooks' wall is mostly their
+#: runs' fixed costs: tests/test_gpu_cut.py does the arithmetic); rehearse: 32 images per split, the
+#: test set scored once, so the 8 notebooks execute on two shared CPU cores. Two seeds in both: the
+#: chapters' paired comparisons and the benchmark's fresh seeds need two (one seed leaves code
+#: paths unexecuted that the gpu series takes)
 CUT_SIZES = {
-    "gpu": {"n_train": 512, "n_val": 128, "n_test": 128, "epochs": 2, "seeds": [0, 1],
-            "pretrain": {"n_train": 1024, "n_val": 128, "n_test": 128, "epochs": 1}},
+    "gpu": {"n_train": 256, "n_val": 128, "n_test": 128, "epochs": 2, "seeds": [0, 1],
+            "pretrain": {"n_train": 512, "n_val": 128, "n_test": 128, "epochs": 1}},
     "rehearse": {"n_train": 32, "n_val": 32, "n_test": 32, "epochs": 2, "seeds": [0, 1], "probe_size": 32,
                  "test_every_epoch": False,
                  "pretrain": {"n_train": 64, "n_val": 32, "n_test": 32, "epochs": 1}},

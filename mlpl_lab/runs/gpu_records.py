@@ -25,13 +25,14 @@ FALLBACK_WORKERS_PER_DEVICE = 1
 
 
 def read(name: str, records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
-    """``records/name.json`` when it is a GPU's (the check's ``gpu`` mode on a CUDA device), else None."""
+    """``records/name.json`` unless it is a CPU rehearsal's (``cpu_rehearsal``, the check's
+    ``rehearse`` mode, or an environment without CUDA), or absent, or unreadable: then None."""
     try:
         rec = json.loads((Path(records) / f"{name}.json").read_text())
     except (OSError, ValueError):
         return None
     env = rec.get("environment") or {}
-    if rec.get("cpu_rehearsal") or env.get("mode", "gpu") != "gpu" or not env.get("cuda"):
+    if rec.get("cpu_rehearsal") or env.get("mode", "gpu") != "gpu" or ("cuda" in env and not env["cuda"]):
         return None
     return rec
 
