@@ -37,8 +37,8 @@ the tables and views, which take the ensured runs.
   other four regimes are left out (:func:`left_out` lists them).
 * ``gpu``: the cpu grid at the gpu profile's scale (ResNet-18, 64 px), tuned, on the five fresh
   seeds: a series sized for a course, one evening on one GPU (``mlpl-lab plan --profile gpu``).
-  The full grid — every row × every regime it applies to — is about five times the runs; a
-  notebook asks for it with ``methods=[...]`` and ``regimes=[...]`` naming every row and regime.
+  The full grid — every row × every regime it applies to — is several times the runs
+  (``mlpl-lab plan`` counts them); a notebook asks for it with ``methods=[...]`` and ``regimes=[...]``.
 """
 from __future__ import annotations
 
@@ -209,7 +209,7 @@ DESIGNS: Dict[str, Preset] = {
     "cpu": Preset(grid=dict(DESIGNS_CPU_GRID), tuned=True),
     # gpu, sized for a course (one evening on one GPU, `mlpl-lab plan --profile gpu`): the cpu grid's
     # shape at the gpu scale, tuned, five fresh seeds. What it costs: the full grid (every row under
-    # all seven regimes, about 5x the runs) would decide each method under every regime; here the
+    # all seven regimes, several times the runs) would decide each method under every regime; here the
     # drop 25 % / 75 %, known 10 % and positives-only regimes are left out (left_out() lists them)
     # and the rows outside the block are measured under single positive only
     "gpu": Preset(grid=dict(DESIGNS_CPU_GRID), tuned=True),
