@@ -2,8 +2,8 @@
 # The GPU check (issue 49): everything a short, offline GPU window should do, in one command.
 #
 #   benchmarks/gpu/check.sh              on a CUDA machine with Python 3.12 and torch preinstalled
-#                                        (the GPU image), offline; <= 9 min on one H100
-#   benchmarks/gpu/check.sh --rehearse   the same steps on the CPU at CPU sizes, in the stand-in
+#                                        (the GPU image), offline; <= 9 min (540 s) on one GPU
+#   benchmarks/gpu/check.sh --rehearse   the same steps on the CPU at CPU sizes (make gpu-rehearse), in the stand-in
 #                                        image .gpu-image-venv/ (benchmarks/gpu/image_venv.sh),
 #                                        without network (a network namespace of its own)
 #
@@ -13,8 +13,7 @@
 # (a hang costs that step only; no step needs another to have succeeded):
 #   1 imports     every module the kit brings and every module of the lab import
 #   2 tests/gpu   bf16 autocast without a GradScaler, NHWC, the split held on the device
-#   3 throughput  the throughput matrix (step_throughput.py): the step through fit vs a bare loop,
-#                 then the levers: 1/2/4/8 worker processes sharing the device (each with its own
+#   3 throughput  the throughput matrix (step_throughput.py): the step through fit, then the levers: 1/2/4/8 worker processes sharing the device (each with its own
 #                 data on it), channels-last, torch.compile, CUDA graphs, a larger batch (lr scaled):
 #                 images/s per run and in total for each; the best in "best"
 #   4 notebooks   all eight notebooks executed end to end with papermill under the cut (cut.py: the
