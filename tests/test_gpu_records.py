@@ -84,3 +84,23 @@ def test_report_takes_workers_per_device():
     assert args.workers_per_device == 4
     with pytest.raises(SystemExit):
         build_parser().parse_args(["report", "--workers-per-device", "0"])
+
+
+@pytest.mark.slow
+def test_the_gpu_series_fits_an_evening_at_the_committed_rate():
+    """The course-sized gpu design at the newest GPU record's rate: at most 4 h on one GPU (the
+    plan's FLOPs, runs chosen from results counted at stand-in choices, over the measured rate).
+    Bug caught: a design change that grows the gpu series past an instructor's evening."""
+    from mlpl_lab.chapters.plan import plan_series, projection
+    from mlpl_lab.commands.arguments import notebook_paths
+
+    rate = measured_gpu_throughput()
+    if rate is None:
+        pytest.skip("no GPU record in this checkout")
+    plan = plan_series("gpu", notebook_paths(None))
+    keys = {s.key for s in plan.order}
+    later = list({s.key: s for nb in plan.notebooks for s in nb.later if s.key not in keys}.values())
+    groups, unknown = projection(plan.order + later)
+    assert not unknown
+    hours = sum(g.flops for g in groups) / (rate.tflops * 1e12) / 3600
+    assert hours <= 4.0, f"{hours:.2f} h at {rate.tflops:.2f} TFLOP/s ({rate.source})"
