@@ -62,9 +62,32 @@ def settings(P, batch):
     return out + [replace(base, compile=True)]
 
 
+def summarise(rec, results, adoptable):
+    """Each result's gain over one run of the profile's own step, the best setting the series uses
+    (``adoptable``), and the faster levers it does not use, with why: into ``rec``."""
+    one = next((r for r in results if r.get("status") == "ok" and r["workers"] == 1 and adoptable(r)), None)
+    for r in results:
+        if one is not None and r.get("status") == "ok":
+            r["total_over_one_run"] = r["images_per_s_total"] / one["images_per_s_total"]
+    chosen = levers.best(results, adoptable)
+    rec["best"] = None if chosen is None or one is None else {
+        "workers_per_device": chosen["workers"], "lever": chosen["lever"],
+        "images_per_s_total": chosen["images_per_s_total"],
+        "images_per_s_per_run": chosen["images_per_s_per_run_mean"],
+        "total_over_one_run": chosen["images_per_s_total"] / one["images_per_s_total"],
+        "why": "the highest total images/s among the settings the series uses as it stands (worker "
+               "processes per device running the profile's own step)"}
+    rec["not_adopted"] = [
+        {"lever": r["lever"], "total_over_one_run": r["total_over_one_run"],
+         "why": ("torch.compile and CUDA graphs are not in the lab's fit" if r["compile"] or r["cuda_graphs"]
+                 else "changes the protocol (the runs' keys): a design decision")}
+        for r in results if r.get("status") == "ok" and r.get("total_over_one_run") and not adoptable(r)]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--budget", type=float, default=95 if MODE == "gpu" else 880, help="seconds for the step")
+    ap.add_argument("--budget", type=float, default=85 if MODE == "gpu" else 780,
+                    help="seconds for the step after its imports (check.sh's limit keeps a margin for them)")
     args = ap.parse_args()
     t_start = time.perf_counter()
     device = torch.device(SIZES["device"])
@@ -102,44 +125,25 @@ def main():
              "classes": splits.train.num_classes, "image_size": LEVER_SIZES["image_size"] or spec.data["image_size"],
              "images": LEVER_SIZES["images"], "lr": spec.train["lr"], "batch_size": lb,
              "threads": 1 if device.type == "cpu" else 2}
-    results = []
+    rec["lever_shape"] = shape | {"warmup_steps": LEVER_SIZES["warmup"], "timed_seconds": LEVER_SIZES["seconds"],
+                                  "data": "synthetic: uniform noise at the profile's shape, one positive a row"}
+    results = rec["levers"] = []
+    adoptable = (lambda r: not (r["compile"] or r["cuda_graphs"]) and r["batch_size"] == lb
+                 and r["channels_last"] == bool(P.channels_last))
     for s in settings(P, lb):
         left = args.budget - (time.perf_counter() - t_start)
         if s.cuda_graphs and device.type != "cuda":
             results.append({"lever": s.label, **vars(s), "status": "skipped: CUDA graphs need a CUDA device"})
-            continue
-        if left < 10:
+        elif left < 10:
             results.append({"lever": s.label, **vars(s), "status": "not measured: the step's budget was spent"})
-            continue
-        r = levers.measure(s, shape, str(device), LEVER_SIZES["warmup"], LEVER_SIZES["seconds"], limit_s=left - 3)
-        results.append(r)
-        print(f"  {r['lever']}: " + (f"{r['images_per_s_total']:,.0f} images/s in total, "
-                                     f"{r['images_per_s_per_run_mean']:,.0f} per run" if r["status"] == "ok"
-                                     else r["status"] + " " + r.get("error", "")), flush=True)
-    one = next((r for r in results if r.get("status") == "ok" and r["workers"] == 1 and not
-                (r["compile"] or r["cuda_graphs"]) and r["batch_size"] == lb
-                and r["channels_last"] == bool(P.channels_last)), None)
-    for r in results:
-        if one is not None and r.get("status") == "ok":
-            r["total_over_one_run"] = r["images_per_s_total"] / one["images_per_s_total"]
-    # what the series uses as it stands: workers per device running the profile's own step
-    chosen = levers.best(results, lambda r: not (r["compile"] or r["cuda_graphs"]) and r["batch_size"] == lb
-                         and r["channels_last"] == bool(P.channels_last))
-    rec["lever_shape"] = shape | {"warmup_steps": LEVER_SIZES["warmup"], "timed_seconds": LEVER_SIZES["seconds"],
-                                  "data": "synthetic: uniform noise at the profile's shape, one positive a row"}
-    rec["levers"] = results
-    rec["best"] = None if chosen is None or one is None else {
-        "workers_per_device": chosen["workers"], "lever": chosen["lever"],
-        "images_per_s_total": chosen["images_per_s_total"],
-        "images_per_s_per_run": chosen["images_per_s_per_run_mean"],
-        "total_over_one_run": chosen["images_per_s_total"] / one["images_per_s_total"],
-        "why": "the highest total images/s among the settings the series uses as it stands (worker "
-               "processes per device running the profile's own step)"}
-    others = [r for r in results if r.get("status") == "ok" and r.get("total_over_one_run") and r is not chosen
-              and (r["compile"] or r["cuda_graphs"] or r["batch_size"] != lb or r["channels_last"] != bool(P.channels_last))]
-    rec["not_adopted"] = [{"lever": r["lever"], "total_over_one_run": r["total_over_one_run"],
-                           "why": ("torch.compile and CUDA graphs are not in the lab's fit" if r["compile"] or r["cuda_graphs"]
-                                   else "changes the protocol (the runs' keys): a design decision")} for r in others]
+        else:
+            r = levers.measure(s, shape, str(device), LEVER_SIZES["warmup"], LEVER_SIZES["seconds"], limit_s=left - 3)
+            results.append(r)
+            print(f"  {r['lever']}: " + (f"{r['images_per_s_total']:,.0f} images/s in total, "
+                                         f"{r['images_per_s_per_run_mean']:,.0f} per run" if r["status"] == "ok"
+                                         else r["status"] + " " + r.get("error", "")), flush=True)
+        summarise(rec, results, adoptable)
+        write("throughput", rec)  # after every lever: a step stopped by its timeout keeps what it measured
     if rec["best"]:
         b = rec["best"]
         print(f"best the series uses: {b['lever']}: {b['images_per_s_total']:,.0f} images/s in total, "
