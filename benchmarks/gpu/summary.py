@@ -102,6 +102,12 @@ def main():
         for e in nb["notebooks"]:
             lines.append(f"  {e['notebook']}: {e['status']}" + (f" in {e['seconds']:.0f} s" if e.get("seconds") else "")
                          + (f" — {e['error'][:160]}" if e.get("error") else ""))
+        apart = nb.get("executed_apart")
+        if apart:  # a rehearsal's second process (its own store) for notebooks the series did not reach
+            lines.append("  apart: " + apart["what"])
+            for e in apart["notebooks"]:
+                lines.append(f"    {e['notebook']}: {e['status']}" + (f" in {e['seconds']:.0f} s" if e.get("seconds") else "")
+                             + (f" — {e['error'][:160]}" if e.get("error") else ""))
     text = "\n".join(lines) + "\n"
     (OUT / "summary.txt").write_text(text)
     print(f"wrote {OUT / 'summary.json'}")
