@@ -127,6 +127,8 @@ def main():
         live = entry["notebook"] in cut.LIVE_NOTEBOOKS
         params = {"live_training": True} if live else {}
         print(f"{entry['notebook']} under {name} (at most {left:.0f} s a cell) ...", flush=True)
+        entry["status"] = "started; the step's time ran out while it ran"  # what stays if the step is killed
+        save()
         t0 = time.perf_counter()
         try:
             execute_notebook(path, out, profile=name, parameters=params, html=False, timeout=int(left))
