@@ -75,7 +75,9 @@ test-gpu: $(STAMP)
 gpu-kit:
 	benchmarks/gpu/build_kit.sh
 
-gpu-rehearse: gpu-kit
+# (the rehearsal carries nothing to a GPU machine: the kit's 64 MiB budget is reported, not enforced)
+gpu-rehearse:
+	KIT_BUDGET=warn benchmarks/gpu/build_kit.sh
 	benchmarks/gpu/check.sh --rehearse
 
 # the fast tier (make test's selection) and the shipped cpu pack served with 0 trainings

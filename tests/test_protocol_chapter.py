@@ -236,7 +236,7 @@ def test_leaves_out_is_computed_from_both_designs():
     pu = leaves_out("cpu", pu_mlc.design)
     assert "fn_rates: (0.0, 0.1) here, (0.0, 0.05, 0.1, 0.15) under gpu" in pu
     assert "proportions: (0.1,) here, (0.1, 0.5) under gpu" in pu
-    assert any(line.startswith("stage1_epochs: 28 here, 14 under gpu") for line in leaves_out("cpu", lac.chapter_design))
+    assert any(line.startswith("stage1_epochs: 28 here, 7 under gpu") for line in leaves_out("cpu", lac.chapter_design))
     scale = leaves_out("cpu")
-    assert len(scale) == 1 and "n_train 4000 (gpu 20000)" in scale[0] and "image_size 32 (gpu 64)" in scale[0]
+    assert len(scale) == 1 and "n_train 4000 (gpu 8000)" in scale[0] and "image_size 32 (gpu 64)" in scale[0]
     assert leaves_out("gpu", pu_mlc.design) == [] and leaves_out("gpu") == []

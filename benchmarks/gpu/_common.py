@@ -21,9 +21,9 @@ if MODE not in ("gpu", "rehearse"):
     raise SystemExit(f"GPU_CHECK_MODE must be gpu or rehearse (got {MODE!r})")
 OUT = Path(os.environ.get("GPU_CHECK_OUT") or ROOT / "benchmarks" / "records" / "gpu")
 
-#: the card's dense bfloat16 peak (no sparsity), TFLOP/s, by the name torch reports; H100 SXM is
-#: what the check targets (NVIDIA's H100 datasheet: 989.4 dense BF16 Tensor Core TFLOP/s for SXM,
-#: 756 for PCIe; H200 as H100 SXM; A100: 312)
+#: the card's dense bfloat16 peak (no sparsity), TFLOP/s, by the name torch reports (NVIDIA's H100
+#: datasheet: 989.4 dense BF16 Tensor Core TFLOP/s for SXM, 756 for PCIe; the H200 has the H100
+#: SXM's compute; A100: 312)
 BF16_PEAK_TFLOPS = {"H100 80GB HBM3": 989.4, "H100 SXM": 989.4, "H100 PCIe": 756.0, "H100 NVL": 835.0,
                     "H200": 989.4, "A100": 312.0}
 
@@ -31,13 +31,11 @@ BF16_PEAK_TFLOPS = {"H100 80GB HBM3": 989.4, "H100 SXM": 989.4, "H100 PCIe": 756
 #: backbone, image size, AMP and designs at a CPU's sizes
 SIZES = {
     "gpu": {"profile": "gpu", "device": "cuda",
-            # step 2: images held on the device and epochs timed (the first is a warm-up)
-            "throughput_images": 8192, "throughput_epochs": 4,
-            # step 4: notebook 02 under the gpu design, cut to these epochs and seeds
-            "notebook_epochs": 1, "notebook_seeds": 1},
+            # step 3: images held on the device and epochs timed through fit (the first is a warm-up);
+            # the notebooks' sizes are the cut's (cut.py)
+            "throughput_images": 4096, "throughput_epochs": 3},
     "rehearse": {"profile": "gpu_shape", "device": "cpu",
-                 "throughput_images": 128, "throughput_epochs": 2,
-                 "notebook_epochs": 1, "notebook_seeds": 1},
+                 "throughput_images": 128, "throughput_epochs": 2},
 }[MODE]
 
 

@@ -67,5 +67,7 @@ mib() { awk -v b="$1" 'BEGIN {printf "%.1f MiB", b / 1048576}'; }
 echo "gpu-kit: $(ls "$KIT"/*.whl | wc -l) wheels, $(mib "$kit") in $KIT/; tracked tree $(mib "$tree");" \
      "together $(mib $((kit + tree))) of the 64 MiB budget"
 if (( kit + tree > BUDGET )); then
-    echo "gpu-kit: over budget by $(mib $((kit + tree - BUDGET)))" >&2; exit 1
+    # the rehearsal carries nothing to a GPU machine: it says so and goes on (KIT_BUDGET=warn)
+    echo "gpu-kit: over budget by $(mib $((kit + tree - BUDGET)))" >&2
+    [[ ${KIT_BUDGET:-fail} == warn ]] || exit 1
 fi

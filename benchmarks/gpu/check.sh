@@ -2,8 +2,8 @@
 # The GPU check (issue 49): everything a short, offline GPU window should do, in one command.
 #
 #   benchmarks/gpu/check.sh              on a CUDA machine with Python 3.12 and torch preinstalled
-#                                        (the GPU image), offline; <= 9 min on one H100
-#   benchmarks/gpu/check.sh --rehearse   the same steps on the CPU at CPU sizes, in the stand-in
+#                                        (the GPU image), offline; <= 9 min (540 s) on one GPU
+#   benchmarks/gpu/check.sh --rehearse   the same steps on the CPU at CPU sizes (make gpu-rehearse), in the stand-in
 #                                        image .gpu-image-venv/ (benchmarks/gpu/image_venv.sh),
 #                                        without network (a network namespace of its own)
 #
@@ -13,13 +13,19 @@
 # (a hang costs that step only; no step needs another to have succeeded):
 #   1 imports     every module the kit brings and every module of the lab import
 #   2 tests/gpu   bf16 autocast without a GradScaler, NHWC, the split held on the device
-#   3 throughput  the gpu profile's step through fit vs a bare loop: images/s, ratio, share of peak
-#   4 train_run   one gpu-profile run end to end (pretraining, then AN single positive): time, mAP
-#   5 notebook    notebook 02 under the gpu design cut to GPU_CHECK_NB_EPOCHS epochs and
-#                 GPU_CHECK_NB_SEEDS seeds (gpu: 1 and 1), every cell's duration
+#   3 throughput  the throughput matrix (step_throughput.py): the step through fit, then the levers: 1/2/4/8 worker processes sharing the device (each with its own
+#                 data on it), channels-last, torch.compile, CUDA graphs, a larger batch (lr scaled):
+#                 images/s per run and in total for each; the best in "best"
+#   4 notebooks   all eight notebooks executed end to end with papermill under the cut (cut.py: the
+#                 gpu design at sizes that fit the window), the planned runs first on workers sharing
+#                 the device; each notebook completed or not, with its seconds
+#   5 train_run   one gpu-profile run end to end (pretraining, then AN single positive): time, mAP
 #   6 summary     summary.json and a one-screen summary.txt
-# Records: JSON in $OUT when set, else benchmarks/records/gpu/ (rehearsal: .../gpu/rehearsal/).
-# GPU_CHECK_DEADLINE (s, default 540 on the GPU, 1800 rehearsing) caps the steps' limits together.
+# Records (at most 8 files): imports.json, throughput.json, notebooks.json, train_run.json,
+# steps.tsv, logs.txt (every step's output), summary.json, summary.txt; in $OUT when set, else
+# benchmarks/records/gpu/ (rehearsal: .../gpu/rehearsal/).
+# GPU_CHECK_DEADLINE (s, default 540 on the GPU, 4200 rehearsing) caps the steps' limits together;
+# GPU_CHECK_STEPS (e.g. "throughput notebooks") runs only those steps (install and summary always).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -31,7 +37,7 @@ if [[ $MODE == rehearse ]]; then
     benchmarks/gpu/image_venv.sh .gpu-image-venv || exit 1
     PY=$ROOT/.gpu-image-venv/bin/python
     RECORDS=${OUT:-$ROOT/benchmarks/records/gpu/rehearsal}
-    DEADLINE=${GPU_CHECK_DEADLINE:-1800}
+    DEADLINE=${GPU_CHECK_DEADLINE:-4200}
     # the rest runs without network, as on the GPU machine (root: a network namespace of its own)
     if [[ -z ${GPU_CHECK_OFFLINE:-} ]] && unshare -n true 2>/dev/null; then
         exec env GPU_CHECK_OFFLINE=netns unshare -n "$0" "$@"
@@ -42,21 +48,26 @@ else
     DEADLINE=${GPU_CHECK_DEADLINE:-540}
 fi
 [[ -d $KIT ]] || { echo "check.sh: no kit at $KIT (make gpu-kit, then carry .gpu-kit/ with the tree)" >&2; exit 2; }
-mkdir -p "$RECORDS/logs"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+mkdir -p "$RECORDS" "$WORK/logs"
+rm -rf "$RECORDS/logs"  # the former layout: one log per step
 SITE=$WORK/site
 export MLPL_LAB_DATA=$WORK/data MLPL_LAB_PROGRESS=0 PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH=$ROOT:$SITE${PYTHONPATH:+:$PYTHONPATH}
-export GPU_CHECK_MODE=$MODE GPU_CHECK_OUT=$RECORDS
+export GPU_CHECK_MODE=$MODE GPU_CHECK_OUT=$RECORDS GPU_CHECK_WORK=$WORK
 [[ $MODE == rehearse ]] && export MLPL_LAB_GPU_TEST_DEVICE=cpu
 START=$(date +%s)
 STEPS=$RECORDS/steps.tsv
 printf 'step\texit\tseconds\tlimit_s\n' > "$STEPS"
 
 # step NAME LIMIT_S CMD...: CMD under `timeout` (LIMIT_S, less when the deadline is nearer), its
-# output in logs/NAME.log (its last lines on the screen); its exit status and seconds in steps.tsv
+# output in $WORK/logs/NAME.log (its last lines on the screen; all of them in logs.txt at the end);
+# its exit status and seconds in steps.tsv. A step GPU_CHECK_STEPS leaves out is not run nor listed
 step() {
     local name=$1 limit=$2; shift 2
+    if [[ -n ${GPU_CHECK_STEPS:-} && $name != install && $name != summary && " $GPU_CHECK_STEPS " != *" $name "* ]]; then
+        return
+    fi
     local left=$((DEADLINE - ($(date +%s) - START)))
     (( limit > left )) && limit=$left
     if (( limit < 5 )); then
@@ -64,26 +75,30 @@ step() {
     fi
     echo "== $name (limit ${limit} s)"
     local t0=$(date +%s.%N) rc
-    timeout -k 10 "$limit" "$@" > "$RECORDS/logs/$name.log" 2>&1
+    timeout -k 10 "$limit" "$@" > "$WORK/logs/$name.log" 2>&1
     rc=$?
-    tail -n 4 "$RECORDS/logs/$name.log"
+    tail -n 4 "$WORK/logs/$name.log"
     printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')" \
         "$limit" >> "$STEPS"
 }
 
 L() { [[ $MODE == gpu ]] && echo "$1" || echo "$2"; }   # a step's limit: gpu, rehearse
 G=benchmarks/gpu
-step install "$(L 30 120)" "$PY" -m pip install -q --no-index --no-deps --disable-pip-version-check \
+step install "$(L 30 600)" "$PY" -m pip install -q --no-index --no-deps --disable-pip-version-check \
     --no-warn-conflicts --target "$SITE" "$KIT"/*.whl
-step imports "$(L 30 120)" "$PY" $G/step_imports.py
-step tests_gpu "$(L 60 300)" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" -m gpu --timeout 300 \
-    --junitxml "$RECORDS/tests_gpu.xml" tests/gpu/test_amp_cuda.py tests/gpu/test_device_paths.py
-step throughput "$(L 60 300)" "$PY" $G/step_throughput.py
-step train_run "$(L 210 600)" "$PY" $G/step_train.py
-NB_BUDGET=$(L 270 480)   # 02 under the cut took 234 s in its run cell on an H100 (pretraining not stored)
-step notebook "$((NB_BUDGET + 10))" "$PY" $G/step_notebook.py --budget "$NB_BUDGET" \
-    ${GPU_CHECK_NB_EPOCHS:+--epochs $GPU_CHECK_NB_EPOCHS} ${GPU_CHECK_NB_SEEDS:+--seeds $GPU_CHECK_NB_SEEDS}
-DEADLINE=$((DEADLINE + 15)) step summary 15 "$PY" $G/summary.py --wall "$(( $(date +%s) - START ))"
+step imports "$(L 30 300)" "$PY" $G/step_imports.py
+step tests_gpu "$(L 45 300)" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" -m gpu --timeout 300 \
+    --junitxml "$WORK/tests_gpu.xml" tests/gpu/test_amp_cuda.py tests/gpu/test_device_paths.py
+step throughput "$(L 100 600)" "$PY" $G/step_throughput.py --budget "$(L 85 500)"
+# the notebooks: what is left but the run end to end (75 s on the GPU) and the summary (15 s)
+NB_BUDGET=$(( DEADLINE - ($(date +%s) - START) - $(L 90 600) ))
+(( NB_BUDGET > $(L 300 3000) )) && NB_BUDGET=$(L 300 3000)
+step notebooks "$((NB_BUDGET + 10))" "$PY" $G/step_notebooks.py --budget "$NB_BUDGET"
+step train_run "$(L 75 600)" "$PY" $G/step_train.py
+DEADLINE=$((DEADLINE + $(L 15 120))) step summary "$(L 15 120)" "$PY" $G/summary.py --wall "$(( $(date +%s) - START ))" \
+    --junit "$WORK/tests_gpu.xml"
+# every step's output in one file (the records stay at most 8 files)
+for f in "$WORK"/logs/*.log; do echo "=== $(basename "$f" .log)"; tail -n 300 "$f"; done > "$RECORDS/logs.txt" 2>/dev/null
 cat "$RECORDS/summary.txt" 2>/dev/null
 rm -rf "$WORK"
 # exit 0 only when every step passed

@@ -1,87 +1,98 @@
-"""check.sh step 2: the gpu profile's training step (ResNet-18, 64 px, bfloat16 autocast, NHWC,
-the training split held on the device) through the lab's ``fit`` and through a bare
-forward/backward/step loop on the same device-resident tensors.
+"""check.sh step 3: the gpu profile's training step, and the levers that fill the card.
 
-Records images/s of each, their ratio, and the share of the card's dense bf16 peak that the
-FLOPs per image (``torch.utils.flop_counter``, :func:`mlpl_lab.chapters.plan.flops_per_image`)
-times images/s reach. ``fit`` is measured twice: NHWC, as the issue names the gpu step, and with
-the profile's own ``channels_last`` setting when it differs (the gpu profile leaves it off).
-The first epoch of each measurement is a warm-up (cuDNN's algorithm search) and is not counted."""
+1. **Through fit**: the profile's step (ResNet-18, its image size and batch, bfloat16 autocast, its
+   own memory layout, the training split held on the device) through the lab's ``fit``; the first
+   epoch is a warm-up (cuDNN's algorithm search) and is not counted.
+2. **The levers** (:mod:`levers`), each in worker processes with their own data on the device:
+   1, 2, 4 and 8 runs at once sharing the device; channels-last; CUDA graphs for the whole step;
+   a larger batch with the learning rate scaled; ``torch.compile`` (last: it compiles first).
+   Images/s per run and in total for each; a lever not measured within the step's budget is
+   listed as such.
+3. **The best**: the setting with the highest total images/s that the lab's series uses as it
+   stands — worker processes per device running the profile's own step (its batch size, layout,
+   eager): ``best`` (``workers_per_device``, images/s per run and in total, the gain over one
+   run). The levers the series does not use (``torch.compile``, CUDA graphs; a larger batch or
+   another layout changes the protocol's run keys) are recorded beside it with their gain, for
+   the protocol to decide on.
+
+Under ``--rehearse`` (the CPU) the same code paths run at tiny sizes; CUDA graphs are skipped
+(they need CUDA), and the record says ``cpu_rehearsal``: its rates are never a GPU's."""
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from dataclasses import replace
 
-from _common import SIZES, peak_tflops, write
+from _common import MODE, SIZES, peak_tflops, write
 
+import levers
 import torch
 
 from mlpl_lab.chapters.plan import flops_per_image
-from mlpl_lab.data.device_split import DeviceSplit
-from mlpl_lab.engine.train import autocast_dtype, fit, uses_grad_scaler
-from mlpl_lab.losses import an_loss
-from mlpl_lab.models import build_model
+from mlpl_lab.engine.train import fit
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.splits_cache import build_splits
 from mlpl_lab.runs.validation import config_of
 
+#: the levers' sizes: images each worker holds on the device, warm-up steps, timed seconds; the
+#: rehearsal's image size and batch are tiny (code paths only)
+LEVER_SIZES = {"gpu": {"images": 4096, "warmup": 15, "seconds": 4.0, "image_size": None, "batch_size": None},
+               "rehearse": {"images": 32, "warmup": 2, "seconds": 1.0, "image_size": 32, "batch_size": 8}}[MODE]
+#: the settings, in the order measured (compile last: it spends its budget compiling first)
+#: runs at once on the device; the rehearsal runs the same code path with 1 and 2 (eight processes
+#: on two shared cores would measure the machine's load, nothing else)
+WORKERS = (1, 2, 4, 8) if MODE == "gpu" else (1, 2)
+LARGER_BATCH = 4  # × the profile's batch
 
-def sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
 
-
-def through_fit(spec, splits, device, channels_last):
-    cfg = replace(config_of(spec, progress=False, device=str(device)), channels_last=channels_last)
+def through_fit(spec, splits, device):
+    cfg = config_of(spec, progress=False, device=str(device))
     r = fit("an", splits.train, splits.val, splits.test, cfg)
     per_epoch = (len(splits.train) // cfg.batch_size) * cfg.batch_size
     rates = [per_epoch / row["train_seconds"] for row in r.history[1:]]
-    return statistics.median(rates), rates
+    return statistics.median(rates), rates, bool(cfg.channels_last)
 
 
-def bare(spec, splits, device, steps, repeats):
-    """The same network, optimiser, autocast dtype and batches (gathered once from the same
-    device-resident split, NHWC); each timed repeat runs ``steps`` forward/backward/step."""
-    t = spec.train
-    torch.manual_seed(0)
-    net = build_model(t["model"], splits.train.num_classes, **t["model_kwargs"]).to(device)
-    net = net.to(memory_format=torch.channels_last).train()
-    opt = torch.optim.Adam(net.parameters(), lr=t["lr"])
-    dtype = autocast_dtype(device, True)
-    assert not uses_grad_scaler(dtype) or device.type == "cuda"
-    scaler = torch.amp.GradScaler("cuda", enabled=uses_grad_scaler(dtype))
-    resident = DeviceSplit(splits.train, device)
-    bs = t["batch_size"]
-    order = torch.randperm(len(resident), device=device)
-    batches = [resident.batch(order[i * bs:(i + 1) * bs], view="none", channels_last=True)
-               for i in range(min(steps, len(resident) // bs))]
+def settings(P, batch):
+    base = levers.Setting(workers=1, channels_last=bool(P.channels_last), batch_size=batch)
+    out = [base, replace(base, channels_last=not base.channels_last), replace(base, cuda_graphs=True),
+           replace(base, batch_size=batch * LARGER_BATCH)]
+    out += [replace(base, workers=w) for w in WORKERS if w > 1]
+    return out + [replace(base, compile=True)]
 
-    def step(batch):
-        with torch.autocast(device.type, dtype=dtype):
-            loss = an_loss(net(batch["image"]), batch["observed"])
-        opt.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
 
-    for b in batches:  # warm-up, as fit's first epoch
-        step(b)
-    sync(device)
-    rates = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for i in range(steps):
-            step(batches[i % len(batches)])
-        sync(device)
-        rates.append(steps * bs / (time.perf_counter() - t0))
-    return statistics.median(rates), rates, str(dtype).removeprefix("torch.")
+def summarise(rec, results, adoptable):
+    """Each result's gain over one run of the profile's own step, the best setting the series uses
+    (``adoptable``), and the faster levers it does not use, with why: into ``rec``."""
+    one = next((r for r in results if r.get("status") == "ok" and r["workers"] == 1 and adoptable(r)), None)
+    for r in results:
+        if one is not None and r.get("status") == "ok":
+            r["total_over_one_run"] = r["images_per_s_total"] / one["images_per_s_total"]
+    chosen = levers.best(results, adoptable)
+    rec["best"] = None if chosen is None or one is None else {
+        "workers_per_device": chosen["workers"], "lever": chosen["lever"],
+        "images_per_s_total": chosen["images_per_s_total"],
+        "images_per_s_per_run": chosen["images_per_s_per_run_mean"],
+        "total_over_one_run": chosen["images_per_s_total"] / one["images_per_s_total"],
+        "why": "the highest total images/s among the settings the series uses as it stands (worker "
+               "processes per device running the profile's own step)"}
+    rec["not_adopted"] = [
+        {"lever": r["lever"], "total_over_one_run": r["total_over_one_run"],
+         "why": ("torch.compile and CUDA graphs are not in the lab's fit" if r["compile"] or r["cuda_graphs"]
+                 else "changes the protocol (the runs' keys): a design decision")}
+        for r in results if r.get("status") == "ok" and r.get("total_over_one_run") and not adoptable(r)]
 
 
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=float, default=85 if MODE == "gpu" else 780,
+                    help="seconds for the step after its imports (check.sh's limit keeps a margin for them)")
+    args = ap.parse_args()
+    t_start = time.perf_counter()
     device = torch.device(SIZES["device"])
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("step 2 needs CUDA (GPU_CHECK_MODE=gpu); --rehearse runs it on the CPU")
+        raise SystemExit("step 3 needs CUDA (GPU_CHECK_MODE=gpu); --rehearse runs it on the CPU")
     P = get_profile(SIZES["profile"])
     n, epochs = SIZES["throughput_images"], SIZES["throughput_epochs"]
     spec = P.spec("an", scene={"n_train": n, "n_val": 256, "n_test": 256}, epochs=epochs, probes=[],
@@ -90,34 +101,53 @@ def main():
     splits = build_splits(spec)
     data_s = time.perf_counter() - t0
     bs = spec.train["batch_size"]
-    steps = n // bs
-    fit_nhwc, fit_nhwc_all = through_fit(spec, splits, device, True)
-    bare_rate, bare_all, dtype = bare(spec, splits, device, steps, epochs - 1)
-    rec = {"what": "the gpu profile's training step through fit and through a bare forward/backward/step "
-                   "loop on the same device-resident tensors (images/s; first epoch a warm-up)",
-           "profile": P.name, "model": spec.train["model"], "image_size": spec.data["image_size"],
-           "batch_size": bs, "autocast_dtype": dtype, "channels_last": True,
-           "profile_sets_channels_last": bool(P.channels_last),
-           "train_images": n, "timed_epochs": epochs - 1, "data_seconds": round(data_s, 2),
-           "fit_images_per_s": fit_nhwc, "fit_images_per_s_epochs": fit_nhwc_all,
-           "bare_images_per_s": bare_rate, "bare_images_per_s_repeats": bare_all,
-           "fit_over_bare": fit_nhwc / bare_rate}
-    if not P.channels_last:  # the profile as it stands: NCHW
-        rate, rates = through_fit(spec, splits, device, False)
-        rec |= {"fit_profile_layout_images_per_s": rate, "fit_profile_layout_epochs": rates,
-                "nhwc_over_profile_layout": fit_nhwc / rate}
+    fit_rate, fit_all, fit_nhwc = through_fit(spec, splits, device)
     fb, fwd = flops_per_image(spec.train["model"], spec.train["model_kwargs"], spec.data["image_size"],
                               splits.train.num_classes)
-    rec |= {"gflop_per_image_train": fb / 1e9, "gflop_per_image_forward": fwd / 1e9,
-            "fit_tflops": fit_nhwc * fb / 1e12, "bare_tflops": bare_rate * fb / 1e12}
-    if device.type == "cuda":
-        peak = peak_tflops(torch.cuda.get_device_name(0))
-        rec["bf16_dense_peak_tflops"] = peak
-        if peak:
-            rec["fit_share_of_peak"] = rec["fit_tflops"] / peak
-            rec["bare_share_of_peak"] = rec["bare_tflops"] / peak
-    print(f"fit {fit_nhwc:,.0f} images/s, bare {bare_rate:,.0f} images/s: {fit_nhwc / bare_rate:.2f}; "
-          f"{rec['fit_tflops']:.2f} TFLOP/s through fit")
+    peak = peak_tflops(torch.cuda.get_device_name(0)) if device.type == "cuda" else None
+    rec = {"what": "the gpu profile's training step through fit (images/s; the first epoch a warm-up), then "
+                   "the throughput levers in worker processes sharing the device, each with its own data on it",
+           "cpu_rehearsal": MODE == "rehearse",
+           "profile": P.name, "model": spec.train["model"], "image_size": spec.data["image_size"],
+           "batch_size": bs, "lr": spec.train["lr"], "autocast_dtype": "bfloat16", "channels_last": fit_nhwc,
+           "train_images": n, "timed_epochs": epochs - 1, "data_seconds": round(data_s, 2),
+           "fit_images_per_s": fit_rate, "fit_images_per_s_epochs": fit_all,
+           "gflop_per_image_train": fb / 1e9, "gflop_per_image_forward": fwd / 1e9,
+           "fit_tflops": fit_rate * fb / 1e12, "bf16_dense_peak_tflops": peak}
+    if peak:
+        rec["fit_share_of_peak"] = rec["fit_tflops"] / peak
+    print(f"fit {fit_rate:,.0f} images/s, {rec['fit_tflops']:.2f} TFLOP/s"
+          + (" (CPU rehearsal)" if MODE == "rehearse" else ""), flush=True)
+    write("throughput", rec)  # the step's first half stays recorded if the levers run out of time
+
+    lb = LEVER_SIZES["batch_size"] or bs
+    shape = {"model": spec.train["model"], "model_kwargs": spec.train["model_kwargs"],
+             "classes": splits.train.num_classes, "image_size": LEVER_SIZES["image_size"] or spec.data["image_size"],
+             "images": LEVER_SIZES["images"], "lr": spec.train["lr"], "batch_size": lb,
+             "threads": 1 if device.type == "cpu" else 2}
+    rec["lever_shape"] = shape | {"warmup_steps": LEVER_SIZES["warmup"], "timed_seconds": LEVER_SIZES["seconds"],
+                                  "data": "synthetic: uniform noise at the profile's shape, one positive a row"}
+    results = rec["levers"] = []
+    adoptable = (lambda r: not (r["compile"] or r["cuda_graphs"]) and r["batch_size"] == lb
+                 and r["channels_last"] == bool(P.channels_last))
+    for s in settings(P, lb):
+        left = args.budget - (time.perf_counter() - t_start)
+        if s.cuda_graphs and device.type != "cuda":
+            results.append({"lever": s.label, **vars(s), "status": "skipped: CUDA graphs need a CUDA device"})
+        elif left < 10:
+            results.append({"lever": s.label, **vars(s), "status": "not measured: the step's budget was spent"})
+        else:
+            r = levers.measure(s, shape, str(device), LEVER_SIZES["warmup"], LEVER_SIZES["seconds"], limit_s=left - 3)
+            results.append(r)
+            print(f"  {r['lever']}: " + (f"{r['images_per_s_total']:,.0f} images/s in total, "
+                                         f"{r['images_per_s_per_run_mean']:,.0f} per run" if r["status"] == "ok"
+                                         else r["status"] + " " + r.get("error", "")), flush=True)
+        summarise(rec, results, adoptable)
+        write("throughput", rec)  # after every lever: a step stopped by its timeout keeps what it measured
+    if rec["best"]:
+        b = rec["best"]
+        print(f"best the series uses: {b['lever']}: {b['images_per_s_total']:,.0f} images/s in total, "
+              f"{b['total_over_one_run']:.2f}x one run" + (" (CPU rehearsal, not a GPU rate)" if MODE == "rehearse" else ""))
     write("throughput", rec)
 
 

@@ -1,5 +1,5 @@
-"""check.sh step 3: one gpu-profile run end to end — AN, single positive, the profile's full
-length and data (rehearsal: gpu_shape's) — from an empty store: its pretraining run (the lab's
+"""check.sh step 5: one gpu-profile run end to end — AN, single positive, the profile's full
+length and data (rehearsal: the cut's CPU sizes, cut.py) — from an empty store: its pretraining run (the lab's
 pretrained backbone, ``Profile.pretrain``) and then the run, each timed, through the runner
 (:func:`mlpl_lab.runs.ensure.ensure`, which builds the scenes, trains and stores). Records the
 wall time of each, the time in training epochs, and the run's test mAP at its best-val epoch."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from _common import SIZES, write
+from _common import MODE, SIZES, write
 
 import torch
 
@@ -30,7 +30,12 @@ def timed(spec, store):
 def main():
     if SIZES["device"] == "cuda" and not torch.cuda.is_available():
         raise SystemExit("step 3 needs CUDA (GPU_CHECK_MODE=gpu); --rehearse runs it on the CPU")
-    P = get_profile(SIZES["profile"])
+    if MODE == "rehearse":  # the CPU: the cut's sizes (cut.py), the gpu profile's code paths
+        import cut
+
+        P = get_profile(cut.register_cut("rehearse"))
+    else:
+        P = get_profile(SIZES["profile"])
     spec = P.spec("an")  # single positive, the profile's seed 0, epochs and data
     store = RunStore()
     if store.get(spec) is not None or (spec.backbone_from and store.get(spec.backbone_from) is not None):

@@ -37,11 +37,12 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from ..profiles import Profile
 from ..runs.spec import RunSpec
 from .asked import PENDING_ENV
+from ..runs import gpu_records
 from ..runs.workers import dependencies
 from .common import as_profile
 
 #: the GPU check's records (``benchmarks/gpu/check.sh`` on a lent card; absent in an installed package)
-GPU_RECORDS = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / "gpu"
+GPU_RECORDS = gpu_records.GPU_RECORDS
 
 
 @dataclass(frozen=True)
@@ -53,25 +54,33 @@ class Throughput:
 
 
 def measured_gpu_throughput(records: Path = GPU_RECORDS) -> Optional[Throughput]:
-    """The gpu profile's end-to-end rate on the card the GPU check last ran on, or ``None``.
+    """The gpu profile's effective rate on one card of the kind the newest GPU check ran on, or ``None``.
 
-    The training FLOPs of the check's one run from an empty store (``train_run.json``: the
-    pretraining run and AN, their images trained) at ``throughput.json``'s forward+backward FLOPs
-    per image, over the run's wall seconds (scenes, evaluation and start-up included, so the rate
-    is below the steady step's ``fit_tflops``)."""
+    One run's end-to-end rate: the training FLOPs of the check's one run from an empty store
+    (``train_run.json``: the pretraining run and AN, their images trained) at ``throughput.json``'s
+    forward+backward FLOPs per image, over the run's wall seconds (scenes, evaluation and start-up
+    included, so it is below the steady step's ``fit_tflops``). Times, where the check measured the
+    throughput levers, the gain in total images/s of the best setting the series uses (several runs
+    sharing the card, :func:`mlpl_lab.runs.gpu_records.throughput_choice`) over one run; without
+    that record, the one run's rate as measured. The source names the card either way."""
+    run, step = gpu_records.read("train_run", records), gpu_records.read("throughput", records)
     try:
-        run = json.loads((records / "train_run.json").read_text())
-        step = json.loads((records / "throughput.json").read_text())
         images = run["pretraining"]["images_trained"] + run["an"]["images_trained"]
-        tflops = images * step["gflop_per_image_train"] * 1e9 / run["wall_seconds"] / 1e12
-        device, date = run["environment"]["device"], run["environment"]["date"][:10]
-    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        single = images * step["gflop_per_image_train"] * 1e9 / run["wall_seconds"] / 1e12
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
         return None
-    if not (tflops > 0 and math.isfinite(tflops)):
+    if not (single > 0 and math.isfinite(single)):
         return None
-    return Throughput(tflops, f"measured end to end on one {device}, {date}, by the GPU check "
-                              f"(its end-to-end training record; the steady step through fit: "
-                              f"{step.get('fit_tflops', float('nan')):.2f} TFLOP/s)")
+    where = (f"measured end to end on one {gpu_records.card(run)} by the GPU check (its end-to-end training "
+             f"record: {single:.2f} TFLOP/s for one run; the steady step through fit: "
+             f"{step.get('fit_tflops', float('nan')):.2f} TFLOP/s)")
+    choice = gpu_records.throughput_choice(records)
+    if choice is None:
+        return Throughput(single, where + "; one run at a time: that check measured no throughput levers")
+    return Throughput(single * choice["total_over_one_run"],
+                      where + f", times {choice['total_over_one_run']:.2f}: the total images/s of "
+                              f"{choice['workers_per_device']} runs sharing the card over one run (its throughput record, "
+                              f"{choice['card']}), as the series' workers run them")
 
 
 def notebook_parameters(path: str | Path) -> Dict[str, Any]:

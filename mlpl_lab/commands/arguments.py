@@ -61,7 +61,10 @@ def add_plan_workers_arg(parser, what: str, zero: str) -> None:
     """``--plan-workers N``: train ``what`` first on N single-thread worker processes."""
     parser.add_argument("--plan-workers", type=count_or_zero, default=None, metavar="N",
                         help=f"train {what} first on N single-thread worker processes (default: one "
-                             f"per core, or one per GPU); 0: {zero}")
+                             f"per core, or --workers-per-device per GPU); 0: {zero}")
+    parser.add_argument("--workers-per-device", type=positive_int, default=None, metavar="K",
+                        help="on GPUs, K worker processes share each GPU (default: what the GPU check "
+                             "measured best, benchmarks/records/gpu/throughput.json; 1 without it)")
 
 
 def notebook_paths(names=None):

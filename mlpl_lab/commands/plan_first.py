@@ -1,7 +1,7 @@
 """``report`` and ``benchmark`` first train the series' planned runs -- every run the notebooks
 ask for that does not depend on another run's results, deduplicated, stage one before stage two,
 longest first (:mod:`mlpl_lab.chapters.plan`) -- on ``--plan-workers N`` single-thread worker
-processes (default: one per core, or one per GPU; :mod:`mlpl_lab.runs.workers`), then execute the
+processes (default: one per core, or ``--workers-per-device`` per GPU; :mod:`mlpl_lab.runs.workers`), then execute the
 notebooks warm; ``--plan-workers 0`` leaves every run to the notebooks."""
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def train_plan_first(args, paths, parameters=None) -> None:
         text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
         print(f"[mlpl-lab] round {round_}, planned in {time.perf_counter() - t0:.1f} s: "
               + text.replace("\n", "\n[mlpl-lab] "), flush=True)
-        report = workers.train(plan.order, store, workers=n,
+        report = workers.train(plan.order, store, workers=n, per_device=getattr(args, "workers_per_device", None),
                                note=lambda text: print("  [plan] " + text, flush=True))
         print(f"[mlpl-lab] plan: {report.describe()}", flush=True)
         for why in list(report.failed.values()) + list(report.skipped.values()):

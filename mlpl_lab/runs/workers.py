@@ -1,5 +1,6 @@
 """A series' planned runs on a pool of worker processes: one single-thread process per core, or
-one per GPU.
+several per GPU (on a GPU, the workers per device the GPU check measured best,
+:mod:`mlpl_lab.runs.gpu_records`: a small run leaves a large card mostly idle).
 
 :func:`train` takes run specs in the order a plan gives them (:mod:`mlpl_lab.chapters.plan`:
 dependencies first, longest first), adds any dependency missing from the list, and trains those
@@ -7,7 +8,8 @@ not yet in the store on ``workers`` plain processes (``multiprocessing``'s *spaw
 software). Each worker pins its threads before its first run (``OMP_NUM_THREADS``,
 ``torch.set_num_threads(threads)``, one inter-op thread: one thread without GPUs, the cores shared
 out among the workers with GPUs) and, where CUDA GPUs exist, sees one GPU
-(``CUDA_VISIBLE_DEVICES``, worker ``i`` gets GPU ``i``). The parent hands out one run at a time
+(``CUDA_VISIBLE_DEVICES``, worker ``i`` gets GPU ``i mod GPUs``: with ``per_device`` workers per
+GPU, that many runs share each card). The parent hands out one run at a time
 to an idle worker: the first in the plan's order whose dependencies (pretraining run, stage one)
 are stored — no barrier between waves, so a worker never idles while a run is ready. Every worker
 writes into the one store, which takes several writers (:mod:`mlpl_lab.runs.store`); a worker reads
@@ -63,11 +65,19 @@ def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def default_workers(n_runs: int, gpus: int | None = None) -> int:
-    """One worker per GPU where there are GPUs, else one per core (``os.cpu_count()``), never
-    more than there are runs, at least one."""
+def default_workers(n_runs: int, gpus: int | None = None, per_device: int | None = None) -> int:
+    """``per_device`` workers per GPU where there are GPUs (default: what the GPU check measured
+    best, :func:`mlpl_lab.runs.gpu_records.workers_per_device`; 1 without its record), else one
+    per core (``os.cpu_count()``), never more than there are runs, at least one."""
     gpus = gpu_count() if gpus is None else gpus
-    n = gpus if gpus > 0 else (os.cpu_count() or 1)
+    if gpus > 0:
+        if per_device is None:
+            from .gpu_records import workers_per_device
+
+            per_device = workers_per_device()
+        n = gpus * check_count(per_device, "workers per device")
+    else:
+        n = os.cpu_count() or 1
     return max(1, min(n, n_runs))
 
 
@@ -283,14 +293,15 @@ def default_threads(workers: int, gpus: int | None = None) -> int:
 
 def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int | None = None,
           threads: int | None = None, note: Callable[[str], None] | None = None,
-          task: Callable | None = None) -> PoolReport:
+          task: Callable | None = None, per_device: int | None = None) -> PoolReport:
     """Train the runs of ``specs`` missing from ``store`` (and the missing runs they start from) on
     ``workers`` processes (default :func:`default_workers`) of ``threads`` threads each (default
     :func:`default_threads`: one without GPUs), in the order given wherever the runs they start
     from are stored. ``note`` gets the progress lines.
     Returns a :class:`PoolReport`; raises nothing for a failed run (see the module docstring).
     ``task``: the module-level function a worker runs per ``(spec dict, store root)`` (default:
-    train it; tests wrap it)."""
+    train it; tests wrap it). ``per_device``: workers per GPU when ``workers`` is None (worker
+    ``i`` gets GPU ``i mod GPUs``, so each GPU is shared by that many runs at once)."""
     import queue
 
     store = store or RunStore()
@@ -304,7 +315,7 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     report = PoolReport(threads=threads or 1, already_stored=len(every) - len(todo))
     if not todo:
         return report
-    n = default_workers(len(todo)) if workers is None else min(workers, len(todo))
+    n = default_workers(len(todo), per_device=per_device) if workers is None else min(workers, len(todo))
     threads = report.threads = threads or default_threads(n)
     report.workers = n
     keys = {s.key for s in todo}
@@ -316,7 +327,8 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     t0 = last = time.perf_counter()
     pool = _Pool(n, threads, task or _train_one)
     note(f"{len(todo)} runs to train ({report.already_stored} stored) on {n} worker processes × "
-         f"{threads} thread(s)" + (f", one GPU each ({pool.gpus} GPUs)" if pool.gpus else ""))
+         f"{threads} thread(s)" + (f" sharing {pool.gpus} GPU(s), {-(-n // pool.gpus)} a GPU at most"
+                                   if pool.gpus else ""))
 
     def finish(spec: RunSpec, failure: Optional[str] = None, result=None) -> None:
         nonlocal work_done

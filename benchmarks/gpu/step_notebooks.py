@@ -1,0 +1,152 @@
+"""check.sh step 5: all eight notebooks (00-07) executed end to end with papermill under the cut
+(:mod:`cut`: the gpu design at the mode's sizes), as a series is: first the planned runs trained
+on worker processes — several sharing each GPU (``--workers``, default: the throughput record's
+best workers per device) — then the notebooks one after another, warm, each under what is left
+of ``--budget``. The live exercises of 01-06 train under the cut (``live_training=True``, sized
+inside the cut's converged runs: :func:`cut.live_sizes`).
+
+Records ``notebooks.json``, rewritten after each notebook (a step stopped by its timeout still
+leaves what it did): the planned training (runs, workers, seconds) and, per notebook in series
+order, completed or not, its seconds, the cells that ran and the first failure. A notebook not
+reached within the budget is listed as such, never left out."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+
+from _common import MODE, OUT, ROOT, write
+
+import cut
+
+#: rounds of plan-then-train before the notebooks (each reaches the runs chosen from the round
+#: before: tuning, 06's γ); what is left the notebooks train themselves
+PLAN_ROUNDS = 2
+
+
+def default_workers() -> int:
+    """Workers for the planned runs: on CUDA, the devices × the workers per device that measured
+    best in this check's throughput record (``throughput.json``; 4 without it); on the CPU, 0: the
+    notebooks train their own runs (on two shared cores worker processes gain nothing, and each
+    notebook's seconds then include its training, so a rehearsal cut short still shows them)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return 0
+    per_device = 4
+    try:
+        best = json.loads((OUT / "throughput.json").read_text())["best"]["workers_per_device"]
+        per_device = int(best)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return per_device * torch.cuda.device_count()
+
+
+def cells_of(executed: Path):
+    """The code cells of an executed notebook: index, first line, papermill duration, error."""
+    if not executed.exists():
+        return []
+    nb = json.loads(executed.read_text())
+    out = []
+    for i, c in enumerate(nb["cells"]):
+        if c["cell_type"] != "code":
+            continue
+        pm = c.get("metadata", {}).get("papermill", {})
+        src = "".join(c["source"]).strip().splitlines()
+        out.append({"index": i, "first_line": src[0][:100] if src else "", "duration": pm.get("duration"),
+                    "error": any(o.get("output_type") == "error" for o in c.get("outputs", []))})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=float, default=300, help="seconds for the whole step")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="worker processes for the planned runs (0: the notebooks train them)")
+    ap.add_argument("--notebooks", nargs="*", default=list(cut.NOTEBOOKS))
+    args = ap.parse_args()
+    t_start = time.perf_counter()
+    ipython = Path(tempfile.mkdtemp(prefix="gpu-check-ipython-"))
+    cut.startup_file(ipython, MODE)
+    os.environ["IPYTHONDIR"] = str(ipython)  # the kernels register the cut before the first cell
+    name = cut.register_cut(MODE)  # and this process, for the plan and the record
+    from mlpl_lab.profiles import get_profile
+
+    P = get_profile(name)
+    paths = [ROOT / "notebooks" / f"{nb}.ipynb" for nb in args.notebooks]
+    workers = default_workers() if args.workers is None else args.workers
+    rec = {"what": f"the notebooks executed end to end with papermill under {name}: the gpu design (the "
+                   f"{cut.BASE} profile's literals) at the {MODE} sizes; " + (
+                       f"the planned runs trained first on {workers} worker processes sharing the device(s)"
+                       if workers else "each notebook trains its own runs"),
+           "mode": MODE, "profile": name, "sizes": cut.CUT_SIZES[MODE], "budget_s": args.budget,
+           "planned_training": None, "notebooks": [
+               {"notebook": nb, "completed": False, "seconds": None, "status": "not reached"}
+               for nb in args.notebooks]}
+
+    def save():
+        done = [n for n in rec["notebooks"] if n["completed"]]
+        rec["completed"] = len(done)
+        rec["wall_seconds"] = time.perf_counter() - t_start
+        write("notebooks", rec)
+
+    # 1. the planned runs, on workers sharing the device(s)
+    from mlpl_lab.commands import plan_first
+    from mlpl_lab.runs.store import RunStore
+
+    t0 = time.perf_counter()
+    before = sum(1 for _ in RunStore().keys()) if workers else 0
+    plan_first.PLAN_ROUNDS = PLAN_ROUNDS
+    try:
+        if workers:
+            plan_first.train_plan_first(SimpleNamespace(profile=name, plan_workers=workers, workers=None,
+                                                        scheduler=None), paths, {"live_training": True})
+        error = None
+    except Exception as exc:  # the notebooks train what is missing
+        error = f"{type(exc).__name__}: {exc}"[:1000]
+        traceback.print_exc()
+    rec["planned_training"] = None if not workers else {
+        "workers": workers, "rounds": PLAN_ROUNDS, "seconds": time.perf_counter() - t0,
+        "runs_stored": sum(1 for _ in RunStore().keys()) - before, "error": error}
+    save()
+
+    # 2. the notebooks, in series order, each under what is left of the budget
+    from mlpl_lab.reporting.execute import execute_notebook
+
+    out = Path(tempfile.mkdtemp(prefix="gpu-check-nb-"))
+    for entry, path in zip(rec["notebooks"], paths):
+        left = args.budget - (time.perf_counter() - t_start)
+        if left < 5:
+            entry["status"] = "not reached (budget spent)"
+            continue
+        live = entry["notebook"] in cut.LIVE_NOTEBOOKS
+        params = {"live_training": True} if live else {}
+        print(f"{entry['notebook']} under {name} (at most {left:.0f} s a cell) ...", flush=True)
+        entry["status"] = "started; the step's time ran out while it ran"  # what stays if the step is killed
+        save()
+        t0 = time.perf_counter()
+        try:
+            execute_notebook(path, out, profile=name, parameters=params, html=False, timeout=int(left))
+            entry.update(completed=True, status="completed")
+        except Exception as exc:  # NotebookFailed: the cell that raised or ran past the limit
+            entry.update(status="stopped", error=f"{type(exc).__name__}: {exc}"[:1500])
+        entry["seconds"] = time.perf_counter() - t0
+        entry["live_training"] = live
+        cells = cells_of(out / path.name)
+        entry["cells_run"] = sum(c["duration"] is not None for c in cells)
+        entry["slowest_cells"] = sorted((c for c in cells if c["duration"] is not None),
+                                        key=lambda c: -c["duration"])[:3]
+        print(f"  {entry['status']} in {entry['seconds']:.0f} s, {entry['cells_run']} cells", flush=True)
+        save()
+    save()
+    print(f"{rec['completed']} of {len(paths)} notebooks completed under {name} in {rec['wall_seconds']:.0f} s")
+    return 0 if rec["completed"] == len(paths) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
