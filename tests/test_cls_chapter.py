@@ -29,7 +29,7 @@ def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
 
 def test_designs_per_profile():
     cpu, smoke, gpu = chapter_design("cpu"), chapter_design("smoke"), chapter_design("gpu")
-    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 10  # min(10, epochs // 2): 54, 2, 20 epochs
+    assert cpu.E_k == 10 and smoke.E_k == 1 and gpu.E_k == 5  # min(10, epochs // 2): 54, 2, 10 epochs
     assert cpu.table_regimes == ("drop 50 %", "single positive") and cpu.family_regimes == ("single positive",)
     # cpu: every Table 2 row (each enters a claim) on five seeds: 2 AN + 2 CLS + 3 family (two
     # networks each but AN); CLS-H, CLS-L on one seed (the sweeps keep only their reused points)

@@ -24,9 +24,9 @@ def _results():
             "GR": [_run("gr", {"q2": 0.05}, s, 81.0) for s in seeds]}
 
 
-@pytest.mark.parametrize("profile, epochs", [("cpu", 72), ("smoke", 3), ("gpu", 27), ("gpu_shape", 3)])
+@pytest.mark.parametrize("profile, epochs", [("cpu", 72), ("smoke", 3), ("gpu", 13), ("gpu_shape", 3)])
 def test_length_check_epochs(profile, epochs):
-    """Oracle: round(4/3 x the profile's literal epochs) (54, 2, 20, 2), at least one more."""
+    """Oracle: round(4/3 x the profile's literal epochs) (54, 2, 10, 2), at least one more."""
     assert gr.length_check_epochs(profile) == epochs
 
 

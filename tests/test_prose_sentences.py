@@ -93,6 +93,7 @@ def _seed_set(text):
     return set(range(int(m.group(1)), int(m.group(2)) + 1)) if m else {int(x) for x in head.split(",")}
 
 
+@pytest.mark.reports
 @pytest.mark.parametrize("stem", ["01_assume_negative", "02_gr_loss", "03_opml", "04_cls", "05_lac", "06_pu_mlc"])
 def test_no_report_shows_a_live_exercise_failure(stem):
     """Bug caught: every report 01–06 printed "✗ Live exercise — … no live run … to compare" after
@@ -102,6 +103,7 @@ def test_no_report_shows_a_live_exercise_failure(stem):
             assert "✗ Live exercise" not in text and "no live run" not in text, (path, i, text[:200])
 
 
+@pytest.mark.reports
 @pytest.mark.parametrize("stem", ["02_gr_loss", "07_benchmark"])
 def test_the_header_states_the_seeds_the_claims_use_and_the_one_that_selects(stem):
     from mlpl_lab.reporting.report import read_records
@@ -116,6 +118,7 @@ def test_the_header_states_the_seeds_the_claims_use_and_the_one_that_selects(ste
             assert int(m.group(1)) not in used, line
 
 
+@pytest.mark.reports
 def test_02s_separation_sentence_states_its_record():
     from mlpl_lab.reporting.report import read_records
 
@@ -127,6 +130,7 @@ def test_02s_separation_sentence_states_its_record():
         assert "destroys" not in text
 
 
+@pytest.mark.reports
 def test_00s_two_single_positive_rows_are_equal_and_the_sentence_says_why():
     from mlpl_lab.reporting.report import read_records
 

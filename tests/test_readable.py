@@ -228,6 +228,7 @@ def test_no_figure_of_the_smoke_series_has_overlapping_tick_labels_or_a_method_o
     check_figure_logs({name: _figure_log(executed_notebooks, name) for name in NOTEBOOKS})
 
 
+@pytest.mark.reports
 def test_no_figure_of_a_given_report_has_colliding_labels_or_a_method_off_its_colour():
     """The same checks on the reports ``$MLPL_LAB_REPORTS`` names (CI: the smoke series and the
     pack-served cpu report, whose wider grids the smoke series does not draw: 07's heatmap columns

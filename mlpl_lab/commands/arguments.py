@@ -64,7 +64,7 @@ def add_plan_workers_arg(parser, what: str, zero: str) -> None:
                              f"per core, or --workers-per-device per GPU); 0: {zero}")
     parser.add_argument("--workers-per-device", type=positive_int, default=None, metavar="K",
                         help="on GPUs, K worker processes share each GPU (default: what the GPU check "
-                             "measured best, benchmarks/records/gpu/throughput.json; 1 without it)")
+                             "measured best, read from its throughput record; 1 without it)")
 
 
 def notebook_paths(names=None):
