@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -262,7 +263,11 @@ def test_a_student_notebook_renders_its_quiz_from_the_encoded_bank(tmp_path):
 @pytest.mark.parametrize("uid, root", [("0", True), ("1000", False)])
 def test_make_lab_starts_jupyterlab_on_the_notebooks_adding_allow_root_as_root(uid, root):
     """``make -n lab`` (nothing runs; the venv's stamp taken as current) as root and as a user."""
-    out = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab", f"LAB_UID={uid}"], cwd=ROOT,
+    # a make that runs this test (make test) passes its flags down: the inner make would then print
+    # "Entering directory" lines around the command
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    out = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed", "lab",
+                          f"LAB_UID={uid}"], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True).stdout.strip().splitlines()
     line = out[-1]
     assert line.startswith(".venv/bin/jupyter lab ") and "--notebook-dir=notebooks" in line

@@ -1373,7 +1373,9 @@ def family_gaps(runs: "BenchmarkRuns"):
                      "gap from the runs": gap, "seeds of the gap": len(shared),
                      f"gap ≥ {FAMILY_MIN_GAP:g}": ("—" if not shared else "✓" if gap >= FAMILY_MIN_GAP else "✗"),
                      "runs waiting": sum(n for label, n in waiting.items() if label.endswith(f" · {family}"))})
-    return pd.DataFrame(rows).set_index("family")
+    columns = ["family", "scenes", "measured gap", "gap from the runs", "seeds of the gap",
+               f"gap ≥ {FAMILY_MIN_GAP:g}", "runs waiting"]
+    return pd.DataFrame(rows, columns=columns).set_index("family")  # no row: a design without families
 
 
 def describe_scene(scene: Mapping[str, Any]) -> str:
@@ -1399,9 +1401,13 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
     from ..analysis.ranks import rank_test
 
     d = runs.design
+    methods = [r for r in d.family_rows if r not in REFERENCE_ROWS]
+    if not d.scenes:
+        return dict(families=[], methods=methods, waiting=0, p=None, mean_ranks={},
+                    reason=f"the {d.profile.name} design declares no scene families (the cpu design is the one that "
+                           "ranks methods over independent data sets)")
     frame = family_frame(runs)
     gaps = family_gaps(runs)
-    methods = [r for r in d.family_rows if r not in REFERENCE_ROWS]
     ok = [f for f in d.scenes if frame.loc[methods, f].notna().all()
           and math.isfinite(gaps.loc[f, "gap from the runs"]) and gaps.loc[f, "gap from the runs"] >= FAMILY_MIN_GAP]
     waiting = sum(runs.waiting.get(FAMILIES, {}).values())
@@ -1434,6 +1440,9 @@ def families_view(runs: "BenchmarkRuns"):
 
     from ..analysis.display import styled
 
+    if not runs.design.scenes:
+        return Markdown(f"**No rank test here.** {family_ranks(runs)['reason']}: the ranks of section 3 "
+                        "are description only, and the paired claims of section 8 are the comparisons to read.")
     gaps = family_gaps(runs)
     display(styled(gaps, f"The benchmark's data sets: scene families, each a setting of the generator's knobs, "
                    f"under uniform single positive. 'measured gap': full labels minus AN (test mAP) in the "
