@@ -385,16 +385,8 @@ def mark_schedule_bound(table, notes: Mapping[str, str]):
     curves rise to the end; ``notes[claim]`` says what the control (the length check) found. The
     ``converged`` column shows "§ <note>" and ``_schedule`` keeps the note for the record and the
     take-aways. A claim not in the table is an error (a renamed claim would drop its mark)."""
-    missing = [c for c in notes if c not in table.index]
-    if missing:
-        raise KeyError(f"no such claims to mark schedule-bound: {missing}")
-    table = table.copy()
-    table["_schedule"] = None
-    for claim, note in notes.items():
-        table.at[claim, "_schedule"] = note
-        risk = " ⚠ at risk" if bool(table.at[claim, "_at_risk"]) else ""
-        table.at[claim, "converged"] = f"§ {note}{risk}"
-    return table
+    return _marked(table, notes, "_schedule", "schedule-bound", lambda t, claim, note:
+                   f"§ {note}" + (" ⚠ at risk" if bool(t.at[claim, "_at_risk"]) else ""))
 
 
 def mark_waiting(table, waiting: Mapping[str, str]):
@@ -402,14 +394,22 @@ def mark_waiting(table, waiting: Mapping[str, str]):
     (``waiting[claim]``: which runs, e.g. "the end-to-end rows at twice the epochs"): the
     ``converged`` column says so and ``_waiting`` keeps it for the record. A claim not in the
     table is an error."""
-    missing = [c for c in waiting if c not in table.index]
+    return _marked(table, waiting, "_waiting", "as waiting for runs", lambda t, claim, what:
+                   f"{t.at[claim, 'converged']}; waits for {what}")
+
+
+def _marked(table, notes: Mapping[str, str], column: str, what: str, converged):
+    """A copy of ``table`` with ``notes[claim]`` in ``column`` and the ``converged`` cell of each
+    such claim rewritten by ``converged(table, claim, note)``; a claim not in the table is a
+    KeyError naming it (``what``: how the claims were to be marked)."""
+    missing = [c for c in notes if c not in table.index]
     if missing:
-        raise KeyError(f"no such claims to mark as waiting for runs: {missing}")
+        raise KeyError(f"no such claims to mark {what}: {missing}")
     table = table.copy()
-    table["_waiting"] = None
-    for claim, what in waiting.items():
-        table.at[claim, "_waiting"] = what
-        table.at[claim, "converged"] = f"{table.at[claim, 'converged']}; waits for {what}"
+    table[column] = None
+    for claim, note in notes.items():
+        table.at[claim, column] = note
+        table.at[claim, "converged"] = converged(table, claim, note)
     return table
 
 
