@@ -50,9 +50,13 @@ def plan_counts(profile: str = "gpu") -> Dict[str, Any]:
     plan = plan_series(profile, chapter_notebooks())
     keys = {s.key for s in plan.order}
     later = list({s.key: s for nb in plan.notebooks for s in nb.later if s.key not in keys}.values())
-    groups, unknown = projection(plan.order + later)
+    keys |= {s.key for s in later}
+    # the pending runs (controls, longer runs, scene families): the series that makes a pack trains them
+    pending = list({s.key: s for nb in plan.notebooks for s in nb.pending if s.key not in keys}.values())
+    groups, unknown = projection(plan.order + later + pending)
     return {"profile": profile, "notebooks": len(plan.notebooks),
-            "runs": len(plan.order) + len(later) - len(unknown), "chosen_from_results": len(later),
+            "runs": len(plan.order) + len(later) + len(pending) - len(unknown),
+            "chosen_from_results": len(later), "pending": len(pending),
             "images_trained": sum(g.images_trained for g in groups), "flops": sum(g.flops for g in groups)}
 
 
@@ -108,7 +112,8 @@ def gpu_markdown(plan: Optional[Mapping[str, Any]], rate, summary: Optional[Mapp
             f"**The projection.** The gpu series (all {plan['notebooks']} notebooks, five seeds, ResNet-18 at "
             f"64 px) is **{plan['runs']:,} runs** training {plan['images_trained'] / 1e6:,.0f} million images, "
             f"{plan['flops'] / 1e15:,.0f} PFLOP ({plan['chosen_from_results']:,} of the runs are chosen from "
-            f"results and counted at stand-in choices). At {rate.tflops:.2f} TFLOP/s, the rate "
+            f"results and counted at stand-in choices; {plan.get('pending', 0):,} are controls and longer runs "
+            f"that the series trains for the pack). At {rate.tflops:.2f} TFLOP/s, the rate "
             f"{_where(rate.source)}, that is **{hours:,.0f} h on one card**: a series to train before the "
             "course and carry to the students as a pack, never in a session. `mlpl-lab plan --profile gpu` "
             "prints the same projection per notebook, and `--tflops X` at another rate.")
