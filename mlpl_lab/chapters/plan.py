@@ -231,6 +231,15 @@ class SeriesPlan:
         """Every distinct run, in the order a pool takes them (wave by wave, longest first)."""
         return [s for w in self.waves for s in w]
 
+    def stand_ins(self) -> Tuple[List[RunSpec], List[RunSpec]]:
+        """``(later, pending)``: the distinct runs counted beside :attr:`order` -- those chosen
+        from results (at stand-in choices) and the pending ones -- each once, none in ``order``."""
+        keys = {s.key for s in self.order}
+        later = list({s.key: s for nb in self.notebooks for s in nb.later if s.key not in keys}.values())
+        keys |= {s.key for s in later}
+        pending = list({s.key: s for nb in self.notebooks for s in nb.pending if s.key not in keys}.values())
+        return later, pending
+
     def first_notebook(self) -> Dict[str, str]:
         """``{key: the first notebook that asks for it}``."""
         out: Dict[str, str] = {}
@@ -459,10 +468,7 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
         lines.append(f"  wave {i} ({name}): {len(w)} runs, {sum(images_trained(s) for s in w):,d} images trained")
     if tflops is None:
         return "\n".join(lines)
-    keys = {s.key for s in order}
-    later = list({s.key: s for nb in plan.notebooks for s in nb.later if s.key not in keys}.values())
-    keys |= {s.key for s in later}
-    pending = list({s.key: s for nb in plan.notebooks for s in nb.pending if s.key not in keys}.values())
+    later, pending = plan.stand_ins()
     order = order + later + pending
     groups, unknown = projection(order)
     total = sum(g.flops for g in groups)

@@ -48,11 +48,8 @@ def plan_counts(profile: str = "gpu") -> Dict[str, Any]:
     from .notebooks import chapter_notebooks
 
     plan = plan_series(profile, chapter_notebooks())
-    keys = {s.key for s in plan.order}
-    later = list({s.key: s for nb in plan.notebooks for s in nb.later if s.key not in keys}.values())
-    keys |= {s.key for s in later}
     # the pending runs (controls, longer runs, scene families): the series that makes a pack trains them
-    pending = list({s.key: s for nb in plan.notebooks for s in nb.pending if s.key not in keys}.values())
+    later, pending = plan.stand_ins()
     groups, unknown = projection(plan.order + later + pending)
     return {"profile": profile, "notebooks": len(plan.notebooks),
             "runs": len(plan.order) + len(later) + len(pending) - len(unknown),
