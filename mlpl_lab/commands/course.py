@@ -1,4 +1,4 @@
-"""``mlpl-lab course sync|export|timings|ranges|gpu-plan|repo-size|book|figure|results``: course material -- objectives
+"""``mlpl-lab course sync|export|timings|ranges|gpu-plan|repo-size|book|figure|results|claims-snapshot|claims-change``: course material -- objectives
 synced into the notebooks and the README, student and instructor copies, measured timings and
 expected ranges, the book, the README's figure and the handbook's results block
 (:mod:`mlpl_lab.course`)."""
@@ -50,6 +50,8 @@ def cmd_course(args) -> int:
             return 1
         print(f"{HANDBOOK}: results block {'updated' if changed and not args.check else 'current'}")
         return 0
+    if args.action in ("claims-snapshot", "claims-change"):  # the old series' claims beside the new
+        return _claims_change(args)
     if args.action == "ranges":  # the guide's expected results, from one series' executed notebooks
         found = timings_from_executed(Path(args.executed))
         if not found:
@@ -120,10 +122,13 @@ def add_parser(sub) -> None:
     course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
                                            "copies, timings, the book")
     course.add_argument("action", choices=("sync", "export", "timings", "ranges", "gpu-plan",
-                                                 "repo-size", "book", "figure", "results"))
+                                                 "repo-size", "book", "figure", "results",
+                                                 "claims-snapshot", "claims-change"))
     course.add_argument("--check", action="store_true", help="sync: only report disagreements (exit 1)")
     course.add_argument("--out", default=None, help="export: dist (default); book: reports/book (default)")
     course.add_argument("--executed", default="reports", help="executed notebooks (timings, ranges, book)")
+    course.add_argument("--old", default=None,
+                        help="claims-change: the previous series' claims (a claims-snapshot JSON file)")
     course.add_argument("--variant", default="both", choices=("student", "instructor", "both"))
     course.add_argument("--strict", action="store_true", help="book: warnings are errors (CI)")
     course.add_argument("--store", default=None,
@@ -138,6 +143,39 @@ def add_parser(sub) -> None:
     course.add_argument("--workers", type=int, default=2,
                         help="timings: the worker processes that trained the series' plan (default 2)")
     course.set_defaults(func=_course_entry)
+
+
+def _claims_change(args) -> int:
+    """``claims-snapshot``: the executed series' claims to ``--out``; ``claims-change``: the
+    handbook's table of the ``--old`` series' claims beside the executed ones."""
+    from ..course.claims_change import HANDBOOK, snapshot, write_change
+
+    try:
+        if args.action == "claims-snapshot":
+            if not args.out or args.out == "reports/book":
+                print("mlpl-lab course claims-snapshot: give --out FILE (the JSON record to write)")
+                return 1
+            record = snapshot(Path(args.executed))
+            out = Path(args.out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            tmp.replace(out)
+            n = sum(len(c) for c in record["notebooks"].values())
+            print(f"{n} claims of {len(record['notebooks'])} notebooks written to {out}")
+            return 0
+        if not args.old:
+            print("mlpl-lab course claims-change: give --old FILE (a claims-snapshot of the previous series)")
+            return 1
+        changed = write_change(Path(args.old), Path(args.executed), check=args.check)
+    except ValueError as exc:
+        print(f"mlpl-lab course {args.action}: {exc}")
+        return 1
+    if args.check and changed:
+        print(f"{HANDBOOK} does not hold the claims change of {args.executed}: run `mlpl-lab course claims-change`")
+        return 1
+    print(f"{HANDBOOK}: claims-change table {'updated' if changed and not args.check else 'current'}")
+    return 0
 
 
 def _course_entry(args) -> int:

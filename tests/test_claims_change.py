@@ -1,0 +1,95 @@
+"""The old-vs-new claims table: snapshots of hand-made executed notebooks, reasons derived by hand.
+
+Bugs these catch: a verdict change explained by the wrong cause (n and m swapped, a sign change
+called a shrink), an unchanged claim reported as changed, a claim that only one series states
+lost from the table, the handbook's prose outside the markers overwritten, a damaged old record
+writing anything."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlpl_lab.course import claims_change as cc
+
+
+def _nb(path, claims, end="2026-11-28T10:00:00"):
+    from mlpl_lab.reporting.report import RECORD_MIME
+
+    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "id": "c0", "metadata": {}, "source": "",
+                     "outputs": [{"output_type": "display_data", "metadata": {},
+                                  "data": {RECORD_MIME: {"name": "claims", "value": claims}}}]}],
+          "nbformat": 4, "nbformat_minor": 5,
+          "metadata": {"papermill": {"parameters": {"profile": "cpu"}, "end_time": end}}}
+    path.write_text(json.dumps(nb))
+
+
+def claim(verdict, margin, lo, hi, n=5, m=1, converged=True, at_risk=False):
+    return {"verdict": verdict, "margin": margin, "ci_family": [lo, hi], "ci95": [lo, hi], "n": n,
+            "seeds": list(range(1, n + 1)), "family": "f", "family_size": m, "converged": converged,
+            "at_risk": at_risk, "kind": "finding"}
+
+
+def test_reasons_name_each_difference_that_moves_a_verdict():
+    old = claim("holds", 2.0, 0.5, 3.5, n=5, m=1)
+    # fewer seeds and a bigger family: both named, with the inconclusive rule below 3 seeds
+    new = claim("inconclusive", 2.0, -4.0, 8.0, n=2, m=4)
+    why = cc.reasons(old, new)
+    assert why[0] == "paired seeds 5 → 2 (below 3 a claim is inconclusive)"
+    assert why[1].startswith("family size m 1 → 4")
+    assert "margin +2.00 → +2.00" in why
+    assert "the deciding interval's width 3.00 → 12.00 (4.00×)" in why
+    # a sign change is called one, not a shrink
+    assert cc.reasons(claim("holds", 1.0, 0.2, 1.8), claim("does not hold", -0.5, -1.0, -0.1))[0] == \
+        "the margin changed sign: +1.00 → -0.50"
+    # the same verdict needs no reason; a change with nothing else different is seed noise
+    assert cc.reasons(old, claim("holds", 9.0, 8.0, 10.0, n=3, m=7)) == []
+    assert cc.reasons(claim("holds", 1.0, 0.1, 1.9, converged=None), claim("inconclusive", 1.0, -0.1, 2.1,
+                                                                        converged=None)) == \
+        ["margin +1.00 → +1.00", "the deciding interval's width 1.80 → 2.20 (1.22×)"]
+    assert cc.reasons({"verdict": "holds"}, {"verdict": "inconclusive"}) == \
+        ["the runs themselves (same seeds, family and length): seed noise"]
+    assert "at risk (its losing side did not converge)" in cc.reasons(
+        claim("holds", 1.0, 0.1, 1.9), claim("inconclusive", 1.0, -0.1, 2.1, converged=False, at_risk=True))
+
+
+def test_the_table_pairs_claims_across_series_and_lands_between_the_markers(tmp_path):
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    old_dir.mkdir(), new_dir.mkdir()
+    _nb(old_dir / "02_gr_loss.ipynb", {"GR beats AN": claim("holds", 10.0, 9.0, 11.0),
+                                       "dropped": claim("holds", 1.0, 0.5, 1.5)}, end="2026-11-27T10:00:00")
+    _nb(new_dir / "02_gr_loss.ipynb", {"GR beats AN": claim("holds", 8.0, 7.0, 9.0),
+                                       "added": claim("inconclusive", 0.1, -1.0, 1.2, n=3)})
+    old = cc.snapshot(old_dir)
+    assert old["dates"] == ["2026-11-27"] and set(old["notebooks"]["02_gr_loss"]) == {"GR beats AN", "dropped"}
+    rows = {r["claim"]: r for r in cc.change_rows(old, cc.snapshot(new_dir))}
+    assert rows["GR beats AN"]["why"] == "unchanged"
+    assert rows["GR beats AN"]["old"] == "+10.00 [+9.00, +11.00], n=5: **holds**"
+    assert rows["added"]["why"] == "new in this series" and rows["added"]["old"] == "—"
+    assert rows["dropped"]["why"] == "not stated by this series' design" and rows["dropped"]["new"] == "—"
+
+    old_file = tmp_path / "old.json"
+    old_file.write_text(json.dumps(old))
+    page = tmp_path / "handbook.md"
+    page.write_text(f"before\n{cc.BEGIN}\nstale\n{cc.END}\nafter\n")
+    assert cc.write_change(old_file, new_dir, page=page)
+    text = page.read_text()
+    assert text.startswith("before\n") and text.endswith("\nafter\n") and "stale" not in text
+    assert "3 claims, 1 with the same verdict, 2 changed, added or dropped" in text
+    assert not cc.write_change(old_file, new_dir, page=page)  # current: nothing to write
+
+
+def test_bad_inputs_are_clear_errors_and_write_nothing(tmp_path):
+    page = tmp_path / "handbook.md"
+    page.write_text(f"x\n{cc.BEGIN}\nkept\n{cc.END}\n")
+    bad = tmp_path / "old.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="claims-snapshot"):
+        cc.write_change(bad, tmp_path, page=page)
+    assert "kept" in page.read_text()
+    with pytest.raises(ValueError, match="no executed notebook with claims"):
+        cc.snapshot(tmp_path)
+    nomark = tmp_path / "plain.md"
+    nomark.write_text("no markers\n")
+    with pytest.raises(ValueError, match="no claims-change markers"):
+        cc.write_change(bad, tmp_path, page=nomark)
