@@ -23,15 +23,12 @@ from typing import Any, Dict, List, Tuple
 from ..analysis.claims import Claim, Family, by_seed, claims_table, paired
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table, seed_mean
+from ..core.regimes import regime_table
 from ..profiles import Profile, get_profile
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, specs_for, splits_for
 
-REGIMES: Dict[str, tuple] = {
-    "single positive": ("single_positive", {}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "known 10 %": ("known_proportion", {"p": 0.1}),
-}
+REGIMES: Dict[str, tuple] = regime_table("single positive", "drop 50 %", "known 10 %")
 METHODS = {"full labels": "full", "AN": "an"}
 #: pretraining candidates: overrides of ``Profile.pretrain`` (both object-centric: one object
 #: per image, like ImageNet's photos; they differ in whether the classes are the chapters' own)

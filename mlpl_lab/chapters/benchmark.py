@@ -59,6 +59,9 @@ from . import lac as lac_chapter
 from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
+from ..core.regimes import regime_table
+from ..methods import catalogue
+from ..methods.catalogue import LABEL
 from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
@@ -66,18 +69,10 @@ from . import gr as gr_chapter
 from .gr import expected_positives
 from .scenes_choice import SCENE_CANDIDATES
 
-#: column label -> (regime name, parameters); the drop rates are distinct regimes
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
-    "single positive": ("single_positive", {}),
-    # the single positive whose object covers the most visible pixels (the extreme of the size-biased
-    # labels of Arroyo et al.; core.regimes.single_positive(bias="size") reads the masks the scenes keep)
-    "single positive (size-biased)": ("single_positive", {"bias": "size"}),
-    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
-    "known 10 %": ("known_proportion", {"p": 0.1}),
-    "positives only 10 %": ("positives_only", {"p": 0.1}),
-}
+#: column label -> (regime name, parameters): every regime of the lab (:data:`mlpl_lab.core.regimes.REGIME_TABLE`)
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = regime_table()
+
+
 def regime_definition(label: str) -> str:
     """What the regime ``label`` of :data:`REGIMES` observes, from its name and parameters."""
     name, params = REGIMES[label]
@@ -101,8 +96,8 @@ def regime_definition(label: str) -> str:
 REGIME_SLUGS = {"single": "single positive", "single_size": "single positive (size-biased)", "drop25": "drop 25 %", "drop50": "drop 50 %",
                 "drop75": "drop 75 %", "known10": "known 10 %", "pos10": "positives only 10 %"}
 
-ORACLE, AN = "full labels", "AN"
-LAC_ROW = "two-stage + queue (LAC)"  # chapter 05's row the benchmark's LAC cells are
+ORACLE, AN = LABEL.oracle, LABEL.an
+LAC_ROW = LABEL.lac_row  # chapter 05's row the benchmark's LAC cells are
 #: CLS's paper gives τ_h for single positive and the drop rates only (a size-biased single positive
 #: is still single positive: the same τ)
 CLS_REGIMES = tuple(cls_chapter.REGIMES) + ("single positive (size-biased)",)
@@ -160,41 +155,43 @@ BOOSTLU_NOTE = (f"own head: a 1x1-conv class activation map whose positive part 
                 f"α = {BOOSTLU_ALPHA:g}) before the pooling, at training and at evaluation; the loss is the LL row's")
 
 
-ROWS: Tuple[Row, ...] = (
-    Row(ORACLE, "full", "01", note="reads the true labels: the upper bound (one run per seed serves every column)"),
-    Row(AN, "an", "01"),
-    Row("WAN", "wan", "02"),
-    Row("AN-LS", "an_ls", "02"),
-    Row("EPR", "epr", "02", params=_k),
-    Row("ROLE", "role", "02", params=_k),
-    Row("Focal", "focal", "02"),
-    Row("ASL", "asl", "02"),
-    Row("Hill", "hill", "02"),
-    Row("SPLC", "splc", "02"),
-    Row("EM", "em", "02"),
-    Row("EM+APL", "em_apl", "02"),
-    Row("LL-R", "ll_r", "02"),
-    Row("LL-Ct", "ll_ct", "02"),
-    Row("LL-Cp", "ll_cp", "02"),
-    Row("LL-R + BoostLU", "ll_r", "02", train=_boostlu, note=BOOSTLU_NOTE),
-    Row("LL-Ct + BoostLU", "ll_ct", "02", train=_boostlu, note=BOOSTLU_NOTE),
-    Row("LL-Cp + BoostLU", "ll_cp", "02", train=_boostlu, note=BOOSTLU_NOTE),
-    Row("GR", "gr", "02"),
-    Row("OPML", "opml", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
-    Row("OPML-SP", "opml_sp", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
-    Row("CLS", "cls", "04", params=_cls, regimes=CLS_REGIMES,
-        note="τ_h is given by its paper for single positive and the drop rates only"),
-    Row("Co-teaching", "coteaching", "04", params=lambda P, r, s: _family(P)),
-    Row("Co-teaching+", "coteaching_plus", "04", params=lambda P, r, s: _family(P)),
-    Row(cls_chapter.JOCOR, "jocor", "04",
-        params=lambda P, r, s: _family(P, {"co_lambda": cls_chapter.JOCOR_LAMBDA})),
-    Row("LAC", "lac", "05",
-        regimes=tuple(label for label, (name, params) in REGIMES.items()
-                      if lac_chapter.regime_defined(name, params)),
-        note="own head (label query) and two stages with its paper's optimiser: chapter 05's design; "
-             "known negatives are masked out of PLC and the contrastive loss (never pseudo-positives)"),
-    Row("PU-MLC", "pu_mlc", "06", note="reads observed positives only (observed negatives count as unlabelled)"),
-)
+#: each row's protocol where it is not the default: hyperparameters read from the profile or the
+#: regime (added under the catalogue entry's fixed ones), where it applies, its training, its note
+_ROW_PARAMS: Dict[str, Callable[[Profile, str, int], Dict[str, Any]]] = {
+    LABEL.epr: _k, LABEL.role: _k, LABEL.cls: _cls,
+    LABEL.coteaching: lambda P, r, s: _family(P), LABEL.coteaching_plus: lambda P, r, s: _family(P),
+    LABEL.jocor_row: lambda P, r, s: _family(P),
+}
+_ROW_REGIMES: Dict[str, Tuple[str, ...]] = {
+    LABEL.cls: CLS_REGIMES,
+    LABEL.lac: tuple(label for label, (name, params) in REGIMES.items() if lac_chapter.regime_defined(name, params)),
+}
+_ROW_TRAIN: Dict[str, Callable[[Profile], Dict[str, Any]]] = {
+    LABEL.ll_r_boostlu: _boostlu, LABEL.ll_ct_boostlu: _boostlu, LABEL.ll_cp_boostlu: _boostlu}
+_ROW_NOTES: Dict[str, str] = {
+    LABEL.oracle: "reads the true labels: the upper bound (one run per seed serves every column)",
+    LABEL.ll_r_boostlu: BOOSTLU_NOTE, LABEL.ll_ct_boostlu: BOOSTLU_NOTE, LABEL.ll_cp_boostlu: BOOSTLU_NOTE,
+    LABEL.cls: "τ_h is given by its paper for single positive and the drop rates only",
+    LABEL.lac: "own head (label query) and two stages with its paper's optimiser: chapter 05's design; "
+               "known negatives are masked out of PLC and the contrastive loss (never pseudo-positives)",
+    LABEL.pu_mlc: "reads observed positives only (observed negatives count as unlabelled)",
+}
+
+
+def _params(e: catalogue.Entry) -> Callable[[Profile, str, int], Dict[str, Any]]:
+    """A row's hyperparameters: the benchmark's own (:data:`_ROW_PARAMS`) with the entry's fixed
+    ones over them."""
+    own, fixed = _ROW_PARAMS.get(e.label), dict(e.params)
+    if own is None:
+        return lambda P, r, s: dict(fixed)
+    return lambda P, r, s: dict(own(P, r, s), **fixed)
+
+
+#: every catalogue entry notebook 07 shows, in the catalogue's order
+ROWS: Tuple[Row, ...] = tuple(
+    Row(e.label, e.method, e.chapter, params=_params(e), regimes=_ROW_REGIMES.get(e.label),
+        note=_ROW_NOTES.get(e.label, ""), train=_ROW_TRAIN.get(e.label, lambda P: {}))
+    for e in catalogue.in_chapter("07"))
 ROW_BY_LABEL = {r.label: r for r in ROWS}
 REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 
@@ -941,20 +938,9 @@ def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None, runs: "Bench
             "left_out": left_out(design)}
 
 
-#: each paper's headline claim against AN (single positive unless said), for the claims table
-PAPER_CLAIMS: Dict[str, str] = {
-    "GR": f"{cite('gr')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "OPML-SP": f"{cite('opml')}: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "CLS": f"{cite('cls')}, Table 2: beats AN on COCO in every regime of its table",
-    "LAC": f"{cite('lac')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "PU-MLC": f"— ({cite('pu_mlc')} compares PU-MLC with partial BCE at known proportions, chapter 06; "
-              "it makes no claim against AN under these regimes)",
-    "EM+APL": f"{cite('em_apl')}: beats AN on four datasets (single positive)",
-    "ROLE": f"{cite('cole')}, Table 2: beats AN (single positive)",
-    "LL-R": f"{cite('large_loss')}, Table 1: beats AN (single positive)",
-    "LL-R + BoostLU": f"{cite('boostlu')}: boosting improves the Large Loss schemes on three single-positive "
-                      "datasets (its abstract), and LL-R beats AN (Large Loss Matters, Table 1)",
-}
+#: each paper's headline claim against AN (single positive unless said), for the claims table:
+#: the catalogue entries' claims
+PAPER_CLAIMS: Dict[str, str] = catalogue.paper_claims()
 
 
 SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"

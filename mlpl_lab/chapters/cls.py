@@ -47,12 +47,8 @@ from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, specs_for, splits_for, with_pending
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
-    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
-    "single positive": ("single_positive", {}),
-}
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table("drop 25 %", "drop 50 %", "drop 75 %",
+                                                                "single positive")
 
 #: JoCoR is always quoted with its λ (the official code's default 0.1)
 JOCOR_LAMBDA = 0.1
