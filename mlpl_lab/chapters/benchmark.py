@@ -59,9 +59,9 @@ from . import lac as lac_chapter
 from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
-from ..core.regimes import regime_table
-from ..methods import catalogue
-from ..methods.catalogue import LABEL
+from ..core.regime_table import regime_table
+from .. import catalogue
+from ..catalogue import LABEL
 from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
@@ -199,11 +199,11 @@ REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 #: the budget are the tuning module's; which designs are tuned is :data:`DESIGNS`'
 TUNING_GRIDS = tuner.GRIDS
 #: rows never tuned: the oracle reads the true labels, LAC keeps chapter 05's two-stage design
-UNTUNED_ROWS = (ORACLE, "LAC")
+UNTUNED_ROWS = (ORACLE, LABEL.lac)
 
 #: the rows every cpu regime holds (the oracle is shown, not ranked); over these label regimes of
 #: one data set the ranks are description only (:func:`mlpl_lab.analysis.ranks.describe_ranks`)
-_CPU_BLOCK = (ORACLE, "AN", "GR", "EM", "ROLE", "LL-R", "CLS", "LAC", "OPML-SP", "PU-MLC")
+_CPU_BLOCK = (ORACLE, LABEL.an, LABEL.gr, LABEL.em, LABEL.role, LABEL.ll_r, LABEL.cls, LABEL.lac, LABEL.opml_sp, LABEL.pu_mlc)
 
 #: **the benchmark's data sets** (ranks with a p need independent data sets, Demšar 2006): scene
 #: families, each a setting of the generator's own knobs over the profile's scenes, trained under
@@ -231,7 +231,7 @@ FAMILY_MIN_GAP = 10.0
 #: eight of the block above, each under the setting tuning kept for it on the default family's
 #: single positive (no tuning again per family). LAC (own head, two stages) and ROLE (its k read
 #: from each family's clean labels) are left out for their cost.
-FAMILY_BLOCK = (ORACLE, "AN", "Hill", "EM", "LL-R", "GR", "OPML-SP", "CLS", "PU-MLC")
+FAMILY_BLOCK = (ORACLE, LABEL.an, LABEL.hill, LABEL.em, LABEL.ll_r, LABEL.gr, LABEL.opml_sp, LABEL.cls, LABEL.pu_mlc)
 FAMILY_REGIME = "single positive"
 #: the pending runs' families (:attr:`mlpl_lab.chapters.asked.Asked.pending`)
 FAMILIES = "scene families"
@@ -259,7 +259,7 @@ DESIGNS_CPU_GRID = {"single positive": tuple(r.label for r in ROWS),
                     "single positive (size-biased)": _CPU_BLOCK, "drop 50 %": _CPU_BLOCK}
 #: the benchmark of each profile (``gpu_shape`` takes gpu's: :data:`common.DESIGN_OF`)
 DESIGNS: Dict[str, Preset] = {
-    "smoke": Preset(grid={"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
+    "smoke": Preset(grid={"single positive": (ORACLE, LABEL.an, LABEL.gr), "drop 50 %": (ORACLE, LABEL.an, LABEL.gr)},
                     tuned=False),
     # cpu: every row under single positive, the block under two more regimes (one size-biased, one
     # partial); every cell on the five fresh seeds. The other 4 regimes are the gpu grid's (left_out())
@@ -290,7 +290,7 @@ TRIALS = "tuning trials"
 SAME_HEAD_LABEL = "AN (LAC's head)"
 #: chapter 05's AN row: AN trained with LAC's own network (label-query head, its epochs and
 #: optimiser), the baseline that isolates the method from the head in :func:`claims`
-LAC_SAME_HEAD_AN = "AN"
+LAC_SAME_HEAD_AN = LABEL.an
 
 
 @dataclass(frozen=True)
@@ -327,7 +327,7 @@ class BenchmarkDesign:
             if m:
                 out[beats_an_family(reg)] = Family(beats_an_family(reg), m,
                                                    f"does each paper method beat AN under {reg}?")
-        lac = sum("LAC" in rows and AN in rows for rows in self.grid.values())
+        lac = sum(LABEL.lac in rows and AN in rows for rows in self.grid.values())
         if lac:
             out[SAME_HEAD_FAMILY] = Family(SAME_HEAD_FAMILY, lac, "does LAC beat AN on LAC's own network?")
         flat = sum(any(r not in REFERENCE_ROWS for r in rows) for rows in self.grid.values())
@@ -492,10 +492,10 @@ def same_head_specs(d: BenchmarkDesign) -> Dict[str, List[RunSpec]]:
     lac = lac_chapter.design(P)
     out = {}
     for reg, rows in d.grid.items():
-        if "LAC" in rows:
+        if LABEL.lac in rows:
             name, rp = REGIMES[reg]
             out[reg] = [lac_chapter.row_spec(P, LAC_SAME_HEAD_AN, s, name, rp, lac)
-                        for s in sorted(d.seeds[(reg, "LAC")])]
+                        for s in sorted(d.seeds[(reg, LABEL.lac)])]
     return out
 
 
@@ -517,10 +517,10 @@ def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[
     now: Families = {}
     later: Families = {}
     for reg, rows in d.grid.items():
-        if "GR" not in rows or AN not in rows or (reg, "GR") not in cells or (reg, AN) not in cells:
+        if LABEL.gr not in rows or AN not in rows or (reg, LABEL.gr) not in cells or (reg, AN) not in cells:
             continue
-        got = [stored(s) for s in cells[(reg, "GR")]]
-        pair = {f"GR · {reg}": gr_chapter.lengthen(cells[(reg, "GR")], epochs),
+        got = [stored(s) for s in cells[(reg, LABEL.gr)]]
+        pair = {f"GR · {reg}": gr_chapter.lengthen(cells[(reg, LABEL.gr)], epochs),
                 f"AN · {reg}": gr_chapter.lengthen(cells[(reg, AN)], epochs)}
         if any(r is None for r in got):
             later.setdefault(LENGTH_CHECK, {}).update(pair)
@@ -585,7 +585,7 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
             continue
         for row in rows:
             specs_ = cells.get((reg, row))
-            if row in ("GR", AN) + REFERENCE_ROWS or not specs_:
+            if row in (LABEL.gr, AN) + REFERENCE_ROWS or not specs_:
                 continue
             if not is_schedule_bound(specs_[0].method, specs_[0].method_params):
                 continue
@@ -705,7 +705,7 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
         row, reg = label.split(" · ", 1)
         an = runs[BOUND_CHECK].get(f"AN for {label}")
         if an:
-            bound.setdefault(reg, {})[row] = {"method": rs, "AN": an}
+            bound.setdefault(reg, {})[row] = {"method": rs, LABEL.an: an}
     return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), *choices(d, stored), length, families, bound,
                          waiting(d))
 
@@ -975,27 +975,27 @@ def claims(results, same_head: Mapping[str, list] | None = None,
             if label in methods:
                 rows.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
                                   methods[label], methods[AN], family=fam[beats_an_family(regime)]))
-        if "LAC" in methods and same_head and regime in same_head:
+        if LABEL.lac in methods and same_head and regime in same_head:
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
-                              "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime],
+                              LABEL.lac, SAME_HEAD_LABEL, methods[LABEL.lac], same_head[regime],
                               family=fam[SAME_HEAD_FAMILY]))
         check = (length or {}).get(regime)
-        if "GR" in methods and check and bm.convergence_mark(methods["GR"]) == "schedule-bound":
-            epochs = check["GR"][0].spec.train["epochs"]
+        if LABEL.gr in methods and check and bm.convergence_mark(methods[LABEL.gr]) == "schedule-bound":
+            epochs = check[LABEL.gr][0].spec.train["epochs"]
             name = f"GR beats AN with both trained {epochs} epochs under {regime} (length check)"
             rows.append(Claim(name, "the same comparison at a longer schedule (GR is schedule-bound)",
-                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN],
+                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check[LABEL.gr], check[AN],
                               control_of=f"GR beats AN under {regime}"))
             notes[f"GR beats AN under {regime}"] = name
         for label in PAPER_CLAIMS:
-            if label == "GR" or label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
+            if label == LABEL.gr or label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
                 continue
             ctl = (bound_length or {}).get(regime, {}).get(label)
             if ctl:
                 epochs = ctl["method"][0].spec.train["epochs"]
                 name = f"{label} beats AN with both trained {epochs} epochs under {regime} (length check)"
                 rows.append(Claim(name, f"the same comparison at a longer schedule ({label} is schedule-bound)",
-                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl["AN"],
+                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl[LABEL.an],
                                   control_of=f"{label} beats AN under {regime}"))
                 notes[f"{label} beats AN under {regime}"] = name
             else:

@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis.selection import OBSERVED, best_epoch_by
-from ..methods import catalogue
+from .. import catalogue
 from .common import as_profile
 
 #: row label -> {hyperparameter: values, paper default first}: each catalogue entry's grid
-#: (:mod:`mlpl_lab.methods.catalogue`). A grid is walked as a product in this order; its first
+#: (:mod:`mlpl_lab.catalogue`). A grid is walked as a product in this order; its first
 #: trials are the budget.
 GRIDS: Dict[str, Dict[str, List[Any]]] = catalogue.grids()
 #: trials per method (the equal budget); the small profiles that only prove the code paths in CI

@@ -20,10 +20,11 @@ import functools
 import inspect
 import math
 from fractions import Fraction
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
+from .regime_table import FULL_LABELS, REGIME_TABLE, regime_table  # noqa: F401 (the chapters' table)
 from .labels import (NEG, POS, UNK, Matrix, _as_binary, _check_container, _check_prob,
                      _distinct_bad_values, _like, _to_numpy, check_seed, validate)
 
@@ -333,31 +334,6 @@ REGIMES: Dict[str, Callable[..., Matrix]] = {
     "noisy_negatives": noisy_negatives,
 }
 
-#: the chapters' regimes: display label -> (regime name, parameters), the one table chapters 01, 04
-#: and 07 read (each keeps the labels it trains, in its own order); the drop rates are distinct
-#: regimes. Adding a regime to the lab is one entry here.
-REGIME_TABLE: Dict[str, Tuple[str, Dict[str, Any]]] = {
-    "single positive": ("single_positive", {}),
-    # the single positive whose object covers the most visible pixels (the extreme of the size-biased
-    # labels of Arroyo et al.; single_positive(bias="size") reads the masks the scenes keep)
-    "single positive (size-biased)": ("single_positive", {"bias": "size"}),
-    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
-    "known 10 %": ("known_proportion", {"p": 0.1}),
-    "positives only 10 %": ("positives_only", {"p": 0.1}),
-}
-
-
-def regime_table(*labels: str) -> Dict[str, Tuple[str, Dict[str, Any]]]:
-    """The rows of :data:`REGIME_TABLE` named by ``labels``, in that order (all of them, in the
-    table's order, without ``labels``); an unknown label is an error naming the known ones."""
-    unknown = [label for label in labels if label not in REGIME_TABLE]
-    if unknown:
-        raise KeyError(f"no regime labelled {unknown} in core.regimes.REGIME_TABLE; known: {list(REGIME_TABLE)}")
-    return {label: (REGIME_TABLE[label][0], dict(REGIME_TABLE[label][1])) for label in labels or REGIME_TABLE}
-
-
 # parameters each regime needs from the caller (besides Y and seed)
 _REQUIRED = {"drop_positives": ("alpha",), "known_proportion": ("p",), "positives_only": ("p",),
              "noisy_negatives": ("p", "fn_rate")}
@@ -420,7 +396,7 @@ def describe_regime(name: str, **params: Any) -> str:
     """A short human label for plots and tables, e.g. "drop 50 % of positives"."""
     _check_regime(name, params)
     if name == "full":
-        return "full labels"
+        return FULL_LABELS
     if name == "single_positive":
         bias = params.get("bias")
         return "single positive" if bias is None else f"single positive ({bias}-biased)"

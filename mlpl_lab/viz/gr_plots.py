@@ -16,6 +16,7 @@ from ..losses.gr import k_hat
 from .gradients import loss_and_gradient, plot_gradient_curves
 from .palette import colours_for
 from ..analysis.gr_diagnostics import k_from_assumption
+from ..catalogue import LABEL
 
 
 def prob_grid(n: int = 199, lo: float = 0.005, hi: float = 0.995) -> np.ndarray:
@@ -54,7 +55,7 @@ def unknown_gradient_curves(w0: float = 0.0, b0: float = -2.0, w_T: float = 2.0,
     return {
         f"GR, β(0) = ({w0:g}, {b0:g})": loss_and_gradient("gr", "unknown", grid, w=w0, b=b0, **gr),
         f"GR, β(T) = ({w_T:g}, {b_T:g})": loss_and_gradient("gr", "unknown", grid, w=w_T, b=b_T, **gr),
-        "AN": loss_and_gradient("an", "unknown", grid),
+        LABEL.an: loss_and_gradient("an", "unknown", grid),
         f"EM (α = {em_alpha:g})": loss_and_gradient("em", "unknown", grid, alpha=em_alpha),
         f"Hill (λ = {hill_lamb:g})": loss_and_gradient("hill", "unknown", grid, lamb=hill_lamb),
     }

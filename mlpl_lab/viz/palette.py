@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable, List, Optional
 
-from ..methods import catalogue
+from .. import catalogue
 
-#: label of a method -> colour (hex), from the method catalogue (:mod:`mlpl_lab.methods.catalogue`);
+#: label of a method -> colour (hex), from the method catalogue (:mod:`mlpl_lab.catalogue`);
 #: every registry name reaches one through :data:`LABELS`
 METHOD_COLOURS: Dict[str, str] = catalogue.colours()
 

@@ -1,4 +1,4 @@
-"""The method catalogue: one entry per method row the lab shows, read by every chapter.
+"""The catalogue's entries: one per method row the lab shows, and the lookups every chapter reads.
 
 An :class:`Entry` holds what the lab says about one row: its display ``label`` (this module is the
 only place in :mod:`mlpl_lab` a label is written out), the registered method and the fixed
@@ -23,8 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..core.bibliography import aliases as _work_aliases
 from ..core.bibliography import cite, work
-from ..core.regimes import describe_regime
-from .registry import is_schedule_bound
+from ..core.regime_table import FULL_LABELS
 
 __all__ = ["Entry", "ENTRIES", "LABEL", "entry", "by_label", "in_chapter", "grids", "colours",
            "name_labels", "paper_claims", "citation_aliases"]
@@ -59,6 +58,8 @@ class Entry:
     @property
     def schedule_bound(self) -> bool:
         """Whether this row's runs are schedule-bound (the registry's flag, one source of truth)."""
+        from ..methods.registry import is_schedule_bound  # the registry imports torch; labels do not
+
         return is_schedule_bound(self.method, self.params)
 
 
@@ -79,7 +80,7 @@ _E = Entry
 ENTRIES: Tuple[Entry, ...] = (
     # the oracle and assume-negative: the reference rows of every chapter; the benchmark's rows first,
     # in its order
-    _E("oracle", describe_regime("full"), "full", "reference", ("01", "02", "07"), colour="#3d3d3d",
+    _E("oracle", FULL_LABELS, "full", "reference", ("01", "02", "07"), colour="#3d3d3d",
        also=("oracle",)),
     _E("an", "AN", "an", "reference", ("01", "02", "03", "04", "05", "07"), colour="#1f77b4"),
     # chapter 02's zoo: each a hue of its own; GR green
@@ -111,18 +112,18 @@ ENTRIES: Tuple[Entry, ...] = (
     _E("ll_cp_boostlu", f"LL-Cp + {_BOOSTLU}", "ll_cp", "large loss", ("07",), home="02", colour="#aa77ff",
        grid=_LL_GRID, bib="boostlu"),
     # GR: the paper's schedule and q2 first, then q2 = 0.05, then the official code's schedule
-    _E("gr", "GR", "gr", "GR", ("02", "07"), colour="#2ca02c",
+    _E("gr", "GR", "gr", "GR Loss", ("02", "07"), colour="#2ca02c",
        grid={"schedule": ["paper", "code"], "q2": [0.01, 0.05]}, bib="gr",
        claim=f"{cite('gr')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)", claim_rank=1,
        also=("gr_all",)),
     # chapter 03: OPML in purples (the benchmark's OPML rows at a = b = 0)
-    _E("opml", _paper("opml"), "opml", "OPML", ("03", "07"), params={"a": 0.0, "b": 0.0}, colour="#a55194",
+    _E("opml", _paper("opml"), "opml", "OPML family", ("03", "07"), params={"a": 0.0, "b": 0.0}, colour="#a55194",
        grid=_OPML_GRID, bib="opml"),
-    _E("opml_sp", "OPML-SP", "opml_sp", "OPML", ("03", "07"), params={"a": 0.0, "b": 0.0}, colour="#9467bd",
+    _E("opml_sp", "OPML-SP", "opml_sp", "OPML family", ("03", "07"), params={"a": 0.0, "b": 0.0}, colour="#9467bd",
        grid=_OPML_GRID, bib="opml",
        claim=f"{cite('opml')}: beats AN on VOC, COCO, NUS, CUB (single positive)", claim_rank=2),
     # chapter 04: CLS orange, the Co-teaching family browns and mustard
-    _E("cls", _paper("cls"), "cls", "CLS", ("04", "07"), colour="#ff7f0e", bib="cls",
+    _E("cls", _paper("cls"), "cls", "CLS family", ("04", "07"), colour="#ff7f0e", bib="cls",
        claim=f"{cite('cls')}, Table 2: beats AN on COCO in every regime of its table", claim_rank=3),
     _E("coteaching", _paper("coteaching"), "coteaching", "co-training", ("04", "07"), colour="#543005",
        grid=_FORGET_GRID, bib="coteaching"),
@@ -132,60 +133,60 @@ ENTRIES: Tuple[Entry, ...] = (
     _E("jocor_row", f"{_paper('jocor')} (λ={_JOCOR_LAMBDA})", "jocor", "co-training", ("04", "07"),
        params={"co_lambda": _JOCOR_LAMBDA}, grid=_FORGET_GRID, bib="jocor", alias_of="jocor"),
     # chapter 05: LAC red, its stages pinks and dark reds
-    _E("lac", _paper("lac"), "lac", "LAC", ("07",), home="05", colour="#d62728", bib="lac",
+    _E("lac", _paper("lac"), "lac", "LAC stages", ("07",), home="05", colour="#d62728", bib="lac",
        claim=f"{cite('lac')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)", claim_rank=4),
     # chapter 06: PU-MLC dark violet
-    _E("pu_mlc", _paper("pu_mlc"), "pu_mlc", "PU-MLC", ("06", "07"), colour="#6a3d9a",
+    _E("pu_mlc", _paper("pu_mlc"), "pu_mlc", "PU learning", ("06", "07"), colour="#6a3d9a",
        grid={"gamma": [0.55, 0.0, 0.25]}, bib="pu_mlc",
        claim=f"— ({cite('pu_mlc')} compares PU-MLC with partial BCE at known proportions, chapter 06; "
              "it makes no claim against AN under these regimes)", claim_rank=5),
     # the chapters' other rows
     _E("en", "EN", "en", "zoo", (), colour="#7f7f7f", bib="em_apl"),
-    _E("gr_none", "GR, no component", "gr_none", "GR", (), colour="#c7e9c0", bib="gr"),
-    _E("gr_k", "k̂", "gr_k_only", "GR", ("02",), colour="#98df8a", bib="gr"),
-    _E("gr_v", "v", "gr_v_only", "GR", ("02",), colour="#637939", bib="gr"),
-    _E("gr_l", "L", "gr_robust_only", "GR", ("02",), colour="#9edae5", bib="gr"),
-    _E("gr_k_v", "k̂+v", "gr_k_v", "GR", ("02",), colour="#b5cf6b", bib="gr"),
-    _E("gr_k_l", "k̂+L", "gr_k_robust", "GR", ("02",), colour="#74c476", bib="gr"),
-    _E("gr_v_l", "v+L", "gr_v_robust", "GR", ("02",), colour="#006d2c", bib="gr"),
-    _E("gr_as_en", "GR as EN", "gr_as_en", "GR", (), colour="#cedb9c", bib="gr"),
-    _E("gr_as_em", "GR as EM", "gr_as_em", "GR", (), colour="#a1d99b", bib="gr"),
-    _E("gr_as_hill", "GR as Hill", "gr_as_hill", "GR", (), colour="#8ca252", bib="gr"),
-    _E("gr_as_splc", "GR as SPLC", "gr_as_splc", "GR", (), colour="#00441b", bib="gr"),
-    _E("gr_as_splc_code", "GR as SPLC (code)", "gr_as_splc_code", "GR", (), colour="#41ab5d", bib="gr"),
+    _E("gr_none", "GR, no component", "gr_none", "GR Loss", (), colour="#c7e9c0", bib="gr"),
+    _E("gr_k", "k̂", "gr_k_only", "GR Loss", ("02",), colour="#98df8a", bib="gr"),
+    _E("gr_v", "v", "gr_v_only", "GR Loss", ("02",), colour="#637939", bib="gr"),
+    _E("gr_l", "L", "gr_robust_only", "GR Loss", ("02",), colour="#9edae5", bib="gr"),
+    _E("gr_k_v", "k̂+v", "gr_k_v", "GR Loss", ("02",), colour="#b5cf6b", bib="gr"),
+    _E("gr_k_l", "k̂+L", "gr_k_robust", "GR Loss", ("02",), colour="#74c476", bib="gr"),
+    _E("gr_v_l", "v+L", "gr_v_robust", "GR Loss", ("02",), colour="#006d2c", bib="gr"),
+    _E("gr_as_en", "GR as EN", "gr_as_en", "GR Loss", (), colour="#cedb9c", bib="gr"),
+    _E("gr_as_em", "GR as EM", "gr_as_em", "GR Loss", (), colour="#a1d99b", bib="gr"),
+    _E("gr_as_hill", "GR as Hill", "gr_as_hill", "GR Loss", (), colour="#8ca252", bib="gr"),
+    _E("gr_as_splc", "GR as SPLC", "gr_as_splc", "GR Loss", (), colour="#00441b", bib="gr"),
+    _E("gr_as_splc_code", "GR as SPLC (code)", "gr_as_splc_code", "GR Loss", (), colour="#41ab5d", bib="gr"),
     _E("an_all_off", "AN (all off)", "an", "reference", ("02",), alias_of="an"),
-    _E("gr_all_on", "GR (all on)", "gr", "GR", ("02",), alias_of="gr"),
-    _E("zlpr", "ZLPR", "zlpr", "OPML", ("03",), colour="#c5b0d5", bib="opml"),
-    _E("zlpr_ab0", "ZLPR (a=b=0)", "zlpr", "OPML", (), alias_of="zlpr"),
-    _E("opml_hr", "OPML+HR", "opml", "OPML", ("03",), colour="#5254a3", bib="opml"),
-    _E("opml_hr_ls", "OPML+HR+LS", "opml", "OPML", ("03",), colour="#f768a1", bib="opml"),
-    _E("opml_hr_lc", "OPML+HR+LC", "opml", "OPML", ("03",), colour="#e7298a", bib="opml"),
+    _E("gr_all_on", "GR (all on)", "gr", "GR Loss", ("02",), alias_of="gr"),
+    _E("zlpr", "ZLPR", "zlpr", "OPML family", ("03",), colour="#c5b0d5", bib="opml"),
+    _E("zlpr_ab0", "ZLPR (a=b=0)", "zlpr", "OPML family", (), alias_of="zlpr"),
+    _E("opml_hr", "OPML+HR", "opml", "OPML family", ("03",), colour="#5254a3", bib="opml"),
+    _E("opml_hr_ls", "OPML+HR+LS", "opml", "OPML family", ("03",), colour="#f768a1", bib="opml"),
+    _E("opml_hr_lc", "OPML+HR+LC", "opml", "OPML family", ("03",), colour="#e7298a", bib="opml"),
     _E("bce_full", "BCE (full)", "full", "reference", ("03",), alias_of="oracle"),
     _E("bce_an", "BCE (AN)", "an", "reference", ("03",), alias_of="an"),
-    _E("cls_h", "CLS-H", "cls_h", "CLS", ("04",), colour="#fdae6b", bib="cls"),
-    _E("cls_l", "CLS-L", "cls_l", "CLS", ("04",), colour="#e6550d", bib="cls"),
-    _E("clc", "CLC", "clc", "CLS", ("04",), colour="#fdd49e", bib="cls"),
-    _E("lac_an", "AN (LAC head)", "lac_an", "LAC", (), colour="#6baed6", bib="lac"),
-    _E("lac_plc", "+PLC", "lac_plc", "LAC", ("05",), colour="#ff9896", bib="lac"),
-    _E("lac_end_to_end", "+LAC end-to-end", "lac_end_to_end", "LAC", ("05",), colour="#7f2704", bib="lac"),
-    _E("lac_two_stage", "two-stage", "lac_no_queue", "LAC", ("05",), colour="#67001f", bib="lac"),
-    _E("lac_row", "two-stage + queue (LAC)", "lac", "LAC", ("05",), bib="lac", alias_of="lac"),
-    _E("lac_control", "PLC, E1+E2 epochs (control)", "lac_plc", "LAC", ("05",), colour="#fdd0a2", bib="lac"),
-    _E("lac_code_start", "LAC, the code's stage-2 start", "lac", "LAC", ("05",),
+    _E("cls_h", "CLS-H", "cls_h", "CLS family", ("04",), colour="#fdae6b", bib="cls"),
+    _E("cls_l", "CLS-L", "cls_l", "CLS family", ("04",), colour="#e6550d", bib="cls"),
+    _E("clc", "CLC", "clc", "CLS family", ("04",), colour="#fdd49e", bib="cls"),
+    _E("lac_an", "AN (LAC head)", "lac_an", "LAC stages", (), colour="#6baed6", bib="lac"),
+    _E("lac_plc", "+PLC", "lac_plc", "LAC stages", ("05",), colour="#ff9896", bib="lac"),
+    _E("lac_end_to_end", "+LAC end-to-end", "lac_end_to_end", "LAC stages", ("05",), colour="#7f2704", bib="lac"),
+    _E("lac_two_stage", "two-stage", "lac_no_queue", "LAC stages", ("05",), colour="#67001f", bib="lac"),
+    _E("lac_row", "two-stage + queue (LAC)", "lac", "LAC stages", ("05",), bib="lac", alias_of="lac"),
+    _E("lac_control", "PLC, E1+E2 epochs (control)", "lac_plc", "LAC stages", ("05",), colour="#fdd0a2", bib="lac"),
+    _E("lac_code_start", "LAC, the code's stage-2 start", "lac", "LAC stages", ("05",),
        params={"stage2_start": "raw_or_ema"}, colour="#a50f15", bib="lac"),
     _E("an_pu", "AN (PU labels)", "an", "reference", ("06",), alias_of="an"),
-    _E("vpu", _paper("vpu"), "vpu_plain", "PU-MLC", ("06",), colour="#d9a066", bib="vpu"),
-    _E("pu_gamma", "+γ", "pu_mlc_gamma", "PU-MLC", ("06",), colour="#b07aa1", bib="pu_mlc"),
-    _E("pu_gamma_alpha", "+γ+α", "pu_mlc_gamma_alpha", "PU-MLC", ("06",), colour="#ff9da7", bib="pu_mlc"),
-    _E("pu_mlc_row", "PU-MLC (+mixup)", "pu_mlc", "PU-MLC", ("06",), bib="pu_mlc", alias_of="pu_mlc"),
-    _E("pu_lgconv", "PU-MLC + LgConv", "pu_mlc", "PU-MLC", ("06",), params={"lgconv": True},
+    _E("vpu", _paper("vpu"), "vpu_plain", "PU learning", ("06",), colour="#d9a066", bib="vpu"),
+    _E("pu_gamma", "+γ", "pu_mlc_gamma", "PU learning", ("06",), colour="#b07aa1", bib="pu_mlc"),
+    _E("pu_gamma_alpha", "+γ+α", "pu_mlc_gamma_alpha", "PU learning", ("06",), colour="#ff9da7", bib="pu_mlc"),
+    _E("pu_mlc_row", "PU-MLC (+mixup)", "pu_mlc", "PU learning", ("06",), bib="pu_mlc", alias_of="pu_mlc"),
+    _E("pu_lgconv", "PU-MLC + LgConv", "pu_mlc", "PU learning", ("06",), params={"lgconv": True},
        colour="#9c755f", bib="pu_mlc"),
-    _E("partial_bce", "partial BCE", "partial_bce", "PU-MLC", ("06",), colour="#0b7285", bib="durand"),
-    _E("partial_bce_row", "partial BCE (+negatives)", "partial_bce", "PU-MLC", ("06",), bib="durand",
+    _E("partial_bce", "partial BCE", "partial_bce", "PU learning", ("06",), colour="#0b7285", bib="durand"),
+    _E("partial_bce_row", "partial BCE (+negatives)", "partial_bce", "PU learning", ("06",), bib="durand",
        alias_of="partial_bce"),
-    _E("partial_bce_missed", "partial BCE, missed → unknown", "partial_bce", "PU-MLC", ("06",),
+    _E("partial_bce_missed", "partial BCE, missed → unknown", "partial_bce", "PU learning", ("06",),
        colour="#66c2a5", bib="durand"),
-    _E("oracle_row", f"{describe_regime('full')} (oracle)", "full", "reference", ("06",), alias_of="oracle"),
+    _E("oracle_row", f"{FULL_LABELS} (oracle)", "full", "reference", ("06",), alias_of="oracle"),
 )
 
 _BY_KEY: Dict[str, Entry] = {e.key: e for e in ENTRIES}
@@ -251,7 +252,7 @@ def citation_aliases() -> Dict[str, Tuple[str, ...]]:
     may mean."""
     out = dict(_work_aliases())
     for e in ENTRIES:
-        if e.bib and e.alias_of is None:
+        if e.bib and e.alias_of is None and len(e.label) > 1:  # "v", "L": words of any formula
             keys = out.get(e.label, ())
             if e.bib not in keys:
                 out[e.label] = keys + (e.bib,)
