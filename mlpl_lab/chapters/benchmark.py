@@ -566,7 +566,7 @@ def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpe
 def check_epochs(epochs: int) -> int:
     """A length check's epochs for a run of ``epochs``: 4/3 of them, at least one more (GR's rule,
     :func:`mlpl_lab.chapters.gr.length_check_epochs`)."""
-    return max(int(epochs) + 1, int(round(gr_chapter.LENGTH_FACTOR * int(epochs))))
+    return gr_chapter.lengthened_epochs(epochs)
 
 
 def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],

@@ -26,7 +26,7 @@ from ..analysis.benchmark import convergence_mark
 from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_schedule_bound
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..analysis.tables import ablation_frames, seed_mean
-from ..losses.gr import gr_schedule
+from ..losses.gr import GR_SCHEDULE_DEFAULTS, gr_schedule
 from ..methods.gr import ABLATIONS
 from ..profiles import Profile
 from ..runs.splits_cache import build_splits, clean_val_labels
@@ -35,15 +35,15 @@ from ..engine.train import predict_dataset
 from . import tuning
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, as_spec, design_name, splits_for
+from .. import catalogue
 from ..catalogue import LABEL
 
-ZOO_ALL = (LABEL.oracle, LABEL.an, LABEL.wan, LABEL.an_ls, LABEL.epr, LABEL.role, LABEL.hill, LABEL.splc, LABEL.em, LABEL.em_apl, LABEL.ll_r, LABEL.gr)
+#: chapter 02's catalogue entries: Table 2's zoo (in the catalogue's order) and Table 3's rows
+_ENTRIES = tuple(e for e in catalogue.in_chapter("02") if e.alias_of is None)
+ZOO_ALL = tuple(e.label for e in _ENTRIES if e.method not in ABLATIONS)
 #: Table 3 rows: display label -> registered ablation name (AN and the full GR come from the
 #: main comparison, so they are not trained twice)
-ABLATION_LABELS: Dict[str, str] = {
-    LABEL.gr_k: "gr_k_only", LABEL.gr_v: "gr_v_only", LABEL.gr_l: "gr_robust_only",
-    LABEL.gr_k_v: "gr_k_v", LABEL.gr_k_l: "gr_k_robust", LABEL.gr_v_l: "gr_v_robust",
-}
+ABLATION_LABELS: Dict[str, str] = {e.label: e.method for e in _ENTRIES if e.method in ABLATIONS}
 KEY = (LABEL.an, LABEL.gr)
 #: the notebook's parameters that change which runs it asks for
 PARAMETERS = ("regime",)
@@ -98,11 +98,15 @@ class GRDesign:
                                  "does each of GR's components help (Table 3)?")}
 
 
+def lengthened_epochs(epochs: int) -> int:
+    """A length check's epochs for runs of ``epochs``: round(LENGTH_FACTOR × epochs), and at least
+    one more (54 -> 72; 2 -> 3). The one rule of every length check (chapters 02 and 07)."""
+    return max(int(epochs) + 1, int(round(LENGTH_FACTOR * int(epochs))))
+
+
 def length_check_epochs(profile) -> int:
-    """The length check's epochs under ``profile``: round(LENGTH_FACTOR × the profile's), and at
-    least one more than the profile's (cpu: 54 -> 72; smoke: 2 -> 3)."""
-    P = as_profile(profile)
-    return max(P.epochs + 1, int(round(LENGTH_FACTOR * P.epochs)))
+    """The length check's epochs under ``profile`` (:func:`lengthened_epochs` of the profile's)."""
+    return lengthened_epochs(as_profile(profile).epochs)
 
 
 def design(profile, regime: str = "single_positive") -> GRDesign:
@@ -126,11 +130,9 @@ def methods(profile, splits_or_labels) -> Dict[str, Any]:
     """``{label: method spec}`` of the main comparison under ``profile`` (EPR's and ROLE's k from
     the clean validation labels of the selection seed: the splits, or the labels)."""
     k = round(expected_positives(splits_or_labels), 4)
-    zoo = {
-        LABEL.oracle: "full", LABEL.an: "an", LABEL.wan: "wan", LABEL.an_ls: "an_ls",
-        LABEL.epr: ("epr", {"expected_num_pos": k}), LABEL.role: ("role", {"expected_num_pos": k}),
-        LABEL.hill: "hill", LABEL.splc: "splc", LABEL.em: "em", LABEL.em_apl: "em_apl", LABEL.ll_r: "ll_r", LABEL.gr: "gr",
-    }
+    zoo = {e.label: e.method for e in _ENTRIES if e.label in ZOO_ALL}
+    for label in (LABEL.epr, LABEL.role):  # k read from the clean validation labels
+        zoo[label] = (zoo[label], {"expected_num_pos": k})
     return {label: zoo[label] for label in design(profile).zoo}
 
 
@@ -158,13 +160,16 @@ def sign_changes(curve: Mapping[str, np.ndarray]) -> list:
     return out
 
 
-def fig1b_markdown(w0: float = 0.0, b0: float = -2.0, w_T: float = 10.0, b_T: float = -8.0,
+def fig1b_markdown(w0: float | None = None, b0: float | None = None, w_T: float = 10.0, b_T: float = -8.0,
                    q2: float = 0.01, q3: float = 1.0) -> str:
     """What Fig. 1b shows for GR at the two ends of its schedule, read from its curves: below
     which p the gradient on an unknown label is negative (pushes p up) at β(0), and above which
     at β(T)."""
     from ..viz.gr_plots import unknown_gradient_curves
 
+    # β(0) is GR's schedule default unless given (Fig. 1b's end values are the figure's own)
+    w0 = GR_SCHEDULE_DEFAULTS["w0"] if w0 is None else w0
+    b0 = GR_SCHEDULE_DEFAULTS["b0"] if b0 is None else b0
     curves = list(unknown_gradient_curves(w0=w0, b0=b0, w_T=w_T, b_T=b_T, q2=q2, q3=q3).values())
     start, end = sign_changes(curves[0]), sign_changes(curves[1])
     if len(start) != 1 or len(end) != 1:
@@ -247,13 +252,20 @@ def lengthen(specs, epochs: int) -> list:
     return [s.replace(train=dict(s.train, epochs=epochs)) for s in specs]
 
 
+def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Dict[str, list]:
+    """``{label: [RunSpec per seed]}``: the main comparison's specs (``main``) of GR, the best
+    other method ``best`` (None: none) and AN, each with only its epochs changed to ``epochs`` (so
+    the tuned setting, the regime, the seeds and the data are those runs' own). The one rule of
+    chapter 02's length check: :func:`specs` asks for these runs."""
+    labels = [LABEL.gr] + [k for k in (best, LABEL.an) if k is not None]
+    return {label: lengthen(main[label], epochs) for label in labels}
+
+
 def length_check_specs(profile, results) -> Dict[str, list]:
-    """``{label: [RunSpec per seed]}``: the main comparison's runs of GR, the best other method
-    and AN, each spec with only its epochs changed to :func:`length_check_epochs` (so the tuned
-    setting, the regime, the seeds and the data are those runs' own)."""
-    epochs = length_check_epochs(profile)
-    labels = [LABEL.gr] + [k for k in (best_other(results), LABEL.an) if k is not None]
-    return {label: lengthen([r.spec for r in results[label]], epochs) for label in labels}
+    """:func:`length_family` of the main comparison's runs ``results`` (``{label: [run]}``), the
+    best other method read from them (:func:`best_other`), at :func:`length_check_epochs`."""
+    main = {label: [r.spec for r in runs] for label, runs in results.items()}
+    return length_family(main, best_other(results), length_check_epochs(profile))
 
 
 def specs(d: GRDesign, stored: Stored) -> Asked:
@@ -284,8 +296,7 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
         best, family = best_other(runs), now
     else:  # the stand-in: the zoo's first other method
         best, family = (others[0] if others else None), later
-    labels = [LABEL.gr] + [k for k in (best, LABEL.an) if k is not None]
-    family["length"] = {label: lengthen(main[label], d.length_epochs) for label in labels}
+    family["length"] = length_family(main, best, d.length_epochs)
     return Asked(now, later)
 
 
