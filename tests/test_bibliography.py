@@ -11,6 +11,7 @@ import pytest
 
 from mlpl_lab.core import bibliography as B
 from mlpl_lab.course import readme_times
+from mlpl_lab.catalogue import citation_aliases
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -30,7 +31,7 @@ def _alias_pattern(name: str) -> re.Pattern:
     return re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w])", flags)
 
 
-ALIASES = {name: (_alias_pattern(name), keys) for name, keys in B.aliases().items()}
+ALIASES = {name: (_alias_pattern(name), keys) for name, keys in citation_aliases().items()}
 
 
 def _nearest_work(text: str, end: int, window: int = WINDOW):

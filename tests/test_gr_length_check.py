@@ -30,6 +30,26 @@ def test_length_check_epochs(profile, epochs):
     assert gr.length_check_epochs(profile) == epochs
 
 
+@pytest.mark.parametrize("epochs, longer", [(54, 72), (2, 3), (10, 13), (1, 2), (3, 4), (6, 8)])
+def test_lengthened_epochs(epochs, longer):
+    """Oracle: round(4/3 x epochs), at least epochs + 1, worked by hand (3 -> round(4.0) = 4)."""
+    assert gr.lengthened_epochs(epochs) == longer
+
+
+def test_specs_ask_for_the_length_family_rule():
+    """The length family :func:`gr.specs` asks for is :func:`gr.length_family`: GR, the best other
+    and AN, in that order, with only the epochs changed; without a best other, GR and AN."""
+    main = {label: [r.spec for r in runs] for label, runs in _results().items()}
+    fam = gr.length_family(main, "EM", 72)
+    assert list(fam) == ["GR", "EM", "AN"]
+    assert [s.train["epochs"] for s in fam["EM"]] == [72] * 5
+    assert [s.method_params for s in fam["EM"]] == [{"alpha": 0.4}] * 5
+    assert list(gr.length_family(main, None, 72)) == ["GR", "AN"]
+    import inspect
+
+    assert "length_family(main, best, d.length_epochs)" in inspect.getsource(gr.specs)
+
+
 def test_length_check_specs_keep_settings_and_seeds():
     """Bugs caught: the best other chosen on anything but mean val (ROLE 80 > EM 79, the oracle
     at 99 excluded), a tuned setting dropped, other seeds, another regime, any field besides the

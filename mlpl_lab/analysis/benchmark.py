@@ -34,6 +34,7 @@ import numpy as np
 
 from .claims import by_seed  # {seed: metric at the best-val epoch}
 from .display import interval_text  # the one table style (mlpl_lab.analysis.display)
+from ..catalogue import LABEL
 
 Results = Mapping[str, Mapping[str, Sequence[Any]]]
 BOOTSTRAP_RESAMPLES = 2000
@@ -307,7 +308,7 @@ def gap_share(x: Mapping[int, float], an: Mapping[int, float], oracle: Mapping[i
     return out
 
 
-def gap_closed(results: Results, an: str = "AN", oracle: str = "full labels", metric: str = "test_mAP"):
+def gap_closed(results: Results, an: str = LABEL.an, oracle: str = LABEL.oracle, metric: str = "test_mAP"):
     """Long table, one row per (method, regime) with AN and the oracle (both excluded as
     rows): ``estimate``, ``lo``, ``hi`` (bootstrap), ``n``, ``seeds``, ``reason`` (:func:`gap_share`)."""
     import pandas as pd
@@ -341,7 +342,7 @@ def gap_formatted(gaps, methods=None, regimes=None):
     return t
 
 
-def per_class_gain(results: Results, regime: str, methods: Sequence[str], an: str = "AN",
+def per_class_gain(results: Results, regime: str, methods: Sequence[str], an: str = LABEL.an,
                    metric: str = "test_AP"):
     """Rows = classes, columns = methods: per-class AP minus AN's (mean over shared seeds)."""
     import pandas as pd
@@ -372,7 +373,7 @@ def run_cost(run) -> Dict[str, float]:
     return {"seconds": seconds, "peak_memory_mib": float(max(peaks)) if peaks else math.nan}
 
 
-def cost_table(results: Results, an: str = "AN"):
+def cost_table(results: Results, an: str = LABEL.an):
     """Per method (over every regime and seed it ran): mean seconds and peak memory, and each
     relative to AN's (AN's runs in the same regimes)."""
     import pandas as pd

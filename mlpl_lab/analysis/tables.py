@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
+from ..catalogue import LABEL
 
 
 def values(runs, metric: str = "test_mAP") -> np.ndarray:
@@ -253,7 +254,7 @@ def _epochs(runs) -> str:
 
 def results_view(results: Mapping[str, List[Any]], what: str = "Test mAP, CF1 and OF1 (%) at each "
                  "run's best clean-validation epoch", metrics=("test_mAP", "test_CF1", "test_OF1"),
-                 reference: Sequence[str] = ("full labels", "BCE (full)", "full labels (oracle)")):
+                 reference: Sequence[str] = (LABEL.oracle, LABEL.bce_full, LABEL.oracle_row)):
     """:func:`results_table` as a notebook shows it (:func:`mlpl_lab.analysis.display.styled`):
     each metric as mean ± 95 % interval (seeds) with † where a run did not converge, the best-val
     epoch as an integer (a range over seeds), how many runs converged; the best of each metric in

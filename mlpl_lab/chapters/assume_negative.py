@@ -23,16 +23,14 @@ from typing import Any, Dict, List, Tuple
 from ..analysis.claims import Claim, Family, by_seed, claims_table, paired
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table, seed_mean
+from ..core.regime_table import regime_table
 from ..profiles import Profile, get_profile
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, specs_for, splits_for
+from ..catalogue import LABEL
 
-REGIMES: Dict[str, tuple] = {
-    "single positive": ("single_positive", {}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "known 10 %": ("known_proportion", {"p": 0.1}),
-}
-METHODS = {"full labels": "full", "AN": "an"}
+REGIMES: Dict[str, tuple] = regime_table("single positive", "drop 50 %", "known 10 %")
+METHODS = {LABEL.oracle: "full", LABEL.an: "an"}
 #: pretraining candidates: overrides of ``Profile.pretrain`` (both object-centric: one object
 #: per image, like ImageNet's photos; they differ in whether the classes are the chapters' own)
 PRETRAIN_CANDIDATES: Dict[str, Dict[str, Any]] = {
@@ -116,7 +114,7 @@ def specs(d: AssumeNegativeDesign, stored: Stored) -> Asked:
     now: Dict[str, Dict[str, list]] = {}
     for cand, overrides in PRETRAIN_CANDIDATES.items():
         base = specs_for(P, METHODS, "single_positive", seeds=d.candidate_seeds)
-        first = base["AN"][0]
+        first = base[LABEL.an][0]
         pre = P.pretrain_spec(first.train["model"], first.train["model_kwargs"], first.data["image_size"],
                               **overrides)
         now[candidate_family(cand)] = {"pretraining": [pre]} | {
@@ -142,7 +140,7 @@ def results(runs: Runs) -> Dict[str, Dict[str, list]]:
 
 def table(results) -> "Any":
     t = regimes_table(results)
-    t["gap"] = t["full labels"] - t["AN"]
+    t["gap"] = t[LABEL.oracle] - t[LABEL.an]
     return t
 
 
@@ -154,13 +152,13 @@ def candidates(runs: Runs) -> Dict[str, Dict[str, Any]]:
     out = {}
     for cand in PRETRAIN_CANDIDATES:
         fam = runs[candidate_family(cand)]
-        out[cand] = {"pretraining": fam["pretraining"][0], "full labels": fam["full labels"], "AN": fam["AN"]}
+        out[cand] = {"pretraining": fam["pretraining"][0], LABEL.oracle: fam[LABEL.oracle], LABEL.an: fam[LABEL.an]}
     return out
 
 
 def _gap(c) -> float:
     """Oracle − AN test mAP of a candidate, each side's mean over its seeds."""
-    return seed_mean(c["full labels"]) - seed_mean(c["AN"])
+    return seed_mean(c[LABEL.oracle]) - seed_mean(c[LABEL.an])
 
 
 def candidates_table(cands):
@@ -170,17 +168,17 @@ def candidates_table(cands):
 
     rows = {}
     for cand, c in cands.items():
-        runs = list(c["AN"]) + list(c["full labels"])
+        runs = list(c[LABEL.an]) + list(c[LABEL.oracle])
         rows[cand] = {"pretraining val mAP": c["pretraining"].best["val_mAP"],
-                      "AN": seed_mean(c["AN"]), "full labels": seed_mean(c["full labels"]),
-                      "gap": _gap(c), "seeds": len(c["AN"]),
+                      LABEL.an: seed_mean(c[LABEL.an]), LABEL.oracle: seed_mean(c[LABEL.oracle]),
+                      "gap": _gap(c), "seeds": len(c[LABEL.an]),
                       "converged": f"{sum(r.converged for r in runs)} of {len(runs)}"}
     return pd.DataFrame(rows).T
 
 
 def _gaps_by_seed(c) -> Dict[int, float]:
     """``{seed: oracle − AN test mAP}`` of a candidate, on the seeds both sides ran."""
-    full, an = by_seed(c["full labels"]), by_seed(c["AN"])
+    full, an = by_seed(c[LABEL.oracle]), by_seed(c[LABEL.an])
     return {s: full[s] - an[s] for s in sorted(set(full) & set(an))}
 
 
@@ -198,7 +196,7 @@ def choose_pretraining(cands, min_gap: float = MIN_GAP) -> Dict[str, Any]:
     AN and the oracle, never a partial-label method — so no method's result decides the backbone. ``{"chosen", "eligible", "excluded", "tied", "reason"}``."""
     eligible, why = {}, {}
     for cand, c in cands.items():
-        runs = list(c["AN"]) + list(c["full labels"])
+        runs = list(c[LABEL.an]) + list(c[LABEL.oracle])
         gap = _gap(c)
         if not all(r.converged for r in runs):
             why[cand] = "not every AN / oracle run converged"
@@ -243,7 +241,7 @@ def scratch_vs_pretrained(runs: Runs):
     """AN and the oracle from scratch (same epochs and schedule) next to their pretrained runs on
     the same seed, single positive: ``{"pretrained": {label: [run]}, "scratch": {label: [run]}}``."""
     scratch = runs[SCRATCH]
-    seed = scratch["AN"][0].spec.seed
+    seed = scratch[LABEL.an][0].spec.seed
     pre = {label: [r for r in rs if r.spec.seed == seed] for label, rs in runs["single positive"].items()}
     return {"pretrained": pre, "scratch": scratch}
 
@@ -255,7 +253,7 @@ def early_vs_converged(curves, epoch: int = EARLY_EPOCH):
 
     rows = {}
     for start, res in curves.items():
-        an, full = res["AN"][0], res["full labels"][0]
+        an, full = res[LABEL.an][0], res[LABEL.oracle][0]
         e = min(epoch, len(an.history)) - 1
         rows[start] = {f"AN (epoch {e + 1})": an.history[e]["val_mAP"],
                        f"oracle (epoch {e + 1})": full.history[e]["val_mAP"],
@@ -285,7 +283,7 @@ def claims(results, design: AssumeNegativeDesign):
     rows = [Claim(f"full labels beat AN under {regime}",
                   "Cole et al. protocol, VOC: full 90.2 vs AN 85.1 (single positive; LL's table)"
                   if regime == "single positive" else "— (the gap the later chapters try to close)",
-                  "full", "AN", runs["full labels"], runs["AN"], family=family)
+                  "full", LABEL.an, runs[LABEL.oracle], runs[LABEL.an], family=family)
             for regime, runs in results.items()]
     return claims_table(rows)
 
@@ -323,7 +321,7 @@ def candidates_view(cands):
     return styled(t, caption("Per pretraining candidate: its own val mAP, AN's and the oracle's test mAP (%) "
                              "fine-tuned from it (single positive, mean over the seeds), the gap oracle − AN "
                              "and how many of their runs converged", intervals=False, unconverged=False,
-                             bold=None), percent=["pretraining val mAP", "AN", "full labels", "gap"],
+                             bold=None), percent=["pretraining val mAP", LABEL.an, LABEL.oracle, "gap"],
                   counts=["seeds"], best=False)
 
 

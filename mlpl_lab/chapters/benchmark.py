@@ -59,6 +59,9 @@ from . import lac as lac_chapter
 from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
+from ..core.regime_table import regime_table
+from .. import catalogue
+from ..catalogue import LABEL
 from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
@@ -66,18 +69,10 @@ from . import gr as gr_chapter
 from .gr import expected_positives
 from .scenes_choice import SCENE_CANDIDATES
 
-#: column label -> (regime name, parameters); the drop rates are distinct regimes
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
-    "single positive": ("single_positive", {}),
-    # the single positive whose object covers the most visible pixels (the extreme of the size-biased
-    # labels of Arroyo et al.; core.regimes.single_positive(bias="size") reads the masks the scenes keep)
-    "single positive (size-biased)": ("single_positive", {"bias": "size"}),
-    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
-    "known 10 %": ("known_proportion", {"p": 0.1}),
-    "positives only 10 %": ("positives_only", {"p": 0.1}),
-}
+#: column label -> (regime name, parameters): every regime of the lab (:data:`mlpl_lab.core.regimes.REGIME_TABLE`)
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = regime_table()
+
+
 def regime_definition(label: str) -> str:
     """What the regime ``label`` of :data:`REGIMES` observes, from its name and parameters."""
     name, params = REGIMES[label]
@@ -101,8 +96,8 @@ def regime_definition(label: str) -> str:
 REGIME_SLUGS = {"single": "single positive", "single_size": "single positive (size-biased)", "drop25": "drop 25 %", "drop50": "drop 50 %",
                 "drop75": "drop 75 %", "known10": "known 10 %", "pos10": "positives only 10 %"}
 
-ORACLE, AN = "full labels", "AN"
-LAC_ROW = "two-stage + queue (LAC)"  # chapter 05's row the benchmark's LAC cells are
+ORACLE, AN = LABEL.oracle, LABEL.an
+LAC_ROW = LABEL.lac_row  # chapter 05's row the benchmark's LAC cells are
 #: CLS's paper gives τ_h for single positive and the drop rates only (a size-biased single positive
 #: is still single positive: the same τ)
 CLS_REGIMES = tuple(cls_chapter.REGIMES) + ("single positive (size-biased)",)
@@ -160,41 +155,43 @@ BOOSTLU_NOTE = (f"own head: a 1x1-conv class activation map whose positive part 
                 f"α = {BOOSTLU_ALPHA:g}) before the pooling, at training and at evaluation; the loss is the LL row's")
 
 
-ROWS: Tuple[Row, ...] = (
-    Row(ORACLE, "full", "01", note="reads the true labels: the upper bound (one run per seed serves every column)"),
-    Row(AN, "an", "01"),
-    Row("WAN", "wan", "02"),
-    Row("AN-LS", "an_ls", "02"),
-    Row("EPR", "epr", "02", params=_k),
-    Row("ROLE", "role", "02", params=_k),
-    Row("Focal", "focal", "02"),
-    Row("ASL", "asl", "02"),
-    Row("Hill", "hill", "02"),
-    Row("SPLC", "splc", "02"),
-    Row("EM", "em", "02"),
-    Row("EM+APL", "em_apl", "02"),
-    Row("LL-R", "ll_r", "02"),
-    Row("LL-Ct", "ll_ct", "02"),
-    Row("LL-Cp", "ll_cp", "02"),
-    Row("LL-R + BoostLU", "ll_r", "02", train=_boostlu, note=BOOSTLU_NOTE),
-    Row("LL-Ct + BoostLU", "ll_ct", "02", train=_boostlu, note=BOOSTLU_NOTE),
-    Row("LL-Cp + BoostLU", "ll_cp", "02", train=_boostlu, note=BOOSTLU_NOTE),
-    Row("GR", "gr", "02"),
-    Row("OPML", "opml", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
-    Row("OPML-SP", "opml_sp", "03", params=lambda P, r, s: {"a": 0.0, "b": 0.0}),
-    Row("CLS", "cls", "04", params=_cls, regimes=CLS_REGIMES,
-        note="τ_h is given by its paper for single positive and the drop rates only"),
-    Row("Co-teaching", "coteaching", "04", params=lambda P, r, s: _family(P)),
-    Row("Co-teaching+", "coteaching_plus", "04", params=lambda P, r, s: _family(P)),
-    Row(cls_chapter.JOCOR, "jocor", "04",
-        params=lambda P, r, s: _family(P, {"co_lambda": cls_chapter.JOCOR_LAMBDA})),
-    Row("LAC", "lac", "05",
-        regimes=tuple(label for label, (name, params) in REGIMES.items()
-                      if lac_chapter.regime_defined(name, params)),
-        note="own head (label query) and two stages with its paper's optimiser: chapter 05's design; "
-             "known negatives are masked out of PLC and the contrastive loss (never pseudo-positives)"),
-    Row("PU-MLC", "pu_mlc", "06", note="reads observed positives only (observed negatives count as unlabelled)"),
-)
+#: each row's protocol where it is not the default: hyperparameters read from the profile or the
+#: regime (added under the catalogue entry's fixed ones), where it applies, its training, its note
+_ROW_PARAMS: Dict[str, Callable[[Profile, str, int], Dict[str, Any]]] = {
+    LABEL.epr: _k, LABEL.role: _k, LABEL.cls: _cls,
+    LABEL.coteaching: lambda P, r, s: _family(P), LABEL.coteaching_plus: lambda P, r, s: _family(P),
+    LABEL.jocor_row: lambda P, r, s: _family(P),
+}
+_ROW_REGIMES: Dict[str, Tuple[str, ...]] = {
+    LABEL.cls: CLS_REGIMES,
+    LABEL.lac: tuple(label for label, (name, params) in REGIMES.items() if lac_chapter.regime_defined(name, params)),
+}
+_ROW_TRAIN: Dict[str, Callable[[Profile], Dict[str, Any]]] = {
+    LABEL.ll_r_boostlu: _boostlu, LABEL.ll_ct_boostlu: _boostlu, LABEL.ll_cp_boostlu: _boostlu}
+_ROW_NOTES: Dict[str, str] = {
+    LABEL.oracle: "reads the true labels: the upper bound (one run per seed serves every column)",
+    LABEL.ll_r_boostlu: BOOSTLU_NOTE, LABEL.ll_ct_boostlu: BOOSTLU_NOTE, LABEL.ll_cp_boostlu: BOOSTLU_NOTE,
+    LABEL.cls: "τ_h is given by its paper for single positive and the drop rates only",
+    LABEL.lac: "own head (label query) and two stages with its paper's optimiser: chapter 05's design; "
+               "known negatives are masked out of PLC and the contrastive loss (never pseudo-positives)",
+    LABEL.pu_mlc: "reads observed positives only (observed negatives count as unlabelled)",
+}
+
+
+def _params(e: catalogue.Entry) -> Callable[[Profile, str, int], Dict[str, Any]]:
+    """A row's hyperparameters: the benchmark's own (:data:`_ROW_PARAMS`) with the entry's fixed
+    ones over them."""
+    own, fixed = _ROW_PARAMS.get(e.label), dict(e.params)
+    if own is None:
+        return lambda P, r, s: dict(fixed)
+    return lambda P, r, s: dict(own(P, r, s), **fixed)
+
+
+#: every catalogue entry notebook 07 shows, in the catalogue's order
+ROWS: Tuple[Row, ...] = tuple(
+    Row(e.label, e.method, e.chapter, params=_params(e), regimes=_ROW_REGIMES.get(e.label),
+        note=_ROW_NOTES.get(e.label, ""), train=_ROW_TRAIN.get(e.label, lambda P: {}))
+    for e in catalogue.in_chapter("07"))
 ROW_BY_LABEL = {r.label: r for r in ROWS}
 REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 
@@ -202,11 +199,11 @@ REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 #: the budget are the tuning module's; which designs are tuned is :data:`DESIGNS`'
 TUNING_GRIDS = tuner.GRIDS
 #: rows never tuned: the oracle reads the true labels, LAC keeps chapter 05's two-stage design
-UNTUNED_ROWS = (ORACLE, "LAC")
+UNTUNED_ROWS = (ORACLE, LABEL.lac)
 
 #: the rows every cpu regime holds (the oracle is shown, not ranked); over these label regimes of
 #: one data set the ranks are description only (:func:`mlpl_lab.analysis.ranks.describe_ranks`)
-_CPU_BLOCK = (ORACLE, "AN", "GR", "EM", "ROLE", "LL-R", "CLS", "LAC", "OPML-SP", "PU-MLC")
+_CPU_BLOCK = (ORACLE, LABEL.an, LABEL.gr, LABEL.em, LABEL.role, LABEL.ll_r, LABEL.cls, LABEL.lac, LABEL.opml_sp, LABEL.pu_mlc)
 
 #: **the benchmark's data sets** (ranks with a p need independent data sets, Demšar 2006): scene
 #: families, each a setting of the generator's own knobs over the profile's scenes, trained under
@@ -234,7 +231,7 @@ FAMILY_MIN_GAP = 10.0
 #: eight of the block above, each under the setting tuning kept for it on the default family's
 #: single positive (no tuning again per family). LAC (own head, two stages) and ROLE (its k read
 #: from each family's clean labels) are left out for their cost.
-FAMILY_BLOCK = (ORACLE, "AN", "Hill", "EM", "LL-R", "GR", "OPML-SP", "CLS", "PU-MLC")
+FAMILY_BLOCK = (ORACLE, LABEL.an, LABEL.hill, LABEL.em, LABEL.ll_r, LABEL.gr, LABEL.opml_sp, LABEL.cls, LABEL.pu_mlc)
 FAMILY_REGIME = "single positive"
 #: the pending runs' families (:attr:`mlpl_lab.chapters.asked.Asked.pending`)
 FAMILIES = "scene families"
@@ -262,7 +259,7 @@ DESIGNS_CPU_GRID = {"single positive": tuple(r.label for r in ROWS),
                     "single positive (size-biased)": _CPU_BLOCK, "drop 50 %": _CPU_BLOCK}
 #: the benchmark of each profile (``gpu_shape`` takes gpu's: :data:`common.DESIGN_OF`)
 DESIGNS: Dict[str, Preset] = {
-    "smoke": Preset(grid={"single positive": (ORACLE, "AN", "GR"), "drop 50 %": (ORACLE, "AN", "GR")},
+    "smoke": Preset(grid={"single positive": (ORACLE, LABEL.an, LABEL.gr), "drop 50 %": (ORACLE, LABEL.an, LABEL.gr)},
                     tuned=False),
     # cpu: every row under single positive, the block under two more regimes (one size-biased, one
     # partial); every cell on the five fresh seeds. The other 4 regimes are the gpu grid's (left_out())
@@ -293,7 +290,7 @@ TRIALS = "tuning trials"
 SAME_HEAD_LABEL = "AN (LAC's head)"
 #: chapter 05's AN row: AN trained with LAC's own network (label-query head, its epochs and
 #: optimiser), the baseline that isolates the method from the head in :func:`claims`
-LAC_SAME_HEAD_AN = "AN"
+LAC_SAME_HEAD_AN = LABEL.an
 
 
 @dataclass(frozen=True)
@@ -330,7 +327,7 @@ class BenchmarkDesign:
             if m:
                 out[beats_an_family(reg)] = Family(beats_an_family(reg), m,
                                                    f"does each paper method beat AN under {reg}?")
-        lac = sum("LAC" in rows and AN in rows for rows in self.grid.values())
+        lac = sum(LABEL.lac in rows and AN in rows for rows in self.grid.values())
         if lac:
             out[SAME_HEAD_FAMILY] = Family(SAME_HEAD_FAMILY, lac, "does LAC beat AN on LAC's own network?")
         flat = sum(any(r not in REFERENCE_ROWS for r in rows) for rows in self.grid.values())
@@ -495,10 +492,10 @@ def same_head_specs(d: BenchmarkDesign) -> Dict[str, List[RunSpec]]:
     lac = lac_chapter.design(P)
     out = {}
     for reg, rows in d.grid.items():
-        if "LAC" in rows:
+        if LABEL.lac in rows:
             name, rp = REGIMES[reg]
             out[reg] = [lac_chapter.row_spec(P, LAC_SAME_HEAD_AN, s, name, rp, lac)
-                        for s in sorted(d.seeds[(reg, "LAC")])]
+                        for s in sorted(d.seeds[(reg, LABEL.lac)])]
     return out
 
 
@@ -520,10 +517,10 @@ def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[
     now: Families = {}
     later: Families = {}
     for reg, rows in d.grid.items():
-        if "GR" not in rows or AN not in rows or (reg, "GR") not in cells or (reg, AN) not in cells:
+        if LABEL.gr not in rows or AN not in rows or (reg, LABEL.gr) not in cells or (reg, AN) not in cells:
             continue
-        got = [stored(s) for s in cells[(reg, "GR")]]
-        pair = {f"GR · {reg}": gr_chapter.lengthen(cells[(reg, "GR")], epochs),
+        got = [stored(s) for s in cells[(reg, LABEL.gr)]]
+        pair = {f"GR · {reg}": gr_chapter.lengthen(cells[(reg, LABEL.gr)], epochs),
                 f"AN · {reg}": gr_chapter.lengthen(cells[(reg, AN)], epochs)}
         if any(r is None for r in got):
             later.setdefault(LENGTH_CHECK, {}).update(pair)
@@ -569,7 +566,7 @@ def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpe
 def check_epochs(epochs: int) -> int:
     """A length check's epochs for a run of ``epochs``: 4/3 of them, at least one more (GR's rule,
     :func:`mlpl_lab.chapters.gr.length_check_epochs`)."""
-    return max(int(epochs) + 1, int(round(gr_chapter.LENGTH_FACTOR * int(epochs))))
+    return gr_chapter.lengthened_epochs(epochs)
 
 
 def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],
@@ -588,7 +585,7 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
             continue
         for row in rows:
             specs_ = cells.get((reg, row))
-            if row in ("GR", AN) + REFERENCE_ROWS or not specs_:
+            if row in (LABEL.gr, AN) + REFERENCE_ROWS or not specs_:
                 continue
             if not is_schedule_bound(specs_[0].method, specs_[0].method_params):
                 continue
@@ -708,7 +705,7 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
         row, reg = label.split(" · ", 1)
         an = runs[BOUND_CHECK].get(f"AN for {label}")
         if an:
-            bound.setdefault(reg, {})[row] = {"method": rs, "AN": an}
+            bound.setdefault(reg, {})[row] = {"method": rs, LABEL.an: an}
     return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), *choices(d, stored), length, families, bound,
                          waiting(d))
 
@@ -941,20 +938,9 @@ def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None, runs: "Bench
             "left_out": left_out(design)}
 
 
-#: each paper's headline claim against AN (single positive unless said), for the claims table
-PAPER_CLAIMS: Dict[str, str] = {
-    "GR": f"{cite('gr')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "OPML-SP": f"{cite('opml')}: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "CLS": f"{cite('cls')}, Table 2: beats AN on COCO in every regime of its table",
-    "LAC": f"{cite('lac')}, Table 2: beats AN on VOC, COCO, NUS, CUB (single positive)",
-    "PU-MLC": f"— ({cite('pu_mlc')} compares PU-MLC with partial BCE at known proportions, chapter 06; "
-              "it makes no claim against AN under these regimes)",
-    "EM+APL": f"{cite('em_apl')}: beats AN on four datasets (single positive)",
-    "ROLE": f"{cite('cole')}, Table 2: beats AN (single positive)",
-    "LL-R": f"{cite('large_loss')}, Table 1: beats AN (single positive)",
-    "LL-R + BoostLU": f"{cite('boostlu')}: boosting improves the Large Loss schemes on three single-positive "
-                      "datasets (its abstract), and LL-R beats AN (Large Loss Matters, Table 1)",
-}
+#: each paper's headline claim against AN (single positive unless said), for the claims table:
+#: the catalogue entries' claims
+PAPER_CLAIMS: Dict[str, str] = catalogue.paper_claims()
 
 
 SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 (AN with LAC's head)"
@@ -989,27 +975,27 @@ def claims(results, same_head: Mapping[str, list] | None = None,
             if label in methods:
                 rows.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
                                   methods[label], methods[AN], family=fam[beats_an_family(regime)]))
-        if "LAC" in methods and same_head and regime in same_head:
+        if LABEL.lac in methods and same_head and regime in same_head:
             rows.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
-                              "LAC", SAME_HEAD_LABEL, methods["LAC"], same_head[regime],
+                              LABEL.lac, SAME_HEAD_LABEL, methods[LABEL.lac], same_head[regime],
                               family=fam[SAME_HEAD_FAMILY]))
         check = (length or {}).get(regime)
-        if "GR" in methods and check and bm.convergence_mark(methods["GR"]) == "schedule-bound":
-            epochs = check["GR"][0].spec.train["epochs"]
+        if LABEL.gr in methods and check and bm.convergence_mark(methods[LABEL.gr]) == "schedule-bound":
+            epochs = check[LABEL.gr][0].spec.train["epochs"]
             name = f"GR beats AN with both trained {epochs} epochs under {regime} (length check)"
             rows.append(Claim(name, "the same comparison at a longer schedule (GR is schedule-bound)",
-                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check["GR"], check[AN],
+                              f"GR ({epochs} ep.)", f"AN ({epochs} ep.)", check[LABEL.gr], check[AN],
                               control_of=f"GR beats AN under {regime}"))
             notes[f"GR beats AN under {regime}"] = name
         for label in PAPER_CLAIMS:
-            if label == "GR" or label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
+            if label == LABEL.gr or label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
                 continue
             ctl = (bound_length or {}).get(regime, {}).get(label)
             if ctl:
                 epochs = ctl["method"][0].spec.train["epochs"]
                 name = f"{label} beats AN with both trained {epochs} epochs under {regime} (length check)"
                 rows.append(Claim(name, f"the same comparison at a longer schedule ({label} is schedule-bound)",
-                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl["AN"],
+                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl[LABEL.an],
                                   control_of=f"{label} beats AN under {regime}"))
                 notes[f"{label} beats AN under {regime}"] = name
             else:

@@ -45,21 +45,19 @@ from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
 from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, specs_for, splits_for, with_pending
+from .. import catalogue
+from ..catalogue import LABEL
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {
-    "drop 25 %": ("drop_positives", {"alpha": 0.25}),
-    "drop 50 %": ("drop_positives", {"alpha": 0.5}),
-    "drop 75 %": ("drop_positives", {"alpha": 0.75}),
-    "single positive": ("single_positive", {}),
-}
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table("drop 25 %", "drop 50 %", "drop 75 %",
+                                                                "single positive")
 
-#: JoCoR is always quoted with its λ (the official code's default 0.1)
-JOCOR_LAMBDA = 0.1
-JOCOR = f"JoCoR (λ={JOCOR_LAMBDA})"
-FAMILY = ("Co-teaching", "Co-teaching+", JOCOR)
+#: JoCoR is always quoted with its λ (the official code's default 0.1; its catalogue entry's)
+JOCOR = LABEL.jocor_row
+JOCOR_LAMBDA = catalogue.entry("jocor_row").params["co_lambda"]
+FAMILY = (LABEL.coteaching, LABEL.coteaching_plus, JOCOR)
 #: the key comparison's rows: under the study regime they run on the design's key seeds
-KEY = ("AN", "CLS")
+KEY = (LABEL.an, LABEL.cls)
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS = ("seed",)
 #: the chapter's questions (:attr:`CLSDesign.families`)
@@ -80,7 +78,7 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
     # 4/3 of the epochs under the study regime (pending runs, :func:`longer_specs`)
     "cpu": dict(table_regimes=("drop 50 %", "single positive"), family_regimes=("single positive",),
                 tau_h_grid=(0.0, 0.012), tau_l_grid=(0.0, 0.06), with_clc=False,
-                n_table_seeds=5, n_key_seeds=5, longer=(("Co-teaching", 72), ("Co-teaching+", 72))),
+                n_table_seeds=5, n_key_seeds=5, longer=((LABEL.coteaching, 72), (LABEL.coteaching_plus, 72))),
     "gpu": dict(table_regimes=tuple(REGIMES), family_regimes=tuple(REGIMES),
                 tau_h_grid=(0.0, 0.006, 0.012, 0.021, 0.06), tau_l_grid=(0.0, 0.02, 0.06, 0.14),
                 with_clc=True, n_table_seeds=None, n_key_seeds=None),
@@ -193,13 +191,13 @@ def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, D
     """``{display label: (method name, hyperparameters)}`` of the Table 2 rows under a regime."""
     if regime_label not in REGIMES:
         raise ValueError(f"unknown regime label {regime_label!r}; choose from {list(REGIMES)}")
-    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {"AN": ("an", {})}
+    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {LABEL.an: ("an", {})}
     if regime_label in design.family_regimes:
         family = design.family_hparams()
-        specs["Co-teaching"] = ("coteaching", dict(family))
-        specs["Co-teaching+"] = ("coteaching_plus", dict(family))
+        specs[LABEL.coteaching] = ("coteaching", dict(family))
+        specs[LABEL.coteaching_plus] = ("coteaching_plus", dict(family))
         specs[JOCOR] = ("jocor", dict(family, co_lambda=JOCOR_LAMBDA))
-    specs["CLS"] = ("cls", design.cls_hparams(regime_label))
+    specs[LABEL.cls] = ("cls", design.cls_hparams(regime_label))
     return specs
 
 
@@ -219,10 +217,10 @@ def specs(design: CLSDesign, stored: Stored = nothing_stored) -> Asked:
     label = design.study_regime
     regime, params = REGIMES[label]
     center = design.cls_hparams(label)
-    study = {"CLS-H": ("cls_h", {k: v for k, v in center.items() if k != "tau_h"}),
-             "CLS-L": ("cls_l", {k: v for k, v in center.items() if k != "tau_l"})}
+    study = {LABEL.cls_h: ("cls_h", {k: v for k, v in center.items() if k != "tau_h"}),
+             LABEL.cls_l: ("cls_l", {k: v for k, v in center.items() if k != "tau_l"})}
     if design.with_clc:
-        study["CLC"] = ("clc", dict(center))
+        study[LABEL.clc] = ("clc", dict(center))
     new = specs_for(P, study, regime, params, design.study_seeds)
     now["ablation"] = {**{k: now[label][k] for k in KEY}, **new}
 
@@ -232,13 +230,13 @@ def specs(design: CLSDesign, stored: Stored = nothing_stored) -> Asked:
             if v == 0:
                 out[v] = new[zero]
             elif v == center[key]:
-                out[v] = now[label]["CLS"]
+                out[v] = now[label][LABEL.cls]
             else:
                 out[v] = specs_for(P, {v: ("cls", {**center, key: v})}, regime, params, design.study_seeds)[v]
         return out
 
-    now["tau_h"] = sweep(design.tau_h_grid, "tau_h", "CLS-H")
-    now["tau_l"] = sweep(design.tau_l_grid, "tau_l", "CLS-L")
+    now["tau_h"] = sweep(design.tau_h_grid, "tau_h", LABEL.cls_h)
+    now["tau_l"] = sweep(design.tau_l_grid, "tau_l", LABEL.cls_l)
     return with_pending(Asked(now), longer_specs(design))
 
 
@@ -293,7 +291,7 @@ def coteaching_plus_trace(results: Mapping[str, Mapping[str, list]], regime: str
     disagreement: co-teaching on it) and the samples each network was updated on per step."""
     import pandas as pd
 
-    runs = results.get(regime, {}).get("Co-teaching+")
+    runs = results.get(regime, {}).get(LABEL.coteaching_plus)
     if not runs:
         raise ValueError(f"no Co-teaching+ run under {regime!r}")
     keys = ("disagree_fraction", "branch_empty", "branch_disagree", "used_f", "used_g", "val_mAP")
@@ -407,7 +405,7 @@ def heads_table(results: Mapping[str, Mapping[str, list]]):
     return pd.DataFrame(rows).set_index(["regime", "method"]).round(2)
 
 
-def margins(results: Mapping[str, Mapping[str, list]], method: str = "CLS", baseline: str = "AN",
+def margins(results: Mapping[str, Mapping[str, list]], method: str = LABEL.cls, baseline: str = LABEL.an,
             metric: str = "test_mAP") -> Dict[str, float]:
     """``{regime: method - baseline}`` of ``metric`` at the best-val epoch (mean over seeds)."""
     return {r: _mean(runs[method], metric) - _mean(runs[baseline], metric)
@@ -470,18 +468,18 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
              "drop 75 %": "COCO: CLS 67.2 mAP, best of Table 2 (25 % left)"}
     rows = []
     for regime, runs in results.items():
-        if "CLS" in runs and "AN" in runs:
+        if LABEL.cls in runs and LABEL.an in runs:
             rows.append(Claim(f"CLS beats AN under {regime}", paper.get(regime, "Table 2"),
-                              "CLS", "AN", runs["CLS"], runs["AN"], family=fam[CLS_VS_AN]))
+                              LABEL.cls, LABEL.an, runs[LABEL.cls], runs[LABEL.an], family=fam[CLS_VS_AN]))
         for other in FAMILY:
-            if "CLS" in runs and other in runs:
+            if LABEL.cls in runs and other in runs:
                 rows.append(Claim(f"CLS beats {other} under {regime}",
-                                  "Table 2: CLS above every co-training baseline", "CLS", other,
-                                  runs["CLS"], runs[other], family=fam[CLS_VS_COTRAINING]))
+                                  "Table 2: CLS above every co-training baseline", LABEL.cls, other,
+                                  runs[LABEL.cls], runs[other], family=fam[CLS_VS_COTRAINING]))
     if "drop 75 %" in results and "drop 25 %" in results and all(
-            k in results[r] for r in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")):
+            k in results[r] for r in ("drop 75 %", "drop 25 %") for k in (LABEL.cls, LABEL.an)):
         def per_seed(regime):  # CLS − AN per seed under one regime
-            cls_, an = by_seed(results[regime]["CLS"]), by_seed(results[regime]["AN"])
+            cls_, an = by_seed(results[regime][LABEL.cls]), by_seed(results[regime][LABEL.an])
             return {s_: cls_[s_] - an[s_] for s_ in cls_ if s_ in an}
 
         # paired by seed: d_s = (CLS − AN at drop 75 %)_s − (CLS − AN at drop 25 %)_s
@@ -489,7 +487,7 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
             "the margin over AN grows with the missing rate (drop 75 % vs 25 %)",
             "COCO: CLS's lead over the baselines is largest at 25 % left (Table 2)",
             "CLS − AN at drop 75 %", "CLS − AN at drop 25 %", per_seed("drop 75 %"), per_seed("drop 25 %"),
-            runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in ("CLS", "AN")},
+            runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in (LABEL.cls, LABEL.an)},
             family=fam.get(GROWS)))
     # the losing sides trained longer (pending runs, once stored): controls of the claims they repeat
     study = design.study_regime
@@ -497,10 +495,10 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
     for row, epochs in design.longer:
         checked = f"CLS beats {row} under {study}"
         runs = (longer or {}).get(longer_label(row, epochs))
-        if runs and study in results and "CLS" in results[study]:
+        if runs and study in results and LABEL.cls in results[study]:
             rows.append(Claim(f"CLS beats {longer_label(row, epochs)} under {study}",
-                              "the same comparison, the baseline trained longer", "CLS", longer_label(row, epochs),
-                              results[study]["CLS"], runs, control_of=checked))
+                              "the same comparison, the baseline trained longer", LABEL.cls, longer_label(row, epochs),
+                              results[study][LABEL.cls], runs, control_of=checked))
         else:
             waiting[checked] = f"its control, {longer_label(row, epochs)} (pending: the cold series trains them)"
     table = claims_table(rows)
@@ -521,7 +519,7 @@ def strategy_table():
         "Label Selection": [False, False, False, False, True],
         "Sample Selection": [True, True, True, True, False],
     }
-    cols = ["Co-teaching", "Decoupling", "Co-teaching+", "JoCoR", "CLS"]
+    cols = [LABEL.coteaching, "Decoupling", LABEL.coteaching_plus, LABEL.jocor, LABEL.cls]
     table = pd.DataFrame(rows, index=cols).T.replace({True: "✓", False: "✗"})
     table.loc["unit dropped here"] = ["whole image (C labels)", "(not in this lab)",
                                       "whole image (C labels)", "whole image (C labels)",
@@ -633,7 +631,7 @@ def sweep_coverage(d: CLSDesign) -> str:
             parts.append(f"the {symbol} sweep covers {values(grid)} ({len(grid)} values, {len(new)} trained for it)")
         else:
             parts.append(f"the {symbol} sweep holds only {values(grid)}: 0 is the ablation run "
-                         f"({'CLS-H' if name == 'tau_h' else 'CLS-L'}) and {center[name]:g} the table's CLS run"
+                         f"({LABEL.cls_h if name == 'tau_h' else LABEL.cls_l}) and {center[name]:g} the table's CLS run"
                          + ("" if tuple(gpu_grid) == tuple(grid) else f" (the gpu profile sweeps {values(gpu_grid)})"))
     return f"Under the {d.profile.name} profile, " + "; ".join(parts) + "."
 

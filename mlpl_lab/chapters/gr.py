@@ -26,7 +26,7 @@ from ..analysis.benchmark import convergence_mark
 from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_schedule_bound
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..analysis.tables import ablation_frames, seed_mean
-from ..losses.gr import gr_schedule
+from ..losses.gr import GR_SCHEDULE_DEFAULTS, gr_schedule
 from ..methods.gr import ABLATIONS
 from ..profiles import Profile
 from ..runs.splits_cache import build_splits, clean_val_labels
@@ -35,15 +35,16 @@ from ..engine.train import predict_dataset
 from . import tuning
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, as_spec, design_name, splits_for
+from .. import catalogue
+from ..catalogue import LABEL
 
-ZOO_ALL = ("full labels", "AN", "WAN", "AN-LS", "EPR", "ROLE", "Hill", "SPLC", "EM", "EM+APL", "LL-R", "GR")
+#: chapter 02's catalogue entries: Table 2's zoo (in the catalogue's order) and Table 3's rows
+_ENTRIES = tuple(e for e in catalogue.in_chapter("02") if e.alias_of is None)
+ZOO_ALL = tuple(e.label for e in _ENTRIES if e.method not in ABLATIONS)
 #: Table 3 rows: display label -> registered ablation name (AN and the full GR come from the
 #: main comparison, so they are not trained twice)
-ABLATION_LABELS: Dict[str, str] = {
-    "k̂": "gr_k_only", "v": "gr_v_only", "L": "gr_robust_only",
-    "k̂+v": "gr_k_v", "k̂+L": "gr_k_robust", "v+L": "gr_v_robust",
-}
-KEY = ("AN", "GR")
+ABLATION_LABELS: Dict[str, str] = {e.label: e.method for e in _ENTRIES if e.method in ABLATIONS}
+KEY = (LABEL.an, LABEL.gr)
 #: the notebook's parameters that change which runs it asks for
 PARAMETERS = ("regime",)
 
@@ -52,9 +53,9 @@ PARAMETERS = ("regime",)
 #: ``gpu_shape`` executes the gpu design at a CPU's sizes with the small budget; a profile not
 #: named here takes the cpu design.
 DESIGNS: Dict[str, Dict[str, Any]] = {
-    "smoke": {"zoo": ("AN", "ROLE", "EM+APL", "LL-R", "GR"), "ablation_rows": ("k̂", "L"), "budget": 2},
-    "cpu": {"zoo": ("full labels", "AN", "AN-LS", "ROLE", "Hill", "EM", "EM+APL", "LL-R", "GR"),
-            "ablation_rows": ("k̂", "v", "L"), "budget": 3},
+    "smoke": {"zoo": (LABEL.an, LABEL.role, LABEL.em_apl, LABEL.ll_r, LABEL.gr), "ablation_rows": (LABEL.gr_k, LABEL.gr_l), "budget": 2},
+    "cpu": {"zoo": (LABEL.oracle, LABEL.an, LABEL.an_ls, LABEL.role, LABEL.hill, LABEL.em, LABEL.em_apl, LABEL.ll_r, LABEL.gr),
+            "ablation_rows": (LABEL.gr_k, LABEL.gr_v, LABEL.gr_l), "budget": 3},
     "gpu": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 3},
     "gpu_shape": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 2},
 }
@@ -97,11 +98,15 @@ class GRDesign:
                                  "does each of GR's components help (Table 3)?")}
 
 
+def lengthened_epochs(epochs: int) -> int:
+    """A length check's epochs for runs of ``epochs``: round(LENGTH_FACTOR × epochs), and at least
+    one more (54 -> 72; 2 -> 3). The one rule of every length check (chapters 02 and 07)."""
+    return max(int(epochs) + 1, int(round(LENGTH_FACTOR * int(epochs))))
+
+
 def length_check_epochs(profile) -> int:
-    """The length check's epochs under ``profile``: round(LENGTH_FACTOR × the profile's), and at
-    least one more than the profile's (cpu: 54 -> 72; smoke: 2 -> 3)."""
-    P = as_profile(profile)
-    return max(P.epochs + 1, int(round(LENGTH_FACTOR * P.epochs)))
+    """The length check's epochs under ``profile`` (:func:`lengthened_epochs` of the profile's)."""
+    return lengthened_epochs(as_profile(profile).epochs)
 
 
 def design(profile, regime: str = "single_positive") -> GRDesign:
@@ -125,11 +130,9 @@ def methods(profile, splits_or_labels) -> Dict[str, Any]:
     """``{label: method spec}`` of the main comparison under ``profile`` (EPR's and ROLE's k from
     the clean validation labels of the selection seed: the splits, or the labels)."""
     k = round(expected_positives(splits_or_labels), 4)
-    zoo = {
-        "full labels": "full", "AN": "an", "WAN": "wan", "AN-LS": "an_ls",
-        "EPR": ("epr", {"expected_num_pos": k}), "ROLE": ("role", {"expected_num_pos": k}),
-        "Hill": "hill", "SPLC": "splc", "EM": "em", "EM+APL": "em_apl", "LL-R": "ll_r", "GR": "gr",
-    }
+    zoo = {e.label: e.method for e in _ENTRIES if e.label in ZOO_ALL}
+    for label in (LABEL.epr, LABEL.role):  # k read from the clean validation labels
+        zoo[label] = (zoo[label], {"expected_num_pos": k})
     return {label: zoo[label] for label in design(profile).zoo}
 
 
@@ -157,13 +160,16 @@ def sign_changes(curve: Mapping[str, np.ndarray]) -> list:
     return out
 
 
-def fig1b_markdown(w0: float = 0.0, b0: float = -2.0, w_T: float = 10.0, b_T: float = -8.0,
+def fig1b_markdown(w0: float | None = None, b0: float | None = None, w_T: float = 10.0, b_T: float = -8.0,
                    q2: float = 0.01, q3: float = 1.0) -> str:
     """What Fig. 1b shows for GR at the two ends of its schedule, read from its curves: below
     which p the gradient on an unknown label is negative (pushes p up) at β(0), and above which
     at β(T)."""
     from ..viz.gr_plots import unknown_gradient_curves
 
+    # β(0) is GR's schedule default unless given (Fig. 1b's end values are the figure's own)
+    w0 = GR_SCHEDULE_DEFAULTS["w0"] if w0 is None else w0
+    b0 = GR_SCHEDULE_DEFAULTS["b0"] if b0 is None else b0
     curves = list(unknown_gradient_curves(w0=w0, b0=b0, w_T=w_T, b_T=b_T, q2=q2, q3=q3).values())
     start, end = sign_changes(curves[0]), sign_changes(curves[1])
     if len(start) != 1 or len(end) != 1:
@@ -211,7 +217,7 @@ def gr_row(d: GRDesign, stored: Stored) -> list:
     kept, decided from what ``stored`` holds (the same stage :func:`specs` reads); the paper
     default, :func:`specs`' own stand-in, while a tuning trial is missing."""
     st = _stage(d, stored)
-    return list(st.fresh.get("GR") or st.later["GR"])
+    return list(st.fresh.get(LABEL.gr) or st.later[LABEL.gr])
 
 
 def ablation_specs(d: GRDesign, gr_setting: Mapping[str, Any]) -> Dict[str, list]:
@@ -228,7 +234,7 @@ def ablation_specs(d: GRDesign, gr_setting: Mapping[str, Any]) -> Dict[str, list
 
 
 def _others(labels) -> list:
-    return [k for k in labels if k not in ("GR", "AN", "full labels")]
+    return [k for k in labels if k not in (LABEL.gr, LABEL.an, LABEL.oracle)]
 
 
 def best_other(results) -> str | None:
@@ -246,13 +252,20 @@ def lengthen(specs, epochs: int) -> list:
     return [s.replace(train=dict(s.train, epochs=epochs)) for s in specs]
 
 
+def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Dict[str, list]:
+    """``{label: [RunSpec per seed]}``: the main comparison's specs (``main``) of GR, the best
+    other method ``best`` (None: none) and AN, each with only its epochs changed to ``epochs`` (so
+    the tuned setting, the regime, the seeds and the data are those runs' own). The one rule of
+    chapter 02's length check: :func:`specs` asks for these runs."""
+    labels = [LABEL.gr] + [k for k in (best, LABEL.an) if k is not None]
+    return {label: lengthen(main[label], epochs) for label in labels}
+
+
 def length_check_specs(profile, results) -> Dict[str, list]:
-    """``{label: [RunSpec per seed]}``: the main comparison's runs of GR, the best other method
-    and AN, each spec with only its epochs changed to :func:`length_check_epochs` (so the tuned
-    setting, the regime, the seeds and the data are those runs' own)."""
-    epochs = length_check_epochs(profile)
-    labels = ["GR"] + [k for k in (best_other(results), "AN") if k is not None]
-    return {label: lengthen([r.spec for r in results[label]], epochs) for label in labels}
+    """:func:`length_family` of the main comparison's runs ``results`` (``{label: [run]}``), the
+    best other method read from them (:func:`best_other`), at :func:`length_check_epochs`."""
+    main = {label: [r.spec for r in runs] for label, runs in results.items()}
+    return length_family(main, best_other(results), length_check_epochs(profile))
 
 
 def specs(d: GRDesign, stored: Stored) -> Asked:
@@ -270,21 +283,20 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
     now: Dict[str, Dict[str, list]] = {"trial": dict(st.trials), "main": main_now}
     later: Dict[str, Dict[str, list]] = {"main": main_later} if main_later else {}
 
-    if "GR" in st.chosen:
-        now["ablation"] = ablation_specs(d, st.kept("GR"))
+    if LABEL.gr in st.chosen:
+        now["ablation"] = ablation_specs(d, st.kept(LABEL.gr))
     else:
         later["ablation"] = ablation_specs(d, {})
 
     main = {label: main_now.get(label) or main_later[label] for label in d.zoo}
     others = _others(d.zoo)
     runs = {label: [stored(s) for s in main_now[label]] for label in others if label in main_now}
-    if "GR" in st.chosen and len(runs) == len(others) and all(
+    if LABEL.gr in st.chosen and len(runs) == len(others) and all(
             r is not None for rs in runs.values() for r in rs):
         best, family = best_other(runs), now
     else:  # the stand-in: the zoo's first other method
         best, family = (others[0] if others else None), later
-    labels = ["GR"] + [k for k in (best, "AN") if k is not None]
-    family["length"] = {label: lengthen(main[label], d.length_epochs) for label in labels}
+    family["length"] = length_family(main, best, d.length_epochs)
     return Asked(now, later)
 
 
@@ -327,30 +339,30 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None, *,
     fam = design.families
     main = "GR beats AN (single positive)"
     rows = [Claim(main, "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
-                  "GR", "AN", results["GR"], results["AN"], family=fam[GR_VS_AN])]
-    checked = {"AN": main}
+                  LABEL.gr, LABEL.an, results[LABEL.gr], results[LABEL.an], family=fam[GR_VS_AN])]
+    checked = {LABEL.an: main}
     best = best_other(results)
     if best is not None:
         checked[best] = f"GR beats the best other zoo method ({best})"
-        rows.append(Claim(checked[best], "GR is the best of Table 2 on all four datasets", "GR", best,
-                          results["GR"], results[best], family=fam[GR_VS_BEST]))
+        rows.append(Claim(checked[best], "GR is the best of Table 2 on all four datasets", LABEL.gr, best,
+                          results[LABEL.gr], results[best], family=fam[GR_VS_BEST]))
     for label, runs in ablation.items():
         rows.append(Claim(f"GR (all on) beats the ablation row {label!r}",
-                          "Table 3: the three components together are best", "GR", label,
-                          results["GR"], runs, family=fam[ABLATION]))
+                          "Table 3: the three components together are best", LABEL.gr, label,
+                          results[LABEL.gr], runs, family=fam[ABLATION]))
     checks = {}
     if length_check:
-        epochs = length_check["GR"][0].spec.train["epochs"]
-        for other in [k for k in length_check if k != "GR"]:
+        epochs = length_check[LABEL.gr][0].spec.train["epochs"]
+        for other in [k for k in length_check if k != LABEL.gr]:
             checks[other] = f"GR beats {other} with both trained {epochs} epochs (length check)"
             rows.append(Claim(checks[other], "Table 2's comparison, at a longer schedule", f"GR ({epochs} ep.)",
-                              f"{other} ({epochs} ep.)", length_check["GR"], length_check[other],
+                              f"{other} ({epochs} ep.)", length_check[LABEL.gr], length_check[other],
                               control_of=checked.get(other)))
     table = claims_table(rows)
-    notes = schedule_notes(table, rows, checks) if convergence_mark(results["GR"]) == "schedule-bound" else {}
+    notes = schedule_notes(table, rows, checks) if convergence_mark(results[LABEL.gr]) == "schedule-bound" else {}
     # the length check's own rows: GR's runs there are schedule-bound too (§, as its table marks
     # them), not unconverged for another reason (†), when the other side's runs all converged
-    if length_check and convergence_mark(length_check["GR"]) == "schedule-bound":
+    if length_check and convergence_mark(length_check[LABEL.gr]) == "schedule-bound":
         for other, claim in checks.items():
             if convergence_mark(length_check[other]) is False:  # False: no † on that side
                 notes[claim] = "schedule-bound at the longer schedule too: this row is the length check"
@@ -363,9 +375,9 @@ def schedule_notes(table, rows, checks: Mapping[str, str]) -> Dict[str, str]:
     :data:`LENGTH_FACTOR` times longer — computed from the two claims' verdicts."""
     notes = {}
     for claim in rows:
-        if claim.claim in checks.values() or "GR" not in (claim.a_label, claim.b_label):
+        if claim.claim in checks.values() or LABEL.gr not in (claim.a_label, claim.b_label):
             continue
-        other = claim.b_label if claim.a_label == "GR" else claim.a_label
+        other = claim.b_label if claim.a_label == LABEL.gr else claim.a_label
         check = checks.get(other)
         if check is None:
             notes[claim.claim] = "schedule-bound; the length check does not cover this row"
@@ -438,7 +450,7 @@ def table1():
                              r"$(1-(1-p)^{q_3})/q_3$"],
         "registered loss": ["gr_as_en", "gr_as_em", "gr_as_hill", "gr_as_splc", "gr"],
     }
-    return pd.DataFrame(rows, index=["EN", "EM (+APL)", "Hill", "SPLC", "GR Loss"]).T
+    return pd.DataFrame(rows, index=[LABEL.en, "EM (+APL)", LABEL.hill, LABEL.splc, "GR Loss"]).T
 
 
 ABLATION_COMPONENTS = ("k̂(p;β)", "v(p;α)", "L1,L2,L3")
@@ -448,9 +460,9 @@ def ablation_rows(ablation_results: Mapping[str, list], main_results: Mapping[st
     """``(marks, runs)`` of Table 3 for :func:`mlpl_lab.analysis.tables.ablation_frames`: the AN
     row (all off, the caption's baseline) and the full GR row from the main comparison, the
     ablation rows between them; marks are ✓/✗ per component."""
-    entries = [("AN (all off)", main_results.get("AN"), "gr_none")]
+    entries = [(LABEL.an_all_off, main_results.get(LABEL.an), "gr_none")]
     entries += [(label, runs, ABLATION_LABELS.get(label, label)) for label, runs in ablation_results.items()]
-    entries += [("GR (all on)", main_results.get("GR"), "gr_all")]
+    entries += [(LABEL.gr_all_on, main_results.get(LABEL.gr), "gr_all")]
     marks, runs = {}, {}
     for row, rs, name in entries:
         if rs is None:
@@ -581,7 +593,7 @@ PAPER_GAP: Dict[str, Tuple[float, float, float]] = {
     "NUS": (42.49, 49.08, 52.08), "CUB": (18.66, 21.64, 30.90)}
 
 
-def gap_share(results, length_check: Mapping[str, list] | None = None, full: str = "full labels",
+def gap_share(results, length_check: Mapping[str, list] | None = None, full: str = LABEL.oracle,
               level: float = 0.95) -> Dict[str, Dict[str, Any]]:
     """GR's share of the AN → full-label gap, (GR − AN) / (full − AN) as a ratio of paired means
     over the seeds the three share, with its t-based Fieller interval
@@ -591,13 +603,13 @@ def gap_share(results, length_check: Mapping[str, list] | None = None, full: str
     full-label row."""
     from ..analysis.fieller import fieller
 
-    if full not in results or "GR" not in results or "AN" not in results:
+    if full not in results or LABEL.gr not in results or LABEL.an not in results:
         return {}
     o = by_seed(results[full])
-    sides = {f"{results['GR'][0].spec.train['epochs']} epochs (the profile's)": (results["GR"], results["AN"])}
-    if length_check and "GR" in length_check and "AN" in length_check:
-        sides[f"{length_check['GR'][0].spec.train['epochs']} epochs (the length check; full labels at the "
-              "profile's)"] = (length_check["GR"], length_check["AN"])
+    sides = {f"{results[LABEL.gr][0].spec.train['epochs']} epochs (the profile's)": (results[LABEL.gr], results[LABEL.an])}
+    if length_check and LABEL.gr in length_check and LABEL.an in length_check:
+        sides[f"{length_check[LABEL.gr][0].spec.train['epochs']} epochs (the length check; full labels at the "
+              "profile's)"] = (length_check[LABEL.gr], length_check[LABEL.an])
     out = {}
     for row, (gr_runs, an_runs) in sides.items():
         g, a = by_seed(gr_runs), by_seed(an_runs)

@@ -66,28 +66,29 @@ from ..methods import build_method
 from ..profiles import Profile
 from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, splits_for, with_pending
+from ..catalogue import LABEL
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
-PAPER_TABLE3 = {"AN": (87.6, 72.3), "+PLC": (89.0, 73.7), "+LAC end-to-end": (84.5, 65.6),
-                "two-stage": (89.2, 74.7), "two-stage + queue (LAC)": (89.6, 75.6)}
+PAPER_TABLE3 = {LABEL.an: (87.6, 72.3), LABEL.lac_plc: (89.0, 73.7), LABEL.lac_end_to_end: (84.5, 65.6),
+                LABEL.lac_two_stage: (89.2, 74.7), LABEL.lac_row: (89.6, 75.6)}
 #: Table 2 of the paper: LAC under single positive (mAP %, VOC / COCO / NUS / CUB)
 PAPER_TABLE2 = {"VOC": 89.6, "COCO": 75.6, "NUS": 51.1, "CUB": 23.3}
-CONTROL = "PLC, E1+E2 epochs (control)"
+CONTROL = LABEL.lac_control
 #: the paper's method started from the better on validation of stage 1's raw and EMA weights
-CODE_START = "LAC, the code's stage-2 start"
+CODE_START = LABEL.lac_code_start
 #: label -> (registered method, ✓ columns: PLC, LAC, two-stage, queue)
 ROWS: Dict[str, Tuple[str, Tuple[bool, bool, bool, bool]]] = {
-    "AN": ("lac_an", (False, False, False, False)),
-    "+PLC": ("lac_plc", (True, False, False, False)),
-    "+LAC end-to-end": ("lac_end_to_end", (True, True, False, False)),
-    "two-stage": ("lac_no_queue", (True, True, True, False)),
-    "two-stage + queue (LAC)": ("lac", (True, True, True, True)),
+    LABEL.an: ("lac_an", (False, False, False, False)),
+    LABEL.lac_plc: ("lac_plc", (True, False, False, False)),
+    LABEL.lac_end_to_end: ("lac_end_to_end", (True, True, False, False)),
+    LABEL.lac_two_stage: ("lac_no_queue", (True, True, True, False)),
+    LABEL.lac_row: ("lac", (True, True, True, True)),
     CONTROL: ("lac_plc", (True, False, False, False)),
     CODE_START: ("lac", (True, True, True, True)),
 }
 #: method hyperparameters of a row beyond its registered defaults
 ROW_PARAMS: Dict[str, Dict[str, Any]] = {CODE_START: {"stage2_start": "raw_or_ema"}}
-STAGE2 = ("two-stage", "two-stage + queue (LAC)", CODE_START)
+STAGE2 = (LABEL.lac_two_stage, LABEL.lac_row, CODE_START)
 #: the family of :func:`specs` (the chapter has one: Table 3's rows)
 TABLE = "Table 3"
 #: the notebook parameters that change which runs the chapter asks for
@@ -233,7 +234,7 @@ def specs(design: LACDesign, stored: Stored = nothing_stored) -> Asked:
 
 #: the pending family of the end-to-end rows trained longer (:func:`longer_specs`)
 LONGER = "end-to-end, trained longer"
-END_TO_END_ROW = "+LAC end-to-end"
+END_TO_END_ROW = LABEL.lac_end_to_end
 
 
 def longer_specs(design: LACDesign) -> Dict[str, Dict[str, list]]:
@@ -269,7 +270,7 @@ def table3(results, design: LACDesign, metric: str = "test_mAP"):
         _, (plc, lac, two, queue) = ROWS[label]
         paper = PAPER_TABLE3.get(label)
         own = design.stage2_epochs if label in STAGE2 else design.epochs_of(label)
-        marks[label] = {"AN": True, "PLC": plc, "LAC": lac, "two-stage": two, "queue": queue,
+        marks[label] = {LABEL.an: True, "PLC": plc, LABEL.lac: lac, LABEL.lac_two_stage: two, "queue": queue,
                         "epochs": design.epochs_of(label), "seeds": len(runs),
                         "best epoch / of": f"{','.join(str(r.best_epoch + 1) for r in runs)} / {own}",
                         "paper VOC / COCO": "—" if paper is None else f"{paper[0]} / {paper[1]}"}
@@ -291,7 +292,7 @@ def ema_table(results, metric: str = "test_mAP"):
     return pd.DataFrame(rows).T
 
 
-def stage2_start_table(results, row: str = "+PLC"):
+def stage2_start_table(results, row: str = LABEL.lac_plc):
     """Where stage 2 would start, per seed of the stage-1 row: the raw and the EMA weights' val mAP
     at the best raw-val epoch, and which of the two the official code's checkpoint would hold (the
     better on validation; ``stage2_start="raw_or_ema"``), next to what the :data:`CODE_START` row's
@@ -311,7 +312,7 @@ def stage2_start_table(results, row: str = "+PLC"):
     return pd.DataFrame(rows).set_index("seed") if rows else pd.DataFrame()
 
 
-def pseudo_positive_counts(results, rows=STAGE2 + ("+PLC",)) -> Dict[str, Dict[str, float]]:
+def pseudo_positive_counts(results, rows=STAGE2 + (LABEL.lac_plc,)) -> Dict[str, Dict[str, float]]:
     """``{row: {"delta", "per seed": [...], "total"}}``: unknown entries whose weak-view
     probability reached δ, summed over every step of every epoch (``plc_pseudo_positives``).
     A total of 0 means PLC made no pseudo-positive and LAC contrasted observed positives only."""
@@ -385,25 +386,25 @@ def claims(results, design: "LACDesign | None" = None, longer: Mapping[str, list
     r, fam = results, families(design)
     e2e = "end-to-end LAC is worse than PLC (PLC beats it)"
     rows = [
-        Claim("PLC beats AN", "VOC 89.0 vs 87.6; COCO 73.7 vs 72.3 (Table 3)", "+PLC", "AN", r["+PLC"], r["AN"],
+        Claim("PLC beats AN", "VOC 89.0 vs 87.6; COCO 73.7 vs 72.3 (Table 3)", LABEL.lac_plc, LABEL.an, r[LABEL.lac_plc], r[LABEL.an],
               family=fam[PLC_VS_AN]),
         Claim(e2e, "VOC 89.0 vs 84.5; COCO 73.7 vs 65.6",
-              "+PLC", "end-to-end", r["+PLC"], r["+LAC end-to-end"], family=fam[END_TO_END]),
+              LABEL.lac_plc, "end-to-end", r[LABEL.lac_plc], r[LABEL.lac_end_to_end], family=fam[END_TO_END]),
         Claim("two stages beat PLC trained as long (control)",
               "VOC 89.2 vs 89.0; COCO 74.7 vs 73.7 (against PLC trained one stage)",
-              "two-stage", "control", r["two-stage"], r[CONTROL], family=fam[SECOND_STAGE]),
+              LABEL.lac_two_stage, "control", r[LABEL.lac_two_stage], r[CONTROL], family=fam[SECOND_STAGE]),
         Claim("the queue helps (two-stage + queue beats two-stage)", "VOC 89.6 vs 89.2; COCO 75.6 vs 74.7",
-              "LAC", "two-stage", r["two-stage + queue (LAC)"], r["two-stage"], family=fam[QUEUE]),
+              LABEL.lac, LABEL.lac_two_stage, r[LABEL.lac_row], r[LABEL.lac_two_stage], family=fam[QUEUE]),
         Claim("LAC (two stages + queue) beats PLC trained as long (control)",
               "VOC 89.6 vs 89.0; COCO 75.6 vs 73.7 (against PLC trained one stage)",
-              "LAC", "control", r["two-stage + queue (LAC)"], r[CONTROL], family=fam[SECOND_STAGE]),
+              LABEL.lac, "control", r[LABEL.lac_row], r[CONTROL], family=fam[SECOND_STAGE]),
         Claim("the code's stage-2 start (raw or EMA) beats the paper's (raw)",
               "not in the paper: its numbers come from the code's start",
-              "code's start", "LAC", r[CODE_START], r["two-stage + queue (LAC)"], family=fam[CODE_START_Q]),
+              "code's start", LABEL.lac, r[CODE_START], r[LABEL.lac_row], family=fam[CODE_START_Q]),
     ]
     for label, runs in (longer or {}).items():  # the losing side trained longer: a control of the claim
         rows.append(Claim(f"PLC beats {label}", "the same comparison, the end-to-end rows trained longer",
-                          "+PLC", label, r["+PLC"], runs, control_of=e2e))
+                          LABEL.lac_plc, label, r[LABEL.lac_plc], runs, control_of=e2e))
     table = claims_table(rows)
     wanted = longer_specs(design) if design is not None else {}
     if wanted and not longer and bool(table.at[e2e, "_at_risk"]):
@@ -421,7 +422,7 @@ def table3_view(results, design: LACDesign, metric: str = "test_mAP"):
 
     t, half, n, unconv = table3(results, design, metric)
     col = metric.replace("test_", "")
-    order = ["AN", "PLC", "LAC", "two-stage", "queue", "epochs", "seeds", col, "best epoch / of", "paper VOC / COCO"]
+    order = [LABEL.an, "PLC", LABEL.lac, LABEL.lac_two_stage, "queue", "epochs", "seeds", col, "best epoch / of", "paper VOC / COCO"]
     t = t[order].rename(columns={col: "mAP"})
     return styled(t, caption("LAC, Table 3 at this scale: the parts of each row (✓ / ✗), its epochs and seeds, "
                              "our test mAP (%) with the raw weights at the best clean-validation epoch, the best "

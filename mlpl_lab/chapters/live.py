@@ -49,11 +49,12 @@ from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
 from .common import as_profile, specs_for
+from ..catalogue import LABEL
 
 CHAPTERS = ("01", "02", "03", "04", "05", "06")
 #: the method each chapter's live exercise trains (display names)
-KEY_METHOD = {"01": "AN", "02": "GR Loss", "03": "OPML-SP", "04": "CLS", "05": "LAC (two stages)",
-              "06": "PU-MLC"}
+KEY_METHOD = {"01": LABEL.an, "02": "GR Loss", "03": LABEL.opml_sp, "04": LABEL.cls, "05": "LAC (two stages)",
+              "06": LABEL.pu_mlc}
 #: per profile and chapter: training images and epochs of the live run (05: stage 1, stage 2).
 #: cpu: sized by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores
 LIVE: Dict[str, Dict[str, Dict[str, Any]]] = {
@@ -108,7 +109,7 @@ def shown_seeds(chapter, profile) -> Tuple[int, ...]:
 
 
 #: the rows of chapters 05 and 06 the live exercise cuts down
-LAC_ROW, PU_ROW = "two-stage + queue (LAC)", "PU-MLC (+mixup)"
+LAC_ROW, PU_ROW = LABEL.lac_row, LABEL.pu_mlc_row
 
 
 def converged_spec(chapter, profile, seed: int | None = None, store: RunStore | None = None) -> RunSpec:
@@ -121,7 +122,7 @@ def converged_spec(chapter, profile, seed: int | None = None, store: RunStore | 
     if c == "01":
         from .assume_negative import METHODS
 
-        return specs_for(P, {"AN": METHODS["AN"]}, "single_positive", seeds=[seed])["AN"][0]
+        return specs_for(P, {LABEL.an: METHODS[LABEL.an]}, "single_positive", seeds=[seed])[LABEL.an][0]
     if c == "02":  # the row under the setting 02's tuning kept (read from the store's trials)
         from . import gr
         from .asked import store_lookup
@@ -135,13 +136,13 @@ def converged_spec(chapter, profile, seed: int | None = None, store: RunStore | 
         from . import opml
 
         d = opml.design(P)
-        method, hp = opml.method_specs(d)[opml.PARTIAL]["OPML-SP"]
+        method, hp = opml.method_specs(d)[opml.PARTIAL][LABEL.opml_sp]
         return P.spec(method, hp, "single_positive", {}, seed=seed, **opml.train_overrides(P, method, d))
     if c == "04":
         from . import cls
 
         d = cls.design(P)
-        method, hp = cls.method_specs(d, d.study_regime)["CLS"]
+        method, hp = cls.method_specs(d, d.study_regime)[LABEL.cls]
         regime, params = cls.REGIMES[d.study_regime]
         return P.spec(method, hp, regime, params, seed=seed)
     if c == "05":

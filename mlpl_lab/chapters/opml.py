@@ -14,20 +14,21 @@ from ..analysis.claims import Claim, Family, claims_table
 from ..profiles import Profile
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, as_spec, design_name, specs_for, splits_for
+from ..catalogue import LABEL
 
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS: Tuple[str, ...] = ("a", "b", "regime", "seed")
 
 #: every single-positive row the chapter can run, in the table's order (:func:`method_specs`
 #: gives each its method and hyperparameters)
-ROWS = ("AN", "ZLPR", "OPML", "OPML+HR", "OPML+HR+LS", "OPML+HR+LC", "OPML-SP")
+ROWS = (LABEL.an, LABEL.zlpr, LABEL.opml, LABEL.opml_hr, LABEL.opml_hr_ls, LABEL.opml_hr_lc, LABEL.opml_sp)
 #: the rows the claims pair, run on the design's ``key_seeds`` (the other rows on ``seed``)
-KEY = ("AN", "OPML-SP", "OPML")
-FULL_KEY = ("BCE (full)", "OPML (full)")
+KEY = (LABEL.an, LABEL.opml_sp, LABEL.opml)
+FULL_KEY = (LABEL.bce_full, "OPML (full)")
 #: the methods of the OPML family: the ones :attr:`OPMLDesign.opml_epochs` lengthens
 OPML_FAMILY = ("opml", "opml_sp")
 #: the two families of :func:`specs`: the rows under the design's regime, and with full labels
-PARTIAL, FULL = "partial labels", "full labels"
+PARTIAL, FULL = "partial labels", LABEL.oracle
 
 
 #: the chapter's questions (:attr:`OPMLDesign.families`)
@@ -57,7 +58,7 @@ class OPMLDesign:
         design has an OPML row) and OPML against BCE with full labels."""
         out = {HEADLINE: Family(HEADLINE, 1, "does OPML-SP beat assume-negative under single positive?"),
                WITH_FULL: Family(WITH_FULL, 1, "does OPML beat BCE when every label is known?")}
-        if "OPML" in self.rows:
+        if LABEL.opml in self.rows:
             out[PARTS] = Family(PARTS, 2, "does each part of the loss help: OPML over AN, OPML-SP over OPML?")
         return out
 
@@ -67,7 +68,7 @@ class OPMLDesign:
 #: notebook runs in seconds. A profile without a row here (a custom one) takes cpu's rows on one
 #: seed.
 DESIGNS: Dict[str, Dict[str, object]] = {
-    "smoke": {"rows": ("AN", "OPML", "OPML+HR", "OPML-SP"), "key_seeds": 2},
+    "smoke": {"rows": (LABEL.an, LABEL.opml, LABEL.opml_hr, LABEL.opml_sp), "key_seeds": 2},
     "cpu": {"rows": ROWS, "key_seeds": 5},
     "gpu": {"rows": ROWS, "key_seeds": 5},
 }
@@ -87,7 +88,7 @@ def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positi
     P = as_profile(profile)
     row = DESIGNS.get(design_name(P), _CUSTOM)
     a, b = float(a), float(b)
-    rows = tuple(r for r in row["rows"] if not (r == "ZLPR" and a == 0.0 and b == 0.0))
+    rows = tuple(r for r in row["rows"] if not (r == LABEL.zlpr and a == 0.0 and b == 0.0))
     return OPMLDesign(profile=P, rows=rows, key_seeds=tuple(P.seeds[:row["key_seeds"]]), a=a, b=b,
                       regime=regime, seed=int(seed))
 
@@ -100,16 +101,16 @@ def method_specs(d: OPMLDesign) -> Dict[str, Dict[str, tuple]]:
     with regime "full"): the BCE oracle (the ``full`` method) and OPML."""
     ab = {"a": d.a, "b": d.b}
     every = {
-        "AN": ("an", {}),
-        "ZLPR": ("zlpr", {}),
-        "OPML": ("opml", dict(ab)),
-        "OPML+HR": ("opml", dict(ab, high_rank=True)),
-        "OPML+HR+LS": ("opml_sp", dict(ab, correction=False)),
-        "OPML+HR+LC": ("opml_sp", dict(ab, smoothing=False)),
-        "OPML-SP": ("opml_sp", dict(ab)),
+        LABEL.an: ("an", {}),
+        LABEL.zlpr: ("zlpr", {}),
+        LABEL.opml: ("opml", dict(ab)),
+        LABEL.opml_hr: ("opml", dict(ab, high_rank=True)),
+        LABEL.opml_hr_ls: ("opml_sp", dict(ab, correction=False)),
+        LABEL.opml_hr_lc: ("opml_sp", dict(ab, smoothing=False)),
+        LABEL.opml_sp: ("opml_sp", dict(ab)),
     }
     return {PARTIAL: {row: every[row] for row in d.rows},
-            FULL: {"BCE (full)": ("full", {}), "OPML (full)": ("opml", dict(ab))}}
+            FULL: {LABEL.bce_full: ("full", {}), "OPML (full)": ("opml", dict(ab))}}
 
 
 def train_overrides(profile, method: str, d: OPMLDesign | None = None) -> Dict[str, int]:
@@ -165,15 +166,15 @@ def claims(sp, full, design: OPMLDesign):
     ``design`` declares (:attr:`OPMLDesign.families`)."""
     fam = design.families
     rows = [Claim("OPML-SP beats AN (single positive)", "COCO: OPML-SP 71.75 vs AN 64.1 (AN from LL)",
-                  "OPML-SP", "AN", sp["OPML-SP"], sp["AN"], family=fam[HEADLINE])]
-    if "OPML" in sp:
+                  LABEL.opml_sp, LABEL.an, sp[LABEL.opml_sp], sp[LABEL.an], family=fam[HEADLINE])]
+    if LABEL.opml in sp:
         rows.append(Claim("OPML-SP beats OPML (single positive)", "COCO: 71.75 vs 68.93 (Table IV)",
-                          "OPML-SP", "OPML", sp["OPML-SP"], sp["OPML"], family=fam[PARTS]))
+                          LABEL.opml_sp, LABEL.opml, sp[LABEL.opml_sp], sp[LABEL.opml], family=fam[PARTS]))
         rows.append(Claim("OPML beats AN (single positive)", "COCO: 68.93 vs AN 64.1",
-                          "OPML", "AN", sp["OPML"], sp["AN"], family=fam[PARTS]))
+                          LABEL.opml, LABEL.an, sp[LABEL.opml], sp[LABEL.an], family=fam[PARTS]))
     if "OPML (full)" in full:
         rows.append(Claim("OPML beats BCE with full labels", "VOC: 91.36 vs 89.42; COCO: 76.71 vs 76.78 (Table V)",
-                          "OPML", "BCE", full["OPML (full)"], full["BCE (full)"], family=fam[WITH_FULL]))
+                          LABEL.opml, "BCE", full["OPML (full)"], full[LABEL.bce_full], family=fam[WITH_FULL]))
     return claims_table(rows)
 
 
@@ -191,7 +192,7 @@ def ablation_marks(results) -> Dict[str, Dict[str, object]]:
         hr, ls, lc = defaults[spec.method]
         hp = spec.method_params
         correction = bool(hp.get("correction", lc))
-        marks[label] = {"OPML": True, "high-rank": bool(hp.get("high_rank", hr)),
+        marks[label] = {LABEL.opml: True, "high-rank": bool(hp.get("high_rank", hr)),
                         "smoothing": bool(hp.get("smoothing", ls)), "correction": correction,
                         "cap (step 2)": str(hp.get("correction_cap") or "off") if correction else "—"}
     if not marks:

@@ -51,31 +51,32 @@ from ..profiles import get_profile
 from ..runs.spec import RunSpec
 from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
 from .common import as_profile, design_name, splits_for, with_pending
+from ..catalogue import LABEL
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
 LADDER: Dict[str, Tuple[str, str, Dict]] = {
-    "AN (PU labels)": ("an", "pu", {}),
-    "vPU": ("vpu_plain", "pu", {}),
-    "+γ": ("pu_mlc_gamma", "pu", {}),
-    "+γ+α": ("pu_mlc_gamma_alpha", "pu", {}),
-    "PU-MLC (+mixup)": ("pu_mlc", "pu", {}),
-    "PU-MLC + LgConv": ("pu_mlc", "pu", {"lgconv": True}),
-    "partial BCE (+negatives)": ("partial_bce", "partial", {}),
+    LABEL.an_pu: ("an", "pu", {}),
+    LABEL.vpu: ("vpu_plain", "pu", {}),
+    LABEL.pu_gamma: ("pu_mlc_gamma", "pu", {}),
+    LABEL.pu_gamma_alpha: ("pu_mlc_gamma_alpha", "pu", {}),
+    LABEL.pu_mlc_row: ("pu_mlc", "pu", {}),
+    LABEL.pu_lgconv: ("pu_mlc", "pu", {"lgconv": True}),
+    LABEL.partial_bce_row: ("partial_bce", "partial", {}),
 }
 #: the rows whose method has a re-balance factor γ
-GAMMA_ROWS = ("+γ", "+γ+α", "PU-MLC (+mixup)", "PU-MLC + LgConv")
+GAMMA_ROWS = (LABEL.pu_gamma, LABEL.pu_gamma_alpha, LABEL.pu_mlc_row, LABEL.pu_lgconv)
 #: the ladder's rows that are the noise sweep's clean cells at the sweep's proportion
 #: (``noisy_negatives(p, 0)`` has the ``known_proportion(p)`` mask, so PU-MLC there reads the
 #: positives of ``positives_only(p)``: the same runs, not trained twice)
-CLEAN_ROWS = ("PU-MLC (+mixup)", "partial BCE (+negatives)")
-ORACLE = "full labels (oracle)"
-PU, PBCE, CONTROL = "PU-MLC", "partial BCE", "partial BCE, missed → unknown"
+CLEAN_ROWS = (LABEL.pu_mlc_row, LABEL.partial_bce_row)
+ORACLE = LABEL.oracle_row
+PU, PBCE, CONTROL = LABEL.pu_mlc, LABEL.partial_bce, LABEL.partial_bce_missed
 #: paper's COCO / VOC values of (α, γ) (paper and code); the chapter uses COCO's
 PAPER_PRESETS = {"coco": {"alpha": 1.0, "gamma": 0.55}, "voc": {"alpha": 2.0, "gamma": 0.85}}
 #: paper Table I, COCO / VOC 2007, mAP at 10 % and 50 % known labels
-PAPER = {"PU-MLC (+mixup)": {0.1: (75.7, 88.0), 0.5: (82.0, 92.4)},
-         "partial BCE (+negatives)": {0.1: (61.6, 80.7), 0.5: (77.2, 91.2)}}
+PAPER = {LABEL.pu_mlc_row: {0.1: (75.7, 88.0), 0.5: (82.0, 92.4)},
+         LABEL.partial_bce_row: {0.1: (61.6, 80.7), 0.5: (77.2, 91.2)}}
 #: the methods of the vPU family (the ladder's PU rows and the γ grid), which train
 #: :attr:`PUDesign.pu_epochs`
 PU_METHODS = ("vpu_plain", "pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc")
@@ -241,7 +242,7 @@ def specs(d: PUDesign, stored: Stored) -> Asked:
         (later if waits else now).setdefault(family, {})[label] = runs
 
     g0, waits0 = chosen.get(0.0, d.gamma_grid[0]), 0.0 not in chosen
-    clean = {"PU-MLC (+mixup)": grid[(0.0, g0)], "partial BCE (+negatives)": _baseline(d, 0.0)}
+    clean = {LABEL.pu_mlc_row: grid[(0.0, g0)], LABEL.partial_bce_row: _baseline(d, 0.0)}
     for p in d.proportions:
         at_sweep = p == d.sweep_p
         rows = _ladder_rows(d, p, g0 if at_sweep else d.paper_gamma)
@@ -561,7 +562,7 @@ def training_differences(d: PUDesign):
          "the best of two models on the test set is an oracle choice"),
         ("model selection", "best test mAP over epochs", "test mAP at the best clean-validation epoch",
          "the test split is not used to choose"),
-        ("partial BCE", "Durand et al. (CVPR 2019): per image, the sum over its known labels × g(p_y) / C, "
+        (LABEL.partial_bce, "Durand et al. (CVPR 2019): per image, the sum over its known labels × g(p_y) / C, "
          "g a normalising function of the image's known share p_y",
          "a plain mean over the known entries of the batch",
          "one form for every chapter; at a fixed p the known share per image varies little, so the two "
@@ -583,30 +584,30 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
     low, p_low = ladders[low_key], float(low_key.split("=")[1])
     rows = [
         Claim(f"re-balancing helps at p = {p_low}: +γ beats plain vPU (the rows differ only in γ)",
-              "COCO 10 %: 51.8 without the re-balance factor (Sec. III-B; full method 75.7)", "+γ", "vPU",
-              low["+γ"], low["vPU"], family=fam[STEPS]),
+              "COCO 10 %: 51.8 without the re-balance factor (Sec. III-B; full method 75.7)", LABEL.pu_gamma, LABEL.vpu,
+              low[LABEL.pu_gamma], low[LABEL.vpu], family=fam[STEPS]),
         Claim(f"the adaptive temperature helps at p = {p_low}: +γ+α beats +γ",
-              "— (ablation in the appendix, not in our copy)", "+γ+α", "+γ", low["+γ+α"], low["+γ"], family=fam[STEPS]),
+              "— (ablation in the appendix, not in our copy)", LABEL.pu_gamma_alpha, LABEL.pu_gamma, low[LABEL.pu_gamma_alpha], low[LABEL.pu_gamma], family=fam[STEPS]),
         Claim(f"mixup helps at p = {p_low}: PU-MLC beats +γ+α", "— (vPU's regulariser; no PU-MLC number)",
-              "PU-MLC", "+γ+α", low["PU-MLC (+mixup)"], low["+γ+α"], family=fam[STEPS]),
+              LABEL.pu_mlc, LABEL.pu_gamma_alpha, low[LABEL.pu_mlc_row], low[LABEL.pu_gamma_alpha], family=fam[STEPS]),
         Claim(f"LgConv helps at p = {p_low}: PU-MLC + LgConv beats PU-MLC", "— (Sec. III-D; no number in our copy)",
-              "+LgConv", "PU-MLC", low["PU-MLC + LgConv"], low["PU-MLC (+mixup)"], family=fam[STEPS]),
+              "+LgConv", LABEL.pu_mlc, low[LABEL.pu_lgconv], low[LABEL.pu_mlc_row], family=fam[STEPS]),
     ]
     for key in sorted(ladders, key=lambda k: float(k.split("=")[1])):
         p = float(key.split("=")[1])
-        paper = PAPER["PU-MLC (+mixup)"].get(p), PAPER["partial BCE (+negatives)"].get(p)
+        paper = PAPER[LABEL.pu_mlc_row].get(p), PAPER[LABEL.partial_bce_row].get(p)
         clean = " (clean negatives)" if p != p_low else ""
         rows.append(Claim(f"PU-MLC beats partial BCE (which also reads negatives) at p = {p}{clean}",
                           f"Table I, COCO {int(p * 100)} %: {paper[0][0]} vs {paper[1][0]}; VOC {paper[0][1]} vs "
                           f"{paper[1][1]}" if None not in paper else "—",
-                          "PU-MLC", "partial BCE", ladders[key]["PU-MLC (+mixup)"],
-                          ladders[key]["partial BCE (+negatives)"], family=fam[PU_VS_PBCE]))
+                          LABEL.pu_mlc, LABEL.partial_bce, ladders[key][LABEL.pu_mlc_row],
+                          ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE]))
     hi = max(sweep)
     rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE",
-                      "the paper's premise (no number)", "PU-MLC", "partial BCE", sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE]))
+                      "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE]))
     rows.append(Claim(f"wrong negatives cost partial BCE at fn_rate {hi}: the control (missed positives "
                       "unknown) beats the noisy labels", "the paper's premise: negatives carry the noise",
-                      "control", "partial BCE", sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE]))
+                      "control", LABEL.partial_bce, sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE]))
     # partial BCE trained as long as the PU rows (pending runs, once stored): controls of the claims
     # where it is the losing side
     at_sweep = (f"PU-MLC beats partial BCE (which also reads negatives) at p = {float(design.sweep_p)}"
@@ -621,7 +622,7 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
         runs = (longer or {}).get(label)
         if runs:
             rows.append(Claim(f"PU-MLC beats {label}", "the same comparison, partial BCE trained as long as PU-MLC",
-                              "PU-MLC", label, sweep[fn][PU], runs, control_of=claim))
+                              LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim))
         else:
             waiting[claim] = f"its control, {label} (pending: the cold series trains them)"
     pairs = [(tuple(id(r) for r in c.a_runs), tuple(id(r) for r in c.b_runs)) for c in rows]

@@ -32,9 +32,10 @@ from typing import Any, Dict, Iterable, Mapping
 from ..analysis.tables import seed_mean
 from ..runs.ensure import ensure_grid
 from .common import as_profile, specs_for
+from ..catalogue import LABEL
 
 #: the two methods the rule reads: the full-label oracle and AN (assume negative, Cole et al. 2021)
-METHODS = {"full labels": "full", "AN": "an"}
+METHODS = {LABEL.oracle: "full", LABEL.an: "an"}
 #: the probe (the first harder setting tried, when the generator's defaults left the oracle at its
 #: ceiling; seed 0: oracle 89.8, AN 73.9 test mAP) and settings around it, each an
 #: override of the generator's arguments (``{}`` = the generator's defaults: colour_jitter 0.08,
@@ -106,7 +107,7 @@ def summarise(cands: Mapping[str, Mapping[str, list]]) -> Dict[str, Dict[str, An
     are ignored."""
     rows = {}
     for cand, c in cands.items():
-        full, an = list(c["full labels"]), list(c["AN"])
+        full, an = list(c[LABEL.oracle]), list(c[LABEL.an])
         runs = full + an
         rows[cand] = {"oracle val": _mean(full, "val_mAP"), "AN val": _mean(an, "val_mAP"),
                       "gap val": _mean(full, "val_mAP") - _mean(an, "val_mAP"),
@@ -238,7 +239,7 @@ def runs_from_record(record=CPU_RECORD, seeds: Iterable[int] | None = None) -> D
     for row in rows:
         if keep is None or int(row["seed"]) in keep:
             name = RENAMED.get(row["candidate"], row["candidate"])
-            out.setdefault(name, {"full labels": [], "AN": []})[row["method"]].append(RecordedRun(row))
+            out.setdefault(name, {LABEL.oracle: [], LABEL.an: []})[row["method"]].append(RecordedRun(row))
     if keep is not None:
         out = {c: r for c, r in out.items()
                if all({x.seed for x in r[label]} >= keep for label in METHODS)}
@@ -268,7 +269,7 @@ def targets(oracle_runs, an_runs, seed: int = 0, band=ORACLE_BAND, min_gap: floa
     o, a = float(oracle.best["test_mAP"]), float(an.best["test_mAP"])
     in_band = bool(band[0] <= o <= band[1])
     gap_ok = bool(o - a >= min_gap)
-    converged = {"full labels": bool(oracle.converged), "AN": bool(an.converged)}
+    converged = {LABEL.oracle: bool(oracle.converged), LABEL.an: bool(an.converged)}
     return {"seed": int(seed), "epochs": oracle.spec.train.get("epochs"), "band": [float(b) for b in band],
             "oracle test": o, "AN test": a, "gap test": o - a, "oracle in band": in_band,
             "gap at least": float(min_gap), "gap ok": gap_ok, "converged": converged,

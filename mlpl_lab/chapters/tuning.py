@@ -44,33 +44,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, List, Mapping, Optional, Sequence, Tuple
 
 from ..analysis.selection import OBSERVED, best_epoch_by
-from .cls import JOCOR
+from .. import catalogue
 from .common import as_profile
 
-#: row label -> {hyperparameter: values, paper default first} (literals; the papers' and Cole et
-#: al.'s defaults). A grid is walked as a product in this order; its first trials are the budget.
-GRIDS: Dict[str, Dict[str, List[Any]]] = {
-    "AN-LS": {"ls_coef": [0.1, 0.05, 0.2]},
-    "ROLE": {"lr_mult": [10.0, 1.0, 30.0]},
-    "Hill": {"lamb": [1.5, 1.0, 2.0]},
-    "EM": {"alpha": [0.2, 0.1, 0.4]},
-    "EM+APL": {"alpha": [0.2, 0.1, 0.4]},
-    "LL-R": {"delta_rel": [0.002, 0.001, 0.004]},
-    "LL-Ct": {"delta_rel": [0.002, 0.001, 0.004]},
-    "LL-Cp": {"delta_rel": [0.002, 0.001, 0.004]},
-    # BoostLU changes the head, not the loss: its rows get their LL row's grid (an equal budget)
-    "LL-R + BoostLU": {"delta_rel": [0.002, 0.001, 0.004]},
-    "LL-Ct + BoostLU": {"delta_rel": [0.002, 0.001, 0.004]},
-    "LL-Cp + BoostLU": {"delta_rel": [0.002, 0.001, 0.004]},
-    # GR: the paper's schedule and q2 first, then q2 = 0.05, then the official code's schedule
-    "GR": {"schedule": ["paper", "code"], "q2": [0.01, 0.05]},
-    "OPML": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
-    "OPML-SP": {"a": [0.0, 1.0, 2.0], "b": [0.0, -1.0]},
-    "Co-teaching": {"forget_rate": [0.2, 0.1, 0.3]},
-    "Co-teaching+": {"forget_rate": [0.2, 0.1, 0.3]},
-    JOCOR: {"forget_rate": [0.2, 0.1, 0.3]},
-    "PU-MLC": {"gamma": [0.55, 0.0, 0.25]},
-}
+#: row label -> {hyperparameter: values, paper default first}: each catalogue entry's grid
+#: (:mod:`mlpl_lab.catalogue`). A grid is walked as a product in this order; its first
+#: trials are the budget.
+GRIDS: Dict[str, Dict[str, List[Any]]] = catalogue.grids()
 #: trials per method (the equal budget); the small profiles that only prove the code paths in CI
 #: take two, so the path from trials to a choice is still executed
 TRIALS = 3

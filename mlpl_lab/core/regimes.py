@@ -24,11 +24,12 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
+from .regime_table import FULL_LABELS, REGIME_TABLE, regime_table  # noqa: F401 (the chapters' table)
 from .labels import (NEG, POS, UNK, Matrix, _as_binary, _check_container, _check_prob,
                      _distinct_bad_values, _like, _to_numpy, check_seed, validate)
 
 __all__ = ["full", "single_positive", "drop_positives", "known_proportion", "positives_only",
-           "noisy_negatives", "REGIMES", "regime", "describe_regime", "label_stats"]
+           "noisy_negatives", "REGIMES", "REGIME_TABLE", "regime_table", "regime", "describe_regime", "label_stats"]
 
 # ---------------------------------------------------------------------------------------
 # regimes
@@ -395,7 +396,7 @@ def describe_regime(name: str, **params: Any) -> str:
     """A short human label for plots and tables, e.g. "drop 50 % of positives"."""
     _check_regime(name, params)
     if name == "full":
-        return "full labels"
+        return FULL_LABELS
     if name == "single_positive":
         bias = params.get("bias")
         return "single positive" if bias is None else f"single positive ({bias}-biased)"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .notebooks import RANGES_FILE, chapter_notebooks
+from ..catalogue import LABEL
 
 
 @dataclass(frozen=True)
@@ -43,49 +44,49 @@ FIGURES: Dict[str, List[Figure]] = {
         Figure("AN's false-negative rate under single positive", "an_false_negative_rate", (SP,), "%"),
         Figure("AN's false-negative rate under known 10 %", "an_false_negative_rate", ("known 10 %",), "%")],
     "01_assume_negative": [
-        Figure("AN's test mAP under single positive", "mAP", (SP, "AN"),
+        Figure("AN's test mAP under single positive", "mAP", (SP, LABEL.an),
                claim="full labels beat AN under single positive", side="b"),
-        Figure("full labels' test mAP (the oracle)", "mAP", (SP, "full labels"),
+        Figure("full labels' test mAP (the oracle)", "mAP", (SP, LABEL.oracle),
                claim="full labels beat AN under single positive", side="a"),
         Figure("the gap AN leaves under single positive", "gap", (SP,),
                claim="full labels beat AN under single positive", side="diffs")],
     "02_gr_loss": [
-        Figure("GR's test mAP under single positive", "mAP", ("GR",), claim="GR beats AN (single positive)"),
-        Figure("AN's test mAP under single positive", "mAP", ("AN",), claim="GR beats AN (single positive)",
+        Figure("GR's test mAP under single positive", "mAP", (LABEL.gr,), claim="GR beats AN (single positive)"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="GR beats AN (single positive)",
                side="b"),
-        Figure("EM's test mAP under single positive", "mAP", ("EM",),
+        Figure("EM's test mAP under single positive", "mAP", (LABEL.em,),
                claim="GR beats the best other zoo method (EM)", side="b"),
         Figure("GR − AN", "GR_minus_AN", (), claim="GR beats AN (single positive)", side="diffs")],
     "03_opml": [
-        Figure("OPML-SP's test mAP under single positive", "mAP", ("OPML-SP",),
+        Figure("OPML-SP's test mAP under single positive", "mAP", (LABEL.opml_sp,),
                claim="OPML-SP beats AN (single positive)"),
-        Figure("OPML's test mAP under single positive", "mAP", ("OPML",), claim="OPML beats AN (single positive)"),
-        Figure("AN's test mAP under single positive", "mAP", ("AN",), claim="OPML beats AN (single positive)",
+        Figure("OPML's test mAP under single positive", "mAP", (LABEL.opml,), claim="OPML beats AN (single positive)"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="OPML beats AN (single positive)",
                side="b")],
     "04_cls": [
-        Figure("CLS's test mAP under single positive", "mAP", (SP, "CLS"), claim="CLS beats AN under single positive"),
-        Figure("AN's test mAP under single positive", "mAP", (SP, "AN"), claim="CLS beats AN under single positive",
+        Figure("CLS's test mAP under single positive", "mAP", (SP, LABEL.cls), claim="CLS beats AN under single positive"),
+        Figure("AN's test mAP under single positive", "mAP", (SP, LABEL.an), claim="CLS beats AN under single positive",
                side="b"),
-        Figure("CLS's test mAP under drop 50 %", "mAP", (D50, "CLS"), claim="CLS beats AN under drop 50 %")],
+        Figure("CLS's test mAP under drop 50 %", "mAP", (D50, LABEL.cls), claim="CLS beats AN under drop 50 %")],
     "05_lac": [
-        Figure("LAC's test mAP (two stages and the queue)", "mAP", ("two-stage + queue (LAC)",),
+        Figure("LAC's test mAP (two stages and the queue)", "mAP", (LABEL.lac_row,),
                claim="LAC (two stages + queue) beats PLC trained as long (control)"),
-        Figure("PLC trained as long (the control)", "mAP", ("PLC, E1+E2 epochs (control)",),
+        Figure("PLC trained as long (the control)", "mAP", (LABEL.lac_control,),
                claim="LAC (two stages + queue) beats PLC trained as long (control)", side="b"),
-        Figure("AN's test mAP with LAC's label-query head", "mAP", ("AN",), claim="PLC beats AN", side="b")],
+        Figure("AN's test mAP with LAC's label-query head", "mAP", (LABEL.an,), claim="PLC beats AN", side="b")],
     "06_pu_mlc": [
-        Figure("PU-MLC's test mAP at p = 0.1", "mAP", ("p=0.1", "PU-MLC (+mixup)"),
+        Figure("PU-MLC's test mAP at p = 0.1", "mAP", ("p=0.1", LABEL.pu_mlc_row),
                claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.1"),
-        Figure("partial BCE's test mAP at p = 0.1", "mAP", ("p=0.1", "partial BCE (+negatives)"),
+        Figure("partial BCE's test mAP at p = 0.1", "mAP", ("p=0.1", LABEL.partial_bce_row),
                claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.1", side="b"),
-        Figure("PU-MLC's test mAP at p = 0.5", "mAP", ("p=0.5", "PU-MLC (+mixup)"),
+        Figure("PU-MLC's test mAP at p = 0.5", "mAP", ("p=0.5", LABEL.pu_mlc_row),
                claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.5 (clean negatives)")],
     "07_benchmark": [
-        Figure("GR's test mAP under single positive", "mAP", ("GR", SP), claim="GR beats AN under single positive"),
-        Figure("LAC's test mAP under single positive", "mAP", ("LAC", SP), claim="LAC beats AN under single positive"),
-        Figure("AN's test mAP under single positive", "mAP", ("AN", SP), claim="GR beats AN under single positive",
+        Figure("GR's test mAP under single positive", "mAP", (LABEL.gr, SP), claim="GR beats AN under single positive"),
+        Figure("LAC's test mAP under single positive", "mAP", (LABEL.lac, SP), claim="LAC beats AN under single positive"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an, SP), claim="GR beats AN under single positive",
                side="b"),
-        Figure("EM's mean rank over the regimes (1 is best)", "mean_rank", ("EM",), unit="")],
+        Figure("EM's mean rank over the regimes (1 is best)", "mean_rank", (LABEL.em,), unit="")],
 }
 
 

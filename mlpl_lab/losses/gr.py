@@ -141,10 +141,20 @@ def gr_loss(logits, labels, w=0.0, b=-2.0, mu=0.5, sigma=2.0, q1=None, q2=0.01, 
                    L_neg=L_neg, reduction=reduction)
 
 
-def gr_schedule(epoch: int, num_epochs: int, *, schedule: str = "paper", w0=0.0, w_T=2.0,
-                b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5,
-                linear_init: int = 0) -> Dict[str, float]:
-    """(w, b, μ, σ) of a 0-based ``epoch`` out of ``num_epochs`` = T (Eq. 9, 10, 12, 13).
+def schedule_values(**values: float) -> Dict[str, float]:
+    """:data:`GR_SCHEDULE_DEFAULTS` with ``values`` over them; a name outside them is a
+    ``TypeError`` (an unknown hyperparameter, as a constructor would say)."""
+    unknown = sorted(set(values) - set(GR_SCHEDULE_DEFAULTS))
+    if unknown:
+        raise TypeError(f"unknown GR schedule values {unknown}; valid: {sorted(GR_SCHEDULE_DEFAULTS)}")
+    return {k: values.get(k, v) for k, v in GR_SCHEDULE_DEFAULTS.items()}
+
+
+def gr_schedule(epoch: int, num_epochs: int, *, schedule: str = "paper", linear_init: int = 0,
+                **values: float) -> Dict[str, float]:
+    """(w, b, μ, σ) of a 0-based ``epoch`` out of ``num_epochs`` = T (Eq. 9, 10, 12, 13);
+    ``values``: start and end values (w0, w_T, b0, b_T, mu0, mu_T, sigma0, sigma_T) over
+    :data:`GR_SCHEDULE_DEFAULTS`.
 
     ``linear_init`` = n (default 0) is the official code's warm-up: the first n epochs keep
     the start values.
@@ -168,6 +178,9 @@ def gr_schedule(epoch: int, num_epochs: int, *, schedule: str = "paper", w0=0.0,
         raise ValueError(f"epoch must be a 0-based integer in [0, {num_epochs}), got {epoch!r}")
     if isinstance(linear_init, bool) or not isinstance(linear_init, int) or not 0 <= linear_init < num_epochs:
         raise ValueError(f"linear_init must be an integer in [0, {num_epochs}), got {linear_init!r}")
+    v = schedule_values(**values)
+    w0, w_T, b0, b_T = v["w0"], v["w_T"], v["b0"], v["b_T"]
+    mu0, mu_T, sigma0, sigma_T = v["mu0"], v["mu_T"], v["sigma0"], v["sigma_T"]
     n = linear_init
     if schedule == "paper":
         span = num_epochs - 1 - n

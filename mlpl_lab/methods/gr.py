@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
-from ..losses.gr import GR_NEGATIVES, GR_SCHEDULE_DEFAULTS, SCHEDULES, gr_schedule
+from ..losses.gr import GR_NEGATIVES, GR_SCHEDULE_DEFAULTS, SCHEDULES, gr_schedule, schedule_values
 from .loss_method import LossMethod
 from .registry import register_method
 
@@ -64,14 +64,14 @@ SCHEDULE_BOUND = frozenset({"gr"} | {name for name, (k, v, _) in ABLATIONS.items
 class GRMethod(LossMethod):
     """GR Loss with linear per-epoch schedules (defaults: paper Table 6 for VOC, see
     :mod:`mlpl_lab.losses.gr`). ``use_k``, ``use_v``, ``robust`` switch the three components
-    (Table 3); ``schedule`` is ``"paper"`` (default) or ``"code"``; ``neg`` is what an
+    (Table 3); ``schedule`` is ``"paper"`` (default) or ``"code"``; ``w0`` ... ``sigma_T``
+    override :data:`~mlpl_lab.losses.gr.GR_SCHEDULE_DEFAULTS`; ``neg`` is what an
     observed negative costs: ``"l3"`` (default), ``"bce"`` or ``"zero"`` (the official code;
     :mod:`mlpl_lab.losses.gr`)."""
 
     def __init__(self, *, schedule: str = "paper", q1=None, q2=None, q3=None,
                  use_k: bool = True, use_v: bool = True, robust: bool = True,
-                 w0=0.0, w_T=2.0, b0=-2.0, b_T=-2.0, mu0=0.5, mu_T=0.8, sigma0=2.0, sigma_T=0.5,
-                 linear_init: int = 0, neg: str = "l3"):
+                 linear_init: int = 0, neg: str = "l3", **schedule_values_: float):
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
         if neg not in GR_NEGATIVES:
@@ -95,8 +95,10 @@ class GRMethod(LossMethod):
         self.linear_init = linear_init
         self.schedule = schedule
         self.use_k, self.use_v, self.robust = bool(use_k), bool(use_v), bool(robust)
-        self.schedule_hp = dict(w0=w0, w_T=w_T, b0=b0, b_T=b_T, mu0=mu0, mu_T=mu_T,
-                                sigma0=sigma0, sigma_T=sigma_T)
+        # the start and end values (w0 ... sigma_T) over GR_SCHEDULE_DEFAULTS, the one copy of
+        # Table 6's defaults; an unknown name is a TypeError
+        self.schedule_hp = schedule_values(**schedule_values_)
+        sigma0, sigma_T = self.schedule_hp["sigma0"], self.schedule_hp["sigma_T"]
         if sigma0 <= 0 or sigma_T < 0 or (sigma_T == 0 and use_v):
             raise ValueError("sigma0 and sigma_T must be positive (v's width)")
         self.hparams.update(schedule=schedule, use_k=use_k, use_v=use_v, robust=robust,

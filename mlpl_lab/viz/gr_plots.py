@@ -12,10 +12,11 @@ import numpy as np
 import seaborn as sns
 import torch
 
-from ..losses.gr import k_hat
+from ..losses.gr import GR_SCHEDULE_DEFAULTS, k_hat
 from .gradients import loss_and_gradient, plot_gradient_curves
 from .palette import colours_for
 from ..analysis.gr_diagnostics import k_from_assumption
+from ..catalogue import LABEL
 
 
 def prob_grid(n: int = 199, lo: float = 0.005, hi: float = 0.995) -> np.ndarray:
@@ -41,20 +42,27 @@ def plot_l3_curves(q3s: Sequence[float] = (0.001, 0.25, 0.5, 0.75, 1.0), ax=None
     return ax
 
 
-def unknown_gradient_curves(w0: float = 0.0, b0: float = -2.0, w_T: float = 2.0, b_T: float = -2.0,
-                            q2: float = 0.01, q3: float = 1.0, em_alpha: float = 1.0,
+def _beta(w0, b0, w_T, b_T):
+    """k̂'s (w0, b0, w_T, b_T), each None taking GR's schedule default."""
+    given = dict(w0=w0, b0=b0, w_T=w_T, b_T=b_T)
+    return tuple(GR_SCHEDULE_DEFAULTS[k] if v is None else v for k, v in given.items())
+
+
+def unknown_gradient_curves(w0: float | None = None, b0: float | None = None, w_T: float | None = None,
+                            b_T: float | None = None, q2: float = 0.01, q3: float = 1.0, em_alpha: float = 1.0,
                             hill_lamb: float = 1.5, grid=None) -> Dict[str, Dict[str, np.ndarray]]:
-    """∂L∅/∂z of an unknown label (Fig. 1b): GR Loss at β(0) = (w0, b0) and β(T) = (w_T, b_T),
-    next to AN, EM (α = 1, as Appendix C.2) and Hill (λ = 1.5).
+    """∂L∅/∂z of an unknown label (Fig. 1b): GR Loss at β(0) = (w0, b0) and β(T) = (w_T, b_T)
+    (None: GR's schedule default), next to AN, EM (α = 1, as Appendix C.2) and Hill (λ = 1.5).
 
     The figure's L∅ = k̂ L2 + (1 - k̂) L3 has no v (Eq. 18), so GR is evaluated with v off
     (``mu = sigma = None``)."""
     grid = prob_grid() if grid is None else grid
+    w0, b0, w_T, b_T = _beta(w0, b0, w_T, b_T)
     gr = dict(mu=None, sigma=None, q2=q2, q3=q3)
     return {
         f"GR, β(0) = ({w0:g}, {b0:g})": loss_and_gradient("gr", "unknown", grid, w=w0, b=b0, **gr),
         f"GR, β(T) = ({w_T:g}, {b_T:g})": loss_and_gradient("gr", "unknown", grid, w=w_T, b=b_T, **gr),
-        "AN": loss_and_gradient("an", "unknown", grid),
+        LABEL.an: loss_and_gradient("an", "unknown", grid),
         f"EM (α = {em_alpha:g})": loss_and_gradient("em", "unknown", grid, alpha=em_alpha),
         f"Hill (λ = {hill_lamb:g})": loss_and_gradient("hill", "unknown", grid, lamb=hill_lamb),
     }
@@ -67,14 +75,15 @@ def plot_unknown_gradients(ax=None, **kwargs):
     return ax
 
 
-def plot_assumption_check(check: Mapping[str, Mapping[str, np.ndarray]], w0: float = 0.0,
-                          b0: float = -2.0, w_T: float = 2.0, b_T: float = -2.0,
+def plot_assumption_check(check: Mapping[str, Mapping[str, np.ndarray]], w0: float | None = None,
+                          b0: float | None = None, w_T: float | None = None, b_T: float | None = None,
                           a: float | None = None, axes=None):
     """Fig. 5: FN / (FN + TN) per confidence bucket before and after training (dots, size ~
     bucket count), with k̂(p) at the start and end of the β schedule and, if ``a`` is given,
     Eq. (6)'s (1 - a)p/(1 - ap)."""
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(9.5, 3.6), sharey=True)
+    w0, b0, w_T, b_T = _beta(w0, b0, w_T, b_T)
     p = np.linspace(0, 1, 201)
     colors = sns.color_palette("deep", 4)
     for ax, (phase, (w, b)) in zip(axes, (("start", (w0, b0)), ("end", (w_T, b_T)))):

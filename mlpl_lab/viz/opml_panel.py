@@ -22,6 +22,7 @@ from ..methods.opml import opml_objective
 from .gradients import loss_and_gradient
 from .panel_display import show_in
 from .slider_range import check_slider
+from ..catalogue import LABEL
 
 __all__ = ["OPMLPanel", "toy_batch"]
 
@@ -136,9 +137,9 @@ class OPMLPanel:
         ab = f"a={v['a']:.2f}, b={v['b']:.2f}"
         titles = (f"∂L/∂s_p, single positive ({ab})", f"∂L/∂s_n, one of {v['n_unknown']} unknowns ({ab})",
                   f"hidden positive in a batch, λ = {float(st['lambda']):.1e}")
-        series = ((("BCE (AN)", st["pos_bce"]), ("OPML", st["pos_opml"])),
-                  (("BCE (AN)", st["unk_bce"]), ("OPML", st["unk_opml"])),
-                  (("OPML", st["hidden_opml"]), ("OPML + λR", st["hidden_opml_hr"])))
+        series = (((LABEL.bce_an, st["pos_bce"]), (LABEL.opml, st["pos_opml"])),
+                  ((LABEL.bce_an, st["unk_bce"]), (LABEL.opml, st["unk_opml"])),
+                  ((LABEL.opml, st["hidden_opml"]), ("OPML + λR", st["hidden_opml_hr"])))
         for ax, title, lines, x in zip(self.axes, titles, series, (g, g, st["hidden_grid"])):
             ax.clear()
             for label, y in lines:

@@ -20,6 +20,7 @@ from .gradients import loss_and_gradient
 from .palette import colours_for
 from .results import plot_curves
 from .words import metric_words
+from ..catalogue import LABEL
 
 __all__ = ["gradient_comparison", "negatives_gradient_sum", "plot_gradient_comparison",
            "row_gradients", "plot_row_gradients", "plot_confidence_histogram", "plot_high_rank_curves"]
@@ -59,7 +60,7 @@ def gradient_comparison(a: float = 0.0, b: float = 0.0, n_unknown: int = 19, gri
     grid = np.asarray(grid, dtype=np.float64)
     unk_ctx = [context_logit] * n_unknown
     out: Dict[str, Dict[str, Dict[str, np.ndarray]]] = {"positive": {}, "unknown": {}, "sum": {}}
-    for name, loss, hp in (("BCE (AN)", "an", {}), (f"OPML a={a:g}, b={b:g}", "opml", {"a": a, "b": b})):
+    for name, loss, hp in ((LABEL.bce_an, "an", {}), (f"OPML a={a:g}, b={b:g}", "opml", {"a": a, "b": b})):
         out["positive"][name] = loss_and_gradient(loss, 1, grid, context_logits=unk_ctx,
                                                   context_labels=[-1] * n_unknown, **hp)
         out["unknown"][name] = loss_and_gradient(loss, -1, grid,
@@ -94,7 +95,7 @@ def row_gradients(logits: Sequence[float], labels: Sequence[int],
     """∂L/∂s_j of every entry of ONE sample under each loss (autograd, row summed):
     ``loss_specs`` maps a legend label to (registered loss, hyperparameters); default BCE (AN)
     and ZLPR/OPML at a = b = 0."""
-    specs = loss_specs or {"BCE (AN)": ("an", {}), "OPML a=b=0": ("opml", {})}
+    specs = loss_specs or {LABEL.bce_an: ("an", {}), "OPML a=b=0": ("opml", {})}
     s = torch.tensor([list(logits)], dtype=torch.float64)
     y = torch.tensor([list(labels)])
     out = {}
@@ -151,7 +152,7 @@ def plot_confidence_histogram(probs_by_method: Mapping[str, torch.Tensor], truth
     return ax
 
 
-def plot_high_rank_curves(results: Mapping[str, Sequence], labels: Sequence[str] = ("AN", "OPML", "OPML+HR"),
+def plot_high_rank_curves(results: Mapping[str, Sequence], labels: Sequence[str] = (LABEL.an, LABEL.opml, LABEL.opml_hr),
                           key: str = "val_mAP", ax=None):
     """Fig. 4: ``key`` per epoch for the runs ``labels`` (the paper: BCE, OPML, OPML + high-rank),
     each curve's legend entry giving its drop from its peak to the last epoch (in the legend, not

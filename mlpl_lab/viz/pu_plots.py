@@ -6,6 +6,7 @@ import numpy as np
 
 from .layout import spread_tick_labels
 from .palette import colours_for
+from ..catalogue import LABEL
 
 
 def plot_noisy_negative_sweep(table, cross=None, ax=None):
@@ -17,7 +18,7 @@ def plot_noisy_negative_sweep(table, cross=None, ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(5.6, 3.6))
     x = 100 * table["positives reported negative"].to_numpy(dtype=float)
-    lines = (("partial BCE", "s-"), ("partial BCE, missed → unknown", "s--"), ("PU-MLC", "o-"))
+    lines = ((LABEL.partial_bce, "s-"), (LABEL.partial_bce_missed, "s--"), (LABEL.pu_mlc, "o-"))
     colours = colours_for([col for col, _ in lines])  # one colour per method (viz.palette)
     for col, style in lines:
         ax.errorbar(x, table[col], yerr=table[f"{col} sd"].fillna(0), fmt=style, capsize=3, label=col,
