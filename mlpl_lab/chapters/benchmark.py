@@ -52,7 +52,6 @@ import numpy as np
 from ..analysis import benchmark as bm
 from ..analysis.claims import CI_FAMILY, Claim, Family, claims_table, mark_schedule_bound
 from ..profiles import Profile
-from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
@@ -63,7 +62,7 @@ from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Runs, Stored, ensure_asked
 from .common import as_profile, design_name, splits_for, with_dataset
 from . import gr as gr_chapter
-from .gr import expected_positives
+from .positives import expected_num_pos
 from .scenes_choice import SCENE_CANDIDATES
 
 #: column label -> (regime name, parameters); the drop rates are distinct regimes
@@ -128,11 +127,10 @@ class Row:
 
 
 def _k(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
-    """EPR's and ROLE's expected positives per image, from the clean validation labels (ch. 02).
-    They do not depend on the regime, and only the validation images are built for them: a
-    design holds specs, not splits (building the gpu grid's whole splits for every regime and
-    seed here once took over 24 GB)."""
-    return {"expected_num_pos": round(expected_positives(clean_val_labels(P.data_kwargs(), seed)), 4)}
+    """EPR's and ROLE's expected positives per image, chapter 02's k
+    (:func:`mlpl_lab.chapters.positives.expected_num_pos`). It does not depend on the regime, and
+    only the validation labels are drawn for it: a design holds specs, not splits."""
+    return {"expected_num_pos": expected_num_pos(P, seed)}
 
 
 def _cls(P: Profile, regime: str, seed: int) -> Dict[str, Any]:

@@ -29,12 +29,13 @@ from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import gr_schedule
 from ..methods.gr import ABLATIONS
 from ..profiles import Profile
-from ..runs.splits_cache import build_splits, clean_val_labels
+from ..runs.splits_cache import build_splits
 from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
 from . import tuning
 from .asked import Asked, Runs, Stored, ensure_asked
 from .common import as_profile, as_spec, design_name, splits_for
+from .positives import expected_num_pos, expected_positives
 
 ZOO_ALL = ("full labels", "AN", "WAN", "AN-LS", "EPR", "ROLE", "Hill", "SPLC", "EM", "EM+APL", "LL-R", "GR")
 #: Table 3 rows: display label -> registered ablation name (AN and the full GR come from the
@@ -112,19 +113,15 @@ def design(profile, regime: str = "single_positive") -> GRDesign:
                     tuning.selection_seed(P), tuple(tuning.fresh_seeds(P)), length_check_epochs(P))
 
 
-def expected_positives(splits_or_labels) -> float:
-    """Average number of positives per image on the *clean validation* labels: EPR's and
-    ROLE's k (Cole et al. take it as known; the validation set is clean in this protocol
-    and already used for model selection, so no training label is peeked at). Takes the
-    splits, or the validation labels themselves (:func:`mlpl_lab.runs.splits_cache.clean_val_labels`)."""
-    labels = getattr(getattr(splits_or_labels, "val", None), "labels", splits_or_labels)
-    return float(labels.float().sum(1).mean())
-
-
 def methods(profile, splits_or_labels) -> Dict[str, Any]:
-    """``{label: method spec}`` of the main comparison under ``profile`` (EPR's and ROLE's k from
-    the clean validation labels of the selection seed: the splits, or the labels)."""
-    k = round(expected_positives(splits_or_labels), 4)
+    """{label: method spec} of the main comparison under ``profile``, EPR's and ROLE's k from the
+    validation labels of ``splits_or_labels`` (the splits, or the labels): :func:`zoo_methods`."""
+    return zoo_methods(profile, round(expected_positives(splits_or_labels), 4))
+
+
+def zoo_methods(profile, k: float) -> Dict[str, Any]:
+    """``{label: method spec}`` of the main comparison under ``profile``, EPR's and ROLE's
+    expected positives per image ``k`` (:func:`mlpl_lab.chapters.positives.expected_num_pos`)."""
     zoo = {
         "full labels": "full", "AN": "an", "WAN": "wan", "AN-LS": "an_ls",
         "EPR": ("epr", {"expected_num_pos": k}), "ROLE": ("role", {"expected_num_pos": k}),
@@ -194,8 +191,8 @@ def separation_markdown(sep: Mapping[str, list]) -> str:
 def _stage(d: GRDesign, stored: Stored) -> tuning.Stage:
     """The tuning stage of the zoo: every method with a grid tuned on the selection seed."""
     P = d.profile
-    labels = clean_val_labels(P.data_kwargs(), d.selection_seed)
-    zoo = {label: as_spec(m) for label, m in methods(P, labels).items() if label in d.zoo}
+    k = expected_num_pos(P, d.selection_seed)  # the labels alone: no scene is rendered
+    zoo = {label: as_spec(m) for label, m in zoo_methods(P, k).items() if label in d.zoo}
 
     def make(label, point, seed):
         name, hp = zoo[label]

@@ -297,9 +297,10 @@ def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = Non
         stored = store_lookup() if serve_stored else nothing_stored
     rounds = plan_rounds(module.specs, design, stored)
     plan.specs = _with_dependencies(rounds[0].specs)
+    known = {x.key for x in plan.specs}
     plan.later = [s for s in _with_dependencies(s for r in rounds[1:] if not r.pending for s in r.specs)
-                  if s.key not in {x.key for x in plan.specs}]
-    known = {x.key for x in plan.specs} | {x.key for x in plan.later}
+                  if s.key not in known]
+    known |= {x.key for x in plan.later}
     plan.pending = [s for s in _with_dependencies(s for r in rounds[1:] if r.pending for s in r.specs)
                     if s.key not in known]
     if plan.later:
