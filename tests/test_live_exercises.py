@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mlpl_lab.chapters import live, plan
-from mlpl_lab.course.exercises.live import TOLERANCE, check_live_prediction
+from mlpl_lab.chapters.live_check import TOLERANCE, check_live_prediction
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV, accessed
 from mlpl_lab.runs.store import RunStore

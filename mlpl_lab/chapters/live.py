@@ -16,7 +16,7 @@ The flow in a notebook: :func:`describe` (what will train, what it is compared w
 when measured and under which conditions), the student's prediction of the live test mAP,
 :func:`train` (the run store's progress), :func:`compare` (a table: the live run, the converged run
 of the same seed, the chapter's row over its seeds; and the self-check of
-:mod:`mlpl_lab.course.exercises.live`, which never raises).
+:mod:`mlpl_lab.chapters.live_check`, which never raises).
 
 * The live run is trained **without an access-log entry** (:func:`mlpl_lab.runs.store.log_access`), so
   ``mlpl-lab pack export`` never ships it: a student who imports the pack trains it. The
@@ -43,7 +43,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..course.exercises.live import TOLERANCE, as_number, check_live_prediction
+from .live_check import TOLERANCE, as_number, check_live_prediction
 from ..runs.ensure import ensure, load_method
 from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
