@@ -22,7 +22,7 @@ same fresh seeds, so the pairing by seed holds. Methods without hyperparameters 
 
 **As data**: :func:`design` (the profile's :data:`DESIGNS` entry and the notebook's
 :data:`PARAMETERS`) → :func:`specs` (pure: the trials, each cell once its choice is read from the
-stored trials, LAC's own-head AN) → :func:`run` (:func:`mlpl_lab.chapters.asked.ensure_asked`) →
+stored trials, LAC's own-head AN) → the notebook's :func:`mlpl_lab.chapters.asked.ensure_asked` →
 the tables and views, which take the ensured runs.
 
 **Profiles** (:data:`DESIGNS`):
@@ -59,8 +59,9 @@ from . import opml as opml_chapter
 from . import tuning as tuner
 from ..core.bibliography import cite
 from ..methods.cls import paper_hparams
-from .asked import Asked, Families, Runs, Stored, ensure_asked
+from .asked import Asked, Families, Runs, Stored
 from .common import as_profile, design_name, splits_for, with_dataset
+from .registry import Chapter
 from . import gr as gr_chapter
 from .positives import expected_num_pos
 from .scenes_choice import SCENE_CANDIDATES
@@ -634,7 +635,7 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
 
 @dataclass
 class BenchmarkRuns:
-    """What :func:`run` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
+    """What :func:`results` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
     reported seeds), ``same_head`` (``{regime: [stored runs]}``, :func:`same_head_specs`) and
     ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned),
     ``chosen_observed`` (what observed validation would have kept: :func:`choices`) and
@@ -667,17 +668,11 @@ def waiting(d: BenchmarkDesign, store=None) -> Dict[str, Dict[str, int]]:
     return pending_missing(specs(d, stored), stored)
 
 
-def run(d: BenchmarkDesign, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under design ``d``, from the run store (training what is
-    missing; an interrupted grid resumes: finished runs are stored one by one; ``engine``:
-    :func:`mlpl_lab.chapters.asked.ensure_asked`'s): ``{family: {label: [runs]}}``, which
-    :func:`results` arranges. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, d, store=store, label="07 benchmark", **engine)
-
 
 def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
-    """:class:`BenchmarkRuns` from :func:`run`'s runs: the reported cells, LAC's own-head AN and
-    the tuning choices (re-decided from the trial runs themselves, as chapter 02's)."""
+    """:class:`BenchmarkRuns` from the runs of ``ensure_asked(specs, d)``: the reported cells,
+    LAC's own-head AN and the tuning choices (re-decided from the trial runs themselves, as
+    chapter 02's)."""
     cells = {reg: {row: runs[reg][row] for row in rows} for reg, rows in d.grid.items() if rows}
     assert d.selection_seed is None or all(r.spec.seed != d.selection_seed for cell in cells.values()
                                            for rs in cell.values() for r in rs), "a selection seed is reported"
@@ -1472,3 +1467,8 @@ def family_test_view(test: Mapping[str, Any]):
                + (", ".join(f"{a} ahead of {b}" for a, b in test["separated"]) if test["separated"]
                   else "no pair of mean ranks lies further apart"))
     return styled(mean, caption, best=False)
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it (no live exercise: it reads
+#: the other chapters' runs)
+CHAPTER = Chapter("07_benchmark")
