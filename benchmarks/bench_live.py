@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     from mlpl_lab.profiles import get_profile
 
     torch.set_num_threads(args.threads)
-    chapters = args.chapters or list(live.CHAPTERS)
+    chapters = args.chapters or list(live.chapters())
     P = get_profile(args.profile)
     record = {"what": "live exercises (mlpl_lab.chapters.live): wall seconds of live.train per chapter, "
                       "scene generation included, the pretraining run already stored (the course pack)",
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
             seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             stage_runs = [store.RunStore().get(s) for s in live.stages(spec)]
             record["chapters"][c] = {
-                "method": live.KEY_METHOD[c], "spec": spec.describe(), "key": spec.key,
+                "method": live.key_method(c), "spec": spec.describe(), "key": spec.key,
                 "converged_key": conv.key,
                 "n_train": spec.data["n_train"], "epochs": [s.train["epochs"] for s in live.stages(spec)],
                 "converged_n_train": conv.data["n_train"],

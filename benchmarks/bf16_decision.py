@@ -64,13 +64,14 @@ def fp32_runs(fp32_store):
     """``{label: [stored fp32 run per fresh seed]}``: chapter 02's main rows of AN and GR, read
     from the shipped pack (imported into the store when it lacks them)."""
     from mlpl_lab.chapters import gr
+    from mlpl_lab.chapters.asked import ensure_asked
     from mlpl_lab.runs import shipped
     from mlpl_lab.runs.ensure import read_only
 
     shipped.import_missing("cpu", fp32_store)
     with read_only("bf16_decision reads the shipped fp32 runs"):
         d = gr.design("cpu")
-        R = gr.results(d, gr.run(d))
+        R = gr.results(d, ensure_asked(gr.specs, d, label="02"))
     return {label: list(R.main[label]) for label in METHODS}
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from mlpl_lab.analysis import benchmark as bm
 from mlpl_lab.chapters import benchmark as chapter
+from mlpl_lab.chapters.asked import ensure_asked
 
 
 class Fake:
@@ -336,11 +337,11 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
 
     monkeypatch.setattr(run_ensure, "fit", interrupted)
     with pytest.raises(Interrupted):
-        chapter.run(chapter.design("smoke"))
+        ensure_asked(chapter.specs, chapter.design("smoke"))
     assert len(list((store / "runs").iterdir())) == 3  # three runs stored, nothing half-written
     calls.clear()
     d = chapter.design("smoke")
-    out = chapter.results(d, chapter.run(d))  # resumes: only the missing runs train
+    out = chapter.results(d, ensure_asked(chapter.specs, d))  # resumes: only the missing runs train
     design, results, chosen = out.design, out.results, out.chosen
     # 1 pretraining + 2 oracle + (AN, GR) × 2 regimes × 2 seeds (oracle shared) = 11 runs, and the
     # length check (GR and AN × 2 seeds) of each regime whose GR runs did not all converge
@@ -348,7 +349,7 @@ def test_smoke_grid_builds_every_view_and_resumes(store, monkeypatch):
     assert sorted(out.length) == sorted(unconverged)
     assert len(calls) == 11 + 4 * len(unconverged) - 3
     calls.clear()
-    chapter.run(chapter.design("smoke"))
+    ensure_asked(chapter.specs, chapter.design("smoke"))
     assert calls == []
     tabs = chapter.tables(results)
     assert list(tabs["mAP_mean"].columns) == ["single positive", "drop 50 %"]
@@ -389,7 +390,7 @@ def test_tuning_selects_on_validation_and_reports_fresh_seeds(store, monkeypatch
     monkeypatch.setitem(chapter.TUNING_GRIDS, "GR", {"q2": [0.01, 0.05, 0.001]})
     P = get_profile("smoke", epochs=1, seeds=[0, 1])
     d = chapter.design(P, ["GR"], ["single"], tuning=True)
-    out = chapter.results(d, chapter.run(d))
+    out = chapter.results(d, ensure_asked(chapter.specs, d))
     chosen = out.chosen
     # the oracle: GR's trials built here (smoke's budget: the grid's first two points)
     trials = ensure.ensure([P.spec("gr", hp, "single_positive", {}, seed=0) for hp in ({}, {"q2": 0.05})])

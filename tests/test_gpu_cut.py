@@ -55,7 +55,7 @@ def test_the_cut_sizes_are_the_modes(cut_name):
     assert P.pretrain["n_train"] == sizes[0]["pretrain"]["n_train"] and len(P.seeds) <= 2
 
 
-@pytest.mark.parametrize("chapter", list(live.CHAPTERS))
+@pytest.mark.parametrize("chapter", list(live.chapters()))
 def test_every_live_run_fits_inside_the_cut(cut_name, chapter):
     """Bug caught: the first GPU check stopped at 02's live cell (a 4-epoch, 5,000-image live run
     against 1-epoch converged runs): 'a live run cannot be larger than its converged run'."""
@@ -74,10 +74,12 @@ def test_live_sizes_by_hand():
 def test_unregister_leaves_no_trace():
     from mlpl_lab import profiles
     from mlpl_lab.chapters import gr, lac, tuning
+    from mlpl_lab.chapters.registry import live_chapters
 
     cut.register_cut("gpu")
     cut.unregister_cut()
-    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE, live.LIVE):
+    sizes = [c.live.sizes for c in live_chapters().values()]
+    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE, *sizes):
         assert cut.NAME not in table
 
 

@@ -1,8 +1,9 @@
 """The package's imports point down the layer list, never up, and form no cycle.
 
 Layers (README, issue "One house"): (1) labels, metrics, paths; (2) data, losses, models;
-(3) methods, the method catalogue; (4) train; (5) profiles, store, runner, cluster, workers; (6) analysis; (7) viz; (8) chapters,
-exercises; (9) report, cli, run, course, audit. Every import statement counts, including those inside functions.
+(3) methods, the method catalogue; (4) train; (5) profiles, store, runner, cluster, workers; (6) analysis; (7) viz;
+(8) chapters; (9) report, cli, run, course (its exercises included), audit. Every import statement counts, including
+those inside functions.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ LAYERS = [
     {"profiles", "runs"},
     {"analysis"},
     {"viz"},
-    {"chapters", "course.exercises"},
+    {"chapters"},
     {"reporting", "course", "commands", "cli"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
@@ -66,13 +67,11 @@ def imports_of(name: str, path: Path, known) -> set:
 
 
 def top_unit(mod: str) -> str:
-    """The unit of LAYERS a module belongs to: its folder under the package (``course.exercises``
-    is its own unit, at the chapters' layer), or the module itself at the package root."""
+    """The unit of LAYERS a module belongs to: its folder under the package, or the module itself
+    at the package root."""
     parts = mod.split(".")
     if len(parts) == 1:
         return "__init__"
-    if parts[1:3] == ["course", "exercises"]:
-        return "course.exercises"
     return parts[1]
 
 
@@ -97,6 +96,16 @@ def test_imports_point_down():
             if lt > lm:
                 bad.append(f"{mod} (layer {lm + 1}) imports {t} (layer {lt + 1})")
     assert not bad, "imports pointing up:\n" + "\n".join(sorted(bad))
+
+
+def test_chapters_never_import_the_course():
+    """Bug caught: a chapter reaching up into the course (its exercises, its pages) for a helper,
+    so the course could not import the chapters without a cycle. Oracle: every import statement
+    of every module under chapters/, read off its syntax tree."""
+    g, _ = graph()
+    bad = sorted(f"{mod} imports {t}" for mod, targets in g.items() if top_unit(mod) == "chapters"
+                 for t in targets if top_unit(t) == "course")
+    assert not bad, "\n".join(bad)
 
 
 def test_no_import_cycles():

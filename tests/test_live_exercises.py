@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from mlpl_lab.chapters import live, plan
-from mlpl_lab.course.exercises.live import TOLERANCE, check_live_prediction
+from mlpl_lab.chapters.asked import ensure_asked
+from mlpl_lab.chapters.live_check import TOLERANCE, check_live_prediction
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV, accessed
 from mlpl_lab.runs.store import RunStore
@@ -85,7 +86,7 @@ def cpu_pack_store(tmp_path_factory):
 
 def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypatch):
     """The issue's bug: the reference was GR on the selection seed 0 (80.12, shown nowhere). Now
-    it is the chapter's own GR row, as gr.run computes it from the pack's tuning trials: the
+    it is the chapter's own GR row, as notebook 02 asks for it from the pack's tuning trials: the
     fresh seeds, with the chosen setting; its mean is the chapter's number."""
     from mlpl_lab.chapters import gr
     from mlpl_lab.runs.ensure import read_only
@@ -93,7 +94,7 @@ def test_02s_reference_is_the_gr_row_the_chapter_shows(cpu_pack_store, monkeypat
     monkeypatch.setenv("MLPL_LAB_DATA", str(cpu_pack_store.root.parent))
     with read_only("the pack holds every run of 02"):
         d = gr.design("cpu")
-        row = gr.results(d, gr.run(d)).main["GR"]
+        row = gr.results(d, ensure_asked(gr.specs, d)).main["GR"]
     assert [r.spec.key for r in row] == [s.key for s in live.reference_specs("02", "cpu")]
     assert 0 not in live.shown_seeds("02", "cpu")
     runs, source = live.reference("02", "cpu", cpu_pack_store)

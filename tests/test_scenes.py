@@ -323,7 +323,7 @@ def test_run_spec_data_is_checked_before_any_scene_or_training(monkeypatch):
         raise AssertionError("scenes generated or training started before the specs were checked")
     monkeypatch.setattr(run_ensure, "fit", boom)
     monkeypatch.setattr(splits_cache, "make_scene_sets", boom)
-    monkeypatch.setattr(splits_cache, "make_val_scenes", boom)
+    monkeypatch.setattr(splits_cache, "val_scene_labels", boom)
     P = get_profile("smoke", seeds=[0])
     good = P.spec("an", seed=0)
     for scene, match in [({"size_range": [0.5, 0.3]}, "size_range.*inverted"),

@@ -9,6 +9,7 @@ import inspect
 import pytest
 
 from mlpl_lab.chapters import benchmark, tuning
+from mlpl_lab.chapters.asked import ensure_asked
 from mlpl_lab.profiles import get_profile
 
 
@@ -99,7 +100,7 @@ def test_chapter_02_tunes_with_one_budget_and_reports_fresh_seeds(store):
 
     P = get_profile("smoke", epochs=1)
     d = gr.design(P)
-    out = gr.results(d, gr.run(d))
+    out = gr.results(d, ensure_asked(gr.specs, d))
     results, record, ablation = out.main, out.tuning, out.ablation
     specs = {label: gr.as_spec(m) for label, m in gr.methods(P, gr.splits_for(P, "single_positive", {}, 0)).items()}
     tuned = [label for label in specs if label in tuning.GRIDS]

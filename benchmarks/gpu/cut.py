@@ -77,7 +77,7 @@ def register_cut(mode: str) -> str:
     (``DESIGN_OF``), and gpu_shape's entries of the chapters' per-profile tables; the live
     exercise sized inside the cut. Returns the name."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common, gr, lac, live, tuning
+    from mlpl_lab.chapters import common, gr, lac, registry, tuning
 
     P = cut_profile(mode)
     profiles.PROFILES[NAME] = P
@@ -85,17 +85,18 @@ def register_cut(mode: str) -> str:
     for table in (gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE):
         if BASE in table:
             table[NAME] = table[BASE]
-    live.LIVE[NAME] = {c: live_sizes(size, P.n_train, P.epochs) for c, size in live.LIVE[BASE].items()}
+    for chapter in registry.live_chapters().values():
+        chapter.live.sizes[NAME] = live_sizes(chapter.live.sizes[BASE], P.n_train, P.epochs)
     return NAME
 
 
 def unregister_cut() -> None:
     """Undo :func:`register_cut` (tests)."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common, gr, lac, live, tuning
+    from mlpl_lab.chapters import common, gr, lac, registry, tuning
 
     for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE,
-                  live.LIVE):
+                  *(c.live.sizes for c in registry.live_chapters().values())):
         table.pop(NAME, None)
 
 

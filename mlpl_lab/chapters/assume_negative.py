@@ -25,9 +25,10 @@ from ..analysis.hidden_positives import hidden_positive_confidences, summarise_c
 from ..analysis.tables import regimes_table, seed_mean
 from ..core.regime_table import regime_table
 from ..profiles import Profile, get_profile
-from .asked import Asked, Runs, Stored, ensure_asked
+from .asked import Asked, Runs, Stored
 from .common import as_profile, design_name, specs_for, splits_for
 from ..catalogue import LABEL
+from .registry import Chapter, Live
 
 REGIMES: Dict[str, tuple] = regime_table("single positive", "drop 50 %", "known 10 %")
 METHODS = {LABEL.oracle: "full", LABEL.an: "an"}
@@ -126,11 +127,14 @@ def specs(d: AssumeNegativeDesign, stored: Stored) -> Asked:
     return Asked(now)
 
 
-def run(d, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under design ``d``, from the run store (training what is
-    missing): ``{family: {label: [runs]}}``; :func:`results`, :func:`candidates` and
-    :func:`scratch_vs_pretrained` read its parts. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, d, store=store, label="01 assume negative", **engine)
+def live_seeds(profile) -> Tuple[int, ...]:
+    """The seeds the chapter shows AN on under single positive (its key comparison)."""
+    return tuple(key_seeds(profile))
+
+
+def live_spec(profile, seed: int, store=None):
+    """The chapter's AN run under single positive on ``seed`` (the live exercise's converged run)."""
+    return specs_for(as_profile(profile), {"AN": METHODS["AN"]}, "single_positive", seeds=[seed])["AN"][0]
 
 
 def results(runs: Runs) -> Dict[str, Dict[str, list]]:
@@ -365,3 +369,14 @@ def confidence_view(summary):
         "Predicted probability on the training set (single positive, first seed) by the label's true "
         "status: the mean, and the share at or above 0.5", intervals=False, unconverged=False, bold=None),
         best=False)
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
+LIVE_SIZES = {
+    "smoke": {"n_train": 128, "epochs": 1},
+    "cpu": {"n_train": 2000, "epochs": 12},
+    "gpu": {"n_train": 5000, "epochs": 4},
+    "gpu_shape": {"n_train": 256, "epochs": 1},
+}
+CHAPTER = Chapter("01_assume_negative", live=Live("AN", LIVE_SIZES, live_seeds, live_spec))

@@ -22,7 +22,7 @@ same fresh seeds, so the pairing by seed holds. Methods without hyperparameters 
 
 **As data**: :func:`design` (the profile's :data:`DESIGNS` entry and the notebook's
 :data:`PARAMETERS`) → :func:`specs` (pure: the trials, each cell once its choice is read from the
-stored trials, LAC's own-head AN) → :func:`run` (:func:`mlpl_lab.chapters.asked.ensure_asked`) →
+stored trials, LAC's own-head AN) → the notebook's :func:`mlpl_lab.chapters.asked.ensure_asked` →
 the tables and views, which take the ensured runs.
 
 **Profiles** (:data:`DESIGNS`):
@@ -52,7 +52,6 @@ import numpy as np
 from ..analysis import benchmark as bm
 from ..analysis.claims import CI_FAMILY, Claim, Family, claims_table, mark_schedule_bound
 from ..profiles import Profile
-from ..runs.splits_cache import clean_val_labels
 from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
@@ -63,10 +62,11 @@ from ..core.regime_table import regime_table
 from .. import catalogue
 from ..catalogue import LABEL
 from ..methods.cls import paper_hparams
-from .asked import Asked, Families, Runs, Stored, ensure_asked
+from .asked import Asked, Families, Runs, Stored
 from .common import as_profile, design_name, splits_for, with_dataset
+from .registry import Chapter
 from . import gr as gr_chapter
-from .gr import expected_positives
+from .positives import expected_num_pos
 from .scenes_choice import SCENE_CANDIDATES
 
 #: column label -> (regime name, parameters): every regime of the lab (:data:`mlpl_lab.core.regimes.REGIME_TABLE`)
@@ -123,11 +123,10 @@ class Row:
 
 
 def _k(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
-    """EPR's and ROLE's expected positives per image, from the clean validation labels (ch. 02).
-    They do not depend on the regime, and only the validation images are built for them: a
-    design holds specs, not splits (building the gpu grid's whole splits for every regime and
-    seed here once took over 24 GB)."""
-    return {"expected_num_pos": round(expected_positives(clean_val_labels(P.data_kwargs(), seed)), 4)}
+    """EPR's and ROLE's expected positives per image, chapter 02's k
+    (:func:`mlpl_lab.chapters.positives.expected_num_pos`). It does not depend on the regime, and
+    only the validation labels are drawn for it: a design holds specs, not splits."""
+    return {"expected_num_pos": expected_num_pos(P, seed)}
 
 
 def _cls(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
@@ -633,7 +632,7 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
 
 @dataclass
 class BenchmarkRuns:
-    """What :func:`run` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
+    """What :func:`results` returns: the design, ``results`` (``{regime: {row: [stored runs]}}``, the
     reported seeds), ``same_head`` (``{regime: [stored runs]}``, :func:`same_head_specs`) and
     ``chosen`` (``{(regime, row): hyperparameters}`` kept by tuning; empty untuned),
     ``chosen_observed`` (what observed validation would have kept: :func:`choices`) and
@@ -666,17 +665,11 @@ def waiting(d: BenchmarkDesign, store=None) -> Dict[str, Dict[str, int]]:
     return pending_missing(specs(d, stored), stored)
 
 
-def run(d: BenchmarkDesign, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under design ``d``, from the run store (training what is
-    missing; an interrupted grid resumes: finished runs are stored one by one; ``engine``:
-    :func:`mlpl_lab.chapters.asked.ensure_asked`'s): ``{family: {label: [runs]}}``, which
-    :func:`results` arranges. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, d, store=store, label="07 benchmark", **engine)
-
 
 def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
-    """:class:`BenchmarkRuns` from :func:`run`'s runs: the reported cells, LAC's own-head AN and
-    the tuning choices (re-decided from the trial runs themselves, as chapter 02's)."""
+    """:class:`BenchmarkRuns` from the runs of ``ensure_asked(specs, d)``: the reported cells,
+    LAC's own-head AN and the tuning choices (re-decided from the trial runs themselves, as
+    chapter 02's)."""
     cells = {reg: {row: runs[reg][row] for row in rows} for reg, rows in d.grid.items() if rows}
     assert d.selection_seed is None or all(r.spec.seed != d.selection_seed for cell in cells.values()
                                            for rs in cell.values() for r in rs), "a selection seed is reported"
@@ -1460,3 +1453,8 @@ def family_test_view(test: Mapping[str, Any]):
                + (", ".join(f"{a} ahead of {b}" for a, b in test["separated"]) if test["separated"]
                   else "no pair of mean ranks lies further apart"))
     return styled(mean, caption, best=False)
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it (no live exercise: it reads
+#: the other chapters' runs)
+CHAPTER = Chapter("07_benchmark")

@@ -43,10 +43,11 @@ from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
+from .asked import Asked, Runs, Stored, nothing_stored
 from .common import as_profile, design_name, specs_for, splits_for, with_pending
 from .. import catalogue
 from ..catalogue import LABEL
+from .registry import Chapter, Live
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table("drop 25 %", "drop 50 %", "drop 75 %",
@@ -267,19 +268,27 @@ def longer_specs(design: CLSDesign) -> Dict[str, Dict[str, list]]:
 STUDY = ("ablation", "tau_h", "tau_l")
 
 
-def run(design: CLSDesign, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under ``design``, from the run store (training what is
-    missing): ``{family: {label: [runs]}}``. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, design, store=store, label="04 CLS", **engine)
+def live_seeds(profile) -> Tuple[int, ...]:
+    """The seeds the chapter shows CLS's row on (the design's ``key_seeds``)."""
+    return tuple(design(profile).key_seeds)
+
+
+def live_spec(profile, seed: int, store=None):
+    """The chapter's CLS run in its study regime on ``seed``."""
+    P = as_profile(profile)
+    d = design(P)
+    method, hp = method_specs(d, d.study_regime)["CLS"]
+    regime, params = REGIMES[d.study_regime]
+    return P.spec(method, hp, regime, params, seed=seed)
 
 
 def table_runs(design: CLSDesign, runs: Runs) -> Dict[str, Dict[str, list]]:
-    """The Table 2 runs of :func:`run`'s result: ``{regime: {method: [runs per seed]}}``."""
+    """The Table 2 runs of ``ensure_asked(specs, design)``: ``{regime: {method: [runs per seed]}}``."""
     return {label: runs[label] for label in design.table_regimes}
 
 
 def study_runs(runs: Runs) -> Dict[str, Dict[Any, list]]:
-    """The ablation (Fig. 6) and the sweeps (Figs. 7-8) of :func:`run`'s result:
+    """The ablation (Fig. 6) and the sweeps (Figs. 7-8) of ``ensure_asked(specs, design)``:
     ``{"ablation": {"AN", "CLS", "CLS-H", "CLS-L"[, "CLC"]: runs}, "tau_h": {value: runs},
     "tau_l": {value: runs}}``."""
     return {k: runs[k] for k in STUDY}
@@ -661,3 +670,14 @@ def sensitivity_view(sens_h, sens_l):
     return styled(t, caption("Test mAP, CF1, OF1 and the mAP of f alone (%) per tau value of each sweep (mean "
                              "over seeds, best clean-validation epoch); — the value is not on that sweep",
                              intervals=False, unconverged=False), percent=True)
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
+LIVE_SIZES = {
+    "smoke": {"n_train": 128, "epochs": 1},
+    "cpu": {"n_train": 2000, "epochs": 10},
+    "gpu": {"n_train": 5000, "epochs": 4},
+    "gpu_shape": {"n_train": 256, "epochs": 1},
+}
+CHAPTER = Chapter("04_cls", live=Live("CLS", LIVE_SIZES, live_seeds, live_spec))

@@ -29,14 +29,16 @@ from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import GR_SCHEDULE_DEFAULTS, gr_schedule
 from ..methods.gr import ABLATIONS
 from ..profiles import Profile
-from ..runs.splits_cache import build_splits, clean_val_labels
+from ..runs.splits_cache import build_splits
 from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
 from . import tuning
-from .asked import Asked, Runs, Stored, ensure_asked
+from .asked import Asked, Runs, Stored
 from .common import as_profile, as_spec, design_name, splits_for
 from .. import catalogue
 from ..catalogue import LABEL
+from .registry import Chapter, Live
+from .positives import expected_num_pos, expected_positives
 
 #: chapter 02's catalogue entries: Table 2's zoo (in the catalogue's order) and Table 3's rows
 _ENTRIES = tuple(e for e in catalogue.in_chapter("02") if e.alias_of is None)
@@ -117,21 +119,18 @@ def design(profile, regime: str = "single_positive") -> GRDesign:
                     tuning.selection_seed(P), tuple(tuning.fresh_seeds(P)), length_check_epochs(P))
 
 
-def expected_positives(splits_or_labels) -> float:
-    """Average number of positives per image on the *clean validation* labels: EPR's and
-    ROLE's k (Cole et al. take it as known; the validation set is clean in this protocol
-    and already used for model selection, so no training label is peeked at). Takes the
-    splits, or the validation labels themselves (:func:`mlpl_lab.runs.splits_cache.clean_val_labels`)."""
-    labels = getattr(getattr(splits_or_labels, "val", None), "labels", splits_or_labels)
-    return float(labels.float().sum(1).mean())
-
-
 def methods(profile, splits_or_labels) -> Dict[str, Any]:
-    """``{label: method spec}`` of the main comparison under ``profile`` (EPR's and ROLE's k from
-    the clean validation labels of the selection seed: the splits, or the labels)."""
-    k = round(expected_positives(splits_or_labels), 4)
+    """{label: method spec} of the main comparison under ``profile``, EPR's and ROLE's k from the
+    validation labels of ``splits_or_labels`` (the splits, or the labels): :func:`zoo_methods`."""
+    return zoo_methods(profile, round(expected_positives(splits_or_labels), 4))
+
+
+def zoo_methods(profile, k: float) -> Dict[str, Any]:
+    """``{label: method spec}`` of the main comparison under ``profile`` (the catalogue's entries),
+    EPR's and ROLE's expected positives per image ``k``
+    (:func:`mlpl_lab.chapters.positives.expected_num_pos`)."""
     zoo = {e.label: e.method for e in _ENTRIES if e.label in ZOO_ALL}
-    for label in (LABEL.epr, LABEL.role):  # k read from the clean validation labels
+    for label in (LABEL.epr, LABEL.role):
         zoo[label] = (zoo[label], {"expected_num_pos": k})
     return {label: zoo[label] for label in design(profile).zoo}
 
@@ -200,8 +199,8 @@ def separation_markdown(sep: Mapping[str, list]) -> str:
 def _stage(d: GRDesign, stored: Stored) -> tuning.Stage:
     """The tuning stage of the zoo: every method with a grid tuned on the selection seed."""
     P = d.profile
-    labels = clean_val_labels(P.data_kwargs(), d.selection_seed)
-    zoo = {label: as_spec(m) for label, m in methods(P, labels).items() if label in d.zoo}
+    k = expected_num_pos(P, d.selection_seed)  # the labels alone: no scene is rendered
+    zoo = {label: as_spec(m) for label, m in zoo_methods(P, k).items() if label in d.zoo}
 
     def make(label, point, seed):
         name, hp = zoo[label]
@@ -322,12 +321,21 @@ def results(d: GRDesign, runs: Runs) -> GRRuns:
                   {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]))
 
 
-def run(d: GRDesign, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under design ``d``, from the run store (training what is
-    missing; ``engine``: ``workers=`` / ``scheduler=``, :func:`mlpl_lab.runs.ensure.ensure`):
-    ``{family: {label: [runs]}}``, which :func:`results` arranges. (Every chapter's ``run`` has
-    this shape.)"""
-    return ensure_asked(specs, d, store=store, label="02", **engine)
+def live_seeds(profile) -> Tuple[int, ...]:
+    """The seeds the chapter reports GR on: the fresh seeds (seed 0 only selects the settings)."""
+    return tuple(tuning.fresh_seeds(as_profile(profile)))
+
+
+def live_spec(profile, seed: int, store=None):
+    """GR's run of the main comparison on ``seed`` under the setting the tuning kept, read from
+    ``store``'s trial runs (the default store when None; the paper default while a trial is missing)."""
+    from .asked import store_lookup
+
+    row = gr_row(design(profile), store_lookup(store))
+    found = [s for s in row if s.seed == seed]
+    if not found:
+        raise ValueError(f"chapter 02 shows GR on seeds {[s.seed for s in row]}, not {seed}")
+    return found[0]
 
 
 def claims(results, ablation, length_check: Mapping[str, list] | None = None, *, design: GRDesign):
@@ -648,3 +656,14 @@ def gap_share_view(shares: Mapping[str, Mapping[str, Any]]):
                   f"ratio the papers' numbers give on each dataset ({pct(min(ratios))} to {pct(max(ratios))}): "
                   f"AN and GR from {cite('gr')}, Table 2, full labels from {cite('opml')}, Table V (GR's paper "
                   "has no full-label row), so each paper ratio crosses two papers on one protocol.", best=False)
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
+LIVE_SIZES = {
+    "smoke": {"n_train": 128, "epochs": 1},
+    "cpu": {"n_train": 2000, "epochs": 12},
+    "gpu": {"n_train": 5000, "epochs": 4},
+    "gpu_shape": {"n_train": 256, "epochs": 1},
+}
+CHAPTER = Chapter("02_gr_loss", live=Live("GR Loss", LIVE_SIZES, live_seeds, live_spec))

@@ -64,9 +64,10 @@ from ..analysis.tables import ablation_frames, seed_mean
 from ..core.regimes import REGIMES
 from ..methods import build_method
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
+from .asked import Asked, Runs, Stored, nothing_stored
 from .common import as_profile, design_name, splits_for, with_pending
 from ..catalogue import LABEL
+from .registry import Chapter, Live
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
 PAPER_TABLE3 = {LABEL.an: (87.6, 72.3), LABEL.lac_plc: (89.0, 73.7), LABEL.lac_end_to_end: (84.5, 65.6),
@@ -248,11 +249,18 @@ def longer_specs(design: LACDesign) -> Dict[str, Dict[str, list]]:
     return {LONGER: {f"{END_TO_END_ROW} ({n} epochs)": [s.replace(train=dict(s.train, epochs=n)) for s in base]}}
 
 
-def run(design: LACDesign, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under ``design``, from the run store (training what is
-    missing, stage 1 before the stage 2 that needs it): ``{TABLE: {row label: [runs per
-    seed]}}``. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, design, store=store, label="05 LAC", **engine)
+#: the row of Table 3 the live exercise cuts down (both stages)
+LIVE_ROW = "two-stage + queue (LAC)"
+
+
+def live_seeds(profile) -> Tuple[int, ...]:
+    """The seeds of Table 3: every row runs on the design's seeds."""
+    return tuple(design(profile).seeds)
+
+
+def live_spec(profile, seed: int, store=None):
+    """LAC's run of Table 3 (:data:`LIVE_ROW`: two stages and the queue) on ``seed``."""
+    return row_spec(as_profile(profile), LIVE_ROW, seed)
 
 
 def chapter_splits(design: LACDesign, seed: int = 0):
@@ -572,3 +580,14 @@ def design_view(design: LACDesign):
 
     return fields_table(design, f"The chapter's design under the {design.profile.name} profile: what each row "
                         "trains.", skip=("profile",))
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
+LIVE_SIZES = {
+    "smoke": {"n_train": 128, "epochs": (1, 1)},
+    "cpu": {"n_train": 1000, "epochs": (6, 3)},
+    "gpu": {"n_train": 5000, "epochs": (4, 2)},
+    "gpu_shape": {"n_train": 256, "epochs": (1, 1)},
+}
+CHAPTER = Chapter("05_lac", live=Live("LAC (two stages)", LIVE_SIZES, live_seeds, live_spec))

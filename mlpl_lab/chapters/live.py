@@ -1,13 +1,14 @@
 """Live exercises: one cut-down run per chapter (01–06) that a student trains in class, then
 compares with the chapter's own converged row of the same method.
 
-Each chapter's **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS, 05 LAC (both stages),
-06 PU-MLC — is taken from the chapter's own design (:func:`converged_spec`: the chapter's regime,
-hyperparameters, schedule and pretrained backbone). The **reference** is the chapter's row of
+Each chapter declares its live exercise in its own module (``CHAPTER = Chapter(..., live=Live(...))``,
+:mod:`mlpl_lab.chapters.registry`): the **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS,
+05 LAC (both stages), 06 PU-MLC — its own spec of it (:func:`converged_spec`: the chapter's regime,
+hyperparameters, schedule and pretrained backbone), the seeds it shows it on and the live sizes. The **reference** is the chapter's row of
 that method (:func:`reference_specs`): the same spec at full length on the seeds the chapter
 shows (:func:`shown_seeds`; 02 reports its fresh seeds 1–5, never the selection seed 0 its
 tuning reads). The **live spec** is the row's spec on the first of those seeds with fewer
-training images and fewer epochs (:data:`LIVE`, literals per profile; LAC cuts both stages),
+training images and fewer epochs (the chapter's live sizes, literals per profile; LAC cuts both stages),
 nothing else: the same validation and test scenes, the same method parameters (CLS's ramp E_k
 stays the converged run's), the schedule spanning the shorter run. Its key therefore differs, so
 it is never served from the course pack nor overwrites a converged run.
@@ -16,7 +17,7 @@ The flow in a notebook: :func:`describe` (what will train, what it is compared w
 when measured and under which conditions), the student's prediction of the live test mAP,
 :func:`train` (the run store's progress), :func:`compare` (a table: the live run, the converged run
 of the same seed, the chapter's row over its seeds; and the self-check of
-:mod:`mlpl_lab.course.exercises.live`, which never raises).
+:mod:`mlpl_lab.chapters.live_check`, which never raises).
 
 * The live run is trained **without an access-log entry** (:func:`mlpl_lab.runs.store.log_access`), so
   ``mlpl-lab pack export`` never ships it: a student who imports the pack trains it. The
@@ -33,7 +34,7 @@ of the same seed, the chapter's row over its seeds; and the self-check of
   with the threads and the load average they were taken under; :func:`describe` prints them); the
   gpu and gpu_shape sizes are not measured.
 * Chapters 00 (no training: the scenes and the label regimes) and 07 (the benchmark, which reads
-  the other chapters' runs) have no live exercise (:data:`CHAPTERS`).
+  the other chapters' runs) declare no live exercise (:func:`chapters`).
 """
 from __future__ import annotations
 
@@ -43,121 +44,52 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..course.exercises.live import TOLERANCE, as_number, check_live_prediction
 from ..runs.ensure import ensure, load_method
 from ..runs.access import CHAPTER_ENV, log_access
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
-from .common import as_profile, specs_for
-from ..catalogue import LABEL
+from .common import as_profile
+from .live_check import TOLERANCE, as_number, check_live_prediction
+from .registry import Live, live_chapters
 
-CHAPTERS = ("01", "02", "03", "04", "05", "06")
-#: the method each chapter's live exercise trains (display names)
-KEY_METHOD = {"01": LABEL.an, "02": "GR Loss", "03": LABEL.opml_sp, "04": LABEL.cls, "05": "LAC (two stages)",
-              "06": LABEL.pu_mlc}
-#: per profile and chapter: training images and epochs of the live run (05: stage 1, stage 2).
-#: cpu: sized by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores
-LIVE: Dict[str, Dict[str, Dict[str, Any]]] = {
-    "smoke": {"01": {"n_train": 128, "epochs": 1}, "02": {"n_train": 128, "epochs": 1},
-              "03": {"n_train": 128, "epochs": 1}, "04": {"n_train": 128, "epochs": 1},
-              "05": {"n_train": 128, "epochs": (1, 1)}, "06": {"n_train": 128, "epochs": 1}},
-    "cpu": {"01": {"n_train": 2000, "epochs": 12}, "02": {"n_train": 2000, "epochs": 12},
-            "03": {"n_train": 2000, "epochs": 12}, "04": {"n_train": 2000, "epochs": 10},
-            "05": {"n_train": 1000, "epochs": (6, 3)}, "06": {"n_train": 2000, "epochs": 20}},
-    "gpu": {"01": {"n_train": 5000, "epochs": 4}, "02": {"n_train": 5000, "epochs": 4},
-            "03": {"n_train": 5000, "epochs": 4}, "04": {"n_train": 5000, "epochs": 4},
-            "05": {"n_train": 5000, "epochs": (4, 2)}, "06": {"n_train": 5000, "epochs": 4}},
-    "gpu_shape": {c: {"n_train": 256, "epochs": (1, 1) if c == "05" else 1} for c in CHAPTERS},
-}
 #: profiles whose reference run is trained when it is missing (cheap); elsewhere it is read only
 TRAIN_REFERENCE = ("smoke",)
 
 
+def chapters() -> Tuple[str, ...]:
+    """The chapters with a live exercise (``"01"``, ...): those whose ``CHAPTER`` declares one."""
+    return tuple(live_chapters())
+
+
 def _chapter(chapter: Any) -> str:
     c = str(chapter).zfill(2)
-    if c not in CHAPTERS:
-        raise ValueError(f"chapter {chapter!r} has no live exercise; choose one of {list(CHAPTERS)}")
+    if c not in live_chapters():
+        raise ValueError(f"chapter {chapter!r} has no live exercise; choose one of {list(chapters())}")
     return c
+
+
+def _live(chapter: Any) -> Live:
+    return live_chapters()[_chapter(chapter)].live
+
+
+def key_method(chapter) -> str:
+    """The method the chapter's live exercise trains (display name)."""
+    return _live(chapter).key_method
 
 
 def shown_seeds(chapter, profile) -> Tuple[int, ...]:
     """The seeds on which the chapter shows its key method's row (its tables and claims)."""
-    c, P = _chapter(chapter), as_profile(profile)
-    if c == "01":
-        from .assume_negative import key_seeds
-
-        return tuple(key_seeds(P))
-    if c == "02":
-        from .tuning import fresh_seeds
-
-        return tuple(fresh_seeds(P))  # the reported seeds; seed 0 only selects the settings
-    if c == "03":
-        from . import opml
-
-        return tuple(opml.design(P).key_seeds)
-    if c == "04":
-        from . import cls
-
-        return tuple(cls.design(P).key_seeds)
-    if c == "05":
-        from . import lac
-
-        return tuple(lac.design(P).seeds)  # every row of Table 3 runs on the design's seeds
-    from . import pu_mlc
-
-    return tuple(pu_mlc.design(P).seeds)
-
-
-#: the rows of chapters 05 and 06 the live exercise cuts down
-LAC_ROW, PU_ROW = LABEL.lac_row, LABEL.pu_mlc_row
+    return tuple(_live(chapter).seeds(as_profile(profile)))
 
 
 def converged_spec(chapter, profile, seed: int | None = None, store: RunStore | None = None) -> RunSpec:
     """The chapter's own run of its key method under ``profile`` on ``seed`` (default: the first
-    of :func:`shown_seeds`; what its notebook trains, under cpu a run of the course pack). 02's
-    GR takes the setting its tuning kept, read from ``store``'s trial runs (the default store
-    when ``None``; the paper default, as 02 plans, while a trial is missing)."""
+    of :func:`shown_seeds`; what its notebook trains, under cpu a run of the course pack). A
+    choice the chapter makes on results (02's tuned GR) is read from ``store`` (the default store
+    when ``None``; the stand-in choice while its runs are missing)."""
     c, P = _chapter(chapter), as_profile(profile)
     seed = shown_seeds(c, P)[0] if seed is None else int(seed)
-    if c == "01":
-        from .assume_negative import METHODS
-
-        return specs_for(P, {LABEL.an: METHODS[LABEL.an]}, "single_positive", seeds=[seed])[LABEL.an][0]
-    if c == "02":  # the row under the setting 02's tuning kept (read from the store's trials)
-        from . import gr
-        from .asked import store_lookup
-
-        row = gr.gr_row(gr.design(P), store_lookup(store))
-        found = [s for s in row if s.seed == seed]
-        if not found:
-            raise ValueError(f"chapter 02 shows GR on seeds {[s.seed for s in row]}, not {seed}")
-        return found[0]
-    if c == "03":
-        from . import opml
-
-        d = opml.design(P)
-        method, hp = opml.method_specs(d)[opml.PARTIAL][LABEL.opml_sp]
-        return P.spec(method, hp, "single_positive", {}, seed=seed, **opml.train_overrides(P, method, d))
-    if c == "04":
-        from . import cls
-
-        d = cls.design(P)
-        method, hp = cls.method_specs(d, d.study_regime)[LABEL.cls]
-        regime, params = cls.REGIMES[d.study_regime]
-        return P.spec(method, hp, regime, params, seed=seed)
-    if c == "05":
-        from . import lac
-
-        return lac.row_spec(P, LAC_ROW, seed)
-    from . import pu_mlc
-    from .asked import nothing_stored
-
-    d = pu_mlc.design(P)
-    ladder = pu_mlc.specs(d, nothing_stored).now[pu_mlc.ladder_key(d.proportions[0])][PU_ROW]
-    found = [s for s in ladder if s.seed == seed]
-    if not found:
-        raise ValueError(f"chapter 06 shows {PU_ROW} on seeds {[s.seed for s in ladder]}, not {seed}")
-    return found[0]
+    return _live(c).spec(P, seed, store)
 
 
 def reference_specs(chapter, profile, store: RunStore | None = None) -> List[RunSpec]:
@@ -171,21 +103,22 @@ def _cut(spec: RunSpec, n_train: int, epochs: int) -> RunSpec:
     if n_train > spec.data["n_train"] or epochs > spec.train["epochs"]:
         raise ValueError(f"a live run cannot be larger than its converged run ({spec.describe()}, "
                          f"{spec.data['n_train']} images): got {n_train} images, {epochs} epochs; "
-                         "lower LIVE in mlpl_lab/chapters/live.py")
+                         "lower the chapter's live sizes (its CHAPTER declaration)")
     return spec.replace(data=dict(spec.data, n_train=int(n_train)), train=dict(spec.train, epochs=int(epochs)))
 
 
 def live_exercise(chapter, profile, store: RunStore | None = None) -> Tuple[RunSpec, RunSpec]:
     """``(live spec, converged spec)`` of a chapter under ``profile``: the live spec is the
-    converged one with :data:`LIVE`'s training images and epochs (LAC: both stages cut, stage 2
+    converged one with the training images and epochs its ``CHAPTER`` declares (:class:`Live`) (LAC: both stages cut, stage 2
     starting from the live stage 1)."""
     c, P = _chapter(chapter), as_profile(profile)
-    if P.name not in LIVE:
-        raise ValueError(f"profile {P.name!r} has no live exercise sizes; choose one of {sorted(LIVE)}")
+    sizes = _live(c).sizes
+    if P.name not in sizes:
+        raise ValueError(f"profile {P.name!r} has no live exercise sizes; choose one of {sorted(sizes)}")
     if P.dataset != "scenes":
         raise ValueError("live exercises train on the embedded scenes; use dataset='scenes'")
     conv = converged_spec(c, P, store=store)
-    size = LIVE[P.name][c]
+    size = sizes[P.name]
     if conv.init_from is not None:  # LAC: stage 1, then stage 2 from it
         e1, e2 = size["epochs"]
         live = _cut(conv, size["n_train"], e2).replace(init_from=_cut(conv.init_from, size["n_train"], e1))
@@ -193,7 +126,7 @@ def live_exercise(chapter, profile, store: RunStore | None = None) -> Tuple[RunS
         live = _cut(conv, size["n_train"], size["epochs"])
     if live.key == conv.key:
         raise ValueError(f"chapter {c}'s live run under {P.name!r} equals its converged run: nothing is "
-                         "cut; lower LIVE in mlpl_lab/chapters/live.py")
+                         "cut; lower the chapter's live sizes (its CHAPTER declaration)")
     return live, conv
 
 
@@ -258,7 +191,7 @@ def not_run(chapter, profile, store: RunStore | None = None) -> str:
     c, m = _chapter(chapter), measured(chapter, profile)
     took = "" if m is None else f", which took {m['seconds']:.0f} s when measured"
     return (f"The live exercise of chapter {c} was not run in this execution (`live_training = False`, the "
-            f"default): nothing was trained. It trains {KEY_METHOD[c]} on {live.data['n_train']} images for "
+            f"default): nothing was trained. It trains {key_method(c)} on {live.data['n_train']} images for "
             f"{epochs(live)} epochs{took}. {HOW_TO_RUN}")
 
 
@@ -395,7 +328,7 @@ def describe(chapter, profile) -> str:
     live, conv = live_exercise(chapter, profile)
     c, m = _chapter(chapter), measured(chapter, profile)
     seeds = _seeds_text(shown_seeds(c, profile))
-    return (f"Live exercise {c}: {KEY_METHOD[c]} ({live.describe()}) on {live.data['n_train']} training "
+    return (f"Live exercise {c}: {key_method(c)} ({live.describe()}) on {live.data['n_train']} training "
             f"images, epochs {epochs(live)}, against the chapter's own row of the same method: the same "
             f"spec on {conv.data['n_train']} images, epochs {epochs(conv)}, on seed {conv.seed} and over the "
             f"seeds the chapter shows ({seeds}). Everything else is the same: regime {live.regime}, the "
@@ -436,7 +369,7 @@ def compare(chapter, profile, live_run: Any, prediction: Any, store: RunStore | 
                   "run the training cell (live.train) first and pass its result")
             return False
         t = table(c, profile, live_run, store)
-        print(f"{KEY_METHOD[c]}: the run you trained against the chapter's converged runs — {t.attrs['source']}. "
+        print(f"{key_method(c)}: the run you trained against the chapter's converged runs — {t.attrs['source']}. "
               + ("Their training times were measured on this device with as many threads as yours."
                  if t.attrs["comparable"] else
                  "Their training times were measured elsewhere or with another number of threads "

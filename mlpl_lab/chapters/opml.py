@@ -12,9 +12,10 @@ from typing import Dict, Optional, Tuple
 
 from ..analysis.claims import Claim, Family, claims_table
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored, ensure_asked
+from .asked import Asked, Runs, Stored
 from .common import as_profile, as_spec, design_name, specs_for, splits_for
 from ..catalogue import LABEL
+from .registry import Chapter, Live
 
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS: Tuple[str, ...] = ("a", "b", "regime", "seed")
@@ -148,11 +149,17 @@ def specs(d: OPMLDesign, stored: Stored) -> Asked:
     return Asked({PARTIAL: partial, FULL: full})
 
 
-def run(d, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under design ``d`` (the profile and the notebook's
-    parameters), from the run store (training what is missing): ``{PARTIAL: {row: runs}, FULL:
-    {row: runs}}``. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, d, store=store, label="03 OPML", **engine)
+def live_seeds(profile) -> Tuple[int, ...]:
+    """The seeds the chapter's claims pair OPML-SP on (the design's ``key_seeds``)."""
+    return tuple(design(profile).key_seeds)
+
+
+def live_spec(profile, seed: int, store=None):
+    """The chapter's OPML-SP run under single positive on ``seed``."""
+    P = as_profile(profile)
+    d = design(P)
+    method, hp = method_specs(d)[PARTIAL]["OPML-SP"]
+    return P.spec(method, hp, "single_positive", {}, seed=seed, **train_overrides(P, method, d))
 
 
 def splits(d: OPMLDesign):
@@ -246,3 +253,14 @@ def confidence_view(summary, which: str):
     return text_table(summary, f"Predicted probability of {which}: how many scores, their mean, the share below "
                       "0.1 (pushed to absent) and the share at or above 0.5 (predicted present).",
                       index="method", counts=["n"], best=False)
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
+LIVE_SIZES = {
+    "smoke": {"n_train": 128, "epochs": 1},
+    "cpu": {"n_train": 2000, "epochs": 12},
+    "gpu": {"n_train": 5000, "epochs": 4},
+    "gpu_shape": {"n_train": 256, "epochs": 1},
+}
+CHAPTER = Chapter("03_opml", live=Live("OPML-SP", LIVE_SIZES, live_seeds, live_spec))

@@ -14,6 +14,7 @@ from ..core import labels as L
 from ..core import regimes as R
 from .benchmark import REGIMES as BENCHMARK_REGIMES
 from .common import as_profile, splits_for
+from .registry import Chapter
 
 #: the regimes of chapters 01–07 (display label -> (regime name, parameters)): the full labels, then
 #: the benchmark's regimes, which hold every regime a chapter trains
@@ -177,3 +178,8 @@ def record_values(stats, profile) -> Dict[str, Any]:
         "positives_per_image": float(stats.loc["full", "true positives / image"]),
         "scene_settings": scene_settings(profile),
     }
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it (it trains nothing: the scenes and the
+#: label regimes)
+CHAPTER = Chapter("00_partial_labels")

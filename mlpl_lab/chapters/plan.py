@@ -40,6 +40,7 @@ from .asked import PENDING_ENV
 from ..runs import gpu_records
 from ..runs.workers import dependencies
 from .common import as_profile
+from .registry import training_chapter
 
 #: the GPU check's records (``benchmarks/gpu/check.sh`` on a lent card; absent in an installed package)
 GPU_RECORDS = gpu_records.GPU_RECORDS
@@ -249,23 +250,11 @@ class SeriesPlan:
         return out
 
 
-#: notebook stem -> its chapter module (chapters as data: ``design`` and ``specs``); a
-#: notebook missing here trains nothing (00)
-CHAPTER_MODULES: Dict[str, str] = {
-    "01_assume_negative": "assume_negative", "02_gr_loss": "gr", "03_opml": "opml", "04_cls": "cls",
-    "05_lac": "lac", "06_pu_mlc": "pu_mlc", "07_benchmark": "benchmark",
-}
-
-
 def chapter_module(name: str):
-    """The chapter module of notebook ``name`` when it declares its runs as data, else None."""
-    import importlib
-
-    mod = CHAPTER_MODULES.get(name)
-    if mod is None:
-        return None
-    module = importlib.import_module(f"{__package__}.{mod}")
-    return module if hasattr(module, "design") and hasattr(module, "specs") else None
+    """The chapter module of notebook ``name`` when it declares its runs as data (``design`` and
+    ``specs``; :mod:`mlpl_lab.chapters.registry`), else None (00 trains nothing)."""
+    found = training_chapter(name)
+    return None if found is None else found.module
 
 
 def chapter_design(profile, name: str, parameters: Mapping[str, Any] | None = None):
@@ -297,9 +286,10 @@ def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = Non
         stored = store_lookup() if serve_stored else nothing_stored
     rounds = plan_rounds(module.specs, design, stored)
     plan.specs = _with_dependencies(rounds[0].specs)
+    known = {x.key for x in plan.specs}
     plan.later = [s for s in _with_dependencies(s for r in rounds[1:] if not r.pending for s in r.specs)
-                  if s.key not in {x.key for x in plan.specs}]
-    known = {x.key for x in plan.specs} | {x.key for x in plan.later}
+                  if s.key not in known]
+    known |= {x.key for x in plan.later}
     plan.pending = [s for s in _with_dependencies(s for r in rounds[1:] if r.pending for s in r.specs)
                     if s.key not in known]
     if plan.later:
@@ -452,7 +442,7 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
                  "left to the notebook")
     for nb in plan.notebooks:
         new = [s for s in nb.specs if first[s.key] == nb.name]
-        left = ("no runs" if nb.name not in CHAPTER_MODULES else "nothing" if nb.left is None
+        left = ("no runs" if training_chapter(nb.name) is None else "nothing" if nb.left is None
                 else "the runs it chooses from results")
         lines.append(f"  {nb.name:22s} {len(nb.specs):10d} {len(new):5d} "
                      f"{sum(images_trained(s) for s in new):21,d}  {left}")

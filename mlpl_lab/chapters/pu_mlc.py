@@ -49,9 +49,10 @@ from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
 from ..profiles import get_profile
 from ..runs.spec import RunSpec
-from .asked import Asked, Runs, Stored, ensure_asked, nothing_stored
+from .asked import Asked, Runs, Stored, nothing_stored
 from .common import as_profile, design_name, splits_for, with_pending
 from ..catalogue import LABEL
+from .registry import Chapter, Live
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
@@ -301,11 +302,23 @@ def results(d: PUDesign, runs: Runs) -> PUResults:
     return PUResults(ladders, sweep, gammas)
 
 
-def run(d: PUDesign, store=None, **engine) -> Runs:
-    """Every run of :func:`specs` under design ``d``, from the run store (training what is
-    missing; ``engine``: ``workers=`` / ``scheduler=``): ``{family: {label: [runs]}}``, which
-    :func:`results` arranges. (Every chapter's ``run`` has this shape.)"""
-    return ensure_asked(specs, d, store=store, label="06 PU-MLC", **engine)
+#: the row of the ablation ladder the live exercise cuts down
+LIVE_ROW = "PU-MLC (+mixup)"
+
+
+def live_seeds(profile) -> Tuple[int, ...]:
+    """The seeds of the ladder: every row runs on the design's seeds."""
+    return tuple(design(profile).seeds)
+
+
+def live_spec(profile, seed: int, store=None) -> RunSpec:
+    """PU-MLC's run (:data:`LIVE_ROW`) of the ladder at the design's first proportion on ``seed``."""
+    d = design(profile)
+    ladder = specs(d, nothing_stored).now[ladder_key(d.proportions[0])][LIVE_ROW]
+    found = [s for s in ladder if s.seed == seed]
+    if not found:
+        raise ValueError(f"chapter 06 shows {LIVE_ROW} on seeds {[s.seed for s in ladder]}, not {seed}")
+    return found[0]
 
 
 def shown_splits(d: PUDesign, seed: int = 0):
@@ -749,3 +762,14 @@ def design_view(d: PUDesign):
     from ..analysis.display import fields_table
 
     return fields_table(d, f"The chapter's design under the {d.profile} profile: what it trains.")
+
+
+#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
+LIVE_SIZES = {
+    "smoke": {"n_train": 128, "epochs": 1},
+    "cpu": {"n_train": 2000, "epochs": 20},
+    "gpu": {"n_train": 5000, "epochs": 4},
+    "gpu_shape": {"n_train": 256, "epochs": 1},
+}
+CHAPTER = Chapter("06_pu_mlc", live=Live("PU-MLC", LIVE_SIZES, live_seeds, live_spec))

@@ -14,12 +14,13 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     """The benchmark's tables as CSV next to its HTML: the chapter's grid under the parameters
     the notebook was given, read back from the run store (the notebook just stored every run)."""
     from ..chapters import benchmark
+    from ..chapters.asked import ensure_asked
     from ..runs.ensure import read_only
 
     p = {k: v for k, v in dict(parameters or {}).items() if k in benchmark.PARAMETERS and v is not None}
     with read_only("the CSV tables are read from the runs notebook 07 stored"):
         d = benchmark.design(profile, **p)
-        runs = benchmark.results(d, benchmark.run(d))
+        runs = benchmark.results(d, ensure_asked(benchmark.specs, d, label="07 benchmark"))
     return benchmark.write_csv(benchmark.tables(runs.results), out)
 
 

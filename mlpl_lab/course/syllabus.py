@@ -176,7 +176,7 @@ def live_seconds(profile: str = "cpu") -> Dict[str, float]:
 
     out: Dict[str, float] = {}
     stems = {p.stem[:2]: p.stem for p in chapter_notebooks()}
-    for chapter in live.CHAPTERS:
+    for chapter in live.chapters():
         try:
             m = live.measured(chapter, profile)
         except Exception:  # a store or record this machine lacks: not measured here
@@ -226,9 +226,9 @@ def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, li
 
 
 def _live_chapters() -> Sequence[str]:
-    from ..chapters.live import CHAPTERS
+    from ..chapters.live import chapters
 
-    return tuple(CHAPTERS)
+    return chapters()
 
 
 def _times_note(pack: Dict[str, float], live: Dict[str, float], cold: Dict[str, float],

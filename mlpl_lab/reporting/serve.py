@@ -29,11 +29,11 @@ def chapter_of(chapter: Optional[str]) -> Optional[str]:
 def serve_pack(profile: Any, chapter: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """Import the shipped pack when the store lacks runs it holds, printing the one line that
     says so. A chapter that trains nothing (00) imports nothing."""
-    from ..chapters.plan import CHAPTER_MODULES
+    from ..chapters.registry import training_chapter
     from ..runs.shipped import import_missing
 
     chapter = chapter_of(chapter)
-    if chapter is not None and chapter not in CHAPTER_MODULES:
+    if chapter is not None and training_chapter(chapter) is None:
         return None
     done = import_missing(profile)
     if done is not None:
@@ -87,7 +87,8 @@ def announce_training(profile: Any, chapter: Optional[str] = None,
     means and start the chapter's progress line; returns ``{"runs", "images", "cold_seconds",
     "left"}`` (None when nothing is missing, or the notebook is not a chapter)."""
     from ..chapters.common import as_profile
-    from ..chapters.plan import CHAPTER_MODULES, images_trained, plan_notebook
+    from ..chapters.plan import images_trained, plan_notebook
+    from ..chapters.registry import training_chapter
     from ..runs.access import CHAPTER_ENV
     from ..runs.progress import chapter_progress
     from ..runs.shipped import disabled, shipped_pack
@@ -96,7 +97,7 @@ def announce_training(profile: Any, chapter: Optional[str] = None,
 
     chapter = chapter_of(chapter)
     chapter_progress(None)
-    if chapter is None or chapter not in CHAPTER_MODULES:
+    if chapter is None or training_chapter(chapter) is None:
         return None
     P = as_profile(profile)
     params = _parameters(chapter, namespace if namespace is not None else _namespace()) | {"profile": P.name}

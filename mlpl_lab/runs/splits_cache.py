@@ -9,9 +9,12 @@ import os
 from collections import OrderedDict
 from typing import Any, Dict, List
 
+import torch
+
 from ..core.labels import check_seed
 from ..core.paths import cache_dir
-from ..data import make_scene_sets, make_val_scenes, with_regime
+from ..data import make_scene_sets, with_regime
+from ..data.scene_labels import val_scene_labels
 from .spec import RunSpec
 
 #: env var: the in-memory scene-set cache's budget in GiB (default :data:`SCENE_CACHE_GIB`)
@@ -153,8 +156,8 @@ def _scene_sets(data: Dict[str, Any], seed: int, cache: bool = True):
 
 def clean_val_labels(data: Dict[str, Any], seed: int) -> Any:
     """The clean validation labels (N, C) of ``data`` and ``seed`` — for the embedded scenes
-    without building the train and test images (e.g. EPR's and ROLE's expected positives while
-    a design is built)."""
+    without building any image (:func:`mlpl_lab.data.scene_labels.val_scene_labels`: e.g. EPR's
+    and ROLE's expected positives while a design is built)."""
     seed = check_seed(seed, "seed")
     data = dict(data)
     if data.get("dataset", "scenes") != "scenes":
@@ -163,4 +166,4 @@ def clean_val_labels(data: Dict[str, Any], seed: int) -> Any:
     sets = _SCENE_SETS.get(_scene_key(data, seed))
     if sets is not None:
         return sets[1].labels
-    return make_val_scenes(seed=seed, cache_dir=str(cache_dir()), **data).labels
+    return torch.from_numpy(val_scene_labels(seed, **data))

@@ -8,46 +8,12 @@ with the library's reference.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
-PASS, FAIL = "✓", "✗"
-UNANSWERED = "no answer yet: replace the stub (`None` / `...`) with your code, then run the cell again"
-
-
-def verdict(ok: bool, title: str, detail: str = "", hint: str = "") -> bool:
-    """Print the check's one line (and the hint on failure); return ``ok``."""
-    if ok:
-        print(f"{PASS} {title}" + (f" — {detail}" if detail else ""))
-    else:
-        print(f"{FAIL} {title}" + (f" — {detail}" if detail else "") + (f"\n  hint: {hint}" if hint else ""))
-    return bool(ok)
-
-
-def unanswered(answer: Any) -> bool:
-    return answer is None or answer is Ellipsis
-
-
-def never_raises(title: str, hint: str = "") -> Callable:
-    """Decorate a check: any exception (from the student's code or from a malformed answer)
-    becomes a ``✗`` line naming the exception type and its message, never a traceback."""
-
-    def wrap(check: Callable) -> Callable:
-        @functools.wraps(check)
-        def run(*args, **kwargs) -> bool:
-            try:
-                return bool(check(*args, **kwargs))
-            except NotImplementedError:
-                return verdict(False, title, UNANSWERED, hint)
-            except Exception as exc:  # noqa: BLE001 — a check reports, it does not stop the notebook
-                return verdict(False, title, f"your code raised {type(exc).__name__}: {exc}", hint)
-
-        return run
-
-    return wrap
+from ...chapters.grading import FAIL, PASS, UNANSWERED, never_raises, unanswered, verdict  # noqa: F401
 
 
 def as_array(x: Any) -> np.ndarray:

@@ -2,7 +2,7 @@
 mAP of the cut-down run they train in class, graded against what that run recorded.
 
 The runs, the table and the flow live in :mod:`mlpl_lab.chapters.live`; this module only grades,
-the way every check does (:mod:`.core`): one ``✓``/``✗`` line, a hint that points at the idea,
+the way every check does (:mod:`.grading`): one ``✓``/``✗`` line, a hint that points at the idea,
 a bool returned, never an exception — ``None``, ``...``, a string or a NaN is a ``✗`` too.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .core import never_raises, unanswered, verdict
+from .grading import never_raises, unanswered, verdict
 
 #: how far (mAP points) a prediction may land from the live run's test mAP and still pass: the
 #: spread of the lab's seeds on a converged cpu run is about one point, so three points asks for

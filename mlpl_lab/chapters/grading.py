@@ -1,0 +1,47 @@
+"""The line every self-check prints: ``✓`` (right) or ``✗`` (not yet, with a hint that points
+at the idea without giving the answer), a bool returned, never an exception.
+
+The chapters' live exercises grade a prediction with it (:mod:`mlpl_lab.chapters.live_check`) and
+the course's exercise checks build on it (:mod:`mlpl_lab.course.exercises.core`), so it sits at
+the chapters' layer: the course imports it, the chapters never import the course.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+PASS, FAIL = "✓", "✗"
+UNANSWERED = "no answer yet: replace the stub (`None` / `...`) with your code, then run the cell again"
+
+
+def verdict(ok: bool, title: str, detail: str = "", hint: str = "") -> bool:
+    """Print the check's one line (and the hint on failure); return ``ok``."""
+    if ok:
+        print(f"{PASS} {title}" + (f" — {detail}" if detail else ""))
+    else:
+        print(f"{FAIL} {title}" + (f" — {detail}" if detail else "") + (f"\n  hint: {hint}" if hint else ""))
+    return bool(ok)
+
+
+def unanswered(answer: Any) -> bool:
+    """Whether ``answer`` is still the stub (``None`` or ``...``)."""
+    return answer is None or answer is Ellipsis
+
+
+def never_raises(title: str, hint: str = "") -> Callable:
+    """Decorate a check: any exception (from the student's code or from a malformed answer)
+    becomes a ``✗`` line naming the exception type and its message, never a traceback."""
+
+    def wrap(check: Callable) -> Callable:
+        @functools.wraps(check)
+        def run(*args, **kwargs) -> bool:
+            try:
+                return bool(check(*args, **kwargs))
+            except NotImplementedError:
+                return verdict(False, title, UNANSWERED, hint)
+            except Exception as exc:  # noqa: BLE001 — a check reports, it does not stop the notebook
+                return verdict(False, title, f"your code raised {type(exc).__name__}: {exc}", hint)
+
+        return run
+
+    return wrap
