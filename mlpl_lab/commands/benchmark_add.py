@@ -67,9 +67,10 @@ def serve_course(profile: str) -> None:
         print(done["line"], flush=True)
 
 
-def announce(added, course_results, missing, stored) -> list:
-    """Print what is served and what will be trained, with the time it should take; returns the
-    runs to train now (the seeds chosen after the trials are counted at the default)."""
+def announce(added, course_results, missing, stored, workers: int | None = None) -> int:
+    """Print what is served and what will be trained, with the time it should take (the runs
+    chosen after the trials counted at the default; ``workers``: the worker processes that share
+    them, None for one process); returns how many runs wait."""
     from ..chapters import benchmark as bench
     from ..chapters import user_row
 
@@ -97,12 +98,18 @@ def announce(added, course_results, missing, stored) -> list:
     n = len(now) + len(later)
     if not n:
         _say(f"{uf.label}: every run is stored (the file is unchanged): nothing to train")
-        return []
+        return 0
     per = user_row.seconds_per_run(course_results)
-    eta = ("" if per is None else f"; about {_minutes(n * per)} of training at AN's {per:.0f} s per run "
-           "(its served runs, measured where they were trained), divided among the worker processes")
+    eta = ""
+    if per is not None:
+        eta = (f"; about {_minutes(n * per)} of training one run after another, at AN's {per:.1f} s per run "
+               "(its served runs, measured where they were trained)")
+        if workers and workers > 1:
+            # the trials run side by side, then the fresh seeds: each round takes its longest share
+            rounds = -(-len(now) // workers) + -(-len(later) // workers)
+            eta += f"; on {workers} worker processes, about {_minutes(rounds * per)} if each keeps that pace"
     _say(f"{uf.label}: {n} runs to train under {len(d.grid)} regime(s): {plan}{eta}")
-    return now
+    return n
 
 
 def _slugs(grid) -> list:
@@ -110,6 +117,16 @@ def _slugs(grid) -> list:
 
     names = {v: k for k, v in bench.REGIME_SLUGS.items()}
     return [names[r] for r in grid if r in names]
+
+
+def pool_size(args) -> int | None:
+    """The worker processes that train the new runs (None: this process trains them)."""
+    from ..runs.workers import default_workers
+
+    n = getattr(args, "plan_workers", None)
+    if n == 0 or args.workers or args.scheduler:
+        return None
+    return n if n is not None else default_workers(1 << 10, per_device=getattr(args, "workers_per_device", None))
 
 
 def train(args, added, store) -> dict:
@@ -225,7 +242,7 @@ def cmd_add(args) -> int:
     store = RunStore()
     stored = store_lookup(store)
     course_results, missing = user_row.course(d, stored)
-    announce(added, course_results, missing, stored)
+    announce(added, course_results, missing, stored, pool_size(args))
     with progress_log(out) as progress_file, tailing(progress_file):
         runs = train(args, added, store)
     results = user_row.results(added, course_results, runs)
@@ -240,6 +257,10 @@ def cmd_add(args) -> int:
                  + "; ".join(f"{tuner.describe_point(t['params'])} {t['val_mAP']:.1f}" for t in trials) + ")")
     for regime in results:
         print_ranking(results, regime, uf.label)
+    for regime in results:
+        best = user_row.best_other(results, regime, uf.label)
+        _say(f"{regime}: the best course row is {best or 'none'}"
+             + (" (so the claim against AN is also the claim against the best row)" if best == bench.AN else ""))
     table = user_row.claims(results, uf.label, list(d.grid))
     print_claims(table)
     paths = write_csv(out, added, results, table, records)

@@ -213,6 +213,8 @@ def method_keywords(path: Path, cls: Any) -> Tuple[Dict[str, Any], bool]:
     if "training_step" not in {k for c in cls.__mro__ if c is not Method for k in c.__dict__}:
         raise _fail(path, f"{cls.__name__} does not override training_step",
                     "define training_step(self, batch, epoch) returning (loss, logs)")
+    if cls.__init__ is Method.__init__:  # the base only records its keywords: nothing would use them
+        return {}, False
     params = list(_signature(path, cls.__init__, f"{cls.__name__}.__init__").parameters.values())[1:]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     return {p.name: p.default for p in positional}, any(p.kind is p.VAR_KEYWORD for p in params)
