@@ -72,6 +72,7 @@ def announce(added, course_results, missing, stored, workers: int | None = None)
     chosen after the trials counted at the default; ``workers``: the worker processes that share
     them, None for one process); returns how many runs wait."""
     from ..chapters import benchmark as bench
+    from ..chapters import tuning as tuner
     from ..chapters import user_row
 
     d, uf = added.design, added.file
@@ -91,8 +92,9 @@ def announce(added, course_results, missing, stored, workers: int | None = None)
     now = [s for s in asked.flat("now") if stored(s) is None]
     later = [s for s in asked.flat("later") if stored(s) is None]
     trials = len(added.points()) if added.tuned else 0
-    plan = (f"{trials} trial(s) on seed {d.selection_seed} per regime (the equal budget: "
-            f"{uf.grid_size()} grid point(s), the first {trials} tried), then the kept setting on seeds "
+    budget = tuner.trials_for(d.profile)
+    plan = (f"{trials} trial(s) on seed {d.selection_seed} per regime (the equal budget is {budget} trials "
+            f"per method: the first points of the {uf.grid_size()}-point GRID), then the kept setting on seeds "
             f"{', '.join(map(str, added.seeds(next(iter(d.grid)))))}" if added.tuned else
             f"its default on seeds {', '.join(map(str, added.seeds(next(iter(d.grid)))))} (an untuned design)")
     n = len(now) + len(later)
