@@ -792,6 +792,8 @@ def tables(results) -> Dict[str, Any]:
 
     regimes = [r for r in REGIMES if r in results]
     rows = [r.label for r in ROWS if any(r.label in results[reg] for reg in regimes)]
+    # a row added from a method file (mlpl-lab benchmark --add) after the course's rows
+    rows += list(dict.fromkeys(m for reg in regimes for m in results[reg] if m not in ROW_BY_LABEL))
     out: Dict[str, Any] = {}
     cells = {}
     for metric, name in (("test_mAP", "mAP"), ("test_CF1", "CF1"), ("test_OF1", "OF1")):

@@ -1,7 +1,9 @@
 """``mlpl-lab benchmark [--profile ...] [--methods AN GR ...] [--regimes single drop50 ...]
-[--[no-]tuning]`` runs or completes the benchmark grid (resumable: finished runs are stored one by
+[--[no-]tuning] [--add FILE]`` runs or completes the benchmark grid (resumable: finished runs are stored one by
 one, so an interrupted grid continues where it stopped), writes notebook 07 as HTML and its tables
 as CSV next to it (``07_benchmark_<table>.csv``, :mod:`mlpl_lab.commands.benchmark_csv`).
+``--add FILE`` ranks your own method among the course's rows instead, training only its runs
+(:mod:`mlpl_lab.commands.benchmark_add`).
 
 Arguments are checked before any work; the method and regime names need the chapter's tables (a
 second or two)."""
@@ -35,6 +37,10 @@ def add_parser(sub) -> None:
     bench.add_argument("--layout", default=None, choices=("cole", "voc_raw", "coco_json"),
                        help="how the files under --root are laid out (default cole)")
     bench.add_argument("--out", default="reports")
+    bench.add_argument("--add", default=None, metavar="FILE",
+                       help="your own method (a .py file with LABEL and a loss or a Method subclass): "
+                            "train only its runs and rank it among the course's rows, served from the "
+                            "store or the shipped pack (the handbook's 'Add your own method')")
     add_fresh_args(bench)
     add_engine_args(bench)
     add_plan_workers_arg(bench, "the grid's planned runs", "the notebook trains every run")
@@ -42,7 +48,11 @@ def add_parser(sub) -> None:
 
 
 def validate(args) -> None:
-    """Every argument checked before any work."""
+    """Every argument checked before any work (a method file first: a damaged one writes nothing)."""
+    if args.add is not None:
+        from .benchmark_add import check_add_args
+
+        check_add_args(args)
     check_benchmark_args(args)
     args.fresh_after = parse_fresh_after(args.fresh_after, args.out)
 
@@ -63,7 +73,12 @@ def check_benchmark_args(args) -> None:
 
 
 def cmd_benchmark(args) -> int:
-    """Run (or complete) the benchmark grid, then write its report and CSV tables."""
+    """Run (or complete) the benchmark grid, then write its report and CSV tables (``--add``: rank
+    one method file among the course's rows, :func:`mlpl_lab.commands.benchmark_add.cmd_add`)."""
+    if args.add is not None:
+        from .benchmark_add import cmd_add
+
+        return cmd_add(args)
     out = check_out_dir(args.out)
     from ..chapters import benchmark
 

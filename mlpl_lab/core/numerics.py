@@ -81,6 +81,9 @@ VERSIONS: Dict[str, int] = {
     "method.expected_negative": 1,  # methods/expected_negative.py, losses/pseudo_negative.py: EN
     "method.role": 1,             # methods/role.py: ROLE's label matrix
     "method.apl": 1,              # methods/apl.py: EM+APL's pseudo-labels
+    # methods/user_method.py: how a researcher's method file trains (benchmark --add); the file's
+    # own code is keyed by its content hash in the spec, not by this version
+    "method.user_method": 1,
 }
 
 

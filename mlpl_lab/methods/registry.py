@@ -14,6 +14,10 @@ from typing import Any, Callable, Dict, Mapping, Union
 from .base import Method
 
 METHODS: Dict[str, Callable[..., Method]] = {}
+#: the runs of a researcher's own method file (``mlpl-lab benchmark --add FILE``): built from the
+#: file its spec names by content hash (:mod:`mlpl_lab.methods.user_method`), not one of the
+#: course's registered methods
+USER_METHOD = "user_file"
 #: registered name -> True, or a predicate on the hyperparameters (module docstring)
 SCHEDULE_BOUND_FLAGS: Dict[str, Union[bool, Callable[[Mapping[str, Any]], bool]]] = {}
 
@@ -50,6 +54,12 @@ def build_method(name: str, **hparams) -> Method:
     """
     if isinstance(name, Method):
         return name
+    if name == USER_METHOD:
+        from .user_method import build_user_method
+
+        method = build_user_method(**hparams)
+        method.name = name
+        return method
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; registered methods: {', '.join(sorted(METHODS))}")
     method = METHODS[name](**hparams)

@@ -44,8 +44,10 @@ def method_family(method: str) -> str:
     registered loss (:mod:`mlpl_lab.methods.loss_method`), of the module that registers that loss
     (``an`` -> ``losses/basic.py`` -> ``method.basic``)."""
     from ..methods import loss_method
-    from ..methods.registry import METHODS, build_method
+    from ..methods.registry import METHODS, USER_METHOD, build_method
 
+    if method == USER_METHOD:  # a researcher's file: its content hash is in the spec
+        return "method.user_method"
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; registered methods: {', '.join(sorted(METHODS))}")
     factory = METHODS[method]
