@@ -34,7 +34,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from records_io import write_record  # noqa: E402
 from mlpl_lab.chapters import cls, opml, pu_mlc  # noqa: E402
 from mlpl_lab.chapters.asked import nothing_stored  # noqa: E402
 from mlpl_lab.profiles import get_profile  # noqa: E402
@@ -143,11 +145,7 @@ def main(argv=None) -> int:
               "claims": results,
               "runs_trained": len(runs),
               "converged": sum(bool((r.summary.get("convergence") or {}).get("converged")) for r in runs.values())}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n")
-    os.replace(tmp, args.out)
-    print(f"wrote {args.out}")
+    write_record(args.out, record)
     return 0
 
 

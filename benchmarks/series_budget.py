@@ -21,13 +21,15 @@ import argparse
 import datetime as _dt
 import glob
 import json
-import os
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from records_io import write_record  # noqa: E402
 
 RATES_RECORD = Path("benchmarks/records/eval_share_cpu.json")
 TWO_NETWORKS = ("cls", "cls_h", "cls_l", "coteaching", "coteaching_plus", "jocor")
@@ -193,10 +195,7 @@ def main(argv=None) -> int:
                   "made": _dt.datetime.now().isoformat(timespec="seconds"), "rates_s_per_epoch": rate,
                   "cut_sets": {name: [r.__doc__.strip() for r in rules] for name, rules in CUT_SETS.items()},
                   "result": result, "target_hours": TARGET_HOURS}
-        tmp = args.out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
-        os.replace(tmp, args.out)
-        print(f"wrote {args.out}")
+        write_record(args.out, record)
     return 0
 
 

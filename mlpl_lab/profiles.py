@@ -176,8 +176,8 @@ PRETRAIN_DIGITS = {"glyphs": "digits", "max_objects": 1, "seed": 1000}
 #: only the full-label oracle's and AN's validation mAP; record: benchmarks/records/
 #: scene_candidates_cpu.json, measured at the cpu profile's 54 epochs, shown in notebook 01; the
 #: candidate "harder"): colour jitter, pixel noise, smaller objects, up to six of them, at least
-#: 20 % of each visible. At 36 epochs the rule had chosen the probe (record
-#: scene_candidates_cpu_36epochs.json), whose oracle then left the band at 54
+#: 20 % of each visible. The rule is read at the profile's own length: the choice depends on it
+#: (scene_candidates_cpu_36epochs.json holds the same rule read at 36 epochs)
 SCENES_WITH_HEADROOM = {"colour_jitter": 0.25, "noise": 0.15, "size_range": [0.2, 0.4], "max_objects": 6,
                         "min_visible": 0.2}
 

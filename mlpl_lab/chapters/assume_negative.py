@@ -134,7 +134,7 @@ def live_seeds(profile) -> Tuple[int, ...]:
 
 def live_spec(profile, seed: int, store=None):
     """The chapter's AN run under single positive on ``seed`` (the live exercise's converged run)."""
-    return specs_for(as_profile(profile), {"AN": METHODS["AN"]}, "single_positive", seeds=[seed])["AN"][0]
+    return specs_for(as_profile(profile), {LABEL.an: METHODS[LABEL.an]}, "single_positive", seeds=[seed])[LABEL.an][0]
 
 
 def results(runs: Runs) -> Dict[str, Dict[str, list]]:
@@ -379,4 +379,4 @@ LIVE_SIZES = {
     "gpu": {"n_train": 5000, "epochs": 4},
     "gpu_shape": {"n_train": 256, "epochs": 1},
 }
-CHAPTER = Chapter("01_assume_negative", live=Live("AN", LIVE_SIZES, live_seeds, live_spec))
+CHAPTER = Chapter("01_assume_negative", live=Live(LABEL.an, LIVE_SIZES, live_seeds, live_spec))

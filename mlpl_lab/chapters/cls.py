@@ -277,7 +277,7 @@ def live_spec(profile, seed: int, store=None):
     """The chapter's CLS run in its study regime on ``seed``."""
     P = as_profile(profile)
     d = design(P)
-    method, hp = method_specs(d, d.study_regime)["CLS"]
+    method, hp = method_specs(d, d.study_regime)[LABEL.cls]
     regime, params = REGIMES[d.study_regime]
     return P.spec(method, hp, regime, params, seed=seed)
 
@@ -680,4 +680,4 @@ LIVE_SIZES = {
     "gpu": {"n_train": 5000, "epochs": 4},
     "gpu_shape": {"n_train": 256, "epochs": 1},
 }
-CHAPTER = Chapter("04_cls", live=Live("CLS", LIVE_SIZES, live_seeds, live_spec))
+CHAPTER = Chapter("04_cls", live=Live(LABEL.cls, LIVE_SIZES, live_seeds, live_spec))

@@ -158,7 +158,7 @@ def live_spec(profile, seed: int, store=None):
     """The chapter's OPML-SP run under single positive on ``seed``."""
     P = as_profile(profile)
     d = design(P)
-    method, hp = method_specs(d)[PARTIAL]["OPML-SP"]
+    method, hp = method_specs(d)[PARTIAL][LABEL.opml_sp]
     return P.spec(method, hp, "single_positive", {}, seed=seed, **train_overrides(P, method, d))
 
 
@@ -263,4 +263,4 @@ LIVE_SIZES = {
     "gpu": {"n_train": 5000, "epochs": 4},
     "gpu_shape": {"n_train": 256, "epochs": 1},
 }
-CHAPTER = Chapter("03_opml", live=Live("OPML-SP", LIVE_SIZES, live_seeds, live_spec))
+CHAPTER = Chapter("03_opml", live=Live(LABEL.opml_sp, LIVE_SIZES, live_seeds, live_spec))

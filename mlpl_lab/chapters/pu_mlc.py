@@ -136,7 +136,7 @@ STEPS, PU_VS_PBCE, PREMISE = "the ladder's steps", "PU-MLC beats partial BCE", "
 #: gpu adds 0.05 and 0.15 and a full ladder at the sweep's p.
 DESIGNS: Dict[str, Dict[str, Any]] = {
     "smoke": dict(proportions=(0.1,), sweep_p=0.5, fn_rates=(0.0, 0.1), gamma_grid=(0.0, 0.55)),
-    # pu_epochs: at the profile's epochs the PU rows were still climbing; 128 puts their rise
+    # pu_epochs: the PU rows climb for longer than the profile's epochs; 128 puts their rise
     # before the last quarter (the measurements: notebooks/handbook.md, "06")
     # longer_baseline: partial BCE, the losing side of the sweep's claims, still gained 0.5-0.6 mAP
     # in its last quarter: the cold series trains it as long as the PU rows (pending runs)
@@ -303,7 +303,7 @@ def results(d: PUDesign, runs: Runs) -> PUResults:
 
 
 #: the row of the ablation ladder the live exercise cuts down
-LIVE_ROW = "PU-MLC (+mixup)"
+LIVE_ROW = LABEL.pu_mlc_row
 
 
 def live_seeds(profile) -> Tuple[int, ...]:
@@ -772,4 +772,4 @@ LIVE_SIZES = {
     "gpu": {"n_train": 5000, "epochs": 4},
     "gpu_shape": {"n_train": 256, "epochs": 1},
 }
-CHAPTER = Chapter("06_pu_mlc", live=Live("PU-MLC", LIVE_SIZES, live_seeds, live_spec))
+CHAPTER = Chapter("06_pu_mlc", live=Live(LABEL.pu_mlc, LIVE_SIZES, live_seeds, live_spec))

@@ -55,18 +55,6 @@ def _say(text: str) -> None:
     print(f"[mlpl-lab] {text}", flush=True)
 
 
-def serve_course(profile: str) -> None:
-    """Import the shipped pack where the store lacks its runs (:func:`mlpl_lab.runs.shipped.import_missing`)."""
-    from ..runs.shipped import ShippedPackError, import_missing
-
-    try:
-        done = import_missing(profile)
-    except ShippedPackError as exc:
-        raise CommandError(str(exc)) from None
-    if done is not None:
-        print(done["line"], flush=True)
-
-
 def announce(added, course_results, missing, stored, workers: int | None = None) -> int:
     """Print what is served and what will be trained, with the time it should take (the runs
     chosen after the trials counted at the default; ``workers``: the worker processes that share
@@ -236,7 +224,9 @@ def cmd_add(args) -> int:
     kept = keep_source(uf)
     _say(f"{uf.label}: {uf.path} (a {'loss' if uf.kind == 'loss' else 'Method subclass'}, content "
          f"{uf.source}) checked on a tiny batch at {min(uf.grid_size(), 64)} grid point(s); kept as {kept}")
-    serve_course(args.profile)
+    from .report import import_shipped_pack
+
+    import_shipped_pack(args.profile)
     d = bench.design(args.profile, args.methods, args.regimes, args.tuning, args.dataset, args.root,
                      args.layout or "cole")
     _say(f"benchmark, profile {args.profile}, data {args.dataset}: {d.describe()}")

@@ -70,8 +70,8 @@ def generator_version() -> str:
     return h.hexdigest()[:12]
 
 
-#: the version cached scene sets are keyed by: the generator's source hash (it was a number bumped
-#: by hand, which an edit could forget, serving new run keys stale images)
+#: the version cached scene sets are keyed by: the generator's source hash, so no edit of the
+#: generator can serve a new run key stale images
 FORMAT_VERSION = generator_version()
 
 GLYPH_SOURCES = _g.GLYPH_SOURCES

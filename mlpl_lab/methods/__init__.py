@@ -10,3 +10,7 @@ from ..core.discover import import_submodules
 
 # Every module of this package registers its methods on import (chapters add modules).
 import_submodules(__name__, __path__)
+# The catalogue's rows whose method is a plain registered loss train as a LossMethod.
+from .zoo import register_stateless  # noqa: E402
+
+STATELESS = tuple(register_stateless())

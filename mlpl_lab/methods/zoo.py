@@ -1,6 +1,7 @@
 """Stateless members of the loss zoo: one network trained with one registered loss.
 
-Each name is registered both as a loss (``mlpl_lab.losses``) and as a method here, so
+Each method row of the catalogue whose method is a registered loss with no stateful method of its
+own is registered here as a method (:func:`register_stateless`), so
 ``build_method("hill", lamb=1.5)`` trains the ``hill`` loss with those hyperparameters.
 Losses that need the epoch (SPLC's correction from ``change_epoch`` on) receive it from
 :class:`~mlpl_lab.methods.LossMethod`. The stateful members live in their own modules:
@@ -10,13 +11,23 @@ pseudo-negatives) and ``gr`` (per-epoch schedules, Table 3 ablations).
 """
 from __future__ import annotations
 
+from typing import List
+
 from .loss_method import loss_method_factory
-from .registry import register_method
+from .registry import METHODS, register_method
 
-#: zoo losses that train as a plain LossMethod (``an`` is registered beside LossMethod, in loss_method.py).
-STATELESS = ("wan", "an_ls", "epr", "focal", "asl", "hill", "splc", "em",
-             # GR Loss Table 1 instantiations (framework form of Hill, SPLC and EM)
-             "gr_as_hill", "gr_as_splc", "gr_as_splc_code", "gr_as_em")
 
-for _name in STATELESS:
-    register_method(_name)(loss_method_factory(_name))
+def register_stateless() -> List[str]:
+    """Register a plain LossMethod for every method row of the catalogue whose method is a
+    registered loss that no module of this package registered as a method (``wan``, ``hill``,
+    GR Loss's Table 1 instantiations ``gr_as_*``, ...): a new loss needs its catalogue entry, not a
+    list here. Called once the package's modules have registered theirs; returns the names."""
+    from ..catalogue import ENTRIES
+    from ..losses.registry import LOSSES
+
+    names = []
+    for e in ENTRIES:
+        if e.method in LOSSES and e.method not in METHODS:
+            register_method(e.method)(loss_method_factory(e.method))
+            names.append(e.method)
+    return names
