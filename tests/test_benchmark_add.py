@@ -20,7 +20,7 @@ import pytest
 from mlpl_lab import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "notebooks" / "examples"
 ARGS = ["--profile", "smoke", "--regimes", "single", "--tuning"]
 
 

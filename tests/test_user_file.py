@@ -20,7 +20,7 @@ from mlpl_lab.methods.user_checks import check_user_file
 from mlpl_lab.methods.user_file import UserFileError
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "notebooks" / "examples"
 
 GOOD_LOSS = '''
 import torch.nn.functional as F

@@ -1,6 +1,6 @@
 """Assume negative, softened: every unknown label is a negative with target eps instead of 0.
 
-A plain loss for ``mlpl-lab benchmark --add examples/an_eps.py`` (the handbook's "Add your own
+A plain loss for ``mlpl-lab benchmark --add notebooks/examples/an_eps.py`` (the handbook's "Add your own
 method"). AN trains every unknown entry towards 0; here towards ``eps``, so an unknown that is
 really a positive is pushed down less hard. ``eps = 0`` is AN itself.
 """
