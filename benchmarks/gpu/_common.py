@@ -33,9 +33,10 @@ SIZES = {
     "gpu": {"profile": "gpu", "device": "cuda",
             # step 3: images held on the device and epochs timed through fit (the first is a warm-up);
             # the notebooks' sizes are the cut's (cut.py)
-            "throughput_images": 4096, "throughput_epochs": 3},
+            "throughput_images": 4096, "throughput_epochs": 3, "throughput_eval_images": 256},
+    # rehearsing, the step's validation and test sets are scored but not timed: 32 images each
     "rehearse": {"profile": "gpu_shape", "device": "cpu",
-                 "throughput_images": 128, "throughput_epochs": 2},
+                 "throughput_images": 128, "throughput_epochs": 2, "throughput_eval_images": 32},
 }[MODE]
 
 

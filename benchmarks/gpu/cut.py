@@ -31,16 +31,21 @@ NAME = "gpu_cut"
 
 #: the cut's sizes per mode. gpu: half gpu_shape's training images (256, 2 epochs, two seeds: a
 #: run's training is a fraction of a second of GPU time, so the notebooks' wall is mostly their
-#: runs' fixed costs: tests/test_gpu_cut.py does the arithmetic); rehearse: 32 images per split, the
-#: test set scored once, so the 8 notebooks execute on two shared CPU cores. Two seeds in both: the
-#: chapters' paired comparisons and the benchmark's fresh seeds need two (one seed leaves code
-#: paths unexecuted that the gpu series takes)
+#: runs' fixed costs: tests/test_gpu_cut.py does the arithmetic); rehearse: the CPU, where
+#: bfloat16 autocast is emulated (no bf16 units: about 0.2 s per image of a training step plus
+#: 1.5 s a step whatever its size, one thread), and the series is about 320 runs: 8 training
+#: images (one step an epoch, as at 32; the live exercises 4, still two a BatchNorm needs), the
+#: probes on those 8, 32 validation and test images (scored in float32, a tenth of a training
+#: image's cost each; fewer would leave classes without a positive), the test set scored once.
+#: Two seeds and two epochs in both: the chapters' paired comparisons and the benchmark's fresh
+#: seeds need two seeds, and what a method does between epochs (pseudo-labels, schedules, the
+#: best-epoch choice) needs a second epoch (fewer leaves code paths unexecuted that the gpu series takes)
 CUT_SIZES = {
     "gpu": {"n_train": 256, "n_val": 128, "n_test": 128, "epochs": 2, "seeds": [0, 1],
             "pretrain": {"n_train": 512, "n_val": 128, "n_test": 128, "epochs": 1}},
-    "rehearse": {"n_train": 32, "n_val": 32, "n_test": 32, "epochs": 2, "seeds": [0, 1], "probe_size": 32,
+    "rehearse": {"n_train": 8, "n_val": 32, "n_test": 32, "epochs": 2, "seeds": [0, 1], "probe_size": 8,
                  "test_every_epoch": False,
-                 "pretrain": {"n_train": 64, "n_val": 32, "n_test": 32, "epochs": 1}},
+                 "pretrain": {"n_train": 32, "n_val": 32, "n_test": 32, "epochs": 1}},
 }
 
 #: the notebooks the check executes, in series order (07 reads the runs of 01-06)

@@ -1,7 +1,7 @@
 """check.sh step 5: all eight notebooks (00-07) executed end to end with papermill under the cut
 (:mod:`cut`: the gpu design at the mode's sizes), as a series is: first the planned runs trained
 on worker processes — several sharing each GPU (``--workers``, default: the throughput record's
-best workers per device) — then the notebooks one after another, warm, each under what is left
+best workers per device), one single-thread worker per core on the CPU — then the notebooks one after another, warm, each under what is left
 of ``--budget``. The live exercises of 01-06 train under the cut (``live_training=True``, sized
 inside the cut's converged runs: :func:`cut.live_sizes`).
 
@@ -30,14 +30,16 @@ PLAN_ROUNDS = 2
 
 
 def default_workers() -> int:
-    """Workers for the planned runs: on CUDA, the devices × the workers per device that measured
-    best in this check's throughput record (``throughput.json``; 4 without it); on the CPU, 0: the
-    notebooks train their own runs (on two shared cores worker processes gain nothing, and each
-    notebook's seconds then include its training, so a rehearsal cut short still shows them)."""
+    """Workers for the planned runs, the path the series takes in both modes: on CUDA, the devices
+    × the workers per device that measured best in this check's throughput record
+    (``throughput.json``; 4 without it); on the CPU, one single-thread worker per core, as
+    ``mlpl-lab report`` trains a series there (two threads in one process spend about twice the
+    CPU time of one on a run of the rehearsal, measured on the shared 2-core machine: bfloat16 is
+    emulated in short steps, and the second thread mostly waits)."""
     import torch
 
     if not torch.cuda.is_available():
-        return 0
+        return os.cpu_count() or 1
     per_device = 4
     try:
         best = json.loads((OUT / "throughput.json").read_text())["best"]["workers_per_device"]
@@ -74,6 +76,8 @@ def main():
     ipython = Path(tempfile.mkdtemp(prefix="gpu-check-ipython-"))
     cut.startup_file(ipython, MODE)
     os.environ["IPYTHONDIR"] = str(ipython)  # the kernels register the cut before the first cell
+    if MODE == "rehearse":  # one thread a kernel, as the workers: what is left to train runs there
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
     name = cut.register_cut(MODE)  # and this process, for the plan and the record
     from mlpl_lab.profiles import get_profile
 
@@ -101,6 +105,9 @@ def main():
 
     t0 = time.perf_counter()
     before = sum(1 for _ in RunStore().keys()) if workers else 0
+    if workers:  # a step stopped while the planned runs train still says so
+        rec["planned_training"] = {"workers": workers, "rounds": PLAN_ROUNDS, "status": "started"}
+        save()
     plan_first.PLAN_ROUNDS = PLAN_ROUNDS
     try:
         if workers:
@@ -111,7 +118,7 @@ def main():
         error = f"{type(exc).__name__}: {exc}"[:1000]
         traceback.print_exc()
     rec["planned_training"] = None if not workers else {
-        "workers": workers, "rounds": PLAN_ROUNDS, "seconds": time.perf_counter() - t0,
+        "workers": workers, "rounds": PLAN_ROUNDS, "status": "done", "seconds": time.perf_counter() - t0,
         "runs_stored": sum(1 for _ in RunStore().keys()) - before, "error": error}
     save()
 

@@ -86,7 +86,7 @@ def summarise(rec, results, adoptable):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--budget", type=float, default=85 if MODE == "gpu" else 780,
+    ap.add_argument("--budget", type=float, default=85 if MODE == "gpu" else 300,
                     help="seconds for the step after its imports (check.sh's limit keeps a margin for them)")
     args = ap.parse_args()
     t_start = time.perf_counter()
@@ -94,8 +94,8 @@ def main():
     if device.type == "cuda" and not torch.cuda.is_available():
         raise SystemExit("step 3 needs CUDA (GPU_CHECK_MODE=gpu); --rehearse runs it on the CPU")
     P = get_profile(SIZES["profile"])
-    n, epochs = SIZES["throughput_images"], SIZES["throughput_epochs"]
-    spec = P.spec("an", scene={"n_train": n, "n_val": 256, "n_test": 256}, epochs=epochs, probes=[],
+    n, epochs, n_eval = SIZES["throughput_images"], SIZES["throughput_epochs"], SIZES["throughput_eval_images"]
+    spec = P.spec("an", scene={"n_train": n, "n_val": n_eval, "n_test": n_eval}, epochs=epochs, probes=[],
                   test_every_epoch=False)
     t0 = time.perf_counter()
     splits = build_splits(spec)

@@ -191,6 +191,7 @@ def _worker_main(index: int, threads: int, gpu: Optional[int], task: Callable, t
                  parent: Optional[int] = None) -> None:
     """A worker's life: pin, say it is ready, then take ``(spec, root)`` from ``tasks`` until
     ``None``, answering each on ``answers`` as ``(index, "done" | "error", result or message)``."""
+    import gc
     import traceback
 
     _init_worker(threads, gpu, parent)
@@ -203,6 +204,11 @@ def _worker_main(index: int, threads: int, gpu: Optional[int], task: Callable, t
             answers.put((index, "done", task(*item)))
         except BaseException as exc:  # noqa: BLE001 — reported to the parent, the worker goes on
             answers.put((index, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+        # a trained method sits in reference cycles (its context's closures) with its networks and
+        # optimiser state; few Python objects, so the collector seldom reaches them: collected here,
+        # a single-thread CPU worker training ResNet-18 runs (the GPU check's rehearsal) stayed at
+        # 1.1 GiB over 10 runs, against 2.1 GiB after 10 without it (and 9 GiB a worker after ~40)
+        gc.collect()
 
 
 # ------------------------------------------------------------------------------- in the parent
