@@ -262,3 +262,13 @@ def test_explain_batch_of_a_trained_pair(cls_run, tiny):
     assert int(info["f"].removed_high.sum()) == n - keep_count(0.9, n)
     with pytest.raises(TypeError, match="trained CLS"):
         explain_batch(CoLabelSelection(), tiny.train, [0, 1])
+
+
+def test_explain_batch_of_the_first_n_images_stops_at_the_split(cls_run, tiny):
+    """Bug caught: a notebook asking for a 32-image batch of a smaller split (a cut profile) fails
+    with an IndexError instead of showing the whole split."""
+    size = len(tiny.train)
+    whole = explain_batch(cls_run.method, tiny.train, size + 5)
+    assert whole["observed"].shape[0] == size
+    first = explain_batch(cls_run.method, tiny.train, 3)
+    assert torch.equal(first["observed"], tiny.train.get_batch([0, 1, 2])["observed"].cpu())

@@ -223,7 +223,8 @@ _variant("clc", {"correct_high": True}, (),
 
 @torch.no_grad()
 def explain_batch(method: CoLabelSelection, dataset, indices, epoch: int | None = None) -> Dict[str, object]:
-    """The label selections a trained CLS pair would make on a fixed batch of ``dataset``.
+    """The label selections a trained CLS pair would make on a fixed batch of ``dataset``:
+    ``indices``, or an int ``n`` for its first ``n`` images (all of them when it holds fewer).
 
     The networks run in **eval mode** on the un-augmented images (training runs them in
     train mode on an augmented view, so the picture is that of the final networks, not a
@@ -236,6 +237,8 @@ def explain_batch(method: CoLabelSelection, dataset, indices, epoch: int | None 
                         "train one with experiment.run or fit first")
     if epoch is None:
         epoch = max(0, method.ctx.epochs - 1)
+    if isinstance(indices, int):
+        indices = range(min(indices, len(dataset)))
     batch = dataset.get_batch(indices)
     x = batch["image"].to(method.ctx.device)
     method.train(False)
