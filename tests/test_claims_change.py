@@ -93,3 +93,25 @@ def test_bad_inputs_are_clear_errors_and_write_nothing(tmp_path):
     nomark.write_text("no markers\n")
     with pytest.raises(ValueError, match="no claims-change markers"):
         cc.write_change(bad, tmp_path, page=nomark)
+
+
+def test_the_commands_name_what_is_missing(tmp_path, capsys):
+    """Bug caught: the command crashing or writing a handbook without markers, a snapshot with
+    no --out written over the book's folder."""
+    from mlpl_lab import cli
+
+    new_dir = tmp_path / "new"
+    new_dir.mkdir()
+    _nb(new_dir / "02_gr_loss.ipynb", {"GR beats AN": claim("holds", 8.0, 7.0, 9.0)})
+    assert cli.main(["course", "claims-change", "--executed", str(new_dir)]) == 1
+    assert "give --old FILE" in capsys.readouterr().out
+    assert cli.main(["course", "claims-snapshot", "--executed", str(new_dir)]) == 1
+    assert "give --out FILE" in capsys.readouterr().out
+    out = tmp_path / "snap.json"
+    assert cli.main(["course", "claims-snapshot", "--executed", str(new_dir), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["notebooks"]["02_gr_loss"]["GR beats AN"]["verdict"] == "holds"
+    page = cc.HANDBOOK.read_text()
+    code = cli.main(["course", "claims-change", "--executed", str(new_dir), "--old", str(out), "--check"])
+    if cc.BEGIN not in page:  # no table yet: a clear error, nothing written
+        assert code == 1 and "no claims-change markers" in capsys.readouterr().out
+    assert cc.HANDBOOK.read_text() == page

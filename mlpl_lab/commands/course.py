@@ -38,18 +38,9 @@ def cmd_course(args) -> int:
               else f"{len(bad)} files updated")
         return 0
     if args.action == "results":  # the handbook's results block, from the executed notebooks
-        from ..course.results import HANDBOOK, write_results
+        from ..course.results import write_results
 
-        try:
-            changed = write_results(Path(args.executed), check=args.check)
-        except ValueError as exc:
-            print(f"mlpl-lab course results: {exc}")
-            return 1
-        if args.check and changed:
-            print(f"{HANDBOOK} does not hold the results of {args.executed}: run `mlpl-lab course results`")
-            return 1
-        print(f"{HANDBOOK}: results block {'updated' if changed and not args.check else 'current'}")
-        return 0
+        return _handbook_block(lambda: write_results(Path(args.executed), check=args.check), "results block", args)
     if args.action in ("claims-snapshot", "claims-change"):  # the old series' claims beside the new
         return _claims_change(args)
     if args.action == "ranges":  # the guide's expected results, from one series' executed notebooks
@@ -148,7 +139,7 @@ def add_parser(sub) -> None:
 def _claims_change(args) -> int:
     """``claims-snapshot``: the executed series' claims to ``--out``; ``claims-change``: the
     handbook's table of the ``--old`` series' claims beside the executed ones."""
-    from ..course.claims_change import HANDBOOK, snapshot, write_change
+    from ..course.claims_change import snapshot, write_change
 
     try:
         if args.action == "claims-snapshot":
@@ -164,17 +155,30 @@ def _claims_change(args) -> int:
             n = sum(len(c) for c in record["notebooks"].values())
             print(f"{n} claims of {len(record['notebooks'])} notebooks written to {out}")
             return 0
-        if not args.old:
-            print("mlpl-lab course claims-change: give --old FILE (a claims-snapshot of the previous series)")
-            return 1
-        changed = write_change(Path(args.old), Path(args.executed), check=args.check)
+    except ValueError as exc:
+        print(f"mlpl-lab course {args.action}: {exc}")
+        return 1
+    if not args.old:
+        print("mlpl-lab course claims-change: give --old FILE (a claims-snapshot of the previous series)")
+        return 1
+    return _handbook_block(lambda: write_change(Path(args.old), Path(args.executed), check=args.check),
+                           "claims-change table", args)
+
+
+def _handbook_block(write, what: str, args) -> int:
+    """Write (or with ``--check`` only compare) one generated block of the handbook: a clear
+    message and exit 1 on a bad input or, under ``--check``, on a stale block."""
+    from ..course.results import HANDBOOK
+
+    try:
+        changed = write()
     except ValueError as exc:
         print(f"mlpl-lab course {args.action}: {exc}")
         return 1
     if args.check and changed:
-        print(f"{HANDBOOK} does not hold the claims change of {args.executed}: run `mlpl-lab course claims-change`")
+        print(f"{HANDBOOK} does not hold the {what} of {args.executed}: run `mlpl-lab course {args.action}`")
         return 1
-    print(f"{HANDBOOK}: claims-change table {'updated' if changed and not args.check else 'current'}")
+    print(f"{HANDBOOK}: {what} {'updated' if changed and not args.check else 'current'}")
     return 0
 
 
