@@ -33,7 +33,15 @@ from records_io import write_record  # noqa: E402
 
 RATES_RECORD = Path("benchmarks/records/eval_share_cpu.json")
 TWO_NETWORKS = ("cls", "cls_h", "cls_l", "coteaching", "coteaching_plus", "jocor")
-LAC_SPEEDUP = 1.3  # the two measured LAC cuts together (cut_candidates_cpu.json: loss 1.55x, head 1.34x)
+#: LAC's measured cuts (forward + backward of its loss and of its label-query head alone); the
+#: whole step also runs the backbone, so the smaller of the two is an upper bound of the step's
+CUTS_RECORD = Path("benchmarks/records/cut_candidates_cpu.json")
+
+
+def lac_speedup(record: Path = CUTS_RECORD) -> float:
+    """The step speed-up the LAC cuts are priced at: the smaller of the two measured ones."""
+    d = json.loads(record.read_text())
+    return min(d["lac_loss"]["forward_backward"]["speedup"], d["label_query_head"]["forward_backward"]["speedup"])
 TARGET_HOURS = 2.5
 
 
@@ -108,14 +116,18 @@ def length_checks_3_seeds(run):
 
 
 def lac_cuts(run):
-    """LAC's two measured cuts (same numbers up to float rounding; bump method.lac, head.label_query)."""
+    """LAC's two measured cuts at the smaller measured speed-up, an upper bound for the step (same
+    numbers up to float rounding; bump method.lac, head.label_query)."""
     head = (run["model_kwargs"] or {}).get("head") == "label_query"
-    return run["epochs"] / LAC_SPEEDUP if head else run["epochs"]
+    return run["epochs"] / lac_speedup() if head else run["epochs"]
 
 
 def pu_at_profile_length(run):
-    """06's PU rows at the profile's epochs instead of 128/54 of them."""
-    return run["epochs"] * 54 / 128 if run["epochs"] == 128 else run["epochs"]
+    """06's PU rows at the profile's epochs instead of the design's ``pu_epochs``."""
+    from mlpl_lab.chapters import pu_mlc
+
+    d = pu_mlc.design("cpu")
+    return run["epochs"] * d.epochs / d.pu_epochs if run["epochs"] == d.pu_epochs else run["epochs"]
 
 
 #: the methods of the guardrail claims (01 oracle/AN, 02 GR, 03 OPML-SP, 04 CLS, 06 PU-MLC vs

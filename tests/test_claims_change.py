@@ -48,7 +48,7 @@ def test_reasons_name_each_difference_that_moves_a_verdict():
                                                                         converged=None)) == \
         ["margin +1.00 → +1.00", "the deciding interval's width 1.80 → 2.20 (1.22×)"]
     assert cc.reasons({"verdict": "holds"}, {"verdict": "inconclusive"}) == \
-        ["the runs themselves (same seeds, family and length): seed noise"]
+        ["none of the above changed: the runs' own values moved the interval"]
     assert "at risk (its losing side did not converge)" in cc.reasons(
         claim("holds", 1.0, 0.1, 1.9), claim("inconclusive", 1.0, -0.1, 2.1, converged=False, at_risk=True))
 
@@ -95,9 +95,9 @@ def test_bad_inputs_are_clear_errors_and_write_nothing(tmp_path):
         cc.write_change(bad, tmp_path, page=nomark)
 
 
-def test_the_commands_name_what_is_missing(tmp_path, capsys):
-    """Bug caught: the command crashing or writing a handbook without markers, a snapshot with
-    no --out written over the book's folder."""
+def test_the_commands_name_what_is_missing(tmp_path, capsys, monkeypatch):
+    """Bug caught: the command crashing or writing a page without markers, a snapshot with no
+    --out written over the book's folder, --check writing."""
     from mlpl_lab import cli
 
     new_dir = tmp_path / "new"
@@ -110,8 +110,14 @@ def test_the_commands_name_what_is_missing(tmp_path, capsys):
     out = tmp_path / "snap.json"
     assert cli.main(["course", "claims-snapshot", "--executed", str(new_dir), "--out", str(out)]) == 0
     assert json.loads(out.read_text())["notebooks"]["02_gr_loss"]["GR beats AN"]["verdict"] == "holds"
-    page = cc.HANDBOOK.read_text()
-    code = cli.main(["course", "claims-change", "--executed", str(new_dir), "--old", str(out), "--check"])
-    if cc.BEGIN not in page:  # no table yet: a clear error, nothing written
-        assert code == 1 and "no claims-change markers" in capsys.readouterr().out
-    assert cc.HANDBOOK.read_text() == page
+
+    page = tmp_path / "handbook.md"
+    monkeypatch.setattr(cc, "HANDBOOK", page)
+    page.write_text("no markers\n")
+    assert cli.main(["course", "claims-change", "--executed", str(new_dir), "--old", str(out)]) == 1
+    assert "no claims-change markers" in capsys.readouterr().out and page.read_text() == "no markers\n"
+    page.write_text(f"{cc.BEGIN}\nstale\n{cc.END}\n")
+    args = ["course", "claims-change", "--executed", str(new_dir), "--old", str(out)]
+    assert cli.main(args + ["--check"]) == 1 and "stale" in page.read_text()  # --check writes nothing
+    assert cli.main(args) == 0 and "stale" not in page.read_text()
+    assert cli.main(args + ["--check"]) == 0  # now current

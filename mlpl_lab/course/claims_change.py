@@ -84,7 +84,7 @@ def reasons(old: Mapping[str, Any], new: Mapping[str, Any]) -> List[str]:
     if old.get("waiting_for") != new.get("waiting_for"):
         out.append("its runs were waiting in the previous series" if old.get("waiting_for")
                    else "its runs are waiting in this series")
-    return out or ["the runs themselves (same seeds, family and length): seed noise"]
+    return out or ["none of the above changed: the runs' own values moved the interval"]
 
 
 def _cell(c: Optional[Mapping[str, Any]]) -> str:
@@ -131,8 +131,10 @@ def change_markdown(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return "\n".join([BEGIN, head, ""] + table + [END])
 
 
-def write_change(old_file: Path, executed: Path, page: Path = HANDBOOK, check: bool = False) -> bool:
-    """Put the table between the markers of ``page``; True if it changed (``check``: write nothing)."""
+def write_change(old_file: Path, executed: Path, page: Optional[Path] = None, check: bool = False) -> bool:
+    """Put the table between the markers of ``page`` (default: the handbook); True if it changed
+    (``check``: write nothing)."""
+    page = HANDBOOK if page is None else page
     text = page.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
         raise ValueError(f"{page} has no claims-change markers ({BEGIN!r} ... {END!r}): put them where the "
