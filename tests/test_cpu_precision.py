@@ -44,16 +44,37 @@ def test_the_switch_resolves_fp32_bf16_and_auto(monkeypatch):
         cpu_precision()
 
 
-def test_the_switch_acts_on_the_cpu_only_and_leaves_amp_specs_alone(monkeypatch):
-    """Bugs caught: the CPU switch turning on autocast on CUDA, or changing what an AMP spec
-    (the gpu profiles) autocasts to."""
+def test_the_switch_acts_on_the_cpu_only(monkeypatch):
+    """Bugs caught: the CPU switch turning on autocast on CUDA; an explicit precision losing to
+    the environment."""
     monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
     assert autocast_dtype("cpu", False) == torch.bfloat16
     assert autocast_dtype("cuda", False) is None
     assert autocast_dtype("cpu", True) == torch.bfloat16
     assert autocast_dtype("cpu", False, precision="fp32") is None  # an explicit precision wins
     monkeypatch.setenv(CPU_PRECISION_ENV, "fp32")
-    assert autocast_dtype("cpu", False) is None and autocast_dtype("cpu", True) == torch.bfloat16
+    assert autocast_dtype("cpu", False) is None and autocast_dtype("cpu", True) is None
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_an_amp_spec_on_the_cpu_autocasts_only_where_bfloat16_is_native(monkeypatch, native):
+    """An AMP spec (the gpu profiles) on a CPU: bfloat16 autocast where the CPU computes it
+    natively, float32 where it would be emulated (about ten times slower: the gpu_shape notebooks
+    ran past an hour a cell on an AVX2-only CPU), bfloat16 anyway when the switch says bf16 — while
+    the recorded ``amp_dtype`` stays what the spec asks. Bugs caught: an AVX2 CPU emulating
+    bfloat16 for every gpu_shape run; the switch ignored for AMP specs; the checked ``amp_dtype``
+    following the CPU (a gpu pack refused on every other machine)."""
+    from mlpl_lab.runs.environment import _amp_dtype_name
+
+    monkeypatch.delenv(CPU_PRECISION_ENV, raising=False)
+    monkeypatch.setattr(device_mod, "cpu_has_native_bf16", lambda: native)
+    assert autocast_dtype("cpu", True) == (torch.bfloat16 if native else None)
+    assert autocast_dtype("cpu", False) is None  # a spec without AMP: the fp32 default
+    assert _amp_dtype_name("cpu", True) == "bfloat16" and _amp_dtype_name("cpu", False) == "off"
+    monkeypatch.setenv(CPU_PRECISION_ENV, "bf16")
+    assert autocast_dtype("cpu", True) == torch.bfloat16
+    monkeypatch.setenv(CPU_PRECISION_ENV, "auto")
+    assert autocast_dtype("cpu", True) == (torch.bfloat16 if native else None)
 
 
 def test_native_bf16_is_read_from_the_cpu_flags(monkeypatch):

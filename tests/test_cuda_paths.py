@@ -122,7 +122,8 @@ def _fake_bf16_query(monkeypatch, supported: bool):
 @pytest.mark.parametrize("supported", [True, False])
 def test_cuda_autocasts_to_bfloat16_where_supported_else_float16(monkeypatch, supported):
     """The rule of issue 34, written out: bfloat16 on CUDA where the device has it natively,
-    float16 only on devices without it; the CPU always bfloat16; nothing without AMP. Bugs
+    float16 only on devices without it; the CPU bfloat16 where it computes it natively (the CPU's
+    rule is tests/test_cpu_precision.py's); nothing without AMP. Bugs
     caught: fp16 on a bf16 GPU (the former rule), bf16 chosen on a pre-Ampere GPU because
     torch's query counts emulated bfloat16 as support, the store recording another dtype than
     the loop uses."""
@@ -133,6 +134,8 @@ def test_cuda_autocasts_to_bfloat16_where_supported_else_float16(monkeypatch, su
     assert train_mod.autocast_dtype(torch.device("cuda"), True) == want
     assert train_mod.autocast_dtype("cuda", True) == want
     assert asked and all(e is False for e in asked)  # native support only, never emulation
+    monkeypatch.delenv("MLPL_LAB_CPU_PRECISION", raising=False)
+    monkeypatch.setattr("mlpl_lab.engine.device.cpu_has_native_bf16", lambda: True)
     assert train_mod.autocast_dtype(torch.device("cpu"), True) == torch.bfloat16
     assert train_mod.autocast_dtype(torch.device("cuda"), False) is None
     assert train_mod.autocast_dtype(torch.device("cpu"), False) is None
@@ -172,12 +175,14 @@ def test_the_grad_scaler_is_used_only_in_the_float16_fallback(monkeypatch):
         spec = get_profile("smoke").spec("an", epochs=1, probes=[], amp=amp)
         return train_mod.fit("an", s.train, s.val, s.test, config_of(spec, progress=False, device="cpu"))
 
+    monkeypatch.setenv("MLPL_LAB_CPU_PRECISION", "bf16")  # the bfloat16 path on any CPU
     scalers, casts = _spy_amp(monkeypatch)
     r = fit(amp=True)
     assert scalers == [False]
     assert casts and set(casts) == {("cpu", torch.bfloat16, True)}
     assert all(np.isfinite(row["loss"]) for row in r.history)
     scalers.clear(), casts.clear()
+    monkeypatch.delenv("MLPL_LAB_CPU_PRECISION")
     fit(amp=False)
     assert scalers == [False] and {c[2] for c in casts} == {False}
     scalers.clear(), casts.clear()
@@ -191,8 +196,11 @@ def test_the_grad_scaler_is_used_only_in_the_float16_fallback(monkeypatch):
 
 def test_a_gpu_shape_run_trains_under_bfloat16_autocast_in_nhwc(monkeypatch):
     """The gpu_shape profile's spec on the CPU: ResNet-18 at 64 px, NHWC, bfloat16 autocast (the
-    path the gpu profile takes), no loss scaling; its logits inside the step are bfloat16."""
+    path the gpu profile takes; forced here, as a CPU without native bfloat16 runs float32), no
+    loss scaling; its logits inside the step are bfloat16."""
     from mlpl_lab.methods import build_method
+
+    monkeypatch.setenv("MLPL_LAB_CPU_PRECISION", "bf16")
 
     P = get_profile("gpu_shape")
     spec = P.spec("an", epochs=1, probes=[], init_from=None)

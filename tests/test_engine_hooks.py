@@ -215,9 +215,11 @@ def test_test_set_scored_once_on_the_best_weights(tiny):
         cfg(test_every_epoch=False, restore_best=False).validate()
 
 
-def test_amp_on_cpu_uses_bfloat16_autocast_and_counts_every_step(tiny):
-    """The AMP path as far as a CPU exercises it: bfloat16 autocast, no GradScaler (CUDA
-    only), every optimiser step real — so on_step_end runs once per batch."""
+def test_amp_on_cpu_uses_bfloat16_autocast_and_counts_every_step(tiny, monkeypatch):
+    """The AMP path as far as a CPU exercises it: bfloat16 autocast (forced: a CPU without native
+    bfloat16 runs an AMP spec in float32), no GradScaler (CUDA only), every optimiser step real —
+    so on_step_end runs once per batch."""
+    monkeypatch.setenv("MLPL_LAB_CPU_PRECISION", "bf16")
     m = Recorder()
     r = fit(m, tiny.train, tiny.val, tiny.test, cfg(epochs=2, amp=True))
     assert all(math.isfinite(row["loss"]) for row in r.history)

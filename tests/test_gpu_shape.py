@@ -1,5 +1,5 @@
-"""The ``gpu_shape`` profile (issue 34): the gpu profile's code paths — ResNet-18 at 64 px, bfloat16
-autocast, channels-last, every chapter's gpu design (method lists, rows, seeds, LAC at 128 px) — at
+"""The ``gpu_shape`` profile (issue 34): the gpu profile's code paths — ResNet-18 at 64 px, AMP
+(bfloat16 autocast where the CPU computes it natively, float32 elsewhere), channels-last, every chapter's gpu design (method lists, rows, seeds, LAC at 128 px) — at
 a CPU's sizes. Notebooks 02 and 05 are executed under it with papermill in every test run (marked
 ``notebook``); ``make test-gpu-shape`` sets ``MLPL_LAB_GPU_SHAPE=all`` and executes every notebook.
 The asserts are on what ran and was recorded (observations): on two seeds no claim is decided.

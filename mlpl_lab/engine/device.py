@@ -24,9 +24,10 @@ def pick_device(device: str = "auto") -> torch.device:
     return dev
 
 
-#: environment variable: the training precision of runs on the CPU whose spec asks for no AMP
-#: (``train.amp`` false): ``fp32``, ``bf16`` (bfloat16 autocast in the training step) or ``auto``
-#: (bf16 where the CPU computes bfloat16 natively, :func:`cpu_has_native_bf16`; fp32 elsewhere).
+#: environment variable: the training precision of runs on the CPU: ``fp32``, ``bf16`` (bfloat16
+#: autocast in the training step) or ``auto`` (bf16 where the CPU computes bfloat16 natively,
+#: :func:`cpu_has_native_bf16`; fp32 elsewhere). Unset, a spec with ``amp`` takes ``auto`` and one
+#: without takes :data:`DEFAULT_CPU_PRECISION` (:func:`autocast_dtype`).
 #: Not part of a run's key: the precision a run was trained in is recorded in its environment
 #: (:func:`mlpl_lab.runs.environment.numeric_environment`, ``precision``), as its threads are, so
 #: a pack trained in either precision is served on any machine. Unset: :data:`DEFAULT_CPU_PRECISION`
@@ -67,25 +68,40 @@ def cpu_precision(value: str | None = None) -> str:
     return choice
 
 
-def autocast_dtype(device, amp: bool, precision: str | None = None) -> torch.dtype | None:
-    """The dtype :func:`fit` autocasts to on ``device`` (a ``torch.device`` or its type), None
-    for float32. With ``amp``: bfloat16 wherever the device computes it natively — the CPU, and
-    CUDA devices that support it (compute capability 8.0 on: ``torch.cuda.is_bf16_supported(
-    including_emulation=False)``) — with no loss scaling: bfloat16 keeps float32's exponent range,
-    so small gradients do not underflow. float16 only as the fallback on CUDA devices without
-    bfloat16, and only there does :func:`fit` scale the loss (a ``GradScaler``,
-    :func:`uses_grad_scaler`). Without ``amp``, on the CPU: bfloat16 when ``precision``
-    resolves to ``"bf16"`` (:func:`cpu_precision`; ``None``, as :func:`fit` calls it, reads
-    :data:`CPU_PRECISION_ENV`; ``"fp32"`` gives what the spec alone asks for). The run store
-    records the spec's AMP dtype (``amp_dtype``, checked) and the precision the step ran in
-    (``precision``, recorded only): :func:`mlpl_lab.runs.environment.numeric_environment`."""
+def requested_autocast_dtype(device, amp: bool) -> torch.dtype | None:
+    """The dtype a spec's ``amp`` asks for on ``device`` (recorded and checked as a run's
+    ``amp_dtype``): bfloat16 on the CPU and on CUDA devices that compute it natively (compute
+    capability 8.0 on: ``torch.cuda.is_bf16_supported(including_emulation=False)``), float16 on
+    CUDA devices without it, None without AMP. What the step runs in is :func:`autocast_dtype`."""
     if not amp:
-        if torch.device(device).type == "cpu" and cpu_precision(precision) == "bf16":
-            return torch.bfloat16
         return None
     if torch.device(device).type == "cuda" and not torch.cuda.is_bf16_supported(including_emulation=False):
         return torch.float16
     return torch.bfloat16
+
+
+def autocast_dtype(device, amp: bool, precision: str | None = None) -> torch.dtype | None:
+    """The dtype :func:`fit` autocasts its step to on ``device`` (a ``torch.device`` or its type),
+    None for float32.
+
+    * On CUDA: what the spec asks (:func:`requested_autocast_dtype`): with ``amp``, bfloat16 where
+      the device computes it natively, with no loss scaling (bfloat16 keeps float32's exponent
+      range, so small gradients do not underflow); float16 only as the fallback on devices without
+      bfloat16, and only there does :func:`fit` scale the loss (:func:`uses_grad_scaler`).
+    * On the CPU: bfloat16 when the precision resolves to ``"bf16"`` (:func:`cpu_precision`:
+      ``precision``, else :data:`CPU_PRECISION_ENV`). A spec *with* ``amp`` resolves ``auto`` when
+      neither is set: bfloat16 where the CPU computes it natively (:func:`cpu_has_native_bf16`),
+      float32 elsewhere, where emulated bfloat16 is about ten times slower than float32 (ResNet-18
+      at 64 px on an AVX2-only CPU: 6.4 s against 0.6 s a step); ``MLPL_LAB_CPU_PRECISION=bf16``
+      forces it. A spec without ``amp`` resolves :data:`DEFAULT_CPU_PRECISION` when neither is set.
+
+    The run store records the spec's AMP dtype (``amp_dtype``, checked) and the precision the step
+    ran in (``precision``, recorded only): :func:`mlpl_lab.runs.environment.numeric_environment`."""
+    if torch.device(device).type != "cpu":
+        return requested_autocast_dtype(device, amp)
+    if amp and precision is None and not os.environ.get(CPU_PRECISION_ENV, "").strip():
+        precision = "auto"
+    return torch.bfloat16 if cpu_precision(precision) == "bf16" else None
 
 
 def uses_grad_scaler(dtype: torch.dtype | None) -> bool:

@@ -47,12 +47,12 @@ def git_commit() -> Optional[str]:
 # ----------------------------------------------------------------- what the key does not hold
 def _amp_dtype_name(device_type: str, amp: bool) -> str:
     """The name of the dtype :func:`mlpl_lab.engine.train.fit` autocasts to on this machine's
-    ``device_type`` (:func:`mlpl_lab.engine.device.autocast_dtype`, the function ``fit`` itself calls):
+    ``device_type`` as the spec asks it (:func:`mlpl_lab.engine.device.requested_autocast_dtype`):
     ``"bfloat16"`` on the CPU and on CUDA devices with bfloat16, ``"float16"`` on CUDA devices
-    without it, ``"off"`` without AMP."""
-    from ..engine.device import autocast_dtype
+    without it, ``"off"`` without AMP. (What the step ran in is ``precision``.)"""
+    from ..engine.device import requested_autocast_dtype
 
-    dtype = autocast_dtype(device_type, amp, precision="fp32")  # what the spec asks, not the CPU switch
+    dtype = requested_autocast_dtype(device_type, amp)  # what the spec asks, not the CPU's precision
     return "off" if dtype is None else str(dtype).removeprefix("torch.")
 
 
