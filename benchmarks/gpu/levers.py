@@ -51,6 +51,7 @@ def worker(index, setting: dict, shape: dict, device: str, warmup: int, seconds:
 def _measure(s: Setting, shape: dict, device: str, warmup: int, seconds: float, barrier) -> dict:
     import torch
 
+    from mlpl_lab.engine.device import autocast_dtype
     from mlpl_lab.losses import an_loss
     from mlpl_lab.models import build_model
 
@@ -69,10 +70,11 @@ def _measure(s: Setting, shape: dict, device: str, warmup: int, seconds: float, 
     labels = torch.zeros(n, shape["classes"], device=dev)
     labels[torch.arange(n, device=dev), torch.randint(0, shape["classes"], (n,), device=dev)] = 1.0
     step_net = torch.compile(net) if s.compile else net
-    dtype = torch.bfloat16
+    dtype = autocast_dtype(dev, True)  # fit's rule: bfloat16 on the GPU, float32 on a CPU that would emulate it
 
     def loss_of(x, y):
-        with torch.autocast(dev.type, dtype=dtype, cache_enabled=not s.cuda_graphs):
+        with torch.autocast(dev.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None,
+                            cache_enabled=not s.cuda_graphs):
             return an_loss(step_net(x), y)
 
     def batch(i):

@@ -30,6 +30,7 @@ import levers
 import torch
 
 from mlpl_lab.chapters.plan import flops_per_image
+from mlpl_lab.engine.device import autocast_dtype
 from mlpl_lab.engine.train import fit
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.splits_cache import build_splits
@@ -109,7 +110,7 @@ def main():
                    "the throughput levers in worker processes sharing the device, each with its own data on it",
            "cpu_rehearsal": MODE == "rehearse",
            "profile": P.name, "model": spec.train["model"], "image_size": spec.data["image_size"],
-           "batch_size": bs, "lr": spec.train["lr"], "autocast_dtype": "bfloat16", "channels_last": fit_nhwc,
+           "batch_size": bs, "lr": spec.train["lr"], "autocast_dtype": str(autocast_dtype(device, True) or "float32").removeprefix("torch."), "channels_last": fit_nhwc,
            "train_images": n, "timed_epochs": epochs - 1, "data_seconds": round(data_s, 2),
            "fit_images_per_s": fit_rate, "fit_images_per_s_epochs": fit_all,
            "gflop_per_image_train": fb / 1e9, "gflop_per_image_forward": fwd / 1e9,
