@@ -157,6 +157,14 @@ def families_at_half_size(run):
     return run["epochs"]
 
 
+def half_images(run):
+    """Every run but pretraining on at most 2,000 training images (half the cpu profile's 4,000;
+    measured to break convergence: benchmarks/records/guardrail_probe_cpu_e27_lr4_n2000.json)."""
+    if not run["pretraining"]:
+        run["n_train"] = min(run["n_train"] or 4000, 2000)
+    return run["epochs"]
+
+
 #: named cut sets, each cumulative; the rules that select runs read the planned run's own fields,
 #: so they come before the ones that change its length
 CUT_SETS: Dict[str, List[Rule]] = {
@@ -169,6 +177,9 @@ CUT_SETS: Dict[str, List[Rule]] = {
     "what 2.5 h would cost: + 07 single positive only, 3 seeds beyond the guardrails, families at half size":
         [tune_once, length_checks_3_seeds, pu_at_profile_length, single_positive_only,
          three_seeds_beyond_guardrails, families_at_half_size, halve, lac_cuts],
+    "and on half the images (measured: most runs no longer converge)":
+        [tune_once, length_checks_3_seeds, pu_at_profile_length, single_positive_only,
+         three_seeds_beyond_guardrails, families_at_half_size, half_images, halve, lac_cuts],
 }
 
 
