@@ -43,7 +43,8 @@ from mlpl_lab.profiles import get_profile  # noqa: E402
 from mlpl_lab.runs.ensure import ensure  # noqa: E402
 
 #: e27_lr4: half the epochs at twice the learning rate; e27_lr4_n2000: that on half the training
-#: images (the one lever left between the science-keeping cuts, 7.3 h, and the 2.5 h target)
+#: images (the one lever left between the science-keeping cuts and the 2.5 h target:
+#: benchmarks/records/series_budget_cpu.json)
 CANDIDATES = {"profile": {}, "e27_lr4": {"epochs": 27, "lr": 4e-3},
               "e27_lr4_n2000": {"epochs": 27, "lr": 4e-3, "n_train": 2000}}
 #: two-sided t quantiles at 0.975 by dof (a printed table)

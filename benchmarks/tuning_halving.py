@@ -8,11 +8,13 @@ far. A trial's schedule spans its full length either way, and a run is determini
 stopped at epoch ``r`` *is* the first ``r`` epochs of the pack's full trial: the rung's choice is
 read from the pack's recorded validation curves, with no training.
 
-Per tuned group (the selection-seed runs that differ only in their method parameters): the full
+Per tuned group (the selection-seed runs that differ only in their method parameters, and whose
+parameters are exactly a catalogue row's tuning trials, in the tuning's order: a chapter's own rows
+that differ in a parameter, 03's ablations or 06's γ, are not trials): the full
 choice, the rung's choice at each fraction, whether they agree, the clean-validation mAP the rung's
 choice gives up (its best over the whole run against the full choice's), and the trial epochs saved
 (the survivor continues from its rung: ``E + (k - 1) r`` epochs instead of ``k E``). Ties go to the
-earlier trial, the paper default first, as in ``tuning.choose``.
+earlier trial, the paper default first: ``tuning.choose`` itself decides both.
 
 Usage: ``.venv/bin/python benchmarks/tuning_halving.py [--out benchmarks/records/tuning_halving_cpu.json]``
 """
@@ -26,20 +28,41 @@ import sys
 import tarfile
 from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT))
 from records_io import write_record  # noqa: E402
+from mlpl_lab.catalogue.entries import by_label  # noqa: E402
+from mlpl_lab.chapters.tuning import GRIDS, choose, selection_seed, trial_points, trials_for  # noqa: E402
 
 PACK = ROOT / "data" / "packs" / "cpu-course.mlplpack"
-RECORD = ROOT / "benchmarks" / "records" / "tuning_halving_cpu.json"
 FRACTIONS = (0.25, 1 / 3, 0.5)
-SELECTION_SEED = 0
+#: the seed the shipped pack's tuning trials ran on
+SELECTION_SEED = selection_seed("cpu")
 
 
-def groups(manifest_runs):
-    """``{group: [run, ...]}``: selection-seed runs equal but for ``method_params``, two or more
-    distinct parameter sets (a tuning's trials), the paper default (``{}``) first."""
+def trial_settings(method: str, budget: int):
+    """``[(label, grid keys, [setting per trial])]`` for the catalogue rows of ``method`` that have
+    a tuning grid, in catalogue order (a group of a method with two such rows, LL-R with and
+    without BoostLU, takes the first label whose trials it holds): a setting is every grid key's
+    value in that trial (the paper default where the trial point leaves it), in the tuning's order."""
+    out = []
+    for label, grid in GRIDS.items():
+        e = by_label(label)
+        if e is not None and e.method == method:
+            default = {k: v[0] for k, v in grid.items()}
+            out.append((label, tuple(grid), [default | p for p in trial_points(label, budget)]))
+    return out
+
+
+def groups(manifest_runs, budget: int):
+    """``{group: (label, [run per trial])}``: selection-seed runs equal but for ``method_params``,
+    among which one run per trial of a catalogue row's tuning is found (:func:`trial_settings`):
+    runs whose parameters outside the grid are the same (a chapter's design may add its own, e.g.
+    ROLE's expected positives) and whose grid values are each trial's. Other variants (03's
+    ablation switches, 06's γ rows) are left out. The trials in the tuning's order."""
     by = defaultdict(list)
     for run in manifest_runs:
         spec = run["spec"]
@@ -49,10 +72,23 @@ def groups(manifest_runs):
         by[json.dumps(rest, sort_keys=True)].append(run)
     out = {}
     for key, runs in by.items():
-        if len({json.dumps(r["spec"]["method_params"], sort_keys=True) for r in runs}) < 2:
-            continue
-        runs.sort(key=lambda r: (bool(r["spec"]["method_params"]), json.dumps(r["spec"]["method_params"], sort_keys=True)))
-        out[key] = runs
+        for label, keys, settings in trial_settings(runs[0]["spec"]["method"], budget):
+            if len(settings) < 2:
+                continue
+            default = settings[0]
+            by_rest = defaultdict(dict)  # parameters outside the grid -> {grid setting: run}
+            for r in runs:
+                params = r["spec"]["method_params"]
+                outside = json.dumps({k: v for k, v in params.items() if k not in keys}, sort_keys=True)
+                setting = json.dumps({k: params.get(k, default[k]) for k in keys}, sort_keys=True)
+                by_rest[outside].setdefault(setting, r)
+            for outside in sorted(by_rest, key=len):  # the fewest extra parameters first
+                found = [by_rest[outside].get(json.dumps(t, sort_keys=True)) for t in settings]
+                if all(found):
+                    out[key] = (label, found)
+                    break
+            if key in out:
+                break
     return out
 
 
@@ -62,7 +98,8 @@ def best_upto(history, r=None):
 
 
 def argbest(scores):
-    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+    """The tuning's own choice (``tuning.choose``) among trials scoring ``scores``."""
+    return choose([({}, SimpleNamespace(best={"val_mAP": v})) for v in scores])
 
 
 def halve_group(histories, seconds, fraction):
@@ -86,15 +123,15 @@ def main(argv=None) -> int:
     total_seconds = sum(float(r.get("seconds") or 0.0) for r in manifest["runs"])
     rows, trial_seconds = [], 0.0
     saved = {f: 0.0 for f in FRACTIONS}
-    for runs in groups(manifest["runs"]).values():
+    for label, runs in groups(manifest["runs"], trials_for("cpu")).values():
         hist = [json.load(t.extractfile(f"runs/{r['key']}/history.json"))["history"] for r in runs]
-        E = min(len(h) for h in hist)
         full = [best_upto(h) for h in hist]
         chosen = argbest(full)
         secs = [float(r.get("seconds") or 0.0) for r in runs]
         trial_seconds += sum(secs)
-        row = {"describe": runs[0]["describe"].split(" · ")[1:3], "method": runs[0]["spec"]["method"],
-               "trials": [r["spec"]["method_params"] for r in runs], "epochs": E, "full_choice": chosen,
+        row = {"label": label, "describe": runs[0]["describe"].split(" · ")[1:3], "method": runs[0]["spec"]["method"],
+               "trials": [r["spec"]["method_params"] for r in runs], "epochs": min(len(h) for h in hist),
+               "full_choice": chosen,
                "full_best_val_mAP": [round(v, 3) for v in full], "rungs": {}}
         for f in FRACTIONS:
             _, pick, r, sec = halve_group(hist, secs, f)

@@ -216,8 +216,8 @@ PROFILES: Dict[str, Profile] = {
                    cell_timeout_s=43_200,  # 12 h per cell: notebook 07's grid (`mlpl-lab plan --profile gpu` projects it)
                    pretrain=PRETRAIN_DIGITS | {"n_train": 20000, "n_val": 2000, "n_test": 2000, "epochs": 8}),
     # gpu_shape: the gpu profile's shapes at a CPU's sizes, so its code paths execute without a
-    # GPU: ResNet-18 at 64 px, AMP (bfloat16 autocast where the CPU has it natively, float32 elsewhere: engine/device.py), NHWC, and every
-    # chapter's gpu design (chapters/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
+    # GPU: ResNet-18 at 64 px, AMP (bfloat16 autocast where the CPU has it natively, float32
+    # elsewhere: engine/device.py), NHWC, and every chapter's gpu design (chapters/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
     # and two seeds. It measures nothing: on two seeds every claim is an observation
     "gpu_shape": Profile(name="gpu_shape", n_train=512, n_val=128, n_test=128, image_size=64,
                          glyphs="shapes", epochs=2, batch_size=128, lr=1e-3, model="resnet18",

@@ -59,8 +59,8 @@ def test_the_switch_acts_on_the_cpu_only(monkeypatch):
 @pytest.mark.parametrize("native", [True, False])
 def test_an_amp_spec_on_the_cpu_autocasts_only_where_bfloat16_is_native(monkeypatch, native):
     """An AMP spec (the gpu profiles) on a CPU: bfloat16 autocast where the CPU computes it
-    natively, float32 where it would be emulated (about ten times slower: the gpu_shape notebooks
-    ran past an hour a cell on an AVX2-only CPU), bfloat16 anyway when the switch says bf16 — while
+    natively, float32 where it would be emulated (benchmarks/records/amp_cpu.json: the gpu_shape
+    notebooks ran past an hour a cell on an AVX2-only CPU), bfloat16 anyway when the switch says bf16 — while
     the recorded ``amp_dtype`` stays what the spec asks. Bugs caught: an AVX2 CPU emulating
     bfloat16 for every gpu_shape run; the switch ignored for AMP specs; the checked ``amp_dtype``
     following the CPU (a gpu pack refused on every other machine)."""

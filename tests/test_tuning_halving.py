@@ -30,13 +30,28 @@ def test_ties_go_to_the_earlier_trial_the_paper_default():
     assert th.halve_group([_h(60, 61), _h(60, 70)], [1.0, 1.0], 0.5)[:2] == (1, 0)
 
 
-def test_groups_are_selection_seed_runs_differing_only_in_method_params():
-    """Three trials of GR on seed 0 form a group (the default first); the same trials on seed 1
-    and a lone AN run on seed 0 do not."""
-    def run(method, params, seed):
-        return {"key": f"{method}{params}{seed}", "spec": {"method": method, "method_params": params,
-                                                          "seed": seed, "regime": "single_positive"}}
-    runs = [run("gr", {"q2": 0.1}, 0), run("gr", {}, 0), run("gr", {"q2": 0.2}, 0),
-            run("gr", {}, 1), run("gr", {"q2": 0.1}, 1), run("an", {}, 0)]
-    g = list(th.groups(runs).values())
-    assert len(g) == 1 and [r["spec"]["method_params"] for r in g[0]] == [{}, {"q2": 0.1}, {"q2": 0.2}]
+def test_groups_are_a_catalogue_rows_tuning_trials_on_the_selection_seed():
+    """GR's grid (written out here from the catalogue's entry: schedule paper/code, q2 0.01/0.05)
+    gives the trials {}, {q2: 0.05}, {schedule: code}: those three on seed 0 form a group in that
+    order, a fourth variant beside them (a chapter's own row) is left out; the same trials on
+    seed 1, an incomplete set, and a lone AN run form none. Bug caught: an ablation's rows that
+    differ in a parameter scored as if they were tuning trials; a design's extra parameter (the
+    same on every trial) hiding the trials."""
+    def run(method, params, seed, regime="single_positive"):
+        return {"key": f"{method}{params}{seed}{regime}", "spec": {
+            "method": method, "method_params": params, "seed": seed, "regime": regime}}
+    runs = [run("gr", {"schedule": "code"}, 0), run("gr", {}, 0), run("gr", {"q2": 0.05}, 0),
+            run("gr", {"q2": 0.2, "schedule": "code"}, 0),
+            run("gr", {}, 1), run("gr", {"q2": 0.05}, 1), run("gr", {"schedule": "code"}, 1),
+            run("gr", {}, 0, "drop"), run("gr", {"q2": 0.05}, 0, "drop"), run("an", {}, 0)]
+    # Co-teaching's grid (forget_rate 0.2 default, 0.1, 0.3) with the design's T_k on every trial
+    # and the default written out: still its three trials
+    co = [run("coteaching", {"T_k": 10, "forget_rate": f}, 0) for f in (0.3, 0.2, 0.1)]
+    g = list(th.groups(runs + co, 3).values())
+    assert [[r["spec"]["method_params"].get("forget_rate") for r in trials] for label, trials in g
+            if label == "Co-teaching"] == [[0.2, 0.1, 0.3]]
+    g = list(th.groups(runs, 3).values())
+    assert len(g) == 1
+    label, trials = g[0]
+    assert label == "GR"
+    assert [r["spec"]["method_params"] for r in trials] == [{}, {"q2": 0.05}, {"schedule": "code"}]

@@ -31,9 +31,9 @@ NAME = "gpu_cut"
 
 #: the cut's sizes per mode. gpu: half gpu_shape's training images (256, 2 epochs, two seeds: a
 #: run's training is a fraction of a second of GPU time, so the notebooks' wall is mostly their
-#: runs' fixed costs: tests/test_gpu_cut.py does the arithmetic); rehearse: the CPU (where bfloat16
-#: autocast, emulated without bf16 units, cost about 0.2 s per image of a training step plus 1.5 s a
-#: step, one thread; such a CPU now trains an AMP spec in float32), and the series is about 320 runs: 8 training
+#: runs' fixed costs: tests/test_gpu_cut.py does the arithmetic); rehearse: the CPU (a CPU without
+#: bf16 units trains an AMP spec in float32: benchmarks/records/amp_cpu.json), and the series is
+#: about 320 runs: 8 training
 #: images (one step an epoch, as at 32; the live exercises 4, still two a BatchNorm needs), the
 #: probes on those 8, 32 validation and test images (scored in float32, a tenth of a training
 #: image's cost each; fewer would leave classes without a positive), the test set scored once.

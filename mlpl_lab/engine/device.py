@@ -30,7 +30,7 @@ def pick_device(device: str = "auto") -> torch.device:
 #: without takes :data:`DEFAULT_CPU_PRECISION` (:func:`autocast_dtype`).
 #: Not part of a run's key: the precision a run was trained in is recorded in its environment
 #: (:func:`mlpl_lab.runs.environment.numeric_environment`, ``precision``), as its threads are, so
-#: a pack trained in either precision is served on any machine. Unset: :data:`DEFAULT_CPU_PRECISION`
+#: a pack trained in either precision is served on any machine.
 CPU_PRECISION_ENV = "MLPL_LAB_CPU_PRECISION"
 CPU_PRECISIONS = ("fp32", "bf16", "auto")
 #: the precision when :data:`CPU_PRECISION_ENV` is unset. fp32: the shipped pack and the goldens
@@ -91,9 +91,9 @@ def autocast_dtype(device, amp: bool, precision: str | None = None) -> torch.dty
     * On the CPU: bfloat16 when the precision resolves to ``"bf16"`` (:func:`cpu_precision`:
       ``precision``, else :data:`CPU_PRECISION_ENV`). A spec *with* ``amp`` resolves ``auto`` when
       neither is set: bfloat16 where the CPU computes it natively (:func:`cpu_has_native_bf16`),
-      float32 elsewhere, where emulated bfloat16 is about ten times slower than float32 (ResNet-18
-      at 64 px on an AVX2-only CPU: 6.4 s against 0.6 s a step); ``MLPL_LAB_CPU_PRECISION=bf16``
-      forces it. A spec without ``amp`` resolves :data:`DEFAULT_CPU_PRECISION` when neither is set.
+      float32 elsewhere, where emulated bfloat16 is many times slower than float32
+      (``benchmarks/bench_amp_cpu.py``, record ``benchmarks/records/amp_cpu.json``);
+      ``MLPL_LAB_CPU_PRECISION=bf16`` forces it. A spec without ``amp`` resolves :data:`DEFAULT_CPU_PRECISION` when neither is set.
 
     The run store records the spec's AMP dtype (``amp_dtype``, checked) and the precision the step
     ran in (``precision``, recorded only): :func:`mlpl_lab.runs.environment.numeric_environment`."""
