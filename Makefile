@@ -140,6 +140,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_heads.py
 	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_data_path.py  # fit's steps/s, cpu profile, one thread (records/data_path_cpu.json: "now"; before/after of issue 34 kept)
 	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_methods.py  # steps/s per method family (AN, LAC, PU-MLC + LgConv, CLS) and evaluation's share, one thread (records/methods_cpu.json: "now"; issue 51's before/after kept)
+	OMP_NUM_THREADS=1 $(BIN)/python benchmarks/bench_amp_cpu.py  # a ResNet-18 step in float32 vs bfloat16 autocast on this CPU, one thread (records/amp_cpu.json: why an AMP spec trains in float32 on a CPU without native bf16)
 	$(BIN)/python benchmarks/bench_gpu.py  # the GPU targets; says so and skips without CUDA
 	$(BIN)/python benchmarks/bench_report.py  # a warm smoke series: next kernel started ahead vs one by one
 	$(BIN)/python benchmarks/bench_live.py  # each chapter's live exercise on 2 threads, <= 180 s (records/live_exercises_cpu.json)
