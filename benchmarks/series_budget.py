@@ -187,6 +187,46 @@ CUT_SETS: Dict[str, List[Rule]] = {
 }
 
 
+def floor_runs(runs: List[dict]) -> List[dict]:
+    """The least series the course's guardrails and the claims' new runs ask for, every other row
+    of every chapter left out: the pretraining run; the five guardrail claims on five paired seeds
+    (the oracle, AN, GR, OPML-SP and CLS under single positive at the profile's epochs; PU-MLC at
+    06's ``pu_epochs`` and partial BCE at the profile's epochs, p = 0.5); 07's scene families as the
+    plan designs them (its pending runs at the profile's epochs) with the default family's other
+    block rows (Hill, EM, LL-R, PU-MLC under single positive, three seeds); a 4/3-length check on
+    three seeds for each schedule-bound row of the block (GR, LL-R, OPML-SP). No tuning, no
+    ablation, no sweep, no LAC, no other regime."""
+    from mlpl_lab.chapters import pu_mlc
+
+    epochs = get_profile_epochs()
+    pu_epochs = pu_mlc.design("cpu").pu_epochs
+
+    def run(method, seed, e, regime="single_positive"):
+        return {"notebook": "floor", "kind": "floor", "method": method, "regime": regime, "regime_params": {},
+                "seed": seed, "epochs": e, "n_train": 4000, "model_kwargs": {}, "pretraining": False}
+
+    out = [dict(r, kind="floor") for r in runs if r["pretraining"]]
+    seeds5, seeds3 = range(1, 6), range(1, 4)
+    for m in ("full", "an", "gr", "opml_sp", "cls", "partial_bce"):
+        out += [run(m, s, epochs) for s in seeds5]
+    out += [run("pu_mlc", s, pu_epochs, "noisy_negatives") for s in seeds5]
+    out += [dict(r, kind="floor") for r in runs
+            if r["kind"] == "pending" and r["notebook"] == "07" and r["epochs"] == epochs]
+    out += [run(m, s, epochs) for m in ("hill", "em", "ll_r", "pu_mlc") for s in seeds3]
+    out += [run(m, s, round(epochs * 4 / 3)) for m in ("gr", "ll_r", "opml_sp") for s in seeds3]
+    return out
+
+
+def get_profile_epochs() -> int:
+    from mlpl_lab.profiles import get_profile
+
+    return int(get_profile("cpu").epochs)
+
+
+#: the floor's name in the record
+FLOOR = "the floor: the guardrails and the claims' new runs alone"
+
+
 def price(runs: List[dict], rules: List[Rule], rate: Dict[str, float]) -> dict:
     by = defaultdict(float)
     count = defaultdict(int)
@@ -213,6 +253,9 @@ def main(argv=None) -> int:
     rate = rates()
     runs = planned_runs()
     result = {name: price(runs, rules, rate) for name, rules in CUT_SETS.items()}
+    floor = floor_runs(runs)
+    result[FLOOR] = price(floor, [], rate)
+    result[FLOOR + ", at 27 epochs (lr 4e-3)"] = price(floor, [halve], rate)
     for name, r in result.items():
         print(f"{name}: {r['runs']} runs, {r['single_thread_hours']:.1f} h single-thread, "
               f"{r['wall_hours_two_workers']:.2f} h on two workers (target {TARGET_HOURS} h)")
@@ -220,7 +263,9 @@ def main(argv=None) -> int:
         record = {"what": "the cold cpu series priced at the pack's measured seconds per epoch, under cut sets "
                           "(benchmarks/series_budget.py)",
                   "made": _dt.datetime.now().isoformat(timespec="seconds"), "rates_s_per_epoch": rate,
-                  "cut_sets": {name: [r.__doc__.strip() for r in rules] for name, rules in CUT_SETS.items()},
+                  "cut_sets": {name: [r.__doc__.strip() for r in rules] for name, rules in CUT_SETS.items()}
+                  | {FLOOR: [floor_runs.__doc__.strip()],
+                     FLOOR + ", at 27 epochs (lr 4e-3)": [floor_runs.__doc__.strip(), halve.__doc__.strip()]},
                   "result": result, "target_hours": TARGET_HOURS}
         write_record(args.out, record)
     return 0
