@@ -65,8 +65,8 @@ def test_the_table_pairs_claims_across_series_and_lands_between_the_markers(tmp_
     rows = {r["claim"]: r for r in cc.change_rows(old, cc.snapshot(new_dir))}
     assert rows["GR beats AN"]["why"] == "unchanged"
     assert rows["GR beats AN"]["old"] == "+10.00 [+9.00, +11.00], n=5: **holds**"
-    assert rows["added"]["why"] == "new in this series" and rows["added"]["old"] == "—"
-    assert rows["dropped"]["why"] == "not stated by this series' design" and rows["dropped"]["new"] == "—"
+    assert rows["added"]["why"] == "new in this pack" and rows["added"]["old"] == "—"
+    assert rows["dropped"]["why"] == "not stated by this pack's design" and rows["dropped"]["new"] == "—"
 
     old_file = tmp_path / "old.json"
     old_file.write_text(json.dumps(old))

@@ -82,8 +82,8 @@ def reasons(old: Mapping[str, Any], new: Mapping[str, Any]) -> List[str]:
         out.append("at risk (its losing side did not converge)" if new.get("at_risk")
                    else "no longer at risk (its losing side converged)")
     if old.get("waiting_for") != new.get("waiting_for"):
-        out.append("its runs were waiting in the previous series" if old.get("waiting_for")
-                   else "its runs are waiting in this series")
+        out.append("its runs were waiting in the previous pack" if old.get("waiting_for")
+                   else "its runs are waiting in this pack")
     return out or ["none of the above changed: the runs' own values moved the interval"]
 
 
@@ -106,9 +106,9 @@ def change_rows(old: Mapping[str, Any], new: Mapping[str, Any]) -> List[Dict[str
         for claim in list(n) + [c for c in o if c not in n]:
             a, b = o.get(claim), n.get(claim)
             if a is None:
-                why = "new in this series"
+                why = "new in this pack"
             elif b is None:
-                why = "not stated by this series' design"
+                why = "not stated by this pack's design"
             else:
                 why = "; ".join(reasons(a, b)) or "unchanged"
             rows.append({"notebook": stem, "claim": claim, "old": _cell(a), "new": _cell(b), "why": why})
@@ -119,12 +119,12 @@ def change_markdown(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     rows = change_rows(old, new)
     changed = sum(r["why"] not in ("unchanged",) for r in rows)
     same = sum(r["why"] == "unchanged" for r in rows)
-    head = (f"The previous series ({old.get('profile')}, executed {', '.join(old.get('dates', [])) or '?'}) "
-            f"beside this one ({new.get('profile')}, executed {', '.join(new.get('dates', [])) or '?'}): "
+    head = (f"The previous pack's claims ({old.get('profile')}, executed {', '.join(old.get('dates', [])) or '?'}) "
+            f"beside this pack's ({new.get('profile')}, executed {', '.join(new.get('dates', [])) or '?'}): "
             f"{len(rows)} claims, {same} with the same verdict, {changed} changed, added or dropped. Each "
             "cell: margin (A − B, test mAP points) with the family-wise interval that decides, paired "
             "seeds, verdict.")
-    table = ["| notebook | claim | previous series | this series | why the verdict changed |",
+    table = ["| notebook | claim | previous pack | this pack | why the verdict changed |",
              "|---|---|---|---|---|"]
     table += [f"| {r['notebook']} | {r['claim'].replace('|', '/')} | {r['old']} | {r['new']} | {r['why']} |"
               for r in rows]
@@ -142,7 +142,7 @@ def write_change(old_file: Path, executed: Path, page: Optional[Path] = None, ch
     try:
         old = json.loads(Path(old_file).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the previous series' claims from {old_file} ({exc}): make it with "
+        raise ValueError(f"cannot read the previous pack's claims from {old_file} ({exc}): make it with "
                          "`mlpl-lab course claims-snapshot --executed <its reports> --out FILE`") from exc
     before, rest = text.split(BEGIN, 1)
     after = rest.split(END, 1)[1]
