@@ -142,3 +142,38 @@ def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
     runs.waiting = {b.FAMILIES: {"GR · other co-occurrence": 3}}
     t = b.family_ranks(runs)
     assert t["p"] is None and "waits for 3 runs" in t["reason"]
+
+
+def test_a_named_pending_family_is_trained_alone(fake_store, monkeypatch):
+    """Bug caught: naming one pending family training every one (or none), or the plan counting
+    the named family's runs as pending. ``fake_specs`` has one pending family, ``families``."""
+    monkeypatch.setenv(A.PENDING_ENV, "families")
+    out = A.ensure_asked(fake_specs, None, store=object())
+    assert fake_store == ["p2"] and set(out["families"]) == {"AN · f1", "AN · f2"}
+    rounds = A.plan_rounds(fake_specs, None)
+    assert len(rounds) == 1 and {s.key for s in rounds[0].specs} == {"n1", "n2", "p1", "p2", "p3"}
+    assert rounds[0].pending_families == ("families",)
+    # another family named: this one is not trained, stays pending and is counted as missing
+    monkeypatch.setenv(A.PENDING_ENV, "length checks")
+    assert [r.pending for r in A.plan_rounds(fake_specs, None)] == [False, True]
+    assert A.pending_missing(fake_specs(None, None), lambda s: None) != {}
+    assert A.pending_choice() == frozenset({"length checks"}) and not A.train_pending()
+    for off in ("", "0", "no"):
+        monkeypatch.setenv(A.PENDING_ENV, off)
+        assert A.pending_choice() == frozenset() and not A.train_pending("families")
+    monkeypatch.setenv(A.PENDING_ENV, "1")
+    assert A.train_pending() and A.train_pending("anything")
+
+
+def test_report_refuses_a_pending_family_no_notebook_declares(monkeypatch, tmp_path, capsys):
+    """Bug caught: a typo in MLPL_LAB_TRAIN_PENDING training nothing and saying nothing. The
+    refusal comes before any work (exit 2) and names 07's real pending families."""
+    from mlpl_lab.cli import main
+
+    monkeypatch.setenv(A.PENDING_ENV, "scene familes")
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--profile", "cpu", "--notebooks", "07", "--out", str(tmp_path / "r")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "'scene familes'" in err and "'scene families'" in err
+    assert not (tmp_path / "r").exists()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..runs.ensure import ensure_grid, load_method
 from ..runs.spec import RunSpec
@@ -39,13 +39,30 @@ Runs = Dict[str, Dict[str, List[StoredRun]]]
 
 
 #: set to 1 to train a chapter's pending runs (:attr:`Asked.pending`) like the others: what the cold
-#: series does; without it a notebook trains none of them and reads those that are stored
+#: series does; without it a notebook trains none of them and reads those that are stored. Set to
+#: pending families' names (comma-separated, e.g. ``scene families``) to train those alone: a pack
+#: can then gain one designed family at a time, each trained start to finish in one sitting
 PENDING_ENV = "MLPL_LAB_TRAIN_PENDING"
+#: :func:`pending_choice` when every pending family is trained
+ALL_PENDING = "all"
 
 
-def train_pending() -> bool:
-    """Whether pending runs are trained in this process (:data:`PENDING_ENV`)."""
-    return os.environ.get(PENDING_ENV, "").strip() not in ("", "0", "false", "no")
+def pending_choice():
+    """What :data:`PENDING_ENV` asks: :data:`ALL_PENDING`, or the set of pending families named
+    (empty: none is trained)."""
+    raw = os.environ.get(PENDING_ENV, "").strip()
+    if raw.lower() in ("", "0", "false", "no"):
+        return frozenset()
+    if raw.lower() in ("1", "true", "yes", ALL_PENDING):
+        return ALL_PENDING
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())
+
+
+def train_pending(family: str | None = None) -> bool:
+    """Whether this process trains the pending runs of ``family`` (a pending family's name); with
+    no family, whether it trains every pending family (:data:`PENDING_ENV`)."""
+    choice = pending_choice()
+    return choice == ALL_PENDING or (family is not None and family in choice)
 
 
 @dataclass
@@ -97,7 +114,7 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
         if clash:
             raise ValueError(f"{getattr(specs, '__module__', specs)}.specs names families both now and "
                              f"pending: {sorted(clash)}; give the pending runs their own family")
-        families = dict(asked.now) | (dict(asked.pending) if train_pending() else {})
+        families = dict(asked.now) | {f: labels for f, labels in asked.pending.items() if train_pending(f)}
         grid = {(fam, lab): ss for fam, labels in families.items() for lab, ss in labels.items()}
         done = ensure_grid(grid, store=store, label=label, **engine)
         if not asked.later:
@@ -117,9 +134,12 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
 
 
 def pending_missing(asked: Asked, stored: Stored) -> Dict[str, Dict[str, int]]:
-    """``{family: {label: runs not stored}}`` of ``asked.pending`` (labels with none missing left out)."""
+    """``{family: {label: runs not stored}}`` of ``asked.pending`` that this process does not train
+    (:func:`train_pending`; labels with none missing left out)."""
     out: Dict[str, Dict[str, int]] = {}
     for fam, labels in asked.pending.items():
+        if train_pending(fam):
+            continue
         for lab, ss in labels.items():
             n = sum(stored(s) is None for s in ss)
             if n:
@@ -134,6 +154,8 @@ class Round:
     specs: List[RunSpec]
     provisional: bool  # True: stand-in choices (the real ones are made on the previous round)
     pending: bool = False  # True: designed, trained only by the cold series or on opt-in (PENDING_ENV)
+    #: the names of the chapter's pending families (set on the first round)
+    pending_families: Tuple[str, ...] = ()
 
 
 def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stored = nothing_stored
@@ -143,15 +165,17 @@ def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stor
     (provisional), when something waits; the last, the pending runs (:attr:`Round.pending`), when
     they are not trained in this process."""
     asked = specs(design, stored)
-    first = asked.flat("now") + (asked.flat("pending") if train_pending() else [])
+    trained = Asked(now={f: labels for f, labels in asked.pending.items() if train_pending(f)})
+    waits = Asked(now={f: labels for f, labels in asked.pending.items() if not train_pending(f)})
+    first = asked.flat("now") + trained.flat("now")
     first = list({s.key: s for s in first}.values())
-    rounds = [Round(first, provisional=False)]
+    rounds = [Round(first, provisional=False, pending_families=tuple(asked.pending))]
     seen = {r.key for r in rounds[0].specs}
     later = [s for s in asked.flat("later") if s.key not in seen]
     if later:
         rounds.append(Round(later, provisional=True))
         seen |= {s.key for s in later}
-    pending = [s for s in asked.flat("pending") if s.key not in seen] if not train_pending() else []
+    pending = [s for s in waits.flat("now") if s.key not in seen]
     if pending:
         rounds.append(Round(pending, provisional=False, pending=True))
     return rounds

@@ -657,10 +657,8 @@ class BenchmarkRuns:
 def waiting(d: BenchmarkDesign, store=None) -> Dict[str, Dict[str, int]]:
     """``{family: {label: runs}}`` of the pending runs (:func:`specs`) the store lacks: what the
     chapter's claims on scene families and schedule-bound controls wait for (read-only)."""
-    from .asked import pending_missing, store_lookup, train_pending
+    from .asked import pending_missing, store_lookup
 
-    if train_pending():
-        return {}
     stored = store_lookup(store)
     return pending_missing(specs(d, stored), stored)
 

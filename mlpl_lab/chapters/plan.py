@@ -219,6 +219,8 @@ class NotebookPlan:
     #: the chapter's pending runs (:attr:`mlpl_lab.chapters.asked.Asked.pending`): designed, trained
     #: only by the cold series or on opt-in; counted apart
     pending: List[RunSpec] = field(default_factory=list)
+    #: the names of the chapter's pending families (what ``MLPL_LAB_TRAIN_PENDING`` may name)
+    pending_families: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -285,6 +287,7 @@ def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = Non
     if stored is None:
         stored = store_lookup() if serve_stored else nothing_stored
     rounds = plan_rounds(module.specs, design, stored)
+    plan.pending_families = list(rounds[0].pending_families)
     plan.specs = _with_dependencies(rounds[0].specs)
     known = {x.key for x in plan.specs}
     plan.later = [s for s in _with_dependencies(s for r in rounds[1:] if not r.pending for s in r.specs)
@@ -320,6 +323,19 @@ def plan_series(profile, notebooks: Sequence[str | Path], parameters: Mapping[st
         params = notebook_parameters(path) | {"profile": P.name} | dict(parameters or {})
         plans.append(plan_notebook(P, path.stem, params, serve_stored))
     return SeriesPlan(P, plans, waves(s for nb in plans for s in nb.specs))
+
+
+def unknown_pending_families(profile, notebooks: Sequence[str | Path]) -> Tuple[List[str], List[str]]:
+    """``(unknown, known)``: the pending families ``MLPL_LAB_TRAIN_PENDING`` names that none of
+    ``notebooks`` declares under ``profile``, and those they declare (both empty when it names
+    none or asks for all)."""
+    from .asked import ALL_PENDING, pending_choice
+
+    choice = pending_choice()
+    if not choice or choice == ALL_PENDING:
+        return [], []
+    known = sorted({f for nb in plan_series(profile, notebooks).notebooks for f in nb.pending_families})
+    return sorted(set(choice) - set(known)), known
 
 
 # ------------------------------------------------------------------------- FLOPs and projection

@@ -15,7 +15,7 @@ import time
 from ..profiles import PROFILE_NAMES
 from ..reporting.report import NOTEBOOK_DIR
 from .arguments import add_engine_args, add_plan_workers_arg, check_out_dir, notebook_paths
-from .errors import CommandError
+from .errors import CommandError, UsageError
 from .fresh import add_fresh_args, parse_fresh_after
 from .series import run_series
 
@@ -39,9 +39,23 @@ def add_parser(sub) -> None:
 
 def validate(args) -> None:
     """Every argument checked before any work."""
-    notebook_paths(args.notebooks)
+    paths = notebook_paths(args.notebooks)
+    check_pending_choice(args.profile, paths)
     check_out_dir(args.out)
     args.fresh_after = parse_fresh_after(args.fresh_after, args.out)
+
+
+def check_pending_choice(profile: str, paths) -> None:
+    """A ``MLPL_LAB_TRAIN_PENDING`` that names a pending family none of the notebooks declares is
+    refused before any work (a typo would otherwise train nothing and say nothing)."""
+    from ..chapters.asked import PENDING_ENV
+    from ..chapters.plan import unknown_pending_families
+
+    unknown, known = unknown_pending_families(profile, paths)
+    if unknown:
+        raise UsageError(f"{PENDING_ENV} names {', '.join(repr(u) for u in unknown)}, which no notebook "
+                         f"here declares as a pending family under profile {profile}; the pending families "
+                         f"are: {', '.join(repr(k) for k in known) or 'none'} (comma-separated), or 1 for all")
 
 
 def cmd_report(args) -> int:
