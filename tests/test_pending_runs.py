@@ -158,6 +158,10 @@ def test_a_named_pending_family_is_trained_alone(fake_store, monkeypatch):
     assert [r.pending for r in A.plan_rounds(fake_specs, None)] == [False, True]
     assert A.pending_missing(fake_specs(None, None), lambda s: None) != {}
     assert A.pending_choice() == frozenset({"length checks"}) and not A.train_pending()
+    # names hold commas ("end-to-end, trained longer"): several are separated by ';'
+    monkeypatch.setenv(A.PENDING_ENV, "end-to-end, trained longer; families")
+    assert A.pending_choice() == frozenset({"end-to-end, trained longer", "families"})
+    assert A.train_pending("families") and not A.train_pending("end-to-end")
     for off in ("", "0", "no"):
         monkeypatch.setenv(A.PENDING_ENV, off)
         assert A.pending_choice() == frozenset() and not A.train_pending("families")

@@ -40,7 +40,7 @@ Runs = Dict[str, Dict[str, List[StoredRun]]]
 
 #: set to 1 to train a chapter's pending runs (:attr:`Asked.pending`) like the others: what the cold
 #: series does; without it a notebook trains none of them and reads those that are stored. Set to
-#: pending families' names (comma-separated, e.g. ``scene families``) to train those alone: a pack
+#: pending families' names (separated by ``;``, e.g. ``scene families``) to train those alone: a pack
 #: can then gain one designed family at a time, each trained start to finish in one sitting
 PENDING_ENV = "MLPL_LAB_TRAIN_PENDING"
 #: :func:`pending_choice` when every pending family is trained
@@ -55,7 +55,7 @@ def pending_choice():
         return frozenset()
     if raw.lower() in ("1", "true", "yes", ALL_PENDING):
         return ALL_PENDING
-    return frozenset(name.strip() for name in raw.split(",") if name.strip())
+    return frozenset(name.strip() for name in raw.split(";") if name.strip())
 
 
 def train_pending(family: str | None = None) -> bool:

@@ -55,7 +55,7 @@ def check_pending_choice(profile: str, paths) -> None:
     if unknown:
         raise UsageError(f"{PENDING_ENV} names {', '.join(repr(u) for u in unknown)}, which no notebook "
                          f"here declares as a pending family under profile {profile}; the pending families "
-                         f"are: {', '.join(repr(k) for k in known) or 'none'} (comma-separated), or 1 for all")
+                         f"are: {', '.join(repr(k) for k in known) or 'none'} (separated by ';'), or 1 for all")
 
 
 def cmd_report(args) -> int:
