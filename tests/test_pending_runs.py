@@ -87,12 +87,12 @@ def test_07_declares_five_scene_families_as_pending_runs_of_eight_ranked_methods
     settings = [json.dumps(b.SCENE_FAMILIES[f], sort_keys=True) for f in d.scenes]
     assert len(set(settings)) == len(settings)
     asked = b.specs(d, A.nothing_stored)
-    fam = asked.pending[b.FAMILIES]
     for row in ranked:
         for family in d.scenes:
             if family == "default":
                 continue
-            ss = fam[f"{row} · {family}"]
+            # each scene family is its own pending family (trained in one sitting, alone)
+            ss = asked.pending[f"scene families: {family}"][f"{row} · {family}"]
             assert [s.seed for s in ss] == list(d.family_seeds)
             assert all(s.regime == "single_positive" for s in ss)
             # the family's scenes, and the default family's hyperparameters (no tuning again)
@@ -179,5 +179,28 @@ def test_report_refuses_a_pending_family_no_notebook_declares(monkeypatch, tmp_p
         main(["report", "--profile", "cpu", "--notebooks", "07", "--out", str(tmp_path / "r")])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "'scene familes'" in err and "'scene families'" in err
+    assert "'scene familes'" in err and "'scene families: milder'" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_07s_pending_runs_come_in_parts_a_sitting_can_train(monkeypatch):
+    """Each scene family and each schedule-bound row's length check is its own pending family (so
+    ``MLPL_LAB_TRAIN_PENDING`` can name one), and the parts together are every pending run: the
+    same keys as the whole groups. Oracle: the design's own lists, counted by hand."""
+    from mlpl_lab.chapters import benchmark as b
+
+    monkeypatch.delenv(A.PENDING_ENV, raising=False)
+    d = b.design("cpu")
+    asked = b.specs(d, A.nothing_stored)
+    scene = sorted(n for n in asked.pending if n.startswith("scene families: "))
+    assert scene == sorted(f"scene families: {f}" for f in d.scenes if f != "default")
+    ranked_rows = len(d.family_rows) - 1  # the oracle runs one seed per family
+    for name in scene:
+        assert sum(len(ss) for ss in asked.pending[name].values()) == ranked_rows * len(d.family_seeds) + 1
+    checks = [n for n in asked.pending if n.startswith("length check of schedule-bound rows: ")]
+    assert checks and all(lab.split(" · ")[0] in (n.split(": ", 1)[1], "AN for " + n.split(": ", 1)[1])
+                          for n in checks for lab in asked.pending[n])
+    assert set(asked.pending) == set(scene) | set(checks)
+    # the merged view the chapter reads holds every label once
+    merged = b.merged(asked.pending, b.FAMILIES)
+    assert len(merged) == sum(len(asked.pending[n]) for n in scene)

@@ -40,7 +40,7 @@ Runs = Dict[str, Dict[str, List[StoredRun]]]
 
 #: set to 1 to train a chapter's pending runs (:attr:`Asked.pending`) like the others: what the cold
 #: series does; without it a notebook trains none of them and reads those that are stored. Set to
-#: pending families' names (separated by ``;``, e.g. ``scene families``) to train those alone: a pack
+#: pending families' names (separated by ``;``, e.g. ``scene families: milder``) to train those alone: a pack
 #: can then gain one designed family at a time, each trained start to finish in one sitting
 PENDING_ENV = "MLPL_LAB_TRAIN_PENDING"
 #: :func:`pending_choice` when every pending family is trained

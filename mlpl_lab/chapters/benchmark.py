@@ -237,6 +237,22 @@ FAMILIES = "scene families"
 BOUND_CHECK = "length check of schedule-bound rows"
 
 
+def pending_name(group: str, part: str) -> str:
+    """The pending family of one part of a group (a scene family of :data:`FAMILIES`, a row of
+    :data:`BOUND_CHECK`): each part is its own pending family, so it can be trained in one sitting
+    and join a pack alone (``MLPL_LAB_TRAIN_PENDING="scene families: milder"``)."""
+    return f"{group}: {part}"
+
+
+def merged(families: Mapping[str, Mapping[str, Any]], group: str) -> Dict[str, Any]:
+    """``{label: value}`` over every pending family of ``group`` (:func:`pending_name`)."""
+    out: Dict[str, Any] = {}
+    for name, labels in families.items():
+        if name == group or name.startswith(group + ": "):
+            out.update(labels)
+    return out
+
+
 @dataclass(frozen=True)
 class Preset:
     """One profile's benchmark, as literals: ``grid`` (regime -> rows; ``None``: every row under
@@ -543,12 +559,13 @@ def family_spec(P: Profile, row_label: str, family: str, seed: int, params: Mapp
 
 def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]]) -> Families:
     """The scene families' runs (pending: :attr:`mlpl_lab.chapters.asked.Asked.pending`), family
-    :data:`FAMILIES`: ``{"<row> · <family>": [RunSpec per family seed]}`` for every family but the
+    ``pending_name(FAMILIES, family)`` per scene family: ``{"<row> · <family>": [RunSpec per family
+    seed]}`` for every family but the
     default one (whose runs are the single-positive cells) and every row of the block, each with the
     hyperparameters of its default-family cell (``cells``: decided or stand-in specs), so no family
     is tuned again. The oracle, which is not ranked and only checks the family's full-label → AN
     gap, runs on the first family seed alone (the gap is paired on that seed)."""
-    out: Dict[str, List[RunSpec]] = {}
+    out: Families = {}
     for row in d.family_rows:
         cell = cells.get((FAMILY_REGIME, row))
         if not cell:
@@ -558,8 +575,9 @@ def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpe
             if family == "default":
                 continue
             seeds = d.family_seeds[:1] if row == ORACLE else d.family_seeds
-            out[f"{row} · {family}"] = [family_spec(d.profile, row, family, s, params) for s in seeds]
-    return {FAMILIES: out} if out else {}
+            out.setdefault(pending_name(FAMILIES, family), {})[f"{row} · {family}"] = [
+                family_spec(d.profile, row, family, s, params) for s in seeds]
+    return out
 
 
 def check_epochs(epochs: int) -> int:
@@ -574,11 +592,12 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
     LL-R/LL-Ct/LL-Cp and their BoostLU rows, EM+APL, OPML-SP), as GR has its own: the row's and AN's
     cell specs with only their epochs lengthened by 4/3 (:func:`check_epochs`), in every regime where
     a run of the row did not converge — or whose runs are not all stored yet (counted by a plan).
-    Pending runs (family :data:`BOUND_CHECK`: ``{"<row> · <regime>": [...], "AN for <row> · <regime>":
-    [...]}``): trained by the cold series, not by a notebook."""
+    Pending runs, one pending family per row (``pending_name(BOUND_CHECK, row)``: ``{"<row> ·
+    <regime>": [...], "AN for <row> · <regime>": [...]}``): trained by the cold series, not by a
+    notebook."""
     from ..methods.registry import is_schedule_bound
 
-    out: Dict[str, List[RunSpec]] = {}
+    out: Families = {}
     for reg, rows in d.grid.items():
         if AN not in rows or (reg, AN) not in cells:
             continue
@@ -592,9 +611,10 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
             if all(r is not None for r in got) and not any(getattr(r, "converged", True) is False for r in got):
                 continue
             epochs = check_epochs(specs_[0].train.get("epochs", d.profile.epochs))
-            out[f"{row} · {reg}"] = gr_chapter.lengthen(specs_, epochs)
-            out[f"AN for {row} · {reg}"] = gr_chapter.lengthen(cells[(reg, AN)], epochs)
-    return {BOUND_CHECK: out} if out else {}
+            fam = out.setdefault(pending_name(BOUND_CHECK, row), {})
+            fam[f"{row} · {reg}"] = gr_chapter.lengthen(specs_, epochs)
+            fam[f"AN for {row} · {reg}"] = gr_chapter.lengthen(cells[(reg, AN)], epochs)
+    return out
 
 
 def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
@@ -686,15 +706,16 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
         default = {row: [r for r in cells[FAMILY_REGIME][row] if int(r.spec.seed) in seeds]
                    for row in d.family_rows if row in cells[FAMILY_REGIME]}
         families["default"] = default
-        for label, rs in runs.get(FAMILIES, {}).items():
+        for label, rs in merged(runs, FAMILIES).items():
             row, family = label.split(" · ", 1)
             families.setdefault(family, {})[row] = rs
     bound: Dict[str, Dict[str, Dict[str, list]]] = {}
-    for label, rs in runs.get(BOUND_CHECK, {}).items():
+    checks = merged(runs, BOUND_CHECK)
+    for label, rs in checks.items():
         if label.startswith("AN for "):
             continue
         row, reg = label.split(" · ", 1)
-        an = runs[BOUND_CHECK].get(f"AN for {label}")
+        an = checks.get(f"AN for {label}")
         if an:
             bound.setdefault(reg, {})[row] = {"method": rs, LABEL.an: an}
     return BenchmarkRuns(d, cells, runs.get(SAME_HEAD_LABEL, {}), *choices(d, stored), length, families, bound,
@@ -1339,7 +1360,7 @@ def family_gaps(runs: "BenchmarkRuns"):
     import pandas as pd
 
     d, measured = runs.design, measured_gaps()
-    waiting = runs.waiting.get(FAMILIES, {})
+    waiting = merged(runs.waiting, FAMILIES)
     rows = []
     for family in d.scenes:
         got = runs.families.get(family, {})
@@ -1389,7 +1410,7 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
     gaps = family_gaps(runs)
     ok = [f for f in d.scenes if frame.loc[methods, f].notna().all()
           and math.isfinite(gaps.loc[f, "gap from the runs"]) and gaps.loc[f, "gap from the runs"] >= FAMILY_MIN_GAP]
-    waiting = sum(runs.waiting.get(FAMILIES, {}).values())
+    waiting = sum(merged(runs.waiting, FAMILIES).values())
     base = {"families": ok, "methods": methods, "waiting": waiting}
     if len(ok) < MIN_FAMILIES:
         reason = (f"{len(ok)} of the {len(d.scenes)} scene families have every ranked method stored and a "
