@@ -295,3 +295,10 @@ def test_figure_table_and_equation_numbers_of_the_pages_resolve_in_their_chapter
                         errors.append(f"{name}: {kind}. {n} is shown in none of chapters {sorted(chapters)}")
     assert found >= 3, "too few Fig./Table/Eq. mentions in the pages: the test would check nothing"
     assert not errors, "\n".join(errors)
+
+
+def test_the_readme_is_a_front_door_of_at_most_150_lines():
+    """Bug caught: details growing into the README instead of the handbook (the README is the
+    front door: what, two commands, chapters, packs, where the book is)."""
+    lines = (Path(__file__).resolve().parents[1] / "README.md").read_text().splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines: move details to the handbook"
