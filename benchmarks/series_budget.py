@@ -197,8 +197,9 @@ def floor_runs(runs: List[dict]) -> List[dict]:
     three seeds for each schedule-bound row of the block (GR, LL-R, OPML-SP). No tuning, no
     ablation, no sweep, no LAC, no other regime."""
     from mlpl_lab.chapters import pu_mlc
+    from mlpl_lab.profiles import get_profile
 
-    epochs = get_profile_epochs()
+    epochs = int(get_profile("cpu").epochs)
     pu_epochs = pu_mlc.design("cpu").pu_epochs
 
     def run(method, seed, e, regime="single_positive"):
@@ -215,12 +216,6 @@ def floor_runs(runs: List[dict]) -> List[dict]:
     out += [run(m, s, epochs) for m in ("hill", "em", "ll_r", "pu_mlc") for s in seeds3]
     out += [run(m, s, round(epochs * 4 / 3)) for m in ("gr", "ll_r", "opml_sp") for s in seeds3]
     return out
-
-
-def get_profile_epochs() -> int:
-    from mlpl_lab.profiles import get_profile
-
-    return int(get_profile("cpu").epochs)
 
 
 #: the floor's name in the record
