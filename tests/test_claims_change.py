@@ -76,6 +76,7 @@ def test_the_table_pairs_claims_across_series_and_lands_between_the_markers(tmp_
     text = page.read_text()
     assert text.startswith("before\n") and text.endswith("\nafter\n") and "stale" not in text
     assert "3 claims, 1 with the same verdict, 2 changed, added or dropped" in text
+    assert "The previous pack's claims (`old.json`: " in text  # two packs of one day told apart by the record
     assert not cc.write_change(old_file, new_dir, page=page)  # current: nothing to write
 
 

@@ -1416,7 +1416,9 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
         reason = (f"{len(ok)} of the {len(d.scenes)} scene families have every ranked method stored and a "
                   f"full-label → AN gap ≥ {FAMILY_MIN_GAP:g} mAP; the test needs {MIN_FAMILIES}")
         if waiting:
-            reason += f": it waits for {waiting} runs not trained yet (the next cold series trains them)"
+            reason += (f": it waits for {waiting} runs not trained yet (a cold series trains them all; "
+                       "`MLPL_LAB_TRAIN_PENDING` trains one family on its own, and the handbook's Run packs says how "
+                       "it joins the pack)")
         return dict(base, p=None, reason=reason, mean_ranks={})
     return dict(base, **rank_test(frame.loc[methods, ok], methods, ok))
 

@@ -115,11 +115,13 @@ def change_rows(old: Mapping[str, Any], new: Mapping[str, Any]) -> List[Dict[str
     return rows
 
 
-def change_markdown(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+def change_markdown(old: Mapping[str, Any], new: Mapping[str, Any], old_name: Optional[str] = None) -> str:
+    """The handbook's table; ``old_name`` (the previous record's file name) tells two packs of one day apart."""
     rows = change_rows(old, new)
     changed = sum(r["why"] not in ("unchanged",) for r in rows)
     same = sum(r["why"] == "unchanged" for r in rows)
-    head = (f"The previous pack's claims ({old.get('profile')}, executed {', '.join(old.get('dates', [])) or '?'}) "
+    source = f"`{old_name}`: " if old_name else ""
+    head = (f"The previous pack's claims ({source}{old.get('profile')}, executed {', '.join(old.get('dates', [])) or '?'}) "
             f"beside this pack's ({new.get('profile')}, executed {', '.join(new.get('dates', [])) or '?'}): "
             f"{len(rows)} claims, {same} with the same verdict, {changed} changed, added or dropped. Each "
             "cell: margin (A − B, test mAP points) with the family-wise interval that decides, paired "
@@ -146,7 +148,7 @@ def write_change(old_file: Path, executed: Path, page: Optional[Path] = None, ch
                          "`mlpl-lab course claims-snapshot --executed <its reports> --out FILE`") from exc
     before, rest = text.split(BEGIN, 1)
     after = rest.split(END, 1)[1]
-    new_text = before + change_markdown(old, snapshot(executed)) + after
+    new_text = before + change_markdown(old, snapshot(executed), Path(old_file).name) + after
     if new_text != text and not check:
         page.write_text(new_text, encoding="utf-8")
     return new_text != text
