@@ -142,6 +142,10 @@ def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
     runs.waiting = {b.FAMILIES: {"GR · other co-occurrence": 3}}
     t = b.family_ranks(runs)
     assert t["p"] is None and "waits for 3 runs" in t["reason"]
+    # the table the notebook records (family_mAP): the hand-made means, blank where nothing is stored
+    table = b.family_table(runs)
+    assert table[b.ORACLE] == {f: 95.0 for f in d.scenes} and table[b.AN] == {f: 50.0 for f in d.scenes}
+    assert table["GR"]["other co-occurrence"] is None and table["GR"]["milder"] == 60.0 + 3 * ranked.index("GR")
 
 
 def test_a_named_pending_family_is_trained_alone(fake_store, monkeypatch):

@@ -8,10 +8,12 @@ deviation (``_std``, ddof = 1); one seed shows no spread. What a notebook *shows
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
 from ..catalogue import LABEL
+from ..core.convergence import MIN_CONVERGED_SHARE
 
 
 def values(runs, metric: str = "test_mAP") -> np.ndarray:
@@ -213,7 +215,24 @@ def convergence_sentence(record: Mapping[str, Any]) -> str:
         parts.append(f"{c['schedule-bound']} are schedule-bound (§: their targets move until the last epoch by design)")
     if c["unconverged"]:
         parts.append(f"{c['unconverged']} did not converge († in the tables)")
-    return f"{ok} of {n} runs above converged; " + " and ".join(parts) + "."
+    text = f"{ok} of {n} runs above converged; " + " and ".join(parts) + "."
+    judged = n - c["schedule-bound"]
+    if c["unconverged"] and judged and ok / judged < MIN_CONVERGED_SHARE:
+        rows = Counter(_row_of(k) for k, v in record.items() if v is False)
+        text += (f" That is {100 * ok / judged:.1f} % of the {judged} runs judged (schedule-bound ones apart), below "
+                 f"the {100 * MIN_CONVERGED_SHARE:.0f} % the protocol asks: each row trains the epochs its design gives it, "
+                 "and these were still gaining at the last one: "
+                 + "; ".join(f"{row} ({k} run{'s' if k > 1 else ''})" for row, k in rows.most_common())
+                 + ". A verdict whose losing side is among them is marked ⚠ at risk in the claims table, and a "
+                 "row trained longer, where the design has one, is that claim's control.")
+    return text
+
+
+def _row_of(label: str) -> str:
+    """A convergence record's run label without its seed ("single positive · AN · seed 1" → "single
+    positive · AN")."""
+    head, sep, tail = label.rpartition(" · seed ")
+    return head if sep and tail.strip().isdigit() else label
 
 
 def convergence_markdown(record: Mapping[str, bool]):

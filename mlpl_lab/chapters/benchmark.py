@@ -1351,6 +1351,13 @@ def family_frame(runs: "BenchmarkRuns", metric: str = "test_mAP"):
     return out
 
 
+def family_table(runs: "BenchmarkRuns") -> Dict[str, Dict[str, Optional[float]]]:
+    """:func:`family_frame` as the notebook records it (``{row: {family: mean test mAP}}``, None
+    where the row's runs on that family are not stored): the report's ``family_mAP`` CSV."""
+    frame = family_frame(runs)
+    return {row: {f: _num(frame.loc[row, f]) for f in frame.columns} for row in frame.index}
+
+
 def family_gaps(runs: "BenchmarkRuns"):
     """Per family: the gap the candidates' measurement recorded (— where the family was not
     measured), the gap from this chapter's runs (the oracle minus AN on the seeds both ran),
@@ -1453,6 +1460,11 @@ def families_view(runs: "BenchmarkRuns"):
                    "mAP; 'runs waiting': its runs not trained yet.",
                    percent=["measured gap", "gap from the runs"], counts=["seeds of the gap", "runs waiting"],
                    best=False))
+    frame = family_frame(runs)
+    display(styled(frame, f"Test mAP on each scene family under uniform single positive: the mean over the seeds "
+                   f"stored (up to {len(runs.design.family_seeds)}); blank: not trained yet. The oracle is shown, "
+                   "not ranked; no cell is bold (a comparison of two rows rests on a paired claim).",
+                   percent=True, reference=[ORACLE], best=False))
     test = family_ranks(runs)
     if test.get("p") is None:
         return Markdown(f"**No rank test yet.** {test['reason']}. Until then the ranks of section 3 are "

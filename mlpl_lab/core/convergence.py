@@ -27,6 +27,9 @@ TOLERANCE = 0.5
 WINDOW = 0.25
 CRITERION = (f"val mAP gained over the last quarter of the epochs < {TOLERANCE} "
              "(best of the last quarter minus best before it)")
+#: the share of a chapter's (and a series') runs that must converge (the protocol); schedule-bound
+#: runs are counted apart, their length check is their control
+MIN_CONVERGED_SHARE = 0.9
 
 
 def convergence(curve: Sequence[float], tolerance: float = TOLERANCE, window: float = WINDOW) -> Dict[str, Any]:

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
 from ..analysis.tables import RUN_KEYS_SUFFIX, SCHEDULE_BOUND, convergence_counts
+from ..core.convergence import MIN_CONVERGED_SHARE
 from .report import read_records
 
-#: the share of a series' runs that must converge (the protocol)
-MIN_CONVERGED_SHARE = 0.9
 
 
 def _is_flag(v: Any) -> bool:
