@@ -111,7 +111,7 @@ def test_a_schedule_bound_run_is_counted_apart_from_the_unconverged():
     assert convergence_counts(rec) == {"runs": 4, "converged": 2, "schedule-bound": 1, "unconverged": 1}
     assert convergence_summary(rec) == "2 of 4 runs converged, 1 schedule-bound (§); not converged: sp · AN · seed 1"
     assert "1 are schedule-bound" in convergence_sentence(rec) and "1 did not converge" in convergence_sentence(rec)
-    # below the protocol's share (1 of 3 judged runs, the § run apart): the sentence says so and names the rows
+    # below the protocol's share (2 of 3 judged runs, the § run apart): the sentence says so and names the rows
     assert "That is 66.7 % of the 3 runs judged" in convergence_sentence(rec)
     assert "below the 90 % the protocol asks" in convergence_sentence(rec) and "sp · AN (1 run)" in convergence_sentence(rec)
     # at the protocol's share (9 of 10 judged): no such sentence

@@ -203,7 +203,9 @@ def convergence_summary(record: Mapping[str, Any]) -> str:
 
 def convergence_sentence(record: Mapping[str, Any]) -> str:
     """The sentence a notebook states about its runs, computed from its ``convergence`` record:
-    "63 of 75 runs above converged; † marks the rest in the tables." (never typed)."""
+    "63 of 75 runs above converged; 12 did not converge († in the tables)." (never typed); below the
+    protocol's share (:data:`mlpl_lab.core.convergence.MIN_CONVERGED_SHARE`, schedule-bound runs apart)
+    it adds the share and the rows whose runs were still gaining."""
     c = convergence_counts(record)
     n, ok = c["runs"], c["converged"]
     if n == 0:

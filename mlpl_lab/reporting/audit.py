@@ -22,7 +22,6 @@ from ..core.convergence import MIN_CONVERGED_SHARE
 from .report import read_records
 
 
-
 def _is_flag(v: Any) -> bool:
     return isinstance(v, bool) or v == SCHEDULE_BOUND
 
