@@ -150,6 +150,19 @@ def test_the_gpu_section_projects_the_plan_at_the_measured_rate(tmp_path):
     assert unmeasured.count(notebooks.NOT_MEASURED) == 2 and "43" not in unmeasured
 
 
+def test_the_gpu_section_says_a_rerun_and_the_levers_best():
+    """A summary of a rerun over a former check's records says so (not "took N s" as if the whole
+    check ran), and the levers' best setting is shown with its gain, formatted from the record.
+    Bug caught: a rerun's wall time read as the check's, a gain typed or rounded away."""
+    rerun = dict(SUMMARY, wall_seconds_before_summary=161.0, rerun_steps=["throughput"],
+                 throughput={"best": {"workers_per_device": 8, "total_over_one_run": 2.6494}})
+    md = gpu_window.gpu_markdown(None, None, rerun)
+    assert "reran `throughput` over the former check's records" in md and "taking 161 s" in md
+    assert "took 161 s" not in md
+    assert "8 runs sharing the card, 2.65x the images/s of one run" in md
+    assert "runs sharing the card" not in gpu_window.gpu_markdown(None, None, SUMMARY)
+
+
 def test_the_guide_gpu_section_is_current():
     """The committed guide holds what its records say now (``mlpl-lab course sync`` writes it):
     the stored plan, the rate ``mlpl-lab plan`` reads, the GPU check's summary."""

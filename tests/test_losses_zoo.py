@@ -465,3 +465,22 @@ def test_clear_errors():
         losses.get("splc")(z, y, negative="bce")
     with pytest.raises(ValueError, match="outside"):
         losses.get("hill")(z, y + 3)
+
+
+def test_the_label_scan_is_skipped_only_while_a_cuda_graph_is_captured(monkeypatch):
+    """The scan of label values reads back to the host (``bool(bad.any())``), which a CUDA graph's
+    capture forbids: during capture it is skipped, and only then. Bug caught: the guard lost (the
+    GPU check's CUDA-graphs lever fails at capture), or the scan skipped outside capture."""
+    from mlpl_lab.losses.registry import check_inputs
+
+    z, bad = torch.zeros(2, 3), torch.full((2, 3), 5.0)
+    with pytest.raises(ValueError, match="outside"):
+        check_inputs(z, bad)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    with pytest.raises(ValueError, match="outside"):
+        check_inputs(z, bad)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    check_inputs(z, bad)  # under capture: shapes and dtypes only
+    with pytest.raises(ValueError, match="does not match"):
+        check_inputs(z, bad[:1])

@@ -25,7 +25,9 @@
 # steps.tsv, logs.txt (every step's output), summary.json, summary.txt; in $OUT when set, else
 # benchmarks/records/gpu/ (rehearsal: .../gpu/rehearsal/).
 # GPU_CHECK_DEADLINE (s, default 540 on the GPU, 4200 rehearsing) caps the steps' limits together;
-# GPU_CHECK_STEPS (e.g. "throughput notebooks") runs only those steps (install and summary always).
+# GPU_CHECK_STEPS (e.g. "throughput notebooks") runs only those steps (install and summary always);
+# over a former check's records in $RECORDS (copied there first), the others keep theirs: a rerun.
+# GPU_CHECK_LIMIT_<step> (seconds) replaces that step's limit (still capped by the deadline).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -58,13 +60,23 @@ export GPU_CHECK_MODE=$MODE GPU_CHECK_OUT=$RECORDS GPU_CHECK_WORK=$WORK
 [[ $MODE == rehearse ]] && export MLPL_LAB_GPU_TEST_DEVICE=cpu
 START=$(date +%s)
 STEPS=$RECORDS/steps.tsv
+FORMER=""
+if [[ -n ${GPU_CHECK_STEPS:-} && -f $STEPS ]]; then
+    # a partial rerun over a former check's records (copied into $RECORDS first): the steps it does
+    # not rerun keep their lines and records; summary.json and summary.txt cover both
+    FORMER=$(awk -F'\t' -v s=" $GPU_CHECK_STEPS install summary " 'NR > 1 && index(s, " " $1 " ") == 0' "$STEPS")
+    [[ -f $RECORDS/logs.txt ]] && mv "$RECORDS/logs.txt" "$WORK/former-logs.txt"
+fi
 printf 'step\texit\tseconds\tlimit_s\n' > "$STEPS"
+[[ -n $FORMER ]] && printf '%s\n' "$FORMER" >> "$STEPS"
 
 # step NAME LIMIT_S CMD...: CMD under `timeout` (LIMIT_S, less when the deadline is nearer), its
 # output in $WORK/logs/NAME.log (its last lines on the screen; all of them in logs.txt at the end);
 # its exit status and seconds in steps.tsv. A step GPU_CHECK_STEPS leaves out is not run nor listed
 step() {
     local name=$1 limit=$2; shift 2
+    local over="GPU_CHECK_LIMIT_$name"
+    [[ -n ${!over:-} ]] && limit=${!over}   # e.g. GPU_CHECK_LIMIT_throughput=160 for a rerun of that step
     if [[ -n ${GPU_CHECK_STEPS:-} && $name != install && $name != summary && " $GPU_CHECK_STEPS " != *" $name "* ]]; then
         return
     fi
@@ -89,7 +101,8 @@ step install "$(L 30 600)" "$PY" -m pip install -q --no-index --no-deps --disabl
 step imports "$(L 30 300)" "$PY" $G/step_imports.py
 step tests_gpu "$(L 45 300)" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" -m gpu --timeout 300 \
     --junitxml "$WORK/tests_gpu.xml" tests/gpu/test_amp_cuda.py tests/gpu/test_device_paths.py
-step throughput "$(L 100 360)" "$PY" $G/step_throughput.py --budget "$(L 85 300)"
+# the throughput step's budget: its limit less 15 s for the imports
+step throughput "$(L 100 360)" "$PY" $G/step_throughput.py --budget "$(( ${GPU_CHECK_LIMIT_throughput:-$(L 100 360)} - 15 ))"
 # the notebooks: what is left but the run end to end (75 s on the GPU, 240 s rehearsing) and the
 # summary (15 s, 120 s rehearsing); rehearsing, at most 3400 s (the CPU's series of about 320 runs)
 NB_BUDGET=$(( DEADLINE - ($(date +%s) - START) - $(L 90 360) ))
@@ -100,7 +113,9 @@ step train_run "$(L 75 240)" env MLPL_LAB_DATA="$WORK/data-train-run" "$PY" $G/s
 DEADLINE=$((DEADLINE + $(L 15 120))) step summary "$(L 15 120)" "$PY" $G/summary.py --wall "$(( $(date +%s) - START ))" \
     --junit "$WORK/tests_gpu.xml"
 # every step's output in one file (the records stay at most 8 files)
-for f in "$WORK"/logs/*.log; do echo "=== $(basename "$f" .log)"; tail -n 300 "$f"; done > "$RECORDS/logs.txt" 2>/dev/null
+{ for f in "$WORK"/logs/*.log; do echo "=== $(basename "$f" .log)"; tail -n 300 "$f"; done
+  [[ -f $WORK/former-logs.txt ]] && { echo "=== the former check's logs (steps not rerun)"; cat "$WORK/former-logs.txt"; }
+} > "$RECORDS/logs.txt" 2>/dev/null
 cat "$RECORDS/summary.txt" 2>/dev/null
 rm -rf "$WORK"
 # exit 0 only when every step passed

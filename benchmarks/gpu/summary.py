@@ -7,10 +7,15 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from _common import MODE, OUT, environment
+
+
+#: check.sh's steps in the order it runs them
+ORDER = ["install", "imports", "tests_gpu", "throughput", "notebooks", "train_run", "summary"]
 
 
 def load(name):
@@ -39,10 +44,15 @@ def main():
     args = ap.parse_args()
     with open(OUT / "steps.tsv") as f:
         steps = list(csv.DictReader(f, delimiter="\t"))
+    steps.sort(key=lambda s: ORDER.index(s["step"]) if s["step"] in ORDER else len(ORDER))  # a rerun's too
     tests, imp, thr, run, nb = (pytest_counts(args.junit), load("imports"), load("throughput"), load("train_run"),
                                 load("notebooks"))
+    rerun = os.environ.get("GPU_CHECK_STEPS", "").split()
+    if tests is None and rerun and "tests_gpu" not in rerun:
+        tests = (load("summary") or {}).get("tests_gpu")  # a rerun of other steps: the former check's counts
     env = environment()
-    summary = {"mode": MODE, "wall_seconds_before_summary": args.wall, "steps": steps, "tests_gpu": tests,
+    summary = {"mode": MODE, "wall_seconds_before_summary": args.wall, "rerun_steps": rerun or None,
+               "steps": steps, "tests_gpu": tests,
                "imports_failed": None if imp is None else sorted(imp["failed"]),
                "throughput": None if thr is None else {k: thr.get(k) for k in (
                    "cpu_rehearsal", "fit_images_per_s", "fit_tflops", "fit_share_of_peak", "bf16_dense_peak_tflops",
@@ -63,6 +73,9 @@ def main():
              f"{env['device']}, Python {env['python']}, torch {env['torch']}, commit {env['commit']}",
              "steps: " + "  ".join(f"{s['step']} {'ok' if s['exit'] == '0' else 'TIMEOUT' if s['exit'] in ('124', '137') else 'FAIL(' + s['exit'] + ')'} {s['seconds']}s"
                                   for s in steps)]
+    if rerun:
+        lines.append(f"rerun of {', '.join(rerun)} ({env.get('date', '?')}) over a former check's records: the other "
+                     "steps' figures are that check's (each record's own environment says when)")
     if args.wall is not None:
         lines.append(f"wall before the summary: {args.wall:.0f} s")
     if imp is not None:

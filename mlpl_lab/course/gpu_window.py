@@ -32,7 +32,10 @@ STEPS = {
     "install": "installs the lab and the wheels the GPU image lacks from a kit carried with the tree (no network)",
     "imports": "imports every module the kit brings and every module of the lab",
     "tests_gpu": "runs the GPU tests: bfloat16 autocast, channels-last images, the data held on the device",
-    "throughput": "times the gpu profile's training step through the lab's loop against a bare loop",
+    "throughput": "times the gpu profile's training step through the lab's loop, then the levers: worker "
+                  "processes sharing the card, channels-last, CUDA graphs, a larger batch, torch.compile",
+    "notebooks": "executes all eight notebooks with papermill under the gpu design cut to fit the window, "
+                 "the planned runs trained first on workers sharing the card",
     "train_run": "trains one gpu-profile run end to end from an empty store (the pretraining run, then AN "
                  "under single positive)",
     "notebook": "executes notebook 02 under the gpu design, cut to fit the window",
@@ -124,9 +127,17 @@ def gpu_markdown(plan: Optional[Mapping[str, Any]], rate, summary: Optional[Mapp
         lines.append(
             f"**What a GPU window runs today.** One offline command, the GPU check, capped at minutes; it "
             f"trains no series. Its last run, on one {env.get('device', 'unknown card')} "
-            f"({str(env.get('date', '?'))[:10]}, Python {env.get('python', '?')}, torch {env.get('torch', '?')}), "
-            f"took {float(summary.get('wall_seconds_before_summary') or 0):.0f} s before its summary:")
+            f"({str(env.get('date', '?'))[:10]}, Python {env.get('python', '?')}, torch {env.get('torch', '?')}) "
+            + (f"reran {', '.join(f'`{x}`' for x in summary['rerun_steps'])} over the former check's records (each "
+               f"record names its card and date), taking {float(summary.get('wall_seconds_before_summary') or 0):.0f} s before "
+               "its summary; each step's latest outcome:" if summary.get("rerun_steps") else
+               f"took {float(summary.get('wall_seconds_before_summary') or 0):.0f} s before its summary:"))
         lines += [""] + [_step_line(s) for s in steps]
+        best = (summary.get("throughput") or {}).get("best") or {}
+        if best.get("workers_per_device"):
+            lines.append(f"\nThe levers' best setting the series uses: {best['workers_per_device']} runs sharing "
+                         f"the card, {float(best['total_over_one_run']):.2f}x the images/s of one run; the series "
+                         "starts that many workers per card and the projection counts the gain.")
         run = summary.get("train_run") or {}
         if run.get("wall_seconds"):
             lines.append(f"\nIts one run end to end took {run['wall_seconds']:.0f} s and reached a test mAP of "

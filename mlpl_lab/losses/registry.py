@@ -55,7 +55,8 @@ def accepts(fn: Callable, keyword: str) -> bool:
 
 def check_inputs(logits: torch.Tensor, labels: torch.Tensor) -> None:
     """Shared argument checks: tensors, same non-empty (N, C) shape, floating logits, labels in
-    {1, 0, -1}."""
+    {1, 0, -1} (the value scan is skipped while a CUDA graph is being captured: it reads back to the
+    host, which capture forbids; the replayed graph runs on labels checked before capture)."""
     for name, value in (("logits", logits), ("labels", labels)):
         if not torch.is_tensor(value):
             raise TypeError(f"{name} must be a torch tensor, got {type(value).__name__}; convert "
@@ -71,6 +72,8 @@ def check_inputs(logits: torch.Tensor, labels: torch.Tensor) -> None:
                          "least one image and one class")
     if not torch.is_floating_point(logits):
         raise TypeError(f"logits must be a floating tensor, got {logits.dtype}")
+    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+        return  # inside a CUDA graph's capture: the value scan below reads back to the host, which capture forbids
     bad = (labels != 1) & (labels != 0) & (labels != -1)
     if bool(bad.any()):
         values = sorted({float(v) for v in labels[bad].flatten()[:50].tolist()})[:5]
