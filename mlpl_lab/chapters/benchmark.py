@@ -61,6 +61,7 @@ from ..core.bibliography import cite
 from ..core.regime_table import regime_table
 from .. import catalogue
 from ..catalogue import LABEL
+from . import bound_length
 from ..methods.cls import paper_hparams
 from .asked import Asked, Families, Runs, Stored
 from .common import as_profile, design_name, splits_for, with_dataset
@@ -1493,3 +1494,19 @@ def family_test_view(test: Mapping[str, Any]):
 #: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it (no live exercise: it reads
 #: the other chapters' runs)
 CHAPTER = Chapter("07_benchmark")
+
+
+def bound_length_table(runs: BenchmarkRuns):
+    """Every stored length check of a schedule-bound row (GR's and the others'), each row and AN at
+    the profile's epochs and at the longer schedule: :func:`mlpl_lab.chapters.bound_length.checks`."""
+    return bound_length.checks(runs.results, runs.length, runs.bound_length)
+
+
+def bound_length_record(runs: BenchmarkRuns) -> Dict[str, Any]:
+    """What the notebook records of :func:`bound_length_table` (per seed, both schedules)."""
+    return bound_length.record(bound_length_table(runs))
+
+
+def bound_length_view(runs: BenchmarkRuns):
+    """:func:`bound_length_table` as the notebook shows it, with the checks still waiting for runs."""
+    return bound_length.view(bound_length_table(runs), merged(runs.waiting, BOUND_CHECK))
