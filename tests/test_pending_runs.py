@@ -137,6 +137,9 @@ def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
     k, n = len(ranked), len(d.scenes)
     assert t["friedman_chi2"] == pytest.approx(12 * n / (k * (k + 1)) * (sum(r * r for r in range(1, k + 1)) - k * (k + 1) ** 2 / 4))
     assert t["p"] == 0.0 and t["p_permutation"] < 0.001
+    # the record keeps a small p's significant digits (rounded to 4 decimals it would read 0)
+    rec = b.family_record({"p": 3.4e-12, "p_permutation": 1 / 100_001, "F": 34.88889, "mean_ranks": {}})
+    assert rec["p"] == 3.4e-12 and rec["p_permutation"] == 1e-05 and rec["F"] == 34.8889
     # one family's runs missing: no test, and the reason names what it waits for
     del fams["other co-occurrence"]["GR"]
     runs.waiting = {b.FAMILIES: {"GR · other co-occurrence": 3}}

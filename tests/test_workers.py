@@ -139,8 +139,11 @@ def test_default_workers_one_per_gpu_else_per_core_never_more_than_runs(monkeypa
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert workers.default_workers(10, gpus=0) == 2
     assert workers.default_workers(1, gpus=0) == 1
-    assert workers.default_workers(10, gpus=4) == 4
-    assert workers.default_workers(3, gpus=8) == 3
+    # per GPU: the given count, independent of the committed GPU record (its measured best)
+    assert workers.default_workers(10, gpus=4, per_device=1) == 4
+    assert workers.default_workers(3, gpus=8, per_device=1) == 3
+    assert workers.default_workers(50, gpus=4, per_device=8) == 32
+    assert workers.default_workers(10, gpus=4, per_device=8) == 10
     assert workers.default_threads(2, gpus=0) == 1
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
     assert workers.default_threads(1, gpus=1) == 16 and workers.default_threads(4, gpus=4) == 4

@@ -1440,6 +1440,10 @@ def family_record(test: Mapping[str, Any]) -> Dict[str, Any]:
         v = test.get(k)
         out[k] = _clean(v) if isinstance(v, dict) else [list(x) for x in v] if k == "separated" and v else \
             list(v) if isinstance(v, tuple) else _num(v)
+    for k in ("p", "p_permutation"):  # 4 significant digits: rounded to 4 decimals a small p reads 0
+        v = test.get(k)
+        if isinstance(v, float) and math.isfinite(v):
+            out[k] = float(f"{v:.4g}")
     return out
 
 
