@@ -2,13 +2,15 @@
 against hand-built runs: which rows it shows, at which lengths, and what it records per seed."""
 from types import SimpleNamespace
 
+import pytest
+
 from mlpl_lab.catalogue import LABEL
 from mlpl_lab.chapters import bound_length
 
 
 def run(seed, epochs, mAP, converged=True):
     return SimpleNamespace(spec=SimpleNamespace(seed=seed, train={"epochs": epochs}), best={"test_mAP": mAP},
-                           converged=converged)
+                           converged=converged, convergence={"gain": 0.1 * seed})
 
 
 def cell(epochs, base, converged=True):
@@ -36,19 +38,23 @@ def test_every_stored_check_is_shown_beside_its_row_and_an_once_per_regime():
     assert list(table) == [DROP, SP]
     assert list(table[SP]) == [GR, "LL-Ct", AN]
     assert list(table[DROP]) == ["LL-R", AN]
-    assert table[SP]["LL-Ct"]["54 epochs"] is RESULTS[SP]["LL-Ct"]
-    assert [r.best["test_mAP"] for r in table[SP]["LL-Ct"]["72 epochs"]] == [68.0, 69.0, 70.0]
-    assert list(table[SP][AN]) == ["54 epochs", "72 epochs"]
-    rec = bound_length.record(table)
-    assert rec["LL-Ct · single positive · 54 epochs"] == {"test_mAP": {"1": 66.0, "2": 67.0, "3": 68.0},
+    assert [r.best["test_mAP"] for r in table[SP]["LL-Ct"]] == [68.0, 69.0, 70.0]
+    shown = bound_length.view_runs(RESULTS, table)
+    assert list(shown)[:2] == ["drop 50 % · LL-R · 54 epochs", "drop 50 % · LL-R · 72 epochs"]
+    assert shown["single positive · LL-Ct · 54 epochs"] is RESULTS[SP]["LL-Ct"]  # the base cell, from results
+    assert len(shown) == 2 * (3 + 2)
+    rec = bound_length.record(RESULTS, table)
+    assert rec["single positive · LL-Ct · 54 epochs"] == {"test_mAP": {"1": 66.0, "2": 67.0, "3": 68.0},
+                                                          "gain": {"1": 0.1, "2": 0.2, "3": pytest.approx(0.3)},
                                                           "converged": {"1": False, "2": False, "3": False}}
-    assert rec["LL-R · drop 50 % · 72 epochs"]["converged"] == {"1": True, "2": True, "3": True}
-    assert len(rec) == 2 * (3 + 2)
+    assert rec["single positive · AN · 72 epochs"]["test_mAP"] == {"1": 61.5, "2": 62.5, "3": 63.5}
+    assert rec["drop 50 % · LL-R · 72 epochs"]["converged"] == {"1": True, "2": True, "3": True}
+    assert set(rec) == set(shown)
 
 
 def test_no_check_stored_shows_nothing_and_says_what_waits():
     """Only AN's side stored (no schedule-bound row) is no check; the view then says so in words,
     with the runs still waiting summed. Bug caught: AN alone shown as a check."""
     assert bound_length.checks(RESULTS, {}, {SP: {"LL-Ct": {"method": [], AN: cell(72, 60.5)}}}) == {}
-    md = bound_length.view({}, {"LL-Cp · single positive": 5, "AN for LL-R · drop 50 %": 5})
+    md = bound_length.view(RESULTS, {}, {"LL-Cp · single positive": 5, "AN for LL-R · drop 50 %": 5})
     assert "No schedule-bound row has a stored length check yet" in md.data and "10 runs" in md.data

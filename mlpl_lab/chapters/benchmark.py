@@ -1501,16 +1501,16 @@ CHAPTER = Chapter("07_benchmark")
 
 
 def bound_length_table(runs: BenchmarkRuns):
-    """Every stored length check of a schedule-bound row (GR's and the others'), each row and AN at
-    the profile's epochs and at the longer schedule: :func:`mlpl_lab.chapters.bound_length.checks`."""
+    """Every stored length check of a schedule-bound row (GR's and the others'), with AN's:
+    ``{regime: {row: runs at the longer schedule}}`` (:func:`mlpl_lab.chapters.bound_length.checks`)."""
     return bound_length.checks(runs.results, runs.length, runs.bound_length)
 
 
 def bound_length_record(runs: BenchmarkRuns) -> Dict[str, Any]:
     """What the notebook records of :func:`bound_length_table` (per seed, both schedules)."""
-    return bound_length.record(bound_length_table(runs))
+    return bound_length.record(runs.results, bound_length_table(runs))
 
 
 def bound_length_view(runs: BenchmarkRuns):
     """:func:`bound_length_table` as the notebook shows it, with the checks still waiting for runs."""
-    return bound_length.view(bound_length_table(runs), merged(runs.waiting, BOUND_CHECK))
+    return bound_length.view(runs.results, bound_length_table(runs), merged(runs.waiting, BOUND_CHECK))

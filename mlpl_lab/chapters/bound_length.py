@@ -14,58 +14,51 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping
 
 from ..catalogue import LABEL
+from . import gr as gr_chapter
 
 #: ``{regime: {row: {"method": runs, "AN": runs}}}``, as :attr:`BenchmarkRuns.bound_length` holds it
 BoundLength = Mapping[str, Mapping[str, Mapping[str, List[Any]]]]
-
-
-def _epochs(runs) -> int:
-    return int(runs[0].spec.train["epochs"])
+#: ``{regime: {row: runs at the longer schedule}}``: what :func:`checks` returns
+Checks = Dict[str, Dict[str, List[Any]]]
 
 
 def checks(results: Mapping[str, Mapping[str, List[Any]]], gr_length: Mapping[str, Mapping[str, List[Any]]],
-           bound_length: BoundLength) -> Dict[str, Dict[str, Dict[str, List[Any]]]]:
-    """``{regime: {row: {"<E> epochs": runs, "<E'> epochs": runs}}}``: every schedule-bound row with a
-    stored length check, and AN once per regime, at the profile's epochs (the cell in ``results``,
-    ``{regime: {row: runs}}``) and at the check's (GR's from ``gr_length``, ``{regime: {"GR": runs,
-    "AN": runs}}``; the others from ``bound_length``). A check whose base cell is absent is left out."""
-    out: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
+           bound_length: BoundLength) -> Checks:
+    """``{regime: {row: runs at the longer schedule}}``: every schedule-bound row with a stored
+    length check (GR's from ``gr_length``, ``{regime: {"GR": runs, "AN": runs}}``; the others from
+    ``bound_length``), and AN once per regime, each only where its cell at the profile's epochs is in
+    ``results`` (``{regime: {row: runs}}``). A regime with AN alone is left out."""
+    out: Checks = {}
     for regime in sorted(set(gr_length) | set(bound_length)):
-        cells = results.get(regime, {})
-        pairs = {}  # row -> its runs at the longer schedule
-        if LABEL.gr in (gr_length.get(regime) or {}):
-            pairs[LABEL.gr] = gr_length[regime][LABEL.gr]
-            pairs.setdefault(LABEL.an, gr_length[regime].get(LABEL.an))
-        for row, sides in (bound_length.get(regime) or {}).items():
-            pairs[row] = sides["method"]
-            pairs.setdefault(LABEL.an, sides.get(LABEL.an))
-        rows = {}
-        for row, longer in pairs.items():
-            if not longer or not cells.get(row):
-                continue
-            rows[row] = {f"{_epochs(cells[row])} epochs": cells[row], f"{_epochs(longer)} epochs": longer}
+        gr_side, bound_side = gr_length.get(regime) or {}, bound_length.get(regime) or {}
+        longer = {row: sides.get("method") for row, sides in bound_side.items()}
+        longer[LABEL.gr] = gr_side.get(LABEL.gr)
+        # AN at the longer schedule: the same runs wherever a check names them (same specs, same keys)
+        longer[LABEL.an] = next((r for r in [gr_side.get(LABEL.an)] + [x.get(LABEL.an) for x in bound_side.values()]
+                                 if r), None)
+        rows = {row: runs for row, runs in longer.items() if runs and results.get(regime, {}).get(row)}
         if len(rows) > (LABEL.an in rows):  # at least one schedule-bound row, not AN alone
             out[regime] = dict(sorted(rows.items(), key=lambda kv: (kv[0] == LABEL.an, kv[0])))
     return out
 
 
-def view_runs(table: Mapping[str, Mapping[str, Mapping[str, List[Any]]]]) -> Dict[str, List[Any]]:
-    """``{"<row> · <regime> · <E> epochs": runs}``: :func:`checks` flattened for a results table."""
-    return {f"{row} · {regime} · {length}": runs for regime, rows in table.items()
-            for row, lengths in rows.items() for length, runs in lengths.items()}
+def view_runs(results: Mapping[str, Mapping[str, List[Any]]], table: Checks) -> Dict[str, List[Any]]:
+    """``{"<regime> · <row> · <E> epochs": runs}``: each row of :func:`checks` at the profile's epochs
+    and at the longer schedule, side by side (chapter 02's
+    :func:`mlpl_lab.chapters.gr.length_check_runs`, per regime)."""
+    return {f"{regime} · {name}": runs for regime, rows in table.items()
+            for name, runs in gr_chapter.length_check_runs(results[regime], rows).items()}
 
 
-def record(table: Mapping[str, Mapping[str, Mapping[str, List[Any]]]]) -> Dict[str, Any]:
-    """``{"<row> · <regime> · <E> epochs": {"test_mAP": {seed: v}, "converged": {seed: bool}}}``:
-    what the notebook records (both schedules per seed, so the change can be recomputed)."""
-    from ..analysis.claims import by_seed
-
-    return {name: {"test_mAP": {str(s): float(v) for s, v in by_seed(runs, "test_mAP").items()},
-                   "converged": {str(r.spec.seed): bool(r.converged) for r in runs}}
-            for name, runs in view_runs(table).items()}
+def record(results: Mapping[str, Mapping[str, List[Any]]], table: Checks) -> Dict[str, Any]:
+    """``{"<regime> · <row> · <E> epochs": {"test_mAP", "gain", "converged"}}`` per seed: chapter
+    02's :func:`mlpl_lab.chapters.gr.length_check_record`, per regime (both schedules, so the
+    change can be recomputed)."""
+    return {f"{regime} · {name}": value for regime, rows in table.items()
+            for name, value in gr_chapter.length_check_record(results[regime], rows).items()}
 
 
-def view(table: Mapping[str, Mapping[str, Mapping[str, List[Any]]]], waiting: Mapping[str, int] | None = None):
+def view(results: Mapping[str, Mapping[str, List[Any]]], table: Checks, waiting: Mapping[str, int] | None = None):
     """The checks as the notebook shows them (:func:`mlpl_lab.analysis.tables.results_view`: mean ±
     95 % interval over seeds, † where a run did not converge, best-val epochs, converged runs), or a
     sentence when none is stored; ``waiting`` (``{label: runs}`` of the checks not trained yet) is
@@ -81,7 +74,7 @@ def view(table: Mapping[str, Mapping[str, Mapping[str, List[Any]]]], waiting: Ma
         return Markdown("No schedule-bound row has a stored length check yet. " + note)
     if note:
         display(Markdown(note))
-    return results_view(view_runs(table),
+    return results_view(view_runs(results, table),
                         "Each schedule-bound row and AN at the profile's epochs and at the 4/3 longer "
                         "schedule, on the same seeds: test mAP, CF1 and OF1 (%) at each run's best "
                         "clean-validation epoch (unadjusted intervals: description, not a verdict)")
