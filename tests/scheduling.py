@@ -4,8 +4,9 @@
 * **Scopes.** A test file is one unit of work (its module fixtures are built once); every file that
   asks for the executed smoke notebooks is one unit together (they share the session's notebooks
   and the runs those store); and each test named in :data:`OWN_SCOPE` is a unit of its own (the
-  two notebooks executed under ``gpu_shape``, a quarter of an hour each: in one file they kept one
-  worker busy for 29 minutes while the other sat idle, `benchmarks/records/test_durations.json`).
+  notebooks executed under ``gpu_shape``, the suite's longest units: 02 in every whole-suite run,
+  every notebook under ``MLPL_LAB_GPU_SHAPE=all``; in one file two of them once kept one worker busy
+  while the other sat idle, `benchmarks/records/test_durations.json` has their seconds).
 * **Order: longest first.** The units go out in descending order of the seconds the last full run
   recorded for them (``benchmarks/records/test_durations.json``, ``make test-durations``), ties
   and units the record does not know by their number of tests, as xdist orders them. Started last,

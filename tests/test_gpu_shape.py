@@ -19,7 +19,8 @@ from mlpl_lab.reporting.report import all_finite
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-IN_CI = ("02_gr_loss.ipynb",)
+#: the notebooks with a test of their own below (the rest share one check under MLPL_LAB_GPU_SHAPE=all)
+OWN_TEST = ("02_gr_loss.ipynb", "05_lac.ipynb")
 ALL = os.environ.get("MLPL_LAB_GPU_SHAPE", "") == "all"
 
 
@@ -178,8 +179,9 @@ def test_notebook_02_under_gpu_shape(gpu_shape_notebooks):
 
 @pytest.mark.slow
 def test_lac_gpu_design_trains_both_stages_and_maps_at_small_sizes():
-    """LAC's gpu code path without executing notebook 05 (a quarter of an hour of the whole suite;
-    ``make test-gpu-shape`` executes it): one seed of the gpu design's AN, +PLC and LAC rows at
+    """LAC's gpu code path without executing notebook 05 (the whole suite's longest unit but one in
+    ``benchmarks/records/test_durations.json`` while it ran there; ``make test-gpu-shape`` executes
+    it): one seed of the gpu design's AN, +PLC and LAC rows at
     gpu_shape's shapes on fewer images, then attention and Grad-CAM maps of AN and LAC. Bugs
     caught: a stage-2 run that does not start from its stage-1 spec, a ResNet-18 cut or head that
     breaks at 128 px, bfloat16 autocast lost on the way, a map whose layer does not exist in the
@@ -240,6 +242,6 @@ def test_notebook_05_under_gpu_shape(gpu_shape_notebooks):
 
 @pytest.mark.notebook
 @pytest.mark.skipif(not ALL, reason="make test-gpu-shape (MLPL_LAB_GPU_SHAPE=all) executes every notebook")
-@pytest.mark.parametrize("name", [n for n in NOTEBOOKS if n not in IN_CI])
+@pytest.mark.parametrize("name", [n for n in NOTEBOOKS if n not in OWN_TEST])
 def test_every_other_notebook_under_gpu_shape(gpu_shape_notebooks, name):
     _check_generic(name, gpu_shape_notebooks(name))
