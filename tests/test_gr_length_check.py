@@ -79,3 +79,33 @@ def test_best_other_reads_validation_not_test():
         r.best = {"val_mAP": 10.0, "test_mAP": 95.0}
     assert gr.best_other(results) == "EM"
     assert gr.best_other({"GR": results["GR"], "AN": results["AN"]}) is None
+
+
+def test_specs_ask_for_table_3s_rows_at_the_length_checks_epochs():
+    """Bugs caught: an ablation row missing from the longer family, another length, another setting
+    or seed than the row's own runs, the family asked before GR's setting is chosen under anything
+    but the stand-in. Oracle: the cpu literals (rows k̂, v, L; fresh seeds 1-5; 72 epochs) and the
+    run the profile itself names for each row at 72 epochs."""
+    from mlpl_lab.chapters.asked import nothing_stored
+
+    d = gr.design("cpu")
+    asked = gr.specs(d, nothing_stored)  # nothing stored: GR not chosen, both families wait
+    assert gr.ABLATION_LENGTH in asked.later and gr.ABLATION_LENGTH not in asked.now
+    fam = asked.later[gr.ABLATION_LENGTH]
+    assert list(fam) == ["k̂", "v", "L"]
+    P = get_profile("cpu")
+    for label, ss in fam.items():
+        short = asked.later["ablation"][label]
+        assert [s.seed for s in ss] == [1, 2, 3, 4, 5]
+        for s, r in zip(ss, short):
+            assert s.train["epochs"] == 72 and r.train["epochs"] == 54
+            assert s.key == P.spec(r.method, r.method_params, seed=r.seed, epochs=72).key
+
+
+def test_gr_runs_put_table_3s_longer_rows_after_the_length_check():
+    """What the notebook reads: ``compared`` holds the zoo then Table 3's rows at the profile's
+    length, ``longer`` GR's length check then Table 3's rows trained as long."""
+    r = gr.GRRuns(design=None, splits=None, main={"AN": ["a"], "GR": ["g"]}, tuning={},
+                  ablation={"k̂": ["k"]}, length={"GR": ["G"], "AN": ["A"]}, ablation_length={"k̂": ["K"]})
+    assert list(r.compared.items()) == [("AN", ["a"]), ("GR", ["g"]), ("k̂", ["k"])]
+    assert list(r.longer.items()) == [("GR", ["G"]), ("AN", ["A"]), ("k̂", ["K"])]

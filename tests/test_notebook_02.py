@@ -58,12 +58,19 @@ def test_notebook_02_length_check(executed_notebooks):
     """Bugs caught: the check trains other seeds or settings than the main rows (the per-seed values
     at the profile's length would then not be the main comparison's), the wrong length, a missing
     row, its claims not paired on the same fresh seeds. Oracle: the smoke profile's literals (2
-    epochs, fresh seeds 1 and 2; round(4/3 * 2) = 3) and the main comparison's own mAP record."""
+    epochs, fresh seeds 1 and 2; round(4/3 * 2) = 3; Table 3's rows k̂ and L) and the main
+    comparison's own mAP record."""
     rec = executed_notebooks("02_gr_loss.ipynb")
     check = rec["length_check"]
     labels = sorted({name.split(" · ")[0] for name in check})
-    assert {"GR", "AN"} <= set(labels) and len(labels) == 3  # GR, the best other, AN
+    assert {"GR", "AN", "k̂", "L"} <= set(labels) and len(labels) == 5  # GR, the best other, AN, Table 3's rows
+    for row in ("k̂", "L"):  # each ablation claim has its control, on GR's own longer runs
+        c = rec["claims"][f"GR beats the ablation row {row!r} with both trained 3 epochs (length check)"]
+        assert c["control_of"] == f"GR (all on) beats the ablation row {row!r}" and c["seeds"] == [1, 2]
+        assert c["a"] == check["GR · 3 epochs"]["test_mAP"] and c["b"] == check[f"{row} · 3 epochs"]["test_mAP"]
+        assert c["b"] != check[f"{row} · 2 epochs"]["test_mAP"]
     assert set(check) == {f"{m} · {e} epochs" for m in labels for e in (2, 3)}
+    labels = [m for m in labels if m not in ("k̂", "L")]  # the zoo's rows
     for name, row in check.items():
         assert set(row["test_mAP"]) == {"1", "2"}, name
         assert all(0.0 <= v <= 100.0 for v in row["test_mAP"].values())

@@ -10,14 +10,15 @@ full Table 3 ablation.
 Every zoo method with a hyperparameter gets the same tuning budget on the clean validation split
 of the selection seed (:func:`mlpl_lab.chapters.tuning.stage`); every row, tuned or not, and every
 ablation row then runs on the fresh seeds (as many as the profile has seeds: five on cpu), the
-only runs the tables and claims read. :func:`specs` asks for the runs in four families:
+only runs the tables and claims read. :func:`specs` asks for the runs in five families:
 ``trial`` (the tuning trials), ``main`` (the zoo on the fresh seeds), ``ablation`` (Table 3's rows
-with GR's kept setting) and ``length`` (the length check: GR, the best other method chosen on
-validation, and AN, trained longer).
+with GR's kept setting), ``length`` (the length check: GR, the best other method chosen on
+validation, and AN, trained longer) and :data:`ABLATION_LENGTH` (Table 3's rows trained as long,
+the length check of the ablation claims).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
@@ -70,6 +71,10 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
 #: on the same fresh seeds, and pairs them there too: whether a verdict depends on the length.
 LENGTH_FACTOR = 4 / 3
 
+
+#: the family of Table 3's rows trained :data:`LENGTH_FACTOR` times longer (:func:`specs`): with GR's
+#: own length-check runs, the controls of the ablation claims
+ABLATION_LENGTH = "ablation, trained longer"
 
 #: the chapter's questions (:attr:`GRDesign.families`)
 GR_VS_AN, GR_VS_BEST, ABLATION = "GR beats AN", "GR beats the best other method", "GR's components"
@@ -260,6 +265,13 @@ def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Di
     return {label: lengthen(main[label], epochs) for label in labels}
 
 
+def ablation_length_specs(ablation: Mapping[str, list], epochs: int) -> Dict[str, list]:
+    """Table 3's rows (``ablation``: ``{label: [RunSpec per seed]}``, :func:`ablation_specs`) with only
+    their epochs changed to ``epochs``: the length check of the ablation claims, each paired with
+    GR's own length-check runs on the same seeds (:func:`claims`)."""
+    return {label: lengthen(ss, epochs) for label, ss in ablation.items()}
+
+
 def length_check_specs(profile, results) -> Dict[str, list]:
     """:func:`length_family` of the main comparison's runs ``results`` (``{label: [run]}``), the
     best other method read from them (:func:`best_other`), at :func:`length_check_epochs`."""
@@ -275,7 +287,8 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
     once GR's setting is chosen (else ``later`` with the paper default). ``length``: GR, the best
     other method (mean clean-validation mAP of its stored fresh runs) and AN at
     ``d.length_epochs``, once GR is chosen and every other method's fresh runs are stored (else
-    ``later`` with the zoo's first other method as stand-in)."""
+    ``later`` with the zoo's first other method as stand-in). :data:`ABLATION_LENGTH`: Table 3's
+    rows at ``d.length_epochs`` (:func:`ablation_length_specs`), when ``ablation`` is."""
     st = _stage(d, stored)
     main_now = {label: st.fresh[label] for label in d.zoo if label in st.fresh}
     main_later = {label: st.later[label] for label in d.zoo if label in st.later}
@@ -284,8 +297,10 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
 
     if LABEL.gr in st.chosen:
         now["ablation"] = ablation_specs(d, st.kept(LABEL.gr))
+        now[ABLATION_LENGTH] = ablation_length_specs(now["ablation"], d.length_epochs)
     else:
         later["ablation"] = ablation_specs(d, {})
+        later[ABLATION_LENGTH] = ablation_length_specs(later["ablation"], d.length_epochs)
 
     main = {label: main_now.get(label) or main_later[label] for label in d.zoo}
     others = _others(d.zoo)
@@ -309,6 +324,18 @@ class GRRuns:
     tuning: Dict[str, Any]           # :meth:`mlpl_lab.chapters.tuning.Stage.record`
     ablation: Dict[str, list]        # Table 3's rows
     length: Dict[str, list]          # the length check
+    ablation_length: Dict[str, list] = field(default_factory=dict)  # Table 3's rows, trained longer
+
+    @property
+    def compared(self) -> Dict[str, list]:
+        """``{label: runs}`` at the profile's length: the zoo's rows, then Table 3's."""
+        return {**self.main, **self.ablation}
+
+    @property
+    def longer(self) -> Dict[str, list]:
+        """``{label: runs}`` at the length check's: GR, the best other method and AN, then
+        Table 3's rows (what :func:`claims`, :func:`length_check_view` and the convergence record read)."""
+        return {**self.length, **self.ablation_length}
 
 
 def results(d: GRDesign, runs: Runs) -> GRRuns:
@@ -318,7 +345,8 @@ def results(d: GRDesign, runs: Runs) -> GRRuns:
     st = _stage(d, lambda spec: trial.get(spec.key))
     return GRRuns(d, splits_for(d.profile, d.regime, {}, d.fresh_seeds[0]),
                   {label: runs["main"][label] for label in d.zoo}, st.record(),
-                  {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]))
+                  {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]),
+                  dict(runs.get(ABLATION_LENGTH, {})))
 
 
 def live_seeds(profile) -> Tuple[int, ...]:
@@ -341,9 +369,9 @@ def live_spec(profile, seed: int, store=None):
 def claims(results, ablation, length_check: Mapping[str, list] | None = None, *, design: GRDesign):
     """The chapter's claims table (verdicts from the runs on the fresh seeds, seed noise included),
     in the families ``design`` declares (:attr:`GRDesign.families`). ``length_check``
-    (:attr:`GRRuns.length`) adds GR against AN and against the best other method with all three
-    trained :data:`LENGTH_FACTOR` times longer: controls of the claims they repeat, outside every
-    family."""
+    (:attr:`GRRuns.longer`) adds GR against AN, against the best other method and against each of
+    Table 3's rows it holds, each pair trained :data:`LENGTH_FACTOR` times longer: controls of the
+    claims they repeat, outside every family."""
     fam = design.families
     main = "GR beats AN (single positive)"
     rows = [Claim(main, "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
@@ -355,15 +383,17 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None, *,
         rows.append(Claim(checked[best], "GR is the best of Table 2 on all four datasets", LABEL.gr, best,
                           results[LABEL.gr], results[best], family=fam[GR_VS_BEST]))
     for label, runs in ablation.items():
-        rows.append(Claim(f"GR (all on) beats the ablation row {label!r}",
-                          "Table 3: the three components together are best", LABEL.gr, label,
+        checked[label] = f"GR (all on) beats the ablation row {label!r}"
+        rows.append(Claim(checked[label], "Table 3: the three components together are best", LABEL.gr, label,
                           results[LABEL.gr], runs, family=fam[ABLATION]))
     checks = {}
     if length_check:
         epochs = length_check[LABEL.gr][0].spec.train["epochs"]
         for other in [k for k in length_check if k != LABEL.gr]:
-            checks[other] = f"GR beats {other} with both trained {epochs} epochs (length check)"
-            rows.append(Claim(checks[other], "Table 2's comparison, at a longer schedule", f"GR ({epochs} ep.)",
+            row = f"the ablation row {other!r}" if other in ablation else other
+            checks[other] = f"GR beats {row} with both trained {epochs} epochs (length check)"
+            paper = "Table 3's" if other in ablation else "Table 2's"
+            rows.append(Claim(checks[other], f"{paper} comparison, at a longer schedule", f"GR ({epochs} ep.)",
                               f"{other} ({epochs} ep.)", length_check[LABEL.gr], length_check[other],
                               control_of=checked.get(other)))
     table = claims_table(rows)
