@@ -18,7 +18,7 @@ the length check of the ablation claims).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
@@ -262,14 +262,14 @@ def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Di
     the tuned setting, the regime, the seeds and the data are those runs' own). The one rule of
     chapter 02's length check: :func:`specs` asks for these runs."""
     labels = [LABEL.gr] + [k for k in (best, LABEL.an) if k is not None]
-    return {label: lengthen(main[label], epochs) for label in labels}
+    return lengthen_each({label: main[label] for label in labels}, epochs)
 
 
-def ablation_length_specs(ablation: Mapping[str, list], epochs: int) -> Dict[str, list]:
-    """Table 3's rows (``ablation``: ``{label: [RunSpec per seed]}``, :func:`ablation_specs`) with only
-    their epochs changed to ``epochs``: the length check of the ablation claims, each paired with
-    GR's own length-check runs on the same seeds (:func:`claims`)."""
-    return {label: lengthen(ss, epochs) for label, ss in ablation.items()}
+def lengthen_each(family: Mapping[str, list], epochs: int) -> Dict[str, list]:
+    """``{label: [RunSpec per seed]}`` with only each spec's epochs changed (:func:`lengthen`):
+    :func:`length_family`'s rows, and Table 3's rows for the length check of the ablation claims
+    (each paired there with GR's own length-check runs, :func:`claims`)."""
+    return {label: lengthen(ss, epochs) for label, ss in family.items()}
 
 
 def length_check_specs(profile, results) -> Dict[str, list]:
@@ -288,7 +288,7 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
     other method (mean clean-validation mAP of its stored fresh runs) and AN at
     ``d.length_epochs``, once GR is chosen and every other method's fresh runs are stored (else
     ``later`` with the zoo's first other method as stand-in). :data:`ABLATION_LENGTH`: Table 3's
-    rows at ``d.length_epochs`` (:func:`ablation_length_specs`), when ``ablation`` is."""
+    rows at ``d.length_epochs`` (:func:`lengthen_each`), when ``ablation`` is."""
     st = _stage(d, stored)
     main_now = {label: st.fresh[label] for label in d.zoo if label in st.fresh}
     main_later = {label: st.later[label] for label in d.zoo if label in st.later}
@@ -297,10 +297,10 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
 
     if LABEL.gr in st.chosen:
         now["ablation"] = ablation_specs(d, st.kept(LABEL.gr))
-        now[ABLATION_LENGTH] = ablation_length_specs(now["ablation"], d.length_epochs)
+        now[ABLATION_LENGTH] = lengthen_each(now["ablation"], d.length_epochs)
     else:
         later["ablation"] = ablation_specs(d, {})
-        later[ABLATION_LENGTH] = ablation_length_specs(later["ablation"], d.length_epochs)
+        later[ABLATION_LENGTH] = lengthen_each(later["ablation"], d.length_epochs)
 
     main = {label: main_now.get(label) or main_later[label] for label in d.zoo}
     others = _others(d.zoo)
@@ -324,7 +324,7 @@ class GRRuns:
     tuning: Dict[str, Any]           # :meth:`mlpl_lab.chapters.tuning.Stage.record`
     ablation: Dict[str, list]        # Table 3's rows
     length: Dict[str, list]          # the length check
-    ablation_length: Dict[str, list] = field(default_factory=dict)  # Table 3's rows, trained longer
+    ablation_length: Dict[str, list]  # Table 3's rows, trained as long as the length check
 
     @property
     def compared(self) -> Dict[str, list]:
@@ -346,7 +346,7 @@ def results(d: GRDesign, runs: Runs) -> GRRuns:
     return GRRuns(d, splits_for(d.profile, d.regime, {}, d.fresh_seeds[0]),
                   {label: runs["main"][label] for label in d.zoo}, st.record(),
                   {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]),
-                  dict(runs.get(ABLATION_LENGTH, {})))
+                  dict(runs[ABLATION_LENGTH]))
 
 
 def live_seeds(profile) -> Tuple[int, ...]:
@@ -390,9 +390,8 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None, *,
     if length_check:
         epochs = length_check[LABEL.gr][0].spec.train["epochs"]
         for other in [k for k in length_check if k != LABEL.gr]:
-            row = f"the ablation row {other!r}" if other in ablation else other
+            row, paper = (f"the ablation row {other!r}", "Table 3's") if other in ablation else (other, "Table 2's")
             checks[other] = f"GR beats {row} with both trained {epochs} epochs (length check)"
-            paper = "Table 3's" if other in ablation else "Table 2's"
             rows.append(Claim(checks[other], f"{paper} comparison, at a longer schedule", f"GR ({epochs} ep.)",
                               f"{other} ({epochs} ep.)", length_check[LABEL.gr], length_check[other],
                               control_of=checked.get(other)))
