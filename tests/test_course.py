@@ -323,6 +323,8 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
                                                                     ci_family=[-1.2, 0.2], family="best", family_size=2,
                                                                     verdict="inconclusive", converged=False,
                                                                     a={"1": 80.0}, b={"1": 80.5}),
+                   "GR beats the ablation row 'k̂'": dict(claim, family="ablation", converged=False, b={"1": 78.0},
+                                                         schedule_bound="schedule-bound; the length check agrees"),
                    "an observation": dict(claim, n=2, seeds=[1, 2], verdict="inconclusive (2 seeds)",
                                           family="best", family_size=2, kind="observation")},
         "convergence": {"AN": True, "GR": {"seed 1": True, "seed 2": False, "seed 3": "schedule-bound"}}})
@@ -340,7 +342,10 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
     assert "  * *best (m = 2)*\n    * GR beats the best other zoo method (EM): -0.50 [-1.20, +0.20]" in text
     assert "    * an observation: +6.87 [+6.10, +7.60] (95 % unadjusted [+6.38, +7.36]) over 2 paired seed(s) (1, 2)" in text
     assert "(a run of it did not converge)" in text
-    assert "Distinct findings of the course: 2 (0 stated again" in text
+    # a schedule-bound claim carries § and what its length check found, as the take-aways do, not †'s words
+    line = next(x for x in text.splitlines() if "ablation row" in x)
+    assert line.endswith("— **holds** (§ schedule-bound; the length check agrees)")
+    assert "Distinct findings of the course: 3 (0 stated again" in text  # the observation is no finding
     assert "of a cpu series (executed 2026-11-26)" in text
     assert str(executed) not in text  # a path only the machine that ran the series holds
     assert not results.write_results(executed, page)  # current: nothing to change
