@@ -28,6 +28,8 @@ TARGET_S = 180  # issue 48: "finishes in <= 3 min"
 
 
 def manifest_keys(pack: Path) -> set:
+    if pack.is_dir():  # a pack of parts: its index
+        return {r["key"] for r in json.loads((pack / "pack.json").read_text())["runs"]}
     with tarfile.open(pack, "r:gz") as tar:
         first = tar.next()
         return {r["key"] for r in json.loads(tar.extractfile(first).read())["runs"]}
@@ -76,8 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--out", default=None, help="record path (default benchmarks/records/pack_serve_<profile>.json)")
     args = ap.parse_args(argv)
-    pack = ROOT / "data" / "packs" / f"{args.profile}-course.mlplpack"
-    if not pack.is_file():
+    pack = ROOT / "data" / "packs" / f"{args.profile}-course"
+    if not (pack / "pack.json").is_file():
         raise SystemExit(f"no shipped pack for profile {args.profile!r} ({pack})")
     keys = manifest_keys(pack)
     rows = []

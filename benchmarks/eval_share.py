@@ -19,12 +19,11 @@ Usage::
 from __future__ import annotations
 
 import json
-import tarfile
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACK = ROOT / "data" / "packs" / "cpu-course.mlplpack"
+PACK = ROOT / "data" / "packs" / "cpu-course"
 METHODS_RECORD = ROOT / "benchmarks" / "records" / "methods_cpu.json"
 RECORD = ROOT / "benchmarks" / "records" / "eval_share_cpu.json"
 
@@ -61,12 +60,12 @@ def family(spec: dict) -> str:
 
 
 def main() -> int:
-    t = tarfile.open(PACK)
-    manifest = json.load(t.extractfile("manifest.json"))
+    from mlpl_lab.runs.pack import contents
+
     fam = defaultdict(lambda: defaultdict(float))
-    for run in manifest["runs"]:
-        key, spec = run["key"], run["spec"]
-        hist = json.load(t.extractfile(f"runs/{key}/history.json"))["history"]
+    for item in contents(PACK):
+        spec = item["meta"]["spec"]
+        hist = json.loads(item["files"]["history.json"])["history"]
         f = fam[family(spec)]
         f["runs"] += 1
         f["epochs"] += len(hist)

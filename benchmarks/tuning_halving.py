@@ -25,7 +25,6 @@ import datetime as _dt
 import json
 import math
 import sys
-import tarfile
 from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,7 +36,7 @@ from records_io import write_record  # noqa: E402
 from mlpl_lab.catalogue.entries import by_label  # noqa: E402
 from mlpl_lab.chapters.tuning import GRIDS, choose, selection_seed, trial_points, trials_for  # noqa: E402
 
-PACK = ROOT / "data" / "packs" / "cpu-course.mlplpack"
+PACK = ROOT / "data" / "packs" / "cpu-course"
 FRACTIONS = (0.25, 1 / 3, 0.5)
 #: the seed the shipped pack's tuning trials ran on
 SELECTION_SEED = selection_seed("cpu")
@@ -118,13 +117,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    t = tarfile.open(PACK)
-    manifest = json.load(t.extractfile("manifest.json"))
+    from mlpl_lab.runs.pack import contents
+
+    items = contents(PACK)
+    manifest = {"runs": [item["meta"] for item in items]}
+    history = {item["key"]: json.loads(item["files"]["history.json"])["history"] for item in items}
     total_seconds = sum(float(r.get("seconds") or 0.0) for r in manifest["runs"])
     rows, trial_seconds = [], 0.0
     saved = {f: 0.0 for f in FRACTIONS}
     for label, runs in groups(manifest["runs"], trials_for("cpu")).values():
-        hist = [json.load(t.extractfile(f"runs/{r['key']}/history.json"))["history"] for r in runs]
+        hist = [history[r["key"]] for r in runs]
         full = [best_upto(h) for h in hist]
         chosen = argbest(full)
         secs = [float(r.get("seconds") or 0.0) for r in runs]

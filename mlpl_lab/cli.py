@@ -1,8 +1,8 @@
 """``mlpl-lab``: run the notebook series as reports; look after the run store.
 
 Dispatch only. Each subcommand is one module under :mod:`mlpl_lab.commands` holding its options
-(``add_parser``) and its handler: ``report``, ``plan``, ``benchmark``, ``store``, ``pack``,
-``course``. :func:`main` builds the parser from them, checks a command's arguments before any work
+(``add_parser``) and its handler: ``report``, ``plan``, ``train``, ``benchmark``, ``store``,
+``pack``, ``course``. :func:`main` builds the parser from them, checks a command's arguments before any work
 (its ``validate``), calls the handler, and maps the two errors of :mod:`mlpl_lab.commands.errors`
 to exit codes: :class:`UsageError` 2, :class:`CommandError` 1, each with its message.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 
-from .commands import benchmark, course, pack, plan, report, store
+from .commands import benchmark, course, pack, plan, report, store, train
 from .commands.errors import CommandError, UsageError
 from .commands.series import environment_kept
 
 #: the subcommands, in the order ``mlpl-lab --help`` lists them
-COMMANDS = (report, plan, benchmark, store, pack, course)
+COMMANDS = (report, plan, train, benchmark, store, pack, course)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.compat
 SHIPPED = shipped_pack("cpu")
 
 
-@pytest.mark.skipif(SHIPPED is None, reason="no cpu course pack shipped (data/packs/cpu-course.mlplpack)")
+@pytest.mark.skipif(SHIPPED is None, reason="no cpu course pack shipped (data/packs/cpu-course/)")
 def test_the_shipped_cpu_pack_serves_every_notebook_with_zero_trainings(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "empty"))
     store = RunStore(tmp_path / "empty" / "runs")

@@ -69,7 +69,7 @@ def test_the_reference_runs_are_runs_the_chapter_trains(chapter, profile):
             assert spec.init_from.key in keys
 
 
-SHIPPED = ROOT / "data" / "packs" / "cpu-course.mlplpack"
+SHIPPED = ROOT / "data" / "packs" / "cpu-course"
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def cpu_pack_store(tmp_path_factory):
     from mlpl_lab.runs import pack
 
     if not SHIPPED.exists():
-        pytest.skip("no course pack shipped (data/packs/cpu-course.mlplpack)")
+        pytest.skip("no course pack shipped (data/packs/cpu-course/)")
     store = RunStore(tmp_path_factory.mktemp("cpu-pack") / "runs")
     pack.import_pack(SHIPPED, store)
     return store

@@ -29,11 +29,14 @@ from mlpl_lab.runs.store import FRESH_ENV, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = shipped.shipped_pack("cpu")
-needs_pack = pytest.mark.skipif(SHIPPED is None, reason="no course pack shipped (data/packs/cpu-course.mlplpack)")
+needs_pack = pytest.mark.skipif(SHIPPED is None, reason="no course pack shipped (data/packs/cpu-course/)")
 
 
 def _manifest_keys(path: Path) -> set:
-    """The run keys of a pack's manifest, read independently of mlpl_lab (its first member)."""
+    """The run keys of a pack, read independently of mlpl_lab: a pack of parts' index
+    (``pack.json``), or a single file's manifest (its first member)."""
+    if path.is_dir():
+        return {r["key"] for r in json.loads((path / "pack.json").read_text())["runs"]}
     with tarfile.open(path, "r:gz") as tar:
         first = tar.next()
         assert first.name == "manifest.json"

@@ -20,7 +20,7 @@ from mlpl_lab.runs.store import RunStore
 
 SHIPPED = shipped_pack("cpu")
 needs_pack = pytest.mark.skipif(SHIPPED is None, reason="no course pack shipped yet (data/packs/"
-                                "cpu-course.mlplpack is made by the cold cpu series)")
+                                "cpu-course/ is made by the cold cpu series)")
 
 
 def series_keys(profile: str, serve_stored: bool = False) -> set:

@@ -207,7 +207,7 @@ def reference(chapter, profile, store: RunStore | None = None) -> Tuple[List[Opt
     runs = [store.get(s, loader=load_method) for s in specs]
     if not any(runs):
         return runs, (f"the converged {P.name} runs are not in the store: import the course pack "
-                      f"(mlpl-lab pack import data/packs/{P.name}-course.mlplpack) or run the notebook")
+                      f"(mlpl-lab pack import data/packs/{P.name}-course) or run the notebook")
     packs = sorted({r.origin.get("name") for r in runs if r is not None and r.origin})
     local = sum(1 for r in runs if r is not None and not r.origin)
     parts = [f"course pack {', '.join(map(repr, packs))}"] if packs else []

@@ -325,6 +325,31 @@ def plan_series(profile, notebooks: Sequence[str | Path], parameters: Mapping[st
     return SeriesPlan(P, plans, waves(s for nb in plans for s in nb.specs))
 
 
+def run_families(profile, notebooks: Sequence[str | Path], stored=None) -> Dict[str, Tuple[str, str]]:
+    """``{key: (notebook, family)}``: the designed family that first asks for each run (notebooks in
+    order, then each chapter's families in the order its ``specs`` declares them, ``now`` before
+    ``pending``), a run's dependencies going with it; ``stored``: what the choices read (the run
+    store by default). What a pack of parts groups its runs by (:mod:`mlpl_lab.runs.parts`)."""
+    from .asked import store_lookup
+
+    P = as_profile(profile)
+    stored = stored or store_lookup()
+    out: Dict[str, Tuple[str, str]] = {}
+    for path in notebooks:
+        path = Path(path)
+        params = notebook_parameters(path) | {"profile": P.name}
+        module, design = chapter_design(P, path.stem, params)
+        if module is None:
+            continue
+        asked = module.specs(design, stored)
+        for family, labels in list(asked.now.items()) + list(asked.pending.items()):
+            for specs in labels.values():
+                for spec in specs:
+                    for s in _walk(spec):
+                        out.setdefault(s.key, (path.stem, family))
+    return out
+
+
 def unknown_pending_families(profile, notebooks: Sequence[str | Path]) -> Tuple[List[str], List[str]]:
     """``(unknown, known)``: the pending families ``MLPL_LAB_TRAIN_PENDING`` names that none of
     ``notebooks`` declares under ``profile``, and those they declare (both empty when it names

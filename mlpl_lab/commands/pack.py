@@ -13,8 +13,10 @@ from .errors import CommandError
 def add_parser(sub) -> None:
     pk = sub.add_parser("pack", help="run packs: carry a store's runs to other machines")
     pk_sub = pk.add_subparsers(dest="pack_command", required=True)
-    ex = pk_sub.add_parser("export", help="write the runs the notebooks read to one checksummed file")
-    ex.add_argument("file", help="the pack to write (*.mlplpack)")
+    ex = pk_sub.add_parser("export", help="write the runs the notebooks read to one checksummed file, "
+                                          "or bring a pack of parts (a folder) up to date")
+    ex.add_argument("file", help="the pack to write: FILE.mlplpack (one file), or a folder (a pack of "
+                                 "immutable parts, one per designed family: what data/packs/ ships)")
     ex.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
     ex.add_argument("--notebooks", nargs="*", default=None, help="names or unique prefixes (default: all)")
     ex.add_argument("--weights", default="needed", choices=("needed", "all", "none"),
@@ -34,7 +36,7 @@ def add_parser(sub) -> None:
 
 def cmd_pack(args) -> int:
     """``mlpl-lab pack export|inspect|import|migrate``: run packs (:mod:`mlpl_lab.runs.pack`)."""
-    from ..runs import pack
+    from ..runs import pack, parts
 
     try:
         if args.pack_command == "export":
@@ -44,9 +46,12 @@ def cmd_pack(args) -> int:
 
                 plan = plan_series(args.profile, notebook_paths(None))
                 names = [nb.name for nb in plan.notebooks if nb.specs]
-            manifest = pack.export(args.file, args.profile, names, weights=args.weights, name=args.name)
-            print(pack.describe(manifest, Path(args.file).stat().st_size))
-            print(f"wrote {args.file}")
+            if Path(args.file).suffix == pack.SUFFIX:
+                manifest = pack.export(args.file, args.profile, names, weights=args.weights, name=args.name)
+                print(pack.describe(manifest, Path(args.file).stat().st_size))
+                print(f"wrote {args.file}")
+            else:
+                print(export_parts(args.file, args.profile, names, args.weights, args.name))
         elif args.pack_command == "migrate":
             from ..runs.migrate import migrate
 
@@ -55,7 +60,11 @@ def cmd_pack(args) -> int:
             print(f"wrote {args.out}: {len(manifest['rekeyed'])} runs re-keyed to key scheme "
                   f"{manifest['key_scheme']}, none retrained")
         elif args.pack_command == "inspect":
-            print(pack.describe(pack.inspect(args.file), Path(args.file).stat().st_size))
+            if parts.is_parts(args.file):
+                index, _ = parts.read_parts(args.file)
+                print(parts.describe_parts(index))
+            else:
+                print(pack.describe(pack.inspect(args.file), Path(args.file).stat().st_size))
         else:
             counts = pack.import_pack(args.file, replace=args.replace)
             print(f"pack {counts['manifest']['name']}: imported {counts['imported']} runs, kept "
@@ -66,3 +75,19 @@ def cmd_pack(args) -> int:
     except pack.PackError as exc:
         raise CommandError(str(exc)) from None
     return 0
+
+
+def export_parts(folder: str, profile: str, names, weights: str, name) -> str:
+    """Bring the pack of parts at ``folder`` up to date (:func:`mlpl_lab.runs.parts.export_parts`),
+    each run grouped by the designed family that asks for it; returns what changed, in words."""
+    from ..chapters.plan import run_families
+    from ..runs import parts
+
+    before = set()
+    if parts.is_parts(folder):
+        before = {p["file"] for p in parts.read_index(folder)["parts"]}
+    index = parts.export_parts(folder, profile, names, run_families(profile, notebook_paths(names)),
+                               weights=weights, name=name)
+    after = {p["file"] for p in index["parts"]}
+    return (parts.describe_parts(index) + f"\n{folder}: {len(after - before)} parts written, "
+            f"{len(after & before)} kept unchanged, {len(before - after)} removed")

@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
                     help="say how many runs of the series bumping COMPONENT's numerics version (one of "
                          "mlpl_lab/core/numerics.py VERSIONS: engine, data.scenes, model.small_cnn, "
                          "method.gr, ...) re-keys, and how long they take to train")
+    pl.add_argument("--families", action="store_true",
+                    help="also price each pending family on this machine kind and show how it splits "
+                         "into sittings (what `mlpl-lab train` trains)")
     pl.set_defaults(func=cmd_plan)
 
 
@@ -56,6 +59,10 @@ def cmd_plan(args) -> int:
     print(describe(plan, tflops=tflops, stored=lambda spec: looks_stored(store, spec), source=source))
     if tflops is None:
         print("no projection of the time: give --tflops X (the effective TFLOP/s of your device)")
+    if getattr(args, "families", False):
+        from ..chapters import families
+
+        print(families.describe_families(families.priced_families(args.profile, paths, store)))
     return 0
 
 

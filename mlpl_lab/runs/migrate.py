@@ -12,7 +12,7 @@ the same bytes), writes the new manifest (key scheme, versions, each run's compo
 seconds, where it was migrated from), verifies the written file as an import would, and only then
 renames it into place. A damaged input, or one of another numerics version, writes nothing.
 
-    mlpl-lab pack migrate data/packs/cpu-course.mlplpack /tmp/cpu-course.mlplpack
+    mlpl-lab pack migrate old-cpu-course.mlplpack /tmp/cpu-course.mlplpack
 """
 from __future__ import annotations
 

@@ -39,13 +39,14 @@ import gzip
 import hashlib
 import io
 import json
+import lzma
 import os
 import shutil
 import tarfile
 import time
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..core.numerics import KEY_SCHEME, VERSIONS
 from .access import accessed
@@ -107,6 +108,54 @@ def starts_from(store: RunStore, key: str) -> List[str]:
     return out
 
 
+def wanted_runs(store: RunStore, profile: str, notebooks: Sequence[str], weights: str = "needed"
+                ) -> Tuple[Dict[str, Dict[str, bool]], Dict[str, bool]]:
+    """``(per notebook, {key: carry its weights})``: the runs ``notebooks`` read under ``profile``
+    (:func:`notebook_runs`) and the runs they start from, each with whether a pack made with
+    ``weights`` (``needed``: those a notebook loaded; ``all``; ``none``) carries its weights."""
+    if weights not in WEIGHTS:
+        raise PackError(f"--weights {weights!r}: choose one of {', '.join(WEIGHTS)}")
+    per_notebook = notebook_runs(store, profile, notebooks)
+    loaded: Dict[str, bool] = {}
+    for runs in per_notebook.values():
+        for key, was_loaded in runs.items():
+            loaded[key] = loaded.get(key, False) or was_loaded
+    for key in list(loaded):  # and the runs they start from (a series' plan asks for those too)
+        for dep in starts_from(store, key):
+            loaded.setdefault(dep, False)
+    return per_notebook, {k: weights == "all" or (weights == "needed" and v) for k, v in loaded.items()}
+
+
+def run_entry(store: RunStore, key: str, with_weights: bool,
+              thin: Optional[Callable[[bytes, Dict[str, Any]], bytes]] = None
+              ) -> Tuple[Dict[str, Any], Dict[str, bytes]]:
+    """``(manifest entry, {file: bytes})`` of stored run ``key`` as a pack carries it (its weights
+    when ``with_weights``; ``thin(history bytes, summary)`` rewrites the history where given). The
+    run must be whole and keyed by this code's versions (else :class:`PackError` naming the fix)."""
+    folder = store.root / key
+    try:
+        summary, spec, _ = read_run(folder)
+    except (FileNotFoundError, DamagedRunError) as exc:
+        raise PackError(f"run {key} that a notebook read is missing or damaged in {store.root} "
+                        f"({exc}); run the report again, then export") from None
+    run_spec = RunSpec.from_dict(spec)
+    if run_spec.key != key:
+        raise PackError(f"run {key}: its spec gives another key (made at other numerics "
+                        "versions); run the report again, then export")
+    if with_weights and "_pack" in summary and not (folder / "weights.pt").exists():
+        raise PackError(f"run {key} came from a pack without its weights; retrain it or import a "
+                        "pack that has them before exporting with them")
+    files = {f: (folder / f).read_bytes() for f in RUN_FILES if f != "weights.pt" or with_weights}
+    if thin is not None:
+        files["history.json"] = thin(files["history.json"], summary)
+    meta = {"key": key, "describe": summary.get("describe"), "spec": spec,
+            "components": versions_of(run_spec), "seconds": summary.get("seconds"),
+            "environment": summary.get("environment"),
+            "commit": summary.get("commit"), "created": summary.get("created"),
+            "weights": with_weights}
+    return meta, files
+
+
 def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weights: str = "needed",
            store: RunStore | None = None, name: str | None = None) -> Dict[str, Any]:
     """Write the runs ``notebooks`` read under ``profile`` to a pack at ``path``; returns the
@@ -117,40 +166,13 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
     path = Path(path)
     if path.suffix != SUFFIX:
         raise PackError(f"{path}: name the pack *{SUFFIX} (e.g. cpu-course{SUFFIX})")
-    per_notebook = notebook_runs(store, profile, notebooks)
-    keys: Dict[str, bool] = {}
-    for runs in per_notebook.values():
-        for key, loaded in runs.items():
-            keys[key] = keys.get(key, False) or loaded
-    for key in list(keys):  # and the runs they start from (a series' plan asks for those too)
-        for dep in starts_from(store, key):
-            keys.setdefault(dep, False)
+    per_notebook, keys = wanted_runs(store, profile, notebooks, weights)
     members: Dict[str, bytes] = {}
     runs_meta = []
     for key in sorted(keys):
-        folder = store.root / key
-        try:
-            summary, spec, _ = read_run(folder)
-        except (FileNotFoundError, DamagedRunError) as exc:
-            raise PackError(f"run {key} that a notebook read is missing or damaged in {store.root} "
-                            f"({exc}); run the report again, then export") from None
-        run_spec = RunSpec.from_dict(spec)
-        if run_spec.key != key:
-            raise PackError(f"run {key}: its spec gives another key (made at other numerics "
-                            "versions); run the report again, then export")
-        with_weights = weights == "all" or (weights == "needed" and keys[key])
-        if with_weights and "_pack" in summary and not (folder / "weights.pt").exists():
-            raise PackError(f"run {key} came from a pack without its weights; retrain it or import a "
-                            "pack that has them before exporting with them")
-        for f in RUN_FILES:
-            if f == "weights.pt" and not with_weights:
-                continue
-            members[f"runs/{key}/{f}"] = (folder / f).read_bytes()
-        runs_meta.append({"key": key, "describe": summary.get("describe"), "spec": spec,
-                          "components": versions_of(run_spec), "seconds": summary.get("seconds"),
-                          "environment": summary.get("environment"),
-                          "commit": summary.get("commit"), "created": summary.get("created"),
-                          "weights": with_weights})
+        meta, files = run_entry(store, key, keys[key])
+        runs_meta.append(meta)
+        members.update({f"runs/{key}/{f}": data for f, data in files.items()})
     now = _dt.datetime.now(_dt.timezone.utc)
     manifest = {
         "format": FORMAT, "name": name or f"{profile}-{now:%Y-%m-%d}", "profile": profile,
@@ -166,25 +188,53 @@ def export(path: str | os.PathLike, profile: str, notebooks: Sequence[str], weig
 
 
 def write_pack(path: Path, manifest: Dict[str, Any], members: Dict[str, bytes],
-               check: Optional[Callable[[Path], None]] = None) -> None:
+               check: Optional[Callable[[Path], None]] = None, compression: str = "gz") -> None:
     """Write ``manifest`` and ``members`` as a pack at ``path`` atomically (a temporary file, then
-    one rename; ``check(tmp)`` may refuse the written file before the rename)."""
-    text = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    one rename; ``check(tmp)`` may refuse the written file before the rename). The bytes are a
+    function of ``manifest``, ``members`` and ``compression`` alone (:func:`pack_bytes`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
-                tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            for member, data in [("manifest.json", text),
-                                 ("manifest.sha256", _sha256(text).encode())] + sorted(members.items()):
-                info = tarfile.TarInfo(member)
-                info.size, info.mtime, info.mode = len(data), 0, 0o644
-                tar.addfile(info, io.BytesIO(data))
+        tmp.write_bytes(pack_bytes(manifest, members, compression))
         if check is not None:
             check(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+#: the compressions a pack may use: gzip (single-file packs) and xz (the shipped pack's parts)
+COMPRESSIONS = ("gz", "xz")
+#: the xz preset of a pack's parts (:func:`pack_bytes`; benchmarks/bench_pack_parts.py measured the choice)
+XZ_PRESET = 6
+
+
+def pack_bytes(manifest: Dict[str, Any], members: Dict[str, bytes], compression: str = "gz") -> bytes:
+    """A pack's bytes: a tar (manifest.json, manifest.sha256, then the members sorted by name; every
+    time stamp, owner and mode fixed) compressed with ``compression`` (no file name or time in the
+    header). The same manifest and members give the same bytes."""
+    if compression not in COMPRESSIONS:
+        raise PackError(f"compression {compression!r}: choose one of {', '.join(COMPRESSIONS)}")
+    text = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    buf = io.BytesIO()
+    outer = (lzma.LZMAFile(buf, mode="wb", format=lzma.FORMAT_XZ, preset=XZ_PRESET) if compression == "xz"
+             else gzip.GzipFile(filename="", fileobj=buf, mode="wb", mtime=0))
+    with outer, tarfile.open(fileobj=outer, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for member, data in [("manifest.json", text),
+                             ("manifest.sha256", _sha256(text).encode())] + sorted(members.items()):
+            info = tarfile.TarInfo(member)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _decompressed(raw) -> Any:
+    """A reader of the decompressed stream of ``raw`` (a binary file), by its magic bytes: xz or gzip."""
+    head = raw.read(6)
+    raw.seek(0)
+    if head == b"\xfd7zXZ\x00":
+        return lzma.LZMAFile(raw, mode="rb", format=lzma.FORMAT_XZ)
+    return gzip.GzipFile(fileobj=raw, mode="rb")
 
 
 def _exporter_environment(runs_meta: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -231,18 +281,19 @@ def _check_name(member: tarfile.TarInfo) -> None:
         raise PackError(f"member {name!r} is not a plain file (a device, fifo or folder): refused")
 
 
-def read_pack(path: str | os.PathLike) -> Dict[str, Any]:
+def read_pack(path: str | os.PathLike, data: Optional[bytes] = None) -> Dict[str, Any]:
     """The verified contents of a pack: ``{"manifest": ..., "members": {name: bytes}}``. Raises
-    :class:`PackError` naming the first problem; reads only what the manifest declares."""
+    :class:`PackError` naming the first problem; reads only what the manifest declares. ``data``:
+    the pack's bytes, already read (``path`` then only names it in messages)."""
     path = Path(path)
-    if not path.is_file():
+    if data is None and not path.is_file():
         raise PackError(f"{path}: no such pack file")
     members: Dict[str, bytes] = {}
     manifest: Optional[Dict[str, Any]] = None
     declared: Dict[str, Dict[str, Any]] = {}
     try:
-        with open(path, "rb") as raw:
-            capped = _Capped(gzip.GzipFile(fileobj=raw, mode="rb"), MAX_MANIFEST_BYTES + 4096)
+        with (open(path, "rb") if data is None else io.BytesIO(data)) as raw:
+            capped = _Capped(_decompressed(raw), MAX_MANIFEST_BYTES + 4096)
             with tarfile.open(fileobj=io.BufferedReader(capped, 1 << 16), mode="r|") as tar:
                 for i, member in enumerate(tar):
                     _check_name(member)
@@ -283,7 +334,8 @@ def read_pack(path: str | os.PathLike) -> Dict[str, Any]:
                         members[member.name] = data
     except PackError:
         raise
-    except (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError) as exc:
+    except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError, gzip.BadGzipFile,
+            UnicodeDecodeError) as exc:
         raise PackError(f"{path} is damaged or truncated, or not a run pack ({type(exc).__name__}: "
                         f"{str(exc) or 'unexpected end'}); get the file again") from None
     if manifest is None:
@@ -392,10 +444,26 @@ def _verify_runs(pack: Dict[str, Any], scheme_1_numerics: Optional[int] = None) 
 
 
 def inspect(path: str | os.PathLike) -> Dict[str, Any]:
-    """The verified manifest of a pack (nothing is written)."""
+    """The verified manifest of a pack (of a pack of parts, its index: every part verified);
+    nothing is written."""
+    if Path(path).is_dir():
+        from .parts import read_parts
+
+        return read_parts(path)[0]
     pack = read_pack(path)
     _verify_runs(pack)
     return pack["manifest"]
+
+
+def contents(path: str | os.PathLike) -> List[Dict[str, Any]]:
+    """Every run of a pack (a single file, or a pack of parts), verified: ``{"key", "meta" (its
+    manifest entry: spec, components, seconds, ...), "files" ({file: bytes or None})}``; nothing
+    is written (what the benchmark scripts read the shipped pack's records with)."""
+    if Path(path).is_dir():
+        from .parts import read_parts
+
+        return read_parts(path)[1]
+    return _verify_runs(read_pack(path))
 
 
 def current_keys(manifest: Dict[str, Any]) -> List[str]:
@@ -437,15 +505,23 @@ def describe(manifest: Dict[str, Any], size: int | None = None) -> str:
 
 
 # ------------------------------------------------------------------------------------- import
-def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace: bool = False) -> Dict[str, Any]:
+def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace: bool = False,
+                keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
     """Verify the pack at ``path`` whole, then move its runs into the store; returns
     ``{"imported": n, "kept": n, "replaced": n, "stale": n, "manifest": ...}``. Nothing is written
     unless every check passes; a run already in the store is kept unless ``replace``; a stale run
-    (a component bumped since the pack was made) is not imported."""
+    (a component bumped since the pack was made) is not imported. ``path`` may be a pack of parts
+    (a folder, :mod:`mlpl_lab.runs.parts`): then each part is verified whole, and with ``keys``
+    only the parts that hold one of them are read."""
     store = store or RunStore()
-    pack = read_pack(path)
-    runs = _verify_runs(pack)
-    manifest = pack["manifest"]
+    if Path(path).is_dir():
+        from .parts import read_parts
+
+        manifest, runs = read_parts(path, keys)
+    else:
+        pack = read_pack(path)
+        runs = _verify_runs(pack)
+        manifest = pack["manifest"]
     store.root.mkdir(parents=True, exist_ok=True)
     stage = store.root / f".tmp-pack.{os.getpid()}.{time.time_ns()}"
     counts = {"imported": 0, "kept": 0, "replaced": 0, "stale": 0}
@@ -469,6 +545,8 @@ def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace:
                       "pack_commit": manifest.get("commit"), "created": manifest.get("created"),
                       "run_created": run["meta"].get("created"), "environment": run["meta"].get("environment"),
                       "weights": run["files"]["weights.pt"] is not None, "imported": time.time()}
+            if run.get("part"):
+                origin["part"] = run["part"]
             (folder / PACK_FILE).write_text(json.dumps(origin, indent=1, sort_keys=True))
             staged.append((key, folder, exists))
         for key, folder, exists in staged:  # every check passed: each run renamed into place
@@ -487,7 +565,7 @@ def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace:
                     counts["kept"] += 1
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return counts | {"manifest": manifest}
+    return counts | {"manifest": manifest, "parts_read": len({r["part"] for r in runs if r.get("part")})}
 
 
 # ------------------------------------------------------------------------------------- provenance

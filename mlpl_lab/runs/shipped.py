@@ -1,15 +1,18 @@
 """The course pack shipped with the lab, served wherever a notebook runs.
 
-``data/packs/<profile>-course.mlplpack`` holds every run of a profile's course series. Both ways
+``data/packs/<profile>-course/`` holds every run of a profile's course series, as a pack of immutable
+parts (:mod:`mlpl_lab.runs.parts`: an index and one part per designed family; a single-file
+``<profile>-course.mlplpack`` is read where a checkout has one instead). Both ways
 into the notebooks use :func:`import_missing`: ``mlpl-lab report`` (``make report``) before it
 executes them, and :func:`mlpl_lab.reporting.report.setup_notebook` at the top of every notebook,
 so Run All in JupyterLab, papermill and nbconvert serve the same pack as ``make report``.
 
-The check is cheap: the pack's manifest (its first member, a few hundred kB) lists every run key;
-the store's keys are its folder names. Only when the store lacks a key the pack holds is the pack
-read and verified whole and imported (:func:`mlpl_lab.runs.pack.import_pack`: a run already in
+The check is cheap: the pack's index (``pack.json``) lists every run key; the store's keys are its
+folder names. Only when the store lacks a key the pack holds are the parts that hold the missing
+keys read, verified whole and imported (:func:`mlpl_lab.runs.pack.import_pack`: a run already in
 the store is kept — a run trained here wins), so a store with a student's own runs (a live
-exercise, a smoke run) still gets the pack, and a store that has it pays ~10 ms per notebook.
+exercise, a smoke run) still gets the pack, a store that lacks one new family reads that family's
+part, and a store that has it all pays a few ms per notebook.
 
 Nothing is imported under ``--fresh`` / ``--cold`` (:data:`~mlpl_lab.runs.store.FRESH_ENV` set:
 the series is retrained on purpose) or with ``MLPL_LAB_SHIPPED_PACK=off``.
@@ -38,8 +41,14 @@ class ShippedPackError(RuntimeError):
 
 
 def shipped_pack(profile: Any) -> Optional[Path]:
-    """The course pack shipped for ``profile`` (a name or a Profile), if any."""
+    """The course pack shipped for ``profile`` (a name or a Profile), if any: the pack of parts
+    ``data/packs/<profile>-course/``, else a single file ``<profile>-course.mlplpack``."""
+    from .parts import is_parts
+
     name = getattr(profile, "name", profile)
+    folder = PACK_DIR / f"{name}-course"
+    if is_parts(folder):
+        return folder
     path = PACK_DIR / f"{name}-course.mlplpack"
     return path if path.is_file() else None
 
@@ -48,10 +57,18 @@ _MANIFESTS: Dict[Tuple[str, int, int], Dict[str, Any]] = {}
 
 
 def manifest_of(path: Path) -> Dict[str, Any]:
-    """The pack's manifest, its sha256 checked (the first two members only: the runs are not
-    read). Memoised on the file's path, size and modification time."""
+    """The pack's manifest (for a pack of parts, its index: :func:`mlpl_lab.runs.parts.read_index`),
+    its sha256 checked (the first two members only: the runs are not read). Memoised on the
+    file's path, size and modification time."""
     from .pack import PackError, _sha256, MAX_MANIFEST_BYTES
+    from .parts import INDEX, is_parts, read_index
 
+    if is_parts(path):
+        st = (path / INDEX).stat()
+        cache = (str(path / INDEX), st.st_size, st.st_mtime_ns)
+        if cache not in _MANIFESTS:
+            _MANIFESTS[cache] = read_index(path)
+        return _MANIFESTS[cache]
     st = path.stat()
     cache = (str(path), st.st_size, st.st_mtime_ns)
     if cache not in _MANIFESTS:
@@ -123,15 +140,17 @@ def import_missing(profile: Any, store: RunStore | None = None) -> Optional[Dict
         return None
     t0 = time.perf_counter()
     try:
-        counts = import_pack(path, store)
+        counts = import_pack(path, store, keys=lacking)
     except PackError as exc:
         raise ShippedPackError(f"the shipped course pack {path}: {exc}") from None
     seconds = time.perf_counter() - t0
     manifest = counts["manifest"]
     kept = counts["kept"]
     line = (f"[mlpl-lab] the store lacked {len(lacking)} of the {len(manifest['runs'])} runs of the shipped course "
-            f"pack {path.name} ({manifest['name']}): imported {counts['imported']}, verified whole, in "
-            f"{seconds:.1f} s" + (f"; kept the {kept} runs already here (a local run wins)" if kept else "")
+            f"pack {path.name} ({manifest['name']}): imported {counts['imported']}, "
+            + (f"from {counts['parts_read']} of its {len(manifest['parts'])} parts, each verified whole, in "
+               if manifest.get("parts") else "verified whole, in ")
+            + f"{seconds:.1f} s" + (f"; kept the {kept} runs already here (a local run wins)" if kept else "")
             + f"; {SHIPPED_ENV}=off or `mlpl-lab report --cold` trains instead")
     return {"imported": counts["imported"], "kept": kept, "seconds": seconds, "path": path,
             "manifest": manifest, "line": line}

@@ -1,0 +1,367 @@
+"""A pack of immutable parts: the shipped course pack as a folder that git keeps cheaply.
+
+A single-file pack (:mod:`mlpl_lab.runs.pack`) is written whole whenever one run joins it, and git
+keeps every version of it. A pack of parts is a folder::
+
+    pack.json                 the index: format 2, the pack's name, profile, when and at which commit
+                              it was last exported, its key scheme, the notebooks it covers in full,
+                              every part (file, size, sha256, notebook, family, device kind, runs)
+                              and every run (key, the versions of its components, its part, the
+                              seconds it trained)
+    parts/<part>.mlplpart     a run pack of the single-file format, xz-compressed, holding the runs
+                              of one designed family trained on one device kind
+
+**Immutable parts.** A part's bytes are a function of its runs alone
+(:func:`mlpl_lab.runs.pack.pack_bytes`): its manifest holds no export time or commit, only the
+versions of the components its own runs use, and its file is named for its notebook, family,
+device kind and the first hex digits of its sha256. :func:`export_parts` keeps every part of the
+folder whose runs are all still wanted and would be written with the same bytes; only the runs
+outside those parts are grouped (by the family that asks for them, :func:`group_key`) into new
+parts. So exporting an unchanged pack changes no file, a family that joins adds its part, and a
+family retrained replaces its part only; git's history grows by new runs only. A group larger than
+:data:`TARGET_PART_BYTES` (estimated compressed) is split, so no part nears :data:`MAX_PART_BYTES`.
+
+**Thinned histories.** A part carries what the notebooks read (:func:`thin_history`): every
+epoch's scalar metrics, with the per-class AP lists kept at the best and the last epoch only (no
+figure reads them elsewhere), and the floats of fields no claim or choice reads (losses, rates,
+diagnostics, seconds; not ``val_*``/``test_*``) rounded to 6 significant digits.
+``benchmarks/bench_pack_parts.py`` measured the layout (sizes in git, the import's seconds).
+
+**Reading** (:func:`read_parts`) trusts nothing: the index's size and fields first (each part a
+plain file name in ``parts/``, every run key listed once), then each part it reads is checked
+against the size and sha256 the index gives *before* it is parsed, verified whole like any pack
+(:func:`mlpl_lab.runs.pack.read_pack`, :func:`~mlpl_lab.runs.pack._verify_runs`: member names,
+sizes, hashes, keys against specs, weights loadable with ``weights_only=True``), and must hold
+exactly the runs the index lists for it. With ``keys`` only the parts that hold one of them are
+read, so a store that lacks one family's runs reads that family's part.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+import zlib
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ..core.numerics import KEY_SCHEME
+from .environment import git_commit
+from .pack import (FORMAT as PART_FORMAT, PackError, _exporter_environment, _sha256, _verify_runs,
+                   pack_bytes, read_pack, run_entry, wanted_runs)
+from .store import RunStore
+
+#: the index format this code writes and reads
+FORMAT = 2
+INDEX = "pack.json"
+PARTS = "parts"
+SUFFIX = ".mlplpart"
+#: no part file may be larger (refused on export and on import): git's history keeps every file
+MAX_PART_BYTES = 8 * 2 ** 20
+#: where a group of runs is split into several parts (estimated compressed size)
+TARGET_PART_BYTES = 6 * 2 ** 20
+#: what an index may weigh (it is read before anything is checked against it)
+MAX_INDEX_BYTES = 16 * 2 ** 20
+#: significant digits kept of the floats :func:`thin_history` rounds
+DIGITS = 6
+_PART_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.mlplpart$")
+
+
+def is_parts(path: str | os.PathLike) -> bool:
+    """Is ``path`` a pack of parts (a folder holding :data:`INDEX`)?"""
+    return (Path(path) / INDEX).is_file()
+
+
+# ------------------------------------------------------------------------------------- thinning
+def _exact(field: str) -> bool:
+    """Fields a claim, a choice or a convergence test reads: kept to the last digit."""
+    return field.startswith(("val_", "test_"))
+
+
+def _round(x: Any) -> Any:
+    if isinstance(x, float) and math.isfinite(x) and x != 0.0:
+        return float(f"{x:.{DIGITS}g}")
+    return x
+
+
+def thin_history(data: bytes, summary: Mapping[str, Any]) -> bytes:
+    """A run's ``history.json`` as a part carries it: per-class lists (``val_AP``) at the best and
+    the last epoch only, and the floats of fields other than ``val_*``/``test_*`` rounded to
+    :data:`DIGITS` significant digits. Thinning a thinned history changes nothing."""
+    hist = json.loads(data)
+    rows = hist["history"]
+    keep = {int(summary["best_epoch"]), len(rows) - 1}
+    for i, row in enumerate(rows):
+        for field in list(row):
+            value = row[field]
+            if isinstance(value, list) and i not in keep:
+                del row[field]
+            elif not _exact(field):
+                row[field] = [_round(v) for v in value] if isinstance(value, list) else _round(value)
+    hist["initial"] = {k: _round(v) for k, v in (hist.get("initial") or {}).items()}
+    return json.dumps(hist, allow_nan=True, separators=(",", ":")).encode()
+
+
+# ------------------------------------------------------------------------------------- export
+def slug(text: str, limit: int = 60) -> str:
+    """``text`` as a file-name fragment: lower-case ASCII letters, digits and dashes."""
+    out = re.sub(r"[^a-z0-9]+", "-", text.lower().encode("ascii", "ignore").decode()).strip("-")
+    return out[:limit].strip("-") or "runs"
+
+
+def device_kind(environment: Mapping[str, Any] | None) -> str:
+    """The device kind a run was trained on (``cpu``, ``cuda``, ...), from its environment."""
+    return str((environment or {}).get("device") or "cpu").split(":")[0]
+
+
+def group_key(notebook: str, family: str, device: str) -> Tuple[str, str, str]:
+    return (notebook, family, device)
+
+
+def _estimate(files: Mapping[str, bytes]) -> int:
+    """A cheap upper estimate of a run's compressed size in a part (zlib at level 1; xz is smaller)."""
+    return sum(len(zlib.compress(data, 1)) for data in files.values())
+
+
+def _part_manifest(profile: str, group: Tuple[str, str, str], metas: List[Dict[str, Any]],
+                   members: Dict[str, bytes]) -> Dict[str, Any]:
+    notebook, family, device = group
+    versions: Dict[str, int] = {}
+    for meta in metas:
+        versions.update(meta["components"])
+    return {"format": PART_FORMAT, "name": f"{notebook} · {family} · {device}", "profile": profile,
+            "notebook": notebook, "family": family, "device": device, "key_scheme": KEY_SCHEME,
+            "versions": dict(sorted(versions.items())), "runs": metas,
+            "environment": _exporter_environment(metas),
+            "members": {m: {"size": len(b), "sha256": _sha256(b)} for m, b in sorted(members.items())}}
+
+
+def _part_file(group: Tuple[str, str, str], data: bytes) -> str:
+    notebook, family, device = group
+    return f"{slug(notebook.split('_')[0], 8)}-{slug(family)}-{slug(device, 8)}-{_sha256(data)[:10]}{SUFFIX}"
+
+
+def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[str],
+                 family_of: Mapping[str, Tuple[str, str]], weights: str = "needed",
+                 store: RunStore | None = None, name: str | None = None) -> Dict[str, Any]:
+    """Write (or bring up to date) the pack of parts at ``folder`` with the runs ``notebooks`` read
+    under ``profile``; returns the index. ``family_of``: ``{key: (notebook, family)}``, the designed
+    family that asks for each run (a run it does not name goes to its notebook's ``other`` part).
+
+    A part already in ``folder`` whose runs are all wanted, with the same bytes, is kept as it is;
+    the other runs form new parts, one per family and device kind (split past
+    :data:`TARGET_PART_BYTES`); parts no longer listed are deleted after the index is written. The
+    index is rewritten only when its parts or notebooks change."""
+    store = store or RunStore()
+    folder = Path(folder)
+    per_notebook, wanted = wanted_runs(store, profile, notebooks, weights)
+    entries: Dict[str, Tuple[Dict[str, Any], Dict[str, bytes]]] = {
+        key: run_entry(store, key, wanted[key], thin_history) for key in sorted(wanted)}
+    old = read_index(folder) if is_parts(folder) else None
+    parts: List[Dict[str, Any]] = []
+    part_keys: Dict[str, List[str]] = {}
+    for part in (old or {}).get("parts", []):
+        keys = [r["key"] for r in old["runs"] if r["part"] == part["file"]]
+        if keys and all(k in entries for k in keys) and _same_runs(folder, part, keys, entries):
+            parts.append(part)
+            part_keys[part["file"]] = keys
+    placed = {k for keys in part_keys.values() for k in keys}
+    groups: Dict[Tuple[str, str, str], List[str]] = {}
+    for key, (meta, _) in entries.items():
+        if key not in placed:
+            notebook, family = family_of.get(key, (_first_notebook(key, per_notebook), "other"))
+            groups.setdefault(group_key(notebook, family, device_kind(meta.get("environment"))), []).append(key)
+    (folder / PARTS).mkdir(parents=True, exist_ok=True)
+    for group, keys in sorted(groups.items()):
+        for chunk in _chunks(keys, entries):
+            part = _write_part(folder, profile, group, chunk, entries)
+            parts.append(part)
+            part_keys[part["file"]] = chunk
+    parts.sort(key=lambda p: p["file"])
+    runs = sorted(({"key": key, "components": entries[key][0]["components"], "part": file,
+                    "seconds": entries[key][0]["seconds"]}
+                   for file, keys in part_keys.items() for key in keys), key=lambda r: r["key"])
+    notebooks_covered = {nb: {"runs": len(r), "weights": sum(wanted[k] for k in r)}
+                         for nb, r in sorted(per_notebook.items())}
+    if old is not None and old["parts"] == parts and old.get("notebooks") == notebooks_covered \
+            and old["runs"] == runs and (name is None or old["name"] == name):
+        index = old  # nothing changed: the index stays as it is, byte for byte
+    else:
+        now = _dt.datetime.now(_dt.timezone.utc)
+        index = {"format": FORMAT, "name": name or f"{profile}-{now:%Y-%m-%d}", "profile": profile,
+                 "created": now.isoformat(timespec="seconds"), "commit": git_commit(),
+                 "key_scheme": KEY_SCHEME, "weights": weights,
+                 "environment": _exporter_environment([e[0] for e in entries.values()]),
+                 "notebooks": notebooks_covered, "parts": parts, "runs": runs}
+        _write_atomic(folder / INDEX, json.dumps(index, indent=1, sort_keys=True).encode() + b"\n")
+    listed = {p["file"] for p in index["parts"]}
+    for path in (folder / PARTS).iterdir():  # parts no index lists: replaced or dropped
+        if path.name not in listed:
+            path.unlink()
+    return index
+
+
+def _first_notebook(key: str, per_notebook: Mapping[str, Mapping[str, bool]]) -> str:
+    return next((nb for nb, runs in per_notebook.items() if key in runs), "other")
+
+
+def _same_runs(folder: Path, part: Dict[str, Any], keys: List[str],
+               entries: Mapping[str, Tuple[Dict[str, Any], Dict[str, bytes]]]) -> bool:
+    """Would ``keys`` be written into a part with the same members as the existing ``part``?"""
+    try:
+        manifest = _read_part(folder, part)["manifest"]
+    except PackError:
+        return False  # a damaged part is written again
+    want = {f"runs/{k}/{f}": _sha256(data) for k in keys for f, data in entries[k][1].items()}
+    have = {m: v["sha256"] for m, v in manifest["members"].items()}
+    return want == have and [r["key"] for r in manifest["runs"]] == sorted(keys) \
+        and all(r == entries[r["key"]][0] for r in manifest["runs"])
+
+
+def _chunks(keys: List[str], entries) -> List[List[str]]:
+    """``keys`` (sorted) cut where the estimated compressed size would pass :data:`TARGET_PART_BYTES`."""
+    out: List[List[str]] = [[]]
+    size = 0
+    for key in keys:
+        est = _estimate(entries[key][1])
+        if out[-1] and size + est > TARGET_PART_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(key)
+        size += est
+    return out
+
+
+def _write_part(folder: Path, profile: str, group, keys: List[str], entries) -> Dict[str, Any]:
+    metas = [entries[k][0] for k in keys]
+    members = {f"runs/{k}/{f}": data for k in keys for f, data in entries[k][1].items()}
+    data = pack_bytes(_part_manifest(profile, group, metas, members), members, "xz")
+    if len(data) > MAX_PART_BYTES:
+        raise PackError(f"the part of {group[0]} · {group[1]} is {len(data)} bytes, over {MAX_PART_BYTES}: "
+                        f"a single run is larger than a part may be; export it with --weights none")
+    file = _part_file(group, data)
+    path = folder / PARTS / file
+    if not (path.is_file() and path.read_bytes() == data):
+        _write_atomic(path, data)
+    notebook, family, device = group
+    return {"file": file, "size": len(data), "sha256": _sha256(data), "notebook": notebook,
+            "family": family, "device": device, "n_runs": len(keys)}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------------- reading
+def read_index(folder: str | os.PathLike) -> Dict[str, Any]:
+    """The index of the pack of parts at ``folder``, its fields checked (nothing else is read)."""
+    path = Path(folder) / INDEX
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode):
+            raise PackError(f"{path} is not a plain file: refused")
+        if st.st_size > MAX_INDEX_BYTES:
+            raise PackError(f"{path} is {st.st_size} bytes (at most {MAX_INDEX_BYTES}): refused")
+        index = json.loads(path.read_bytes())
+        fmt = int(index["format"])
+        parts, runs = index["parts"], index["runs"]
+        files = [str(p["file"]) for p in parts]
+        for p in parts:
+            int(p["size"]), str(p["sha256"])
+    except FileNotFoundError:
+        raise PackError(f"{Path(folder)}: no {INDEX}, not a pack of parts") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise PackError(f"{path} cannot be read ({type(exc).__name__}: {exc}): the pack is damaged; "
+                        "get it again") from None
+    if fmt > FORMAT:
+        raise PackError(f"{path} has format {fmt}, made by a newer mlpl_lab; this one reads format "
+                        f"{FORMAT}: update mlpl_lab")
+    bad = [f for f in files if not _PART_NAME.match(f)]
+    if bad:
+        raise PackError(f"{path} names the part {bad[0]!r}: a part is a plain file name ending {SUFFIX}; refused")
+    if len(set(files)) != len(files):
+        raise PackError(f"{path} lists a part twice: refused")
+    keys = [str(r.get("key")) for r in runs]
+    if len(set(keys)) != len(keys) or not all(k.isalnum() for k in keys) \
+            or not all(r.get("part") in set(files) for r in runs):
+        raise PackError(f"{path}: a run is listed twice, is not a run key, or names no part of the index; refused")
+    return index
+
+
+def _read_part(folder: Path, part: Mapping[str, Any]) -> Dict[str, Any]:
+    """One part's verified contents (:func:`mlpl_lab.runs.pack.read_pack`), its file first checked
+    against the size and sha256 the index gives."""
+    path = Path(folder) / PARTS / part["file"]
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        raise PackError(f"part {part['file']} is missing from {Path(folder) / PARTS}; get the pack again") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PackError(f"part {part['file']} is not a plain file (a link or a device): refused")
+    if st.st_size != int(part["size"]) or st.st_size > MAX_PART_BYTES:
+        raise PackError(f"part {part['file']} is {st.st_size} bytes, the index says {part['size']} "
+                        f"(at most {MAX_PART_BYTES}): refused before reading it; get the pack again")
+    data = path.read_bytes()
+    if len(data) != int(part["size"]) or _sha256(data) != part["sha256"]:
+        raise PackError(f"part {part['file']} does not match its sha256 in {INDEX}: the pack is damaged; "
+                        "get it again")
+    return read_pack(path, data=data)
+
+
+def read_parts(folder: str | os.PathLike, keys: Optional[Iterable[str]] = None
+               ) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """``(index, verified runs)`` of the pack of parts at ``folder``: every part (or, with ``keys``,
+    every part holding one of them) verified whole; each run as
+    :func:`mlpl_lab.runs.pack._verify_runs` gives it, with its ``part``. Raises :class:`PackError`
+    naming the first problem; nothing is written."""
+    folder = Path(folder)
+    index = read_index(folder)
+    listed: Dict[str, List[Dict[str, Any]]] = {}
+    for r in index["runs"]:
+        listed.setdefault(r["part"], []).append(r)
+    want = None if keys is None else set(keys)
+    runs: List[Dict[str, Any]] = []
+    for part in index["parts"]:
+        mine = listed.get(part["file"], [])
+        if want is not None and not any(r["key"] in want for r in mine):
+            continue
+        verified = _verify_runs(_read_part(folder, part))
+        if sorted(r["key"] for r in verified) != sorted(r["key"] for r in mine) or any(
+                dict(run["meta"].get("components") or {}) != dict(r.get("components") or {})
+                for run, r in zip(sorted(verified, key=lambda x: x["key"]), sorted(mine, key=lambda x: x["key"]))):
+            raise PackError(f"part {part['file']} holds other runs than {INDEX} lists for it: the pack was "
+                            "edited or is damaged; refused")
+        for run in verified:
+            run["part"] = part["file"]
+        runs.extend(verified)
+    return index, runs
+
+
+def describe_parts(index: Mapping[str, Any]) -> str:
+    """What ``mlpl-lab pack inspect`` prints of a pack of parts."""
+    parts = index["parts"]
+    by_device: Dict[str, int] = {}
+    for p in parts:
+        by_device[p["device"]] = by_device.get(p["device"], 0) + int(p["n_runs"])
+    lines = [f"pack {index['name']} (parts, format {index['format']}, profile {index.get('profile')}), "
+             f"exported {index.get('created')} at commit {str(index.get('commit'))[:12]}, key scheme "
+             f"{index.get('key_scheme')}",
+             f"{len(index['runs'])} runs in {len(parts)} parts, "
+             f"{sum(int(p['size']) for p in parts) / 2 ** 20:.1f} MiB; trained on "
+             + ", ".join(f"{d} ({n} runs)" for d, n in sorted(by_device.items())),
+             "notebooks covered in full:"]
+    for nb, n in sorted(index.get("notebooks", {}).items()):
+        lines.append(f"  {nb}: {n['runs']} runs, {n['weights']} with weights")
+    lines.append("parts:")
+    for p in parts:
+        lines.append(f"  {p['file']}: {p['n_runs']} runs, {int(p['size']) / 2 ** 20:.2f} MiB "
+                     f"({p['notebook']} · {p['family']}, {p['device']})")
+    return "\n".join(lines)

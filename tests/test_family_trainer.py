@@ -1,0 +1,128 @@
+"""Pending families trained resumably (mlpl_lab.chapters.families, ``mlpl-lab train``): a trainer
+stopped mid-family and started again completes the family with no run trained twice; sittings
+split a family by its priced time; an unknown family is refused before any training.
+
+Oracles: the store's folders and bytes before and after the restart (a run trained again would
+be counted by the second trainer and be missing from the first one's folders), hand-priced
+families for the split, the CLI's exit code and message."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mlpl_lab.chapters import families as fam
+from mlpl_lab.profiles import get_profile
+from mlpl_lab.runs.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+P = get_profile("smoke", init="scratch")
+
+TRAINER = """
+import json, sys
+from mlpl_lab.chapters.families import Family, train_families
+from mlpl_lab.profiles import get_profile
+from mlpl_lab.runs.store import RunStore
+P = get_profile("smoke", init="scratch")
+family = Family("99_test", "a family", [P.spec("an", seed=s) for s in range(4)])
+done = train_families([family], RunStore(sys.argv[1]), workers=1)
+print("RESULT " + json.dumps(done["a family"]), flush=True)
+"""
+
+
+def folders(root: Path):
+    return {p.name: {f.name: f.read_bytes() for f in sorted(p.iterdir())}
+            for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")} if root.exists() else {}
+
+
+def start(root: Path) -> subprocess.Popen:
+    env = dict(os.environ, MLPL_LAB_PROGRESS="0", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-c", TRAINER, str(root)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+@pytest.mark.slow  # trains 4 smoke runs on a spawned worker, twice started: about a minute
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
+def test_a_stopped_trainer_started_again_completes_the_family_training_no_run_twice(tmp_path, stop):
+    root = tmp_path / "runs"
+    first = start(root)
+    deadline = time.time() + 240
+    while time.time() < deadline and len(folders(root)) < 1:
+        assert first.poll() is None, first.stdout.read()
+        time.sleep(0.2)
+    assert folders(root), "no run was stored within 240 s"
+    if stop == "ctrl-c":  # what a terminal sends: the whole process group
+        os.killpg(first.pid, signal.SIGINT)
+    else:  # a killed job: the parent alone, hard; its workers notice and exit
+        os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=60)
+    time.sleep(3)  # a worker of the killed parent exits within its 2 s watch
+    kept = folders(root)
+    assert 1 <= len(kept) < 4, "the stop came after the family was complete"
+    second = start(root)
+    out, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, out
+    result = json.loads(out.split("RESULT ", 1)[1])
+    assert result["stored_before"] == len(kept) and result["trained"] == 4 - len(kept), out
+    after = folders(root)
+    assert len(after) == 4
+    assert all(after[k] == v for k, v in kept.items())  # the runs stored before the stop, untouched
+
+
+def fake_family(seconds):
+    specs = [P.spec("an", seed=s) for s in range(len(seconds))]
+    return fam.Family("07_x", "scene families: milder", specs,
+                      seconds={s.key: t for s, t in zip(specs, seconds)},
+                      how={s.key: "shape" for s in specs})
+
+
+def test_a_family_that_fits_a_sitting_is_one_sitting_and_a_longer_one_is_cut_in_order():
+    small = fake_family([3600.0, 3600.0, 3600.0])  # 3 h of work on 2 workers: 90 min
+    assert [p.name for p in fam.sittings(small, workers=2)] == ["scene families: milder"]
+    big = fake_family([3600.0] * 7)  # 7 h on 2 workers: 210 min -> 3 h, 3 h, 1 h of work
+    parts = fam.sittings(big, workers=2)
+    assert [p.name for p in parts] == [f"scene families: milder [{i}/3]" for i in (1, 2, 3)]
+    assert [len(p.specs) for p in parts] == [3, 3, 1]
+    assert [s.key for p in parts for s in p.specs] == [s.key for s in big.specs]
+    assert all(p.wall(2) <= fam.SITTING_S for p in parts)
+    chosen = fam.select([big], ["scene families: milder [2/3]"])
+    assert [c.name for c in chosen] == ["scene families: milder [2/3]"]
+    assert [c.name for c in fam.select([big], ["scene families: milder"])] == [p.name for p in parts]
+
+
+def test_pricing_reads_the_stored_runs_of_the_same_shape(tmp_path):
+    """A stored AN run of 2 s per training image prices a missing AN run by its images; a method
+    no stored run shares is priced per image-pixel over every stored run."""
+    from mlpl_lab.chapters.plan import images_trained
+
+    st = RunStore(tmp_path / "runs")
+    made = P.spec("an", seed=0)
+    history = [{"epoch": 1, "val_mAP": 1.0, "test_mAP": 1.0, "seconds": 2.0 * images_trained(made)}]
+    st.put(made, history, 0, {}, {"w": 1})
+    family = fam.Family("07_x", "f", [P.spec("an", seed=1), P.spec("hill", seed=1)])
+    fam.price(family, st, device="cpu")
+    an, hill = family.specs
+    assert family.how == {an.key: "shape", hill.key: "overall"}
+    assert family.seconds[an.key] == pytest.approx(2.0 * images_trained(an))
+    side = int(hill.data.get("image_size", 32))
+    assert family.seconds[hill.key] == pytest.approx(2.0 / (side * side) * images_trained(hill) * side * side)
+
+
+def test_the_cli_refuses_an_unknown_family_before_any_training(tmp_path, monkeypatch, capsys):
+    from mlpl_lab.cli import main
+
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    monkeypatch.setattr(fam, "pending_families", lambda *a, **k: [fake_family([60.0])])
+    monkeypatch.setattr(fam, "train_families", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "no such family", "--profile", "smoke"])
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert "no notebook declares the pending family 'no such family'" in err
+    assert "scene families: milder" in err

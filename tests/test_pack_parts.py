@@ -1,0 +1,315 @@
+"""A pack of immutable parts (mlpl_lab.runs.parts): one part per designed family, written
+deterministically, kept as it is while its runs are unchanged; every part verified like a pack.
+
+The oracles are independent of the writer: file bytes and names compared across exports, the
+thinned history written out by hand, hostile indexes and parts edited with json and lzma here,
+and 'the store untouched' as every path and byte under it."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import lzma
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlpl_lab.profiles import get_profile
+from mlpl_lab.runs import pack, parts, store
+from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV
+
+P = get_profile("smoke", init="scratch")
+
+
+def fake_run(st, spec, value=1.0, device="cpu", epochs=3):
+    history = [{"epoch": e + 1, "loss": 0.123456789 * (e + 1), "val_mAP": value + e + 0.123456789,
+                "test_mAP": value + 2 * e, "val_AP": [value, value + e]} for e in range(epochs)]
+    path = st.put(spec, history, 1, {"probe": 0.5}, {"networks": {"net": {"w": torch.full((3,), value)}}})
+    summary = json.loads((path / "summary.json").read_text())
+    summary["environment"] = {"torch": "9.9.9", "device": device, "amp_dtype": None, "world_size": 1, "threads": 1}
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def read(st, specs, notebook="02_x", weights=()):
+    """Log that ``notebook`` read ``specs`` (and loaded the weights of those in ``weights``)."""
+    os.environ[CHAPTER_ENV], os.environ[PROFILE_ENV] = notebook, "smoke"
+    os.environ["MLPL_LAB_FOREIGN_RUNS"] = "serve"
+    try:
+        for s in specs:
+            with pytest.warns(RuntimeWarning):
+                run = st.get(s)
+            if s in weights:
+                run.weights()
+    finally:
+        for k in (CHAPTER_ENV, PROFILE_ENV, "MLPL_LAB_FOREIGN_RUNS"):
+            os.environ.pop(k)
+
+
+def files(folder: Path):
+    """Every file under a pack folder with its bytes (the oracle of 'unchanged')."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def snapshot(root: Path):
+    if not root.exists():
+        return None
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def source(tmp_path):
+    st = store.RunStore(tmp_path / "source")
+    an = [P.spec("an", seed=s) for s in (0, 1)]
+    gr = [P.spec("gr", seed=s) for s in (0, 1)]
+    for i, spec in enumerate(an + gr):
+        fake_run(st, spec, value=10.0 * (i + 1))
+    read(st, an + gr, weights=(an[0],))
+    family_of = {s.key: ("02_x", "baseline") for s in an} | {s.key: ("02_x", "GR, tuned") for s in gr}
+    return st, an, gr, family_of
+
+
+def export(st, folder, family_of, name="smoke-parts"):
+    return parts.export_parts(folder, "smoke", ["02_x"], family_of, store=st, name=name)
+
+
+def test_one_part_per_family_and_a_second_export_changes_no_file(source, tmp_path):
+    """Bugs caught: a time stamp, a commit, a temporary file name or the dict order in a part's
+    bytes (re-exporting would rewrite every part); runs of two families mixed in one part."""
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    index = export(st, folder, family_of)
+    assert sorted((p["family"], p["n_runs"]) for p in index["parts"]) == [("GR, tuned", 2), ("baseline", 2)]
+    assert {r["key"] for r in index["runs"]} == {s.key for s in an + gr}
+    names = sorted(p.name for p in (folder / "parts").iterdir())
+    assert names[0].startswith("02-baseline-cpu-") and names[1].startswith("02-gr-tuned-cpu-")
+    before = files(folder)
+    mtimes = {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+    again = export(st, folder, family_of)
+    assert files(folder) == before and again == index
+    assert {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()} == mtimes  # not even rewritten
+    other = tmp_path / "elsewhere"  # a second folder from the same runs: the same part files
+    export(st, other, family_of)
+    assert {k: v for k, v in files(other).items() if k.startswith("parts/")} == \
+        {k: v for k, v in before.items() if k.startswith("parts/")}
+
+
+def test_a_family_that_joins_adds_its_part_and_a_retrained_family_replaces_only_its_own(source, tmp_path):
+    """Bugs caught: the whole pack rewritten when one family joins; a retrained run (same key,
+    other bytes) left stale in its old part, or its sibling family's part rewritten too."""
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    export(st, folder, family_of)
+    first = files(folder)
+    cls = [P.spec("hill", seed=s) for s in (0, 1)]
+    for spec in cls:
+        fake_run(st, spec, value=50.0)
+    read(st, an + gr + cls, weights=(an[0],))
+    family_of |= {s.key: ("02_x", "Hill") for s in cls}
+    export(st, folder, family_of)
+    second = files(folder)
+    new = set(second) - set(first)
+    assert len(new) == 1 and next(iter(new)).startswith("parts/02-hill-cpu-")
+    assert all(second[k] == v for k, v in first.items() if k.startswith("parts/"))
+    # GR retrained: same keys, other records
+    for spec in gr:
+        (st.root / spec.key).rename(tmp_path / f"old-{spec.key}")
+        fake_run(st, spec, value=77.0)
+    read(st, an + gr + cls, weights=(an[0],))
+    export(st, folder, family_of)
+    third = files(folder)
+    gone, added = set(second) - set(third), set(third) - set(second)
+    assert [g.split("-cpu-")[0] for g in gone if g.startswith("parts/")] == ["parts/02-gr-tuned"]
+    assert [a.split("-cpu-")[0] for a in added] == ["parts/02-gr-tuned"]
+    assert sum(1 for k in third if k.startswith("parts/")) == 3
+    dest = store.RunStore(tmp_path / "dest")
+    pack.import_pack(folder, dest)
+    os.environ["MLPL_LAB_FOREIGN_RUNS"] = "serve"
+    try:
+        assert dest.get(gr[0]).best["test_mAP"] == 77.0 + 2
+    finally:
+        os.environ.pop("MLPL_LAB_FOREIGN_RUNS")
+
+
+def test_runs_of_one_family_on_two_device_kinds_go_to_two_parts(tmp_path):
+    st = store.RunStore(tmp_path / "source")
+    specs = [P.spec("an", seed=s) for s in (0, 1)]
+    fake_run(st, specs[0], device="cpu")
+    fake_run(st, specs[1], device="cuda")
+    read(st, specs)
+    index = export(st, tmp_path / "p", {s.key: ("02_x", "baseline") for s in specs})
+    assert sorted((p["device"], p["n_runs"]) for p in index["parts"]) == [("cpu", 1), ("cuda", 1)]
+    assert "trained on cpu (1 runs), cuda (1 runs)" in parts.describe_parts(index)
+
+
+def test_a_family_larger_than_a_part_is_split(source, tmp_path, monkeypatch):
+    st, an, gr, family_of = source
+    monkeypatch.setattr(parts, "TARGET_PART_BYTES", 1)  # every run its own part
+    index = export(st, tmp_path / "p", family_of)
+    assert len(index["parts"]) == 4 and all(p["n_runs"] == 1 for p in index["parts"])
+
+
+def test_the_import_serves_every_record_the_notebooks_read_and_thins_the_rest(source, tmp_path):
+    """Oracle: the thinned history written out by hand from the fake run's numbers."""
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    export(st, folder, family_of)
+    dest = store.RunStore(tmp_path / "dest")
+    counts = pack.import_pack(folder, dest)
+    assert (counts["imported"], counts["parts_read"]) == (4, 2)
+    got = json.loads((dest.root / an[0].key / "history.json").read_text())
+    want = [{"epoch": 1, "loss": 0.123457, "val_mAP": 10.123456789, "test_mAP": 10.0},
+            {"epoch": 2, "loss": 0.246914, "val_mAP": 11.123456789, "test_mAP": 12.0, "val_AP": [10.0, 11.0]},
+            {"epoch": 3, "loss": 0.37037, "val_mAP": 12.123456789, "test_mAP": 14.0, "val_AP": [10.0, 12.0]}]
+    assert got == {"history": want, "initial": {"probe": 0.5}}
+    assert (dest.root / an[0].key / "weights.pt").exists() and not (dest.root / an[1].key / "weights.pt").exists()
+    origin = json.loads((dest.root / an[0].key / "pack.json").read_text())
+    assert origin["name"] == "smoke-parts" and origin["part"].startswith("02-baseline-cpu-")
+
+
+def test_thinning_twice_changes_nothing(source):
+    st, an, _, _ = source
+    raw = (st.root / an[0].key / "history.json").read_bytes()
+    summary = {"best_epoch": 1}
+    once = parts.thin_history(raw, summary)
+    assert parts.thin_history(once, summary) == once
+
+
+def test_only_the_parts_holding_missing_runs_are_read(source, tmp_path):
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    index = export(st, folder, family_of)
+    gr_part = next(p for p in index["parts"] if p["family"] == "GR, tuned")
+    (folder / "parts" / gr_part["file"]).write_bytes(b"damaged")  # never read below
+    dest = store.RunStore(tmp_path / "dest")
+    counts = pack.import_pack(folder, dest, keys=[an[1].key])
+    assert (counts["imported"], counts["parts_read"]) == (2, 1)
+
+
+# ------------------------------------------------------------------- hostile or damaged parts
+@pytest.fixture
+def shipped(source, tmp_path):
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    index = export(st, folder, family_of)
+    dest = store.RunStore(tmp_path / "dest")
+    fake_run(dest, P.spec("an", seed=9), value=3.0)  # a student's own run: must survive every refusal
+    return folder, index, dest
+
+
+def refused(folder, dest, match):
+    before = snapshot(dest.root)
+    with pytest.raises(pack.PackError, match=match) as err:
+        pack.import_pack(folder, dest)
+    assert "\n" not in str(err.value)
+    assert snapshot(dest.root) == before
+
+
+def edit_index(folder, change):
+    index = json.loads((folder / "pack.json").read_text())
+    change(index)
+    (folder / "pack.json").write_text(json.dumps(index))
+
+
+def test_a_flipped_byte_in_a_part_is_refused_and_the_store_untouched(shipped):
+    folder, index, dest = shipped
+    path = folder / "parts" / index["parts"][0]["file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    refused(folder, dest, "does not match its sha256")
+
+
+def test_a_missing_or_truncated_part_is_refused(shipped):
+    folder, index, dest = shipped
+    path = folder / "parts" / index["parts"][1]["file"]
+    path.write_bytes(path.read_bytes()[:100])
+    refused(folder, dest, "refused before reading it")
+    path.unlink()
+    refused(folder, dest, "is missing")
+
+
+def test_a_part_that_climbs_out_or_is_a_link_is_refused(shipped, tmp_path):
+    folder, index, dest = shipped
+    first = index["parts"][0]["file"]
+    edit_index(folder, lambda i: [p.update(file="../../evil.mlplpart") for p in i["parts"][:1]]
+               + [r.update(part="../../evil.mlplpart") for r in i["runs"] if r["part"] == first])
+    refused(folder, dest, "plain file name")
+    edit_index(folder, lambda i: [p.update(file=first) for p in i["parts"][:1]]
+               + [r.update(part=first) for r in i["runs"] if r["part"] == "../../evil.mlplpart"])
+    real = folder / "parts" / first
+    (tmp_path / "outside.mlplpart").write_bytes(real.read_bytes())
+    real.unlink()
+    real.symlink_to(tmp_path / "outside.mlplpart")
+    refused(folder, dest, "not a plain file")
+
+
+def test_an_index_that_lies_about_a_part_is_refused(shipped, tmp_path):
+    """A part swapped for another valid part (its size and sha256 fixed in the index): its runs
+    are not those the index lists for it."""
+    folder, index, dest = shipped
+    a, b = index["parts"]
+    edit_index(folder, lambda i: i["parts"][0].update(size=b["size"], sha256=b["sha256"]))
+    (folder / "parts" / a["file"]).write_bytes((folder / "parts" / b["file"]).read_bytes())
+    refused(folder, dest, "holds other runs than pack.json lists")
+
+
+def test_an_oversized_part_is_refused_before_it_is_read(shipped, monkeypatch):
+    folder, index, dest = shipped
+    monkeypatch.setattr(parts, "MAX_PART_BYTES", 64)
+    refused(folder, dest, "at most 64")
+
+
+def test_a_damaged_index_or_a_newer_format_is_refused(shipped):
+    folder, index, dest = shipped
+    text = (folder / "pack.json").read_text()
+    (folder / "pack.json").write_text(text[:-40])
+    refused(folder, dest, "pack.json cannot be read")
+    (folder / "pack.json").write_text(text)
+    edit_index(folder, lambda i: i.update(format=99))
+    refused(folder, dest, "newer mlpl_lab")
+
+
+def test_a_hostile_member_inside_a_part_is_refused(shipped):
+    """A part rebuilt by hand (lzma + tarfile, not the pack writer) with a member that climbs out;
+    its size and sha256 fixed in the index so the member check is the one that fires."""
+    folder, index, dest = shipped
+    part = index["parts"][0]
+    path = folder / "parts" / part["file"]
+    with lzma.open(path) as xz, tarfile.open(fileobj=xz, mode="r|") as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar]
+    out = path.with_suffix(".tmp")
+    with lzma.open(out, "wb") as xz, tarfile.open(fileobj=xz, mode="w|") as tar:
+        for m, data in members:
+            info = tarfile.TarInfo(m.name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        evil = tarfile.TarInfo("../evil.txt")
+        evil.size = 1
+        tar.addfile(evil, io.BytesIO(b"x"))
+    data = out.read_bytes()
+    out.unlink()
+    path.write_bytes(data)
+    edit_index(folder, lambda i: i["parts"][0].update(size=len(data), sha256=hashlib.sha256(data).hexdigest()))
+    refused(folder, dest, "climbs out")
+
+
+def test_the_shipped_parts_are_written_as_the_writer_writes_them():
+    """Every part of the shipped cpu pack, read and written again from its own manifest and
+    members, gives the same bytes: a re-export of unchanged runs changes no file."""
+    from mlpl_lab.runs.shipped import shipped_pack
+
+    folder = shipped_pack("cpu")
+    if folder is None or not parts.is_parts(folder):
+        pytest.skip("no pack of parts shipped for cpu")
+    index = parts.read_index(folder)
+    sizes = [int(p["size"]) for p in index["parts"]]
+    assert max(sizes) <= parts.MAX_PART_BYTES
+    for part in index["parts"][:6]:
+        data = (folder / "parts" / part["file"]).read_bytes()
+        got = pack.read_pack(folder / "parts" / part["file"], data=data)
+        assert pack.pack_bytes(got["manifest"], got["members"], "xz") == data
+        assert part["file"].endswith(hashlib.sha256(data).hexdigest()[:10] + ".mlplpart")
