@@ -110,19 +110,74 @@ def gpu_limit(step: str) -> int:
     return int(m.group(1))
 
 
-def test_the_checks_steps_fit_the_540_s_deadline_with_the_notebooks_budget():
-    """The fixed steps' GPU limits (install, imports, tests/gpu, throughput) and the reserve kept for
-    the steps after the notebooks leave the 8 notebooks at least 200 s of the 540 s deadline, and
-    the reserve covers the run end to end and the summary. Bug caught: a step's limit raised
-    without the notebooks' budget shrinking, or the steps reordered."""
+def test_the_checks_steps_put_the_notebooks_first_and_fit_the_540_s_deadline():
+    """The notebooks run right after the imports and tests, with their 240 s (plus 10 s for the
+    step's start); the fixed steps before them and the reserve kept for the run end to end and the
+    summary still leave the throughput step a minute. Bug caught: the notebooks back behind the
+    throughput step (the last window never reached a notebook), or a limit raised past the deadline."""
     assert re.search(r'DEADLINE=\$\{GPU_CHECK_DEADLINE:-540\}', CHECK)
-    fixed = sum(gpu_limit(s) for s in ("install", "imports", "tests_gpu", "throughput"))
-    reserve = int(re.search(r'NB_BUDGET=\$\(\( DEADLINE - \(\$\(date \+%s\) - START\) - \$\(L (\d+) \d+\) \)\)',
+    fixed = sum(gpu_limit(s) for s in ("install", "imports", "tests_gpu"))
+    nb = int(re.search(r'^NB_BUDGET=\$\(L (\d+) \d+\)', CHECK, re.M).group(1))
+    assert nb == cut.NOTEBOOKS_LIMIT_S
+    assert re.search(r'^step notebooks "\$\(\(NB_BUDGET \+ 10\)\)"', CHECK, re.M)
+    reserve = int(re.search(r'TP_LIMIT=\$\(\( DEADLINE - \(\$\(date \+%s\) - START\) - \$\(L (\d+) \d+\) \)\)',
                             CHECK).group(1))
     assert reserve >= gpu_limit("train_run") + 15  # the run end to end, then the summary's 15 s
-    assert 540 - fixed - reserve >= 200
+    assert 540 - fixed - (nb + 10) - reserve >= 60
     order = re.findall(r"^(?:DEADLINE=\$\(\(.*?\)\) )?step (\w+)", CHECK, re.M)
-    assert order == ["install", "imports", "tests_gpu", "throughput", "notebooks", "train_run", "summary"]
+    assert order == ["install", "imports", "tests_gpu", "notebooks", "throughput", "train_run", "summary"]
+
+
+LOG = """=== imports
+ok
+=== notebooks
+  [plan] 225 runs to train (0 stored) on 1 worker processes × 16 thread(s) sharing 1 GPU(s), 1 a GPU at most
+  [plan] run 1/225 full() · full() · seed 1000 · resnet18() · 1 epochs: 4 s (worker 974, 16 thread(s))
+  [plan] runs: 1 done, 0 running, 224 waiting · 23 s so far, about 24.5 min left
+  [plan] runs: 100 done, 0 running, 125 waiting · 3.5 min so far, about 4.4 min left
+=== throughput
+  [plan] runs: 900 done, 0 running, 0 waiting · 1.0 h so far, about 0 s left
+"""
+
+
+def test_the_recorded_rate_is_read_from_the_notebooks_steps_last_progress_line(tmp_path):
+    (tmp_path / "logs.txt").write_text(LOG)
+    rate = cut.recorded_run_rate(tmp_path)
+    assert rate["workers"] == 1 and rate["seconds_per_run"] == pytest.approx(210 / 100)
+    (tmp_path / "notebooks.json").write_text('{"mode": "gpu", "planned_training": {"status": "done", '
+                                             '"runs_stored": 300, "seconds": 150.0, "workers": 8}}')
+    assert cut.recorded_run_rate(tmp_path)["seconds_per_run"] == pytest.approx(0.5)
+
+
+def test_the_cut_takes_the_first_level_whose_projection_fits_the_window(tmp_path):
+    """By hand: 2.1 s a run on one worker, 8 workers give 2.5x one run's images/s, so 0.84 s a run;
+    the longest notebook took 80 s. Levels of 300, 250, 190 and 150 runs project 332, 290, 239.6
+    and 206 s: the first under 240 s is level 2."""
+    (tmp_path / "logs.txt").write_text(LOG)
+    (tmp_path / "throughput.json").write_text('{"best": {"workers_per_device": 8, "total_over_one_run": 2.5}}')
+    (tmp_path / "rehearsal").mkdir()
+    (tmp_path / "rehearsal" / "notebooks.json").write_text(
+        '{"mode": "rehearse", "notebooks": [{"completed": true, "seconds": 80.0}, {"completed": true, "seconds": 12.0},'
+        ' {"completed": false, "seconds": 500.0}]}')
+    runs = [300, 250, 190, 150]
+    got = cut.size(240, tmp_path, count=lambda level: runs[level])
+    assert (got["level"], got["fits"], got["workers"]) == (2, True, 8)
+    assert [lv["projected_s"] for lv in got["levels"]] == [332.0, 290.0, 239.6]
+    too_small = cut.size(100, tmp_path, count=lambda level: runs[level])
+    assert (too_small["level"], too_small["fits"]) == (3, False)
+    assert cut.size(240, tmp_path / "nothing", count=lambda level: 1)["level"] == 0
+
+
+def test_a_level_registers_its_seeds_and_trials():
+    from mlpl_lab.chapters import tuning
+    from mlpl_lab.profiles import get_profile
+
+    try:
+        name = cut.register_cut("rehearse", 3)
+        assert list(get_profile(name).seeds) == cut.LEVELS[3]["seeds"] == [0]
+        assert tuning.trials_for(name) == cut.LEVELS[3]["trials"] == 1
+    finally:
+        cut.unregister_cut()
 
 
 #: the notebooks' budget on the GPU when every step before them uses its whole limit

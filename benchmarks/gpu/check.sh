@@ -13,12 +13,14 @@
 # (a hang costs that step only; no step needs another to have succeeded):
 #   1 imports     every module the kit brings and every module of the lab import
 #   2 tests/gpu   bf16 autocast without a GradScaler, NHWC, the split held on the device
-#   3 throughput  the throughput matrix (step_throughput.py): the step through fit, then the levers: 1/2/4/8 worker processes sharing the device (each with its own
-#                 data on it), channels-last, torch.compile, CUDA graphs, a larger batch (lr scaled):
-#                 images/s per run and in total for each; the best in "best"
-#   4 notebooks   all eight notebooks executed end to end with papermill under the cut (cut.py: the
-#                 gpu design at sizes that fit the window), the planned runs first on workers sharing
-#                 the device; each notebook completed or not, with its seconds
+#   3 notebooks   all eight notebooks executed end to end with papermill under the cut (cut.py: the
+#                 gpu design at sizes, and a level of seeds and trials, that the GPU records say fit
+#                 240 s on one card), the planned runs first on the best recorded workers sharing
+#                 the device, then the notebooks side by side; each completed or not, its seconds
+#   4 throughput  what is left of the window: the throughput matrix (step_throughput.py): the step
+#                 through fit, then the levers: 1/2/4/8 worker processes sharing the device (each with
+#                 its own data on it), channels-last, torch.compile, CUDA graphs, a larger batch (lr
+#                 scaled): images/s per run and in total for each; the best in "best"
 #   5 train_run   one gpu-profile run end to end (pretraining, then AN single positive): time, mAP
 #   6 summary     summary.json and a one-screen summary.txt
 # Records (at most 8 files): imports.json, throughput.json, notebooks.json, train_run.json,
@@ -101,13 +103,17 @@ step install "$(L 30 600)" "$PY" -m pip install -q --no-index --no-deps --disabl
 step imports "$(L 30 300)" "$PY" $G/step_imports.py
 step tests_gpu "$(L 45 300)" "$PY" -m pytest -q -p no:cacheprovider -o addopts="" -m gpu --timeout 300 \
     --junitxml "$WORK/tests_gpu.xml" tests/gpu/test_amp_cuda.py tests/gpu/test_device_paths.py
-# the throughput step's budget: its limit less 15 s for the imports
-step throughput "$(L 100 360)" "$PY" $G/step_throughput.py --budget "$(( ${GPU_CHECK_LIMIT_throughput:-$(L 100 360)} - 15 ))"
-# the notebooks: what is left but the run end to end (75 s on the GPU, 240 s rehearsing) and the
-# summary (15 s, 120 s rehearsing); rehearsing, at most 3400 s (the CPU's series of about 320 runs)
-NB_BUDGET=$(( DEADLINE - ($(date +%s) - START) - $(L 90 360) ))
-(( NB_BUDGET > $(L 300 3400) )) && NB_BUDGET=$(L 300 3400)
+# the notebooks right after the imports and tests (they matter most): sized by cut.py from the GPU
+# records to finish on one card in 240 s (the step's limit adds 10 s for its start); rehearsing, at
+# most 3400 s (the same plan on the CPU)
+NB_BUDGET=$(L 240 3400)
 step notebooks "$((NB_BUDGET + 10))" "$PY" $G/step_notebooks.py --budget "$NB_BUDGET"
+# the throughput step gets what is left but the run end to end (75 s on the GPU, 240 s rehearsing)
+# and the summary (15 s, 120 s rehearsing); its budget: its limit less 15 s for the imports
+TP_LIMIT=$(( DEADLINE - ($(date +%s) - START) - $(L 90 360) ))
+(( TP_LIMIT > $(L 300 360) )) && TP_LIMIT=$(L 300 360)
+[[ -n ${GPU_CHECK_LIMIT_throughput:-} ]] && TP_LIMIT=$GPU_CHECK_LIMIT_throughput
+step throughput "$TP_LIMIT" "$PY" $G/step_throughput.py --budget "$(( TP_LIMIT - 15 ))"
 # from an empty store of its own: the notebooks' store already holds its pretraining run
 step train_run "$(L 75 240)" env MLPL_LAB_DATA="$WORK/data-train-run" "$PY" $G/step_train.py
 DEADLINE=$((DEADLINE + $(L 15 120))) step summary "$(L 15 120)" "$PY" $G/summary.py --wall "$(( $(date +%s) - START ))" \

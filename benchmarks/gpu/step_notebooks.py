@@ -1,9 +1,13 @@
-"""check.sh step 5: all eight notebooks (00-07) executed end to end with papermill under the cut
-(:mod:`cut`: the gpu design at the mode's sizes), as a series is: first the planned runs trained
-on worker processes — several sharing each GPU (``--workers``, default: the throughput record's
-best workers per device), one single-thread worker per core on the CPU — then the notebooks one after another, warm, each under what is left
-of ``--budget``. The live exercises of 01-06 train under the cut (``live_training=True``, sized
-inside the cut's converged runs: :func:`cut.live_sizes`).
+"""check.sh step 3 (right after the imports and tests/gpu): all eight notebooks (00-07) executed
+end to end with papermill under the cut (:mod:`cut`: the gpu design at the mode's sizes, at the
+level :func:`cut.size` chose from the GPU records so the step fits ``--budget`` on one card; the
+rehearsal on the CPU takes the same level, so the same plan), as a series is: first the planned
+runs trained on worker processes — several sharing each GPU (``--workers``, default: the
+throughput record's best workers per device), one single-thread worker per core on the CPU — then
+the eight notebooks side by side (one process and kernel each: the runs are stored, so each only
+reads them and trains its live exercise), each under what is left of ``--budget``. The live
+exercises of 01-06 train under the cut (``live_training=True``, sized inside the cut's converged
+runs: :func:`cut.live_sizes`).
 
 Records ``notebooks.json``, rewritten after each notebook (a step stopped by its timeout still
 leaves what it did): the planned training (runs, workers, seconds) and, per notebook in series
@@ -14,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 import traceback
@@ -31,22 +37,17 @@ PLAN_ROUNDS = 2
 
 def default_workers() -> int:
     """Workers for the planned runs, the path the series takes in both modes: on CUDA, the devices
-    × the workers per device that measured best in this check's throughput record
-    (``throughput.json``; 4 without it); on the CPU, one single-thread worker per core, as
-    ``mlpl-lab report`` trains a series there (two threads in one process spend about twice the
-    CPU time of one on a run of the rehearsal, measured on the shared 2-core machine: bfloat16 is
-    emulated in short steps, and the second thread mostly waits)."""
+    × the workers per device that measured best in the GPU check's throughput record
+    (:func:`cut.best_workers`, the committed record: this check measures throughput after the
+    notebooks); on the CPU, one single-thread worker per core, as ``mlpl-lab report`` trains a
+    series there (two threads in one process spend about twice the CPU time of one on a run of the
+    rehearsal, measured on the shared 2-core machine: bfloat16 is emulated in short steps, and the
+    second thread mostly waits)."""
     import torch
 
     if not torch.cuda.is_available():
         return os.cpu_count() or 1
-    per_device = 4
-    try:
-        best = json.loads((OUT / "throughput.json").read_text())["best"]["workers_per_device"]
-        per_device = int(best)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return per_device * torch.cuda.device_count()
+    return cut.best_workers()["workers"] * torch.cuda.device_count()
 
 
 def cells_of(executed: Path):
@@ -65,6 +66,20 @@ def cells_of(executed: Path):
     return out
 
 
+#: one notebook in a process of its own: execute_notebook sets environment variables for its kernel
+RUNNER = """
+import json, sys
+from pathlib import Path
+path, out, profile, params, timeout, here, mode, level = sys.argv[1:9]
+sys.path.insert(0, here)
+import cut
+cut.register_cut(mode, int(level))
+from mlpl_lab.reporting.execute import execute_notebook
+execute_notebook(Path(path), Path(out), profile=profile, parameters=json.loads(params), html=False,
+                 timeout=int(timeout))
+"""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=float, default=300, help="seconds for the whole step")
@@ -73,12 +88,14 @@ def main():
     ap.add_argument("--notebooks", nargs="*", default=list(cut.NOTEBOOKS))
     args = ap.parse_args()
     t_start = time.perf_counter()
+    sizing = cut.size(cut.NOTEBOOKS_LIMIT_S)  # from the GPU records in both modes: the same plan
+    level = sizing["level"]
     ipython = Path(tempfile.mkdtemp(prefix="gpu-check-ipython-"))
-    cut.startup_file(ipython, MODE)
+    cut.startup_file(ipython, MODE, level)
     os.environ["IPYTHONDIR"] = str(ipython)  # the kernels register the cut before the first cell
     if MODE == "rehearse":  # one thread a kernel, as the workers: what is left to train runs there
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
-    name = cut.register_cut(MODE)  # and this process, for the plan and the record
+    name = cut.register_cut(MODE, level)  # and this process, for the plan and the record
     from mlpl_lab.profiles import get_profile
 
     P = get_profile(name)
@@ -88,7 +105,8 @@ def main():
                    f"{cut.BASE} profile's literals) at the {MODE} sizes; " + (
                        f"the planned runs trained first on {workers} worker processes sharing the device(s)"
                        if workers else "each notebook trains its own runs"),
-           "mode": MODE, "profile": name, "sizes": cut.CUT_SIZES[MODE], "budget_s": args.budget,
+           "mode": MODE, "profile": name, "sizes": cut.CUT_SIZES[MODE] | cut.LEVELS[level],
+           "sizing": sizing, "budget_s": args.budget,
            "planned_training": None, "notebooks": [
                {"notebook": nb, "completed": False, "seconds": None, "status": "not reached"}
                for nb in args.notebooks]}
@@ -122,34 +140,44 @@ def main():
         "runs_stored": sum(1 for _ in RunStore().keys()) - before, "error": error}
     save()
 
-    # 2. the notebooks, in series order, each under what is left of the budget
-    from mlpl_lab.reporting.execute import execute_notebook
-
+    # 2. the notebooks side by side, each in a process of its own under what is left of the budget
     out = Path(tempfile.mkdtemp(prefix="gpu-check-nb-"))
+    left = args.budget - (time.perf_counter() - t_start)
+    running = {}
     for entry, path in zip(rec["notebooks"], paths):
-        left = args.budget - (time.perf_counter() - t_start)
         if left < 5:
             entry["status"] = "not reached (budget spent)"
             continue
         live = entry["notebook"] in cut.LIVE_NOTEBOOKS
-        params = {"live_training": True} if live else {}
-        print(f"{entry['notebook']} under {name} (at most {left:.0f} s a cell) ...", flush=True)
-        entry["status"] = "started; the step's time ran out while it ran"  # what stays if the step is killed
-        save()
-        t0 = time.perf_counter()
-        try:
-            execute_notebook(path, out, profile=name, parameters=params, html=False, timeout=int(left))
-            entry.update(completed=True, status="completed")
-        except Exception as exc:  # NotebookFailed: the cell that raised or ran past the limit
-            entry.update(status="stopped", error=f"{type(exc).__name__}: {exc}"[:1500])
-        entry["seconds"] = time.perf_counter() - t0
         entry["live_training"] = live
-        cells = cells_of(out / path.name)
-        entry["cells_run"] = sum(c["duration"] is not None for c in cells)
-        entry["slowest_cells"] = sorted((c for c in cells if c["duration"] is not None),
-                                        key=lambda c: -c["duration"])[:3]
-        print(f"  {entry['status']} in {entry['seconds']:.0f} s, {entry['cells_run']} cells", flush=True)
-        save()
+        entry["status"] = "started; the step's time ran out while it ran"  # what stays if the step is killed
+        running[entry["notebook"]] = (entry, path, time.perf_counter(), subprocess.Popen(
+            [sys.executable, "-c", RUNNER, str(path), str(out), name, json.dumps({"live_training": True} if live else {}),
+             str(int(left)), str(Path(__file__).resolve().parent), MODE, str(level)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    print(f"{len(running)} notebooks under {name} side by side (at most {left:.0f} s) ...", flush=True)
+    save()
+    deadline = t_start + args.budget
+    while running:
+        for nb, (entry, path, t0, proc) in list(running.items()):
+            if proc.poll() is None and time.perf_counter() < deadline:
+                continue
+            if proc.poll() is None:
+                proc.kill()
+            text = proc.communicate()[0] or ""
+            entry["seconds"] = time.perf_counter() - t0
+            if proc.returncode == 0:
+                entry.update(completed=True, status="completed")
+            else:
+                entry.update(status="stopped", error=text.strip().splitlines()[-1][:1500] if text.strip()
+                             else f"exit code {proc.returncode}")
+            cells = cells_of(out / path.name)
+            entry["cells_run"] = sum(c["duration"] is not None for c in cells)
+            entry["slowest_cells"] = sorted((c for c in cells if c["duration"] is not None),
+                                            key=lambda c: -c["duration"])[:3]
+            print(f"  {nb}: {entry['status']} in {entry['seconds']:.0f} s, {entry['cells_run']} cells", flush=True)
+            del running[nb]
+            save()
+        time.sleep(0.5)
     save()
     print(f"{rec['completed']} of {len(paths)} notebooks completed under {name} in {rec['wall_seconds']:.0f} s")
     return 0 if rec["completed"] == len(paths) else 1

@@ -116,9 +116,31 @@ def repo_line(repo: Optional[Mapping[str, Any]]) -> str:
             f"measured {repo['date']} at commit {repo['commit']} (`benchmarks/records/repo_size.json`).")
 
 
+#: the commit before the shipped pack became parts: what the history has grown by since is measured
+HISTORY_BASE = "88bdce5"
+
+
+def blobs_added(root: Path, base: str = HISTORY_BASE, head: str = "HEAD") -> Optional[Dict[str, int]]:
+    """``{"blobs", "bytes", "disk_bytes"}``: the file versions the commits after ``base`` added to
+    the history (``git rev-list --objects base..head``, every blob not reachable from ``base``),
+    their sizes and what git stores for them; None where ``base`` is not in this clone (shallow)."""
+    import subprocess
+
+    def git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, input=stdin)
+
+    if git("cat-file", "-e", f"{base}^{{commit}}").returncode != 0:
+        return None
+    objects = [line.split(" ", 1)[0] for line in git("rev-list", "--objects", f"{base}..{head}").stdout.splitlines()]
+    out = git("cat-file", "--batch-check=%(objecttype) %(objectsize) %(objectsize:disk)", stdin="\n".join(objects)).stdout
+    blobs = [line.split() for line in out.splitlines() if line.startswith("blob ")]
+    return {"blobs": len(blobs), "bytes": sum(int(b[1]) for b in blobs), "disk_bytes": sum(int(b[2]) for b in blobs)}
+
+
 def measure_repo_size(root: Path = ROOT) -> Dict[str, Any]:
     """The history's packed size (``git count-objects -v``: size-pack plus the loose objects, in
-    bytes) and the tracked files' total size (``git ls-files``) of the checkout at ``root``."""
+    bytes), the tracked files' total size and largest file (``git ls-files``), and the blobs the
+    history gained since :data:`HISTORY_BASE` (:func:`blobs_added`) of the checkout at ``root``."""
     import datetime
     import subprocess
 
@@ -127,12 +149,16 @@ def measure_repo_size(root: Path = ROOT) -> Dict[str, Any]:
 
     counts = dict(line.split(": ", 1) for line in git("count-objects", "-v").splitlines() if ": " in line)
     files = [f for f in git("ls-files", "-z").split("\0") if f]
-    sizes = [(Path(root) / f).stat().st_size for f in files if (Path(root) / f).is_file()]
+    sizes = {f: (Path(root) / f).stat().st_size for f in files if (Path(root) / f).is_file()}
+    largest = max(sizes, key=sizes.get)
     return {"history_bytes": (int(counts["size-pack"]) + int(counts.get("size", 0))) * 1024,
-            "tree_bytes": sum(sizes), "tree_files": len(sizes),
+            "tree_bytes": sum(sizes.values()), "tree_files": len(sizes),
+            "largest_file": largest, "largest_file_bytes": sizes[largest],
+            "blobs_added_since": {"base": HISTORY_BASE, **(blobs_added(root) or {})},
             "commit": git("rev-parse", "--short", "HEAD").strip(),
             "date": datetime.date.today().isoformat(),
-            "how": "history: git count-objects -v (size-pack + size, KiB); tree: the files git ls-files lists"}
+            "how": "history: git count-objects -v (size-pack + size, KiB); tree: the files git ls-files lists; "
+                   "blobs added: git rev-list --objects BASE..HEAD, their object sizes"}
 
 
 def load_gpu_shape(path: Path = GPU_SHAPE_RECORD) -> Optional[Dict[str, Any]]:

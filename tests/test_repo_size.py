@@ -1,0 +1,61 @@
+"""The repository holds source and the shipped pack's parts, not runs: no tracked file over 8 MiB,
+and the history grows by new runs only (the blobs added since the pack became parts stay under
+60 MiB). Oracle for the measurement: a repository built here whose added blobs are known by hand."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mlpl_lab.course.readme_times import HISTORY_BASE, blobs_added
+
+ROOT = Path(__file__).resolve().parents[1]
+MIB = 2 ** 20
+
+
+def git(root, *args):
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def tracked(root=ROOT):
+    try:
+        return [f for f in git(root, "ls-files", "-z").split("\0") if f]
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.skip("not a git checkout")
+
+
+def test_no_tracked_file_is_over_8_mib():
+    big = [(f, (ROOT / f).stat().st_size) for f in tracked() if (ROOT / f).is_file()
+           and (ROOT / f).stat().st_size > 8 * MIB]
+    assert not big, f"tracked files over 8 MiB (every version stays in every clone's history): {big}"
+
+
+def test_the_history_grew_by_at_most_60_mib_since_the_pack_became_parts():
+    tracked()
+    added = blobs_added(ROOT)
+    if added is None:
+        pytest.skip(f"{HISTORY_BASE} is not in this clone (shallow)")
+    assert added["bytes"] <= 60 * MIB, added
+
+
+def test_blobs_added_counts_every_new_file_version_by_hand(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@t")
+    git(repo, "config", "user.name", "t")
+    (repo / "a.txt").write_text("a" * 1000)
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-qm", "base")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "b.bin").write_bytes(b"b" * 300)
+    git(repo, "add", "b.bin")
+    git(repo, "commit", "-qm", "one")
+    (repo / "a.txt").write_text("a" * 1000 + "z" * 50)  # a new version of a: 1,050 bytes
+    (repo / "b.bin").unlink()  # a deletion adds no blob
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")
+    got = blobs_added(repo, base)
+    assert (got["blobs"], got["bytes"]) == (2, 300 + 1050)
+    assert blobs_added(repo, "0" * 40) is None
