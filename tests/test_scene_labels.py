@@ -21,6 +21,9 @@ from mlpl_lab.data.scene_labels import scene_labels, val_scene_labels
          max_objects=6, min_visible=0.2),
     dict(n=100, seed=3, glyphs="digits", digit_pool="val", max_objects=3, colour_jitter=0.0),
     dict(n=100, seed=5, placement_tries=1, max_objects=8, size_range=[0.4, 0.6]),
+    dict(n=100, seed=6, glyphs="symbols", max_objects=5),
+    dict(n=100, seed=8, glyphs="letters", image_size=48),
+    dict(n=100, seed=9, glyphs="greek", max_objects=3),
 ])
 def test_labels_without_images_equal_the_generators(kwargs):
     """Bug caught: a draw skipped or reordered (every later object's class and position shift), a

@@ -247,7 +247,7 @@ def test_bad_seeds_are_refused_everywhere(seed, err):
     (dict(n=5, image_size=8), "image_size"),
     (dict(n=5, min_objects=0), "min_objects"),
     (dict(n=5, min_objects=3, max_objects=2), "min_objects <= max_objects"),
-    (dict(n=5, glyphs="letters"), "shapes"),
+    (dict(n=5, glyphs="klingon"), "shapes"),
     (dict(n=5, context_strength=1.5), "context_strength"),
     (dict(n=5, num_contexts=0), "num_contexts"),
     (dict(n=5, glyphs="digits", digit_pool="dev"), "digit_pool"),

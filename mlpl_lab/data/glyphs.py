@@ -1,4 +1,5 @@
-"""Glyph sources for the synthetic scenes: rasterised shapes and real handwritten digits.
+"""Glyph sources for the synthetic scenes: rasterised shapes, real handwritten digits, a second
+shape vocabulary, and printed Latin and Greek letters.
 
 A glyph source turns ``(glyph id, size in pixels)`` into an *alpha template*: a
 ``(size, size)`` float32 array in [0, 1] (anti-aliased coverage).  The hard mask of
@@ -12,10 +13,23 @@ an object is ``alpha >= 0.5``; that is what the scene masks, labels and boxes us
   "test" 20 %, stratified by digit, with a fixed permutation that does not depend on
   the scene seed), so scenes built from different pools never share a handwritten
   instance.
+* ``SymbolGlyphs`` -- eight outlines no other source draws (star, hexagon, diamond, arrow,
+  crescent, bow tie, trapezoid, chevron), each class one of them in one of two colours of its
+  own (:data:`SYMBOL_COLOURS`).
+* ``FontGlyphs`` -- characters of the DejaVu fonts that matplotlib bundles (read from its data
+  folder, never from the system), rasterised from their outlines with 4x4 supersampling:
+  twelve upper-case Latin letters (``letters``) or ten lower-case Greek letters (``greek``), each
+  in two faces (sans bold, serif bold) as two instances.
+
+Each source says how a class maps to a glyph and a colour (:data:`COLOUR_BOUND`): a class of
+``shapes`` and ``symbols`` binds a glyph and a colour (``class = glyph * colours + colour``);
+for ``digits``, ``letters`` and ``greek`` a class is the glyph alone and each object takes a
+random colour of :data:`COLOURS` (a nuisance).
 """
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path as Path_
 
 import numpy as np
 
@@ -149,12 +163,149 @@ class DigitGlyphs:
         return np.clip((up - 0.35) / 0.3, 0.0, 1.0)
 
 
+SYMBOLS: tuple[str, ...] = ("star", "hexagon", "diamond", "arrow", "crescent", "bowtie", "trapezoid",
+                            "chevron")
+#: the symbols' own two colours (neither is a colour of :data:`COLOURS`)
+SYMBOL_COLOURS: dict[str, tuple[float, float, float]] = {
+    "orange": (0.96, 0.52, 0.08),
+    "purple": (0.56, 0.18, 0.78),
+}
+#: the outlines of the symbols, as polygons in normalised coordinates (u right, v down, [-1, 1])
+_SYMBOL_POLYGONS: dict[str, list[tuple[float, float]]] = {
+    "hexagon": [(0.95 * np.cos(a), 0.95 * np.sin(a)) for a in np.linspace(0, 2 * np.pi, 7)[:-1]],
+    "diamond": [(0.0, -0.95), (0.7, 0.0), (0.0, 0.95), (-0.7, 0.0)],
+    "arrow": [(-0.95, -0.3), (0.15, -0.3), (0.15, -0.8), (0.95, 0.0), (0.15, 0.8), (0.15, 0.3), (-0.95, 0.3)],
+    "bowtie": [(-0.95, -0.85), (0.0, -0.15), (0.95, -0.85), (0.95, 0.85), (0.0, 0.15), (-0.95, 0.85)],
+    "trapezoid": [(-0.45, -0.7), (0.45, -0.7), (0.95, 0.7), (-0.95, 0.7)],
+    "chevron": [(-0.95, -0.95), (-0.25, -0.95), (0.6, 0.0), (-0.25, 0.95), (-0.95, 0.95), (-0.1, 0.0)],
+}
+
+
+def _star(points: int = 5, outer: float = 0.97, inner: float = 0.42) -> list[tuple[float, float]]:
+    angles = -np.pi / 2 + np.arange(2 * points) * np.pi / points
+    radii = np.where(np.arange(2 * points) % 2 == 0, outer, inner)
+    return [(float(r * np.cos(a)), float(r * np.sin(a))) for r, a in zip(radii, angles)]
+
+
+_SYMBOL_POLYGONS["star"] = _star()
+
+
+def _symbol_inside(name: str, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    if name == "crescent":
+        return (u * u + v * v <= 0.95 ** 2) & ((u - 0.42) ** 2 + (v + 0.12) ** 2 >= 0.78 ** 2)
+    if name not in _SYMBOL_POLYGONS:
+        raise ValueError(f"unknown symbol {name!r}; valid: {list(SYMBOLS)}")
+    from matplotlib.path import Path as _Path
+
+    pts = np.stack([u.ravel(), v.ravel()], axis=1)
+    return _Path(_SYMBOL_POLYGONS[name]).contains_points(pts).reshape(u.shape)
+
+
+@lru_cache(maxsize=None)
+def symbol_template(name: str, size: int) -> np.ndarray:
+    """Anti-aliased alpha template of a symbol, ``(size, size)`` float32 in [0, 1]."""
+    k = _SUPERSAMPLE
+    t = (np.arange(size * k, dtype=np.float64) + 0.5) / (size * k) * 2.0 - 1.0
+    v, u = np.meshgrid(t, t, indexing="ij")
+    alpha = _symbol_inside(name, u, v).astype(np.float32).reshape(size, k, size, k).mean(axis=(1, 3))
+    alpha.setflags(write=False)
+    return alpha
+
+
+class SymbolGlyphs:
+    """Eight symbols; glyph id == symbol index."""
+
+    name = "symbols"
+    kinds = SYMBOLS
+
+    def num_variants(self, kind: int) -> int:
+        return 1
+
+    def template(self, kind: int, instance: int, size: int) -> np.ndarray:
+        return symbol_template(SYMBOLS[kind], size)
+
+
+#: the characters of the font sources
+LETTERS: tuple[str, ...] = tuple("AEFHKLMNRTXZ")
+GREEK: tuple[str, ...] = tuple("αβγδελμπσω")
+#: the faces each character is drawn in (matplotlib's bundled DejaVu fonts), one instance each
+FONT_FACES: tuple[str, ...] = ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf")
+
+
+@lru_cache(maxsize=None)
+def char_template(char: str, face: str, size: int) -> np.ndarray:
+    """Anti-aliased alpha template of ``char`` in ``face``: its outline scaled to fill the box
+    (aspect kept, centred), ``(size, size)`` float32 in [0, 1]."""
+    import matplotlib
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.path import Path as _Path
+    from matplotlib.textpath import TextPath
+
+    font = Path_(matplotlib.get_data_path()) / "fonts" / "ttf" / face
+    path = TextPath((0, 0), char, size=100, prop=FontProperties(fname=str(font)))
+    box = path.get_extents()
+    scale = 1.9 / max(box.width, box.height)
+    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    k = _SUPERSAMPLE
+    t = (np.arange(size * k, dtype=np.float64) + 0.5) / (size * k) * 2.0 - 1.0
+    v, u = np.meshgrid(t, t, indexing="ij")
+    pts = np.stack([u.ravel() / scale + cx, -v.ravel() / scale + cy], axis=1)  # font y points up
+    inside = np.zeros(pts.shape[0], dtype=bool)
+    for poly in path.to_polygons(closed_only=True):  # even-odd: holes (the bowl of an A) stay empty
+        inside ^= _Path(poly).contains_points(pts)
+    alpha = inside.astype(np.float32).reshape(size, k, size, k).mean(axis=(1, 3))
+    alpha.setflags(write=False)
+    return alpha
+
+
+class FontGlyphs:
+    """Characters of the bundled DejaVu fonts; glyph id == character index, instance == face."""
+
+    def __init__(self, name: str, chars: tuple[str, ...]):
+        self.name, self.kinds = name, chars
+
+    def num_variants(self, kind: int) -> int:
+        return len(FONT_FACES)
+
+    def template(self, kind: int, instance: int, size: int) -> np.ndarray:
+        return char_template(self.kinds[kind], FONT_FACES[instance % len(FONT_FACES)], size)
+
+
 def class_names(glyphs: str) -> list[str]:
     if glyphs == "shapes":
         return [f"{c} {s}" for s in SHAPES for c in COLOURS]
     if glyphs == "digits":
         return [f"digit {d}" for d in range(10)]
+    if glyphs == "symbols":
+        return [f"{c} {s}" for s in SYMBOLS for c in SYMBOL_COLOURS]
+    if glyphs == "letters":
+        return [f"letter {ch}" for ch in LETTERS]
+    if glyphs == "greek":
+        return [f"greek {ch}" for ch in GREEK]
     raise ValueError(f"unknown glyphs {glyphs!r}; valid: {list(GLYPH_SOURCES)}")
 
 
-GLYPH_SOURCES: tuple[str, ...] = ("shapes", "digits")
+GLYPH_SOURCES: tuple[str, ...] = ("shapes", "digits", "symbols", "letters", "greek")
+#: the sources whose class binds a glyph and a colour (else the colour is a random nuisance)
+COLOUR_BOUND: tuple[str, ...] = ("shapes", "symbols")
+
+
+def palette(glyphs: str) -> np.ndarray:
+    """The colours objects of ``glyphs`` are drawn in, ``(colours, 3)`` float32."""
+    colours = SYMBOL_COLOURS if glyphs == "symbols" else COLOURS
+    return np.array(list(colours.values()), dtype=np.float32)
+
+
+def source(glyphs: str, digit_pool: str = "all"):
+    """The glyph source of ``glyphs`` (``digit_pool``: the handwritten instances' pool)."""
+    if glyphs == "shapes":
+        return ShapeGlyphs()
+    if glyphs == "digits":
+        return DigitGlyphs(digit_pool)
+    if glyphs == "symbols":
+        return SymbolGlyphs()
+    if glyphs == "letters":
+        return FontGlyphs("letters", LETTERS)
+    if glyphs == "greek":
+        return FontGlyphs("greek", GREEK)
+    raise ValueError(f"unknown glyphs {glyphs!r}; valid: {list(GLYPH_SOURCES)}")

@@ -32,9 +32,9 @@ def scene_labels(n: int, seed: int = 0, image_size: int = 32, glyphs: str = "sha
     M, T = p["max_objects"], p["placement_tries"]
     C = len(_g.class_names(p["glyphs"]))
     K = p["num_contexts"]
-    digits = p["glyphs"] == "digits"
-    source = _g.DigitGlyphs(p["digit_pool"]) if digits else _g.ShapeGlyphs()
-    n_col = len(_g.COLOURS)
+    bound = p["glyphs"] in _g.COLOUR_BOUND
+    source = _g.source(p["glyphs"], p["digit_pool"])
+    n_col = len(_g.palette(p["glyphs"]))
 
     # the generator's draws, in its order: every draw before the last one placement reads is
     # made (with its shape) so the stream stays aligned; the background and noise come after
@@ -51,11 +51,11 @@ def scene_labels(n: int, seed: int = 0, image_size: int = 32, glyphs: str = "sha
     smax = max(smin, int(round(p["size_range"][1] * H)))
     sizes = rng.integers(smin, smax + 1, size=(n, M))
     pos = rng.random((n, M, T, 2))
-    if digits:
+    if not bound:
         rng.integers(0, n_col, size=(n, M))  # the colour of each object
     rng.uniform(-p["colour_jitter"], p["colour_jitter"], size=(n, M, 3))
     instance = rng.integers(0, 1 << 30, size=(n, M))
-    kind = cls if digits else cls // n_col
+    kind = cls // n_col if bound else cls
 
     min_vis = p["min_visible"] if p["occlusion"] else 1.0
     masks: dict[tuple[int, int, int], tuple[np.ndarray, int]] = {}

@@ -6,7 +6,11 @@ Each image shows 1..``max_objects`` objects on a noisy, gently tinted background
   ..., "yellow ring"); index ``c = 4 * shape + colour``.  A class is a shape *and* a
   colour, so a model must bind the two.  ``glyphs="digits"``: 10 classes ("digit 0"
   ... "digit 9") drawn from scikit-learn's real handwritten digits, each object in a
-  random palette colour (colour is a nuisance there).
+  random palette colour (colour is a nuisance there).  ``glyphs="symbols"``: 16 classes =
+  8 outlines of their own x 2 colours of their own; ``"letters"``: 12 printed upper-case
+  Latin letters, ``"greek"``: 10 printed lower-case Greek letters (matplotlib's bundled
+  DejaVu faces), colour a nuisance (:mod:`mlpl_lab.data.glyphs`).  Five label spaces, so
+  data sets that share no class can be generated for a rank test across data sets.
 * **Contexts.**  Every image first draws a scene context (uniform over
   ``num_contexts``); each object's class then comes from
   ``context_strength * prior[context] + (1 - context_strength) * uniform``.  Each
@@ -75,8 +79,10 @@ def generator_version() -> str:
 FORMAT_VERSION = generator_version()
 
 GLYPH_SOURCES = _g.GLYPH_SOURCES
-DEFAULT_SIZE_RANGE = {"shapes": (0.3, 0.5), "digits": (0.4, 0.6)}
-DEFAULT_MIN_VISIBLE = {"shapes": 0.3, "digits": 0.5}  # thin strokes need more to stay legible
+DEFAULT_SIZE_RANGE = {"shapes": (0.3, 0.5), "digits": (0.4, 0.6), "symbols": (0.3, 0.5),
+                      "letters": (0.35, 0.55), "greek": (0.35, 0.55)}
+#: thin strokes (handwriting, letters) need more of themselves visible to stay legible
+DEFAULT_MIN_VISIBLE = {"shapes": 0.3, "digits": 0.5, "symbols": 0.3, "letters": 0.5, "greek": 0.5}
 _CHUNK_PIXELS = 2048 * 32 * 32  # pixels per vectorised chunk (bounds peak memory)
 
 
@@ -210,7 +216,7 @@ def smallest_glyph_area(glyphs: str, side: int) -> int:
     ``side`` pixels wide: every shape, or every handwritten digit instance."""
     key = (glyphs, int(side))
     if key not in _SMALLEST_AREA:
-        source = _g.DigitGlyphs("all") if glyphs == "digits" else _g.ShapeGlyphs()
+        source = _g.source(glyphs)
         areas = np.array([int((source.template(k, i, side) >= 0.5).sum())
                           for k in range(len(source.kinds)) for i in range(source.num_variants(k))])
         areas = areas[areas > 0]  # an empty glyph is skipped by the generator, needs no room
@@ -473,9 +479,9 @@ def _generate(p: dict[str, Any]) -> Scenes:
     names = _g.class_names(p["glyphs"])
     C = len(names)
     K = p["num_contexts"]
-    digits = p["glyphs"] == "digits"
-    source = _g.DigitGlyphs(p["digit_pool"]) if digits else _g.ShapeGlyphs()
-    palette = np.array(list(_g.COLOURS.values()), dtype=np.float32)  # (4, 3)
+    bound = p["glyphs"] in _g.COLOUR_BOUND  # a class binds a glyph and a colour (else colour is a nuisance)
+    source = _g.source(p["glyphs"], p["digit_pool"])
+    palette = _g.palette(p["glyphs"])  # (colours, 3)
     n_col = len(palette)
 
     prior = context_priors(C, K, p["structure_seed"])
@@ -492,14 +498,14 @@ def _generate(p: dict[str, Any]) -> Scenes:
     smax = max(smin, int(round(p["size_range"][1] * H)))
     sizes = rng.integers(smin, smax + 1, size=(n, M))
     pos = rng.random((n, M, T, 2))
-    col_idx = rng.integers(0, n_col, size=(n, M)) if digits else cls % n_col
+    col_idx = cls % n_col if bound else rng.integers(0, n_col, size=(n, M))
     jitter = rng.uniform(-p["colour_jitter"], p["colour_jitter"], size=(n, M, 3))
     colours = np.clip(palette[col_idx] + jitter, 0.0, 1.0).astype(np.float32)
     instance = rng.integers(0, 1 << 30, size=(n, M))
     bg_base = rng.uniform(0.35, 0.65, size=(n, 1)) + rng.uniform(-0.06, 0.06, size=(n, 3))
     bg_theta = rng.uniform(0.0, 2 * np.pi, size=n)
     bg_amp = rng.uniform(0.0, p["background_gradient"], size=n)
-    kind = cls // n_col if not digits else cls
+    kind = cls // n_col if bound else cls
 
     min_vis = p["min_visible"] if p["occlusion"] else 1.0
     coords = (np.arange(H, dtype=np.float32) + 0.5) / H * 2 - 1
