@@ -29,6 +29,15 @@ def test_a_symmetric_letter_is_its_own_mirror_image():
         assert (h != h[:, ::-1]).mean() < 0.02
 
 
+def test_every_sign_is_drawn_in_each_of_its_faces_not_as_a_missing_glyph_box():
+    """A face that lacks a character draws its missing-glyph box (a filled rectangle): every sign's
+    template must differ from every other sign's, and none may fill most of its box."""
+    for face in G.SIGN_FACES:
+        masks = [G.char_template(ch, face, 32) >= 0.5 for ch in G.SIGNS]
+        assert all(m.mean() < 0.75 for m in masks)
+        assert len({m.tobytes() for m in masks}) == len(G.SIGNS)
+
+
 def test_a_letter_keeps_its_holes():
     """Even-odd filling: the counter of an A (and of a Greek delta) stays background."""
     a = G.char_template("A", "DejaVuSans-Bold.ttf", 64) >= 0.5
@@ -40,7 +49,7 @@ def test_a_letter_keeps_its_holes():
 def test_the_label_spaces_by_hand():
     assert len(G.class_names("symbols")) == 8 * 2 and G.class_names("symbols")[:2] == ["orange star", "purple star"]
     assert G.class_names("letters") == [f"letter {c}" for c in "AEFHKLMNRTXZ"]
-    assert len(G.class_names("greek")) == 10
+    assert len(G.class_names("greek")) == 10 and len(G.class_names("signs")) == 10
     assert not set(G.class_names("symbols")) & set(G.class_names("shapes"))
 
 

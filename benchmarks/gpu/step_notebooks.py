@@ -4,7 +4,7 @@ level :func:`cut.size` chose from the GPU records so the step fits ``--budget`` 
 rehearsal on the CPU takes the same level, so the same plan), as a series is: first the planned
 runs trained on worker processes — several sharing each GPU (``--workers``, default: the
 throughput record's best workers per device), one single-thread worker per core on the CPU — then
-the eight notebooks side by side (one process and kernel each: the runs are stored, so each only
+the eight notebooks side by side, as many at once as two cores each allow (one process and kernel each: the runs are stored, so each only
 reads them and trains its live exercise), each under what is left of ``--budget``. The live
 exercises of 01-06 train under the cut (``live_training=True``, sized inside the cut's converged
 runs: :func:`cut.live_sizes`).
@@ -48,6 +48,12 @@ def default_workers() -> int:
     if not torch.cuda.is_available():
         return os.cpu_count() or 1
     return cut.best_workers()["workers"] * torch.cuda.device_count()
+
+
+def side_by_side(n: int) -> int:
+    """How many notebooks run at once: two cores each (a kernel and its papermill), at most ``n``;
+    one on the rehearsal's two cores, eight on a card's sixteen."""
+    return max(1, min(n, (os.cpu_count() or 2) // 2))
 
 
 def cells_of(executed: Path):
@@ -140,24 +146,31 @@ def main():
         "runs_stored": sum(1 for _ in RunStore().keys()) - before, "error": error}
     save()
 
-    # 2. the notebooks side by side, each in a process of its own under what is left of the budget
+    # 2. the notebooks side by side (as many at once as the cores keep two each), each in a process
+    # of its own under what is left of the budget, started in series order
     out = Path(tempfile.mkdtemp(prefix="gpu-check-nb-"))
-    left = args.budget - (time.perf_counter() - t_start)
-    running = {}
-    for entry, path in zip(rec["notebooks"], paths):
-        if left < 5:
-            entry["status"] = "not reached (budget spent)"
-            continue
-        live = entry["notebook"] in cut.LIVE_NOTEBOOKS
-        entry["live_training"] = live
-        entry["status"] = "started; the step's time ran out while it ran"  # what stays if the step is killed
-        running[entry["notebook"]] = (entry, path, time.perf_counter(), subprocess.Popen(
-            [sys.executable, "-c", RUNNER, str(path), str(out), name, json.dumps({"live_training": True} if live else {}),
-             str(int(left)), str(Path(__file__).resolve().parent), MODE, str(level)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    print(f"{len(running)} notebooks under {name} side by side (at most {left:.0f} s) ...", flush=True)
-    save()
     deadline = t_start + args.budget
-    while running:
+    at_once = side_by_side(len(paths))
+    rec["notebooks_at_once"] = at_once
+    waiting = list(zip(rec["notebooks"], paths))
+    running = {}
+    print(f"{len(waiting)} notebooks under {name}, {at_once} at a time ...", flush=True)
+    while waiting or running:
+        while waiting and len(running) < at_once:
+            entry, path = waiting.pop(0)
+            left = deadline - time.perf_counter()
+            if left < 5:
+                entry["status"] = "not reached (budget spent)"
+                continue
+            live = entry["notebook"] in cut.LIVE_NOTEBOOKS
+            entry["live_training"] = live
+            entry["status"] = "started; the step's time ran out while it ran"  # what stays if the step is killed
+            running[entry["notebook"]] = (entry, path, time.perf_counter(), subprocess.Popen(
+                [sys.executable, "-c", RUNNER, str(path), str(out), name,
+                 json.dumps({"live_training": True} if live else {}), str(int(left)),
+                 str(Path(__file__).resolve().parent), MODE, str(level)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            save()
         for nb, (entry, path, t0, proc) in list(running.items()):
             if proc.poll() is None and time.perf_counter() < deadline:
                 continue

@@ -19,11 +19,12 @@ an object is ``alpha >= 0.5``; that is what the scene masks, labels and boxes us
 * ``FontGlyphs`` -- characters of the DejaVu fonts that matplotlib bundles (read from its data
   folder, never from the system), rasterised from their outlines with 4x4 supersampling:
   twelve upper-case Latin letters (``letters``) or ten lower-case Greek letters (``greek``), each
-  in two faces (sans bold, serif bold) as two instances.
+  in two faces (sans bold, serif bold) as two instances, or ten signs (``signs``: card suits,
+  umbrella, sun, note, aeroplane, anchor, snowflake) in sans bold, upright and oblique.
 
 Each source says how a class maps to a glyph and a colour (:data:`COLOUR_BOUND`): a class of
 ``shapes`` and ``symbols`` binds a glyph and a colour (``class = glyph * colours + colour``);
-for ``digits``, ``letters`` and ``greek`` a class is the glyph alone and each object takes a
+for ``digits``, ``letters``, ``greek`` and ``signs`` a class is the glyph alone and each object takes a
 random colour of :data:`COLOURS` (a nuisance).
 """
 from __future__ import annotations
@@ -228,8 +229,11 @@ class SymbolGlyphs:
 #: the characters of the font sources
 LETTERS: tuple[str, ...] = tuple("AEFHKLMNRTXZ")
 GREEK: tuple[str, ...] = tuple("αβγδελμπσω")
+SIGNS: tuple[str, ...] = tuple("♠♣♥♦☂☀♪✈⚓❄")
 #: the faces each character is drawn in (matplotlib's bundled DejaVu fonts), one instance each
 FONT_FACES: tuple[str, ...] = ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf")
+#: the signs' faces: the serif face lacks them (it would draw its box for a missing glyph)
+SIGN_FACES: tuple[str, ...] = ("DejaVuSans-Bold.ttf", "DejaVuSans-BoldOblique.ttf")
 
 
 @lru_cache(maxsize=None)
@@ -261,14 +265,14 @@ def char_template(char: str, face: str, size: int) -> np.ndarray:
 class FontGlyphs:
     """Characters of the bundled DejaVu fonts; glyph id == character index, instance == face."""
 
-    def __init__(self, name: str, chars: tuple[str, ...]):
-        self.name, self.kinds = name, chars
+    def __init__(self, name: str, chars: tuple[str, ...], faces: tuple[str, ...] = FONT_FACES):
+        self.name, self.kinds, self.faces = name, chars, faces
 
     def num_variants(self, kind: int) -> int:
-        return len(FONT_FACES)
+        return len(self.faces)
 
     def template(self, kind: int, instance: int, size: int) -> np.ndarray:
-        return char_template(self.kinds[kind], FONT_FACES[instance % len(FONT_FACES)], size)
+        return char_template(self.kinds[kind], self.faces[instance % len(self.faces)], size)
 
 
 def class_names(glyphs: str) -> list[str]:
@@ -282,10 +286,12 @@ def class_names(glyphs: str) -> list[str]:
         return [f"letter {ch}" for ch in LETTERS]
     if glyphs == "greek":
         return [f"greek {ch}" for ch in GREEK]
+    if glyphs == "signs":
+        return [f"sign {ch}" for ch in SIGNS]
     raise ValueError(f"unknown glyphs {glyphs!r}; valid: {list(GLYPH_SOURCES)}")
 
 
-GLYPH_SOURCES: tuple[str, ...] = ("shapes", "digits", "symbols", "letters", "greek")
+GLYPH_SOURCES: tuple[str, ...] = ("shapes", "digits", "symbols", "letters", "greek", "signs")
 #: the sources whose class binds a glyph and a colour (else the colour is a random nuisance)
 COLOUR_BOUND: tuple[str, ...] = ("shapes", "symbols")
 
@@ -308,4 +314,6 @@ def source(glyphs: str, digit_pool: str = "all"):
         return FontGlyphs("letters", LETTERS)
     if glyphs == "greek":
         return FontGlyphs("greek", GREEK)
+    if glyphs == "signs":
+        return FontGlyphs("signs", SIGNS, SIGN_FACES)
     raise ValueError(f"unknown glyphs {glyphs!r}; valid: {list(GLYPH_SOURCES)}")

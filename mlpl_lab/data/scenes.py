@@ -8,9 +8,10 @@ Each image shows 1..``max_objects`` objects on a noisy, gently tinted background
   ... "digit 9") drawn from scikit-learn's real handwritten digits, each object in a
   random palette colour (colour is a nuisance there).  ``glyphs="symbols"``: 16 classes =
   8 outlines of their own x 2 colours of their own; ``"letters"``: 12 printed upper-case
-  Latin letters, ``"greek"``: 10 printed lower-case Greek letters (matplotlib's bundled
-  DejaVu faces), colour a nuisance (:mod:`mlpl_lab.data.glyphs`).  Five label spaces, so
-  data sets that share no class can be generated for a rank test across data sets.
+  Latin letters, ``"greek"``: 10 printed lower-case Greek letters, ``"signs"``: 10 printed
+  signs (matplotlib's bundled DejaVu faces), colour a nuisance (:mod:`mlpl_lab.data.glyphs`).
+  Six label spaces, so data sets that share no class can be generated for a rank test
+  across data sets.
 * **Contexts.**  Every image first draws a scene context (uniform over
   ``num_contexts``); each object's class then comes from
   ``context_strength * prior[context] + (1 - context_strength) * uniform``.  Each
@@ -80,9 +81,10 @@ FORMAT_VERSION = generator_version()
 
 GLYPH_SOURCES = _g.GLYPH_SOURCES
 DEFAULT_SIZE_RANGE = {"shapes": (0.3, 0.5), "digits": (0.4, 0.6), "symbols": (0.3, 0.5),
-                      "letters": (0.35, 0.55), "greek": (0.35, 0.55)}
+                      "letters": (0.35, 0.55), "greek": (0.35, 0.55), "signs": (0.35, 0.55)}
 #: thin strokes (handwriting, letters) need more of themselves visible to stay legible
-DEFAULT_MIN_VISIBLE = {"shapes": 0.3, "digits": 0.5, "symbols": 0.3, "letters": 0.5, "greek": 0.5}
+DEFAULT_MIN_VISIBLE = {"shapes": 0.3, "digits": 0.5, "symbols": 0.3, "letters": 0.5, "greek": 0.5,
+                       "signs": 0.4}
 _CHUNK_PIXELS = 2048 * 32 * 32  # pixels per vectorised chunk (bounds peak memory)
 
 
