@@ -18,7 +18,7 @@ same index then shows nearly the same image with nearly the same labels. Three m
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping
 
 import numpy as np
 

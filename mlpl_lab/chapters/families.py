@@ -29,11 +29,10 @@ stored runs came from another kind is refused before any training, naming the ki
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore

@@ -38,7 +38,6 @@ read, so a store that lacks one family's runs reads that family's part.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import math
 import os
@@ -50,8 +49,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..core.numerics import KEY_SCHEME
 from .environment import git_commit
-from .pack import (FORMAT as PART_FORMAT, PackError, _exporter_environment, _sha256, _verify_runs,
-                   pack_bytes, read_pack, run_entry, wanted_runs)
+from .pack_format import (FORMAT as PART_FORMAT, PackError, _exporter_environment, _sha256, _verify_runs,
+                          pack_bytes, read_pack, run_entry, wanted_runs)
 from .store import RunStore
 
 #: the index format this code writes and reads
