@@ -105,6 +105,16 @@ WORKS: Dict[str, Work] = {w.key: w for w in (
          also=("Ridnik et al.", "Asymmetric loss")),
     Work("label_bias", "Arroyo et al.", "Arroyo et al.",
          "Understanding Label Bias in Single Positive Multi-Label Learning", "ICLR", 2023),
+    Work("bbe", "BBE", "Garg, Wu, Smola, Balakrishnan, Lipton",
+         "Mixture Proportion Estimation and PU Learning: A Modern Approach", "NeurIPS", 2021,
+         also=("Garg et al.", "Best Bin Estimation")),
+    Work("crisp", "Crisp", "Liu, Xu, Wang, Geng",
+         "Can Class-Priors Help Single-Positive Multi-Label Learning?", "NeurIPS", 2025, arxiv="2309.13886",
+         also=("CRISP",)),
+    Work("cardinality", "Gharib et al.", "Gharib, Murena, Klami",
+         "Single-positive Multi-label Learning with Label Cardinality", "TMLR", 2025),
+    Work("lamc", "LAMC", "Hagos, Lundström", "Least-Ambiguous Multi-Label Classifier", "arXiv", 2025,
+         arxiv="2509.10689"),
 )}
 
 #: the five papers the lab reproduces, in the README's order

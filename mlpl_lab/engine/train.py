@@ -402,6 +402,9 @@ def _context(method, train, observed, config, device) -> TrainContext:
         steps_per_epoch=_steps_per_epoch(len(train) // distributed.world_size(),
                                          distributed.local_batch_size(config.batch_size)),
         predict_train=lambda: predict_dataset(method, train, device, config.eval_batch_size),
+        # side information the training set gives its methods (class priors, label cardinalities:
+        # methods/side_information.py); a plain dataset gives none
+        extras=dict(getattr(train, "side_info", None) or {}),
     )
 
 

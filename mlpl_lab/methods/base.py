@@ -22,6 +22,9 @@ set) and ``labels`` (the TRUE labels: for diagnostics and logs only — a method
 on them is cheating; the engine's tests check the baselines do not read them).
 Methods that change labels (LL-Cp, OPML correction, APL) keep their own copy,
 ``self.labels`` (N x C); every method reads its batch's labels with :meth:`Method.batch_labels`.
+**Side information** the training set gives (a ``side_info`` mapping on the dataset: class priors,
+per-image label cardinalities) reaches the method as ``ctx.extras`` at setup; a per-image value is
+read for the batch by ``batch["index"]``, like the labels (:mod:`mlpl_lab.methods.side_information`).
 
 **Per-epoch diagnostics** (selection precision, pseudo-label counts, train AP, ...): a method
 calls ``self.log_epoch(name=value, ...)`` (numbers only) any time during an epoch; the loop
@@ -59,6 +62,9 @@ class TrainContext:
     train_true_labels: torch.Tensor | None = None  # diagnostics only
     seed: int = 0
     steps_per_epoch: int = 1  # optimiser steps per epoch (drop_last batches)
+    #: side information the training set gives (its ``side_info`` mapping, copied by the loop at
+    #: setup): class priors, label cardinalities — per image in the training set's row order, read
+    #: by ``batch["index"]`` (:mod:`mlpl_lab.methods.side_information`); empty for a plain dataset
     extras: Dict[str, Any] = field(default_factory=dict)
 
 
