@@ -26,13 +26,15 @@ def cmd_course(args) -> int:
         changes = sync(write=not args.check)
         changes["README.md"] = sync_readme(write=not args.check)
         from ..course.gpu_window import sync_guide
+        from ..course.guide_blocks import sync_blocks
 
-        changes["notebooks/guide.md"] = sync_guide(write=not args.check)
+        changes["notebooks/guide.md"] = sync_guide(write=not args.check) + sync_blocks(write=not args.check)
         bad = {k: v for k, v in changes.items() if v}
         for stem, what in bad.items():
             print(f"{stem}: {', '.join(what)}")
         if args.check and bad:
-            print("notebooks, the README's times, the guide's GPU section and their records disagree: run "
+            print("notebooks, the README's times, the guide's GPU section, session plans or compute options and "
+                  "their records disagree: run "
                   "`mlpl-lab course sync`")
             return 1
         print("notebooks and the README agree with course.yml and the records" if not bad
