@@ -67,6 +67,19 @@ def test_the_lab_copies_hold_no_solution_and_a_students_changes_are_kept(tmp_pat
     assert "BEGIN SOLUTION" not in text and any(s in text for s in solutions[NOTEBOOKS[1].name])
 
 
+def test_the_course_lab_command_says_what_it_wrote_and_what_it_kept(tmp_path, capsys):
+    from mlpl_lab.cli import main
+
+    n = len(NOTEBOOKS)
+    assert main(["course", "lab", "--out", str(tmp_path)]) == 0
+    assert f"student copies in {tmp_path / 'student'}: {n} written from notebooks/, 0 already current" \
+        in capsys.readouterr().out
+    (tmp_path / "student" / NOTEBOOKS[0].name).write_text("{}")
+    assert main(["course", "lab", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"0 written from notebooks/, {n - 1} already current; kept as you changed them: {NOTEBOOKS[0].name}" in out
+
+
 def _make_n(*args):
     """The commands `make -n` would run for ``args`` (the venv's own setup lines left out)."""
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
