@@ -154,3 +154,16 @@ def test_the_students_report_states_no_reference_answer_and_the_instructors_does
     assert records[0].keys() == records[1].keys()
     for name in ("gap", "mAP", "claims", "convergence"):
         assert records[0][name] == records[1][name], name
+
+
+def test_the_instructor_book_refuses_a_report_of_the_student_copies(tmp_path):
+    """The instructor book shows the solutions: built from the student's report (stubs, no marker)
+    it would show none, so it stops and names the instructor report."""
+    from mlpl_lab.course import book
+
+    executed = tmp_path / "reports"
+    executed.mkdir()
+    notebooks.write_nb(notebooks.version_of(notebooks.read_nb(NOTEBOOKS[1]), keep=False), executed / NOTEBOOKS[1].name)
+    with pytest.raises(notebooks.CourseError, match="mlpl-lab report --instructor"):
+        book.stage_book(executed, tmp_path / "src", "instructor")
+    assert notebooks.instructor_report(executed) == executed / "instructor"
