@@ -16,10 +16,14 @@ TORCH_CPU_SPEC ?= torch==2.14.1+cpu torchvision==0.29.1+cpu
 PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 PROFILE ?= cpu
 REPORT_DIR ?= reports
+# the instructor's report (solutions run, every check states its reference answer) and its book
+INSTRUCTOR_DIR ?= $(REPORT_DIR)/instructor
+# the copies JupyterLab opens: $(LAB_DIR)/student (make lab), $(LAB_DIR)/instructor (make lab-instructor)
+LAB_DIR ?= lab
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-all test-durations test-browser test-gpu test-gpu-shape bench-gpu-shape report setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat lab
+.PHONY: test test-all test-durations test-browser test-gpu test-gpu-shape bench-gpu-shape report report-instructor setup clean clean-runs benchmark bench-workers bench-series student book gpu-kit gpu-rehearse test-compat lab lab-instructor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -110,27 +114,45 @@ test-gpu-shape: $(STAMP)
 bench-gpu-shape: $(STAMP)
 	$(BIN)/python benchmarks/bench_gpu_shape.py
 
-# an empty store starts from the shipped course pack (data/packs/); COLD=1 retrains every run
+# the student's report: the student copies executed (solutions as stubs), so no exercise's reference
+# answer is in its HTML. An empty store starts from the shipped course pack (data/packs/); COLD=1
+# retrains every run
 report: $(STAMP)
 	$(BIN)/mlpl-lab report --profile $(PROFILE) --out $(REPORT_DIR) $(if $(COLD),--cold)
 
-# JupyterLab on the notebooks with the lab's kernel ("Python 3 (mlpl_lab)", the one make setup
-# installs); as root (many course images run so) it adds --allow-root, which Jupyter asks for there.
-# LAB_ARGS passes more options, e.g. LAB_ARGS='--no-browser --port 8890'
+# the instructor's report in $(INSTRUCTOR_DIR): the notebooks with their solutions, every check
+# stating its reference answer (it reads the runs the student's report served or trained)
+report-instructor: $(STAMP)
+	$(BIN)/mlpl-lab report --instructor --profile $(PROFILE) --out $(INSTRUCTOR_DIR)
+
+# JupyterLab with the lab's kernel ("Python 3 (mlpl_lab)", the one make setup installs) on the
+# student copies (make lab: solutions as stubs, no check states its reference answer) or the
+# instructor's (make lab-instructor), generated first from notebooks/ into $(LAB_DIR)/; a copy changed
+# since it was generated (a student's answers) is kept, never overwritten. As root (many course
+# images run so) it adds --allow-root, which Jupyter asks for there. LAB_ARGS passes more options,
+# e.g. LAB_ARGS='--no-browser --port 8890'
 LAB_UID ?= $(shell id -u)
+JUPYTER_LAB = $(BIN)/jupyter lab --MappingKernelManager.default_kernel_name=python3 $(if $(filter 0,$(LAB_UID)),--allow-root) $(LAB_ARGS)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks --MappingKernelManager.default_kernel_name=python3 $(if $(filter 0,$(LAB_UID)),--allow-root) $(LAB_ARGS)
+	$(BIN)/mlpl-lab course lab --variant student --out $(LAB_DIR)
+	MLPL_LAB_ANSWERS=student $(JUPYTER_LAB) --notebook-dir=$(LAB_DIR)/student
+
+lab-instructor: $(STAMP)
+	$(BIN)/mlpl-lab course lab --variant instructor --out $(LAB_DIR)
+	MLPL_LAB_ANSWERS=instructor $(JUPYTER_LAB) --notebook-dir=$(LAB_DIR)/instructor
 
 # course material: student and instructor copies of the notebooks in dist/
 student: $(STAMP)
 	$(BIN)/mlpl-lab course sync --check
 	$(BIN)/mlpl-lab course export --out dist
 
-# the book (student and instructor variants) under $(REPORT_DIR)/book, from the notebooks the report
-# executed (runs the report first when they are missing; they are never executed a second time)
+# the book under $(REPORT_DIR)/book: the student variant (book/student) from the student's report,
+# the instructor variant (book/instructor, with the instructor guide) from the instructor's report
+# (each report runs first when it is missing; the notebooks are never executed a second time)
 book: $(STAMP)
 	@test -f $(REPORT_DIR)/07_benchmark.ipynb || $(BIN)/mlpl-lab report --no-cold --profile $(PROFILE) --out $(REPORT_DIR)
-	$(BIN)/mlpl-lab course book --executed $(REPORT_DIR) --out $(REPORT_DIR)/book $(BOOK_ARGS)
+	@test -f $(INSTRUCTOR_DIR)/07_benchmark.ipynb || $(BIN)/mlpl-lab report --instructor --no-cold --profile $(PROFILE) --out $(INSTRUCTOR_DIR)
+	$(BIN)/mlpl-lab course book --executed $(REPORT_DIR) --instructor-executed $(INSTRUCTOR_DIR) --out $(REPORT_DIR)/book $(BOOK_ARGS)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scenes.py
@@ -160,5 +182,6 @@ bench-series: $(STAMP)
 clean-runs: $(STAMP)
 	$(BIN)/mlpl-lab store --clear
 
+# (not $(LAB_DIR): the copies students work in)
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) dist data/cache data/runs

@@ -54,9 +54,27 @@ def test_panel_with_a_trained_pair_removes_more_with_a_larger_tau_h(trained):
     assert after > before
     n = panel.state["counts_f"]["unknown"]
     assert after == n - int(np.floor(0.9 * n + 1e-9))
-    panel.sliders["epoch"].value = 0  # R(0) = 1: nothing removed
+    panel.sliders["epoch"].value = 1  # the first training epoch uses R(0) = 1: nothing removed
     assert panel.state["counts_f"]["removed"] == 0 and panel.state["counts_g"]["removed_low"] == 0
     assert panel.figure is not None
+
+
+def test_the_slider_the_marker_and_the_readout_name_the_same_epoch():
+    """Bug caught: the slider said epoch 53 (0-based, completed epochs) where the readout said 54.
+    Oracle by hand: over 54 epochs with tau_h = 0.02, E_k = 10, training epoch 54 uses R(53) =
+    1 - 0.02 = 0.98 and training epoch 3 uses R(2) = 1 - 2/10 * 0.02 = 0.996."""
+    import re
+
+    panel = CLSPanel(tau_h=0.02, tau_l=0.1, E_k=10, epochs=54)
+    slider = panel.sliders["epoch"]
+    assert (slider.min, slider.max, slider.value) == (1, 54, 54)
+    for epoch, r_h in ((54, 0.98), (3, 0.996)):
+        slider.value = epoch
+        assert re.search(r"training epoch (\d+)</b>", panel.readout.value).group(1) == str(epoch)
+        assert f"(e = {epoch - 1} completed)" in panel.readout.value
+        assert panel.state["R_h_now"] == pytest.approx(r_h)
+        marker = [line for line in panel.figure.axes[0].lines if line.get_color() == "r"]
+        assert marker and marker[0].get_xdata()[0] == epoch
 
 
 def test_the_panel_title_counts_the_rows_it_draws(trained):

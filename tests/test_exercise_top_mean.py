@@ -2,6 +2,8 @@
 facts of the record, and the lead is *decided* only where a claim comparing the two holds."""
 from __future__ import annotations
 
+import pytest
+
 from mlpl_lab.course import exercises as ex
 
 MAP = {"full labels": 90.0, "GR": 81.5, "EM": 81.3, "AN": 70.0}
@@ -17,7 +19,13 @@ def test_an_inconclusive_lead_is_not_decided_and_calling_it_decided_fails(capsys
     claims = _claims("inconclusive")
     assert ex.decided_lead("GR", "EM", claims) is False
     assert ex.check_top_mean("t", ("GR", "EM", False), MAP, claims, exclude=("full labels",))
+    capsys.readouterr()
     assert not ex.check_top_mean("t", ("GR", "EM", True), MAP, claims, exclude=("full labels",))
+    student = capsys.readouterr().out  # a student's line does not say what the evidence decides
+    assert "does not decide" not in student and "the two rows are right" in student
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(ex.ANSWERS_ENV, ex.INSTRUCTOR)
+        assert not ex.check_top_mean("t", ("GR", "EM", True), MAP, claims, exclude=("full labels",))
     assert "not a finding" in capsys.readouterr().out
 
 
@@ -52,23 +60,47 @@ def test_a_claim_on_other_runs_does_not_decide_the_lead():
 
 
 # --- the other "which row leads" exercises: 01's largest gap, 04's largest margin, 07's best mean rank ---
-GAPS = {"single positive": 12.4, "drop 50 %": 3.1, "known 10 %": 2.9}
+GAPS = {"single positive": 18.1, "drop 50 %": 13.1, "known 10 %": 38.4}
 
 
-def _an_claims():
-    """Chapter 01's claims: one per regime, full labels vs AN — none compares two regimes' gaps."""
-    return {f"full labels beat AN under {r}": {"verdict": "holds (Holm)", "a": {"1": 90.0}, "b": {"1": 90.0 - g}}
-            for r, g in GAPS.items()}
+def _an_claims(intervals):
+    """Chapter 01's claims: one per regime, full labels vs AN, each with its family-wise interval
+    (``intervals``: regime -> (low, high)); none compares two regimes' gaps."""
+    return {f"full labels beat AN under {r}": {"verdict": "holds", "margin": GAPS[r], "ci_family": list(ci), "n": 5}
+            for r, ci in intervals.items()}
 
 
-def test_01_the_largest_gap_is_a_fact_its_lead_over_the_next_regime_is_not_decided():
-    """Every per-regime claim holds, yet none compares single positive's gap with drop 50 %'s: the
-    exercise must not reward "decided", however large the gap looks (12.4 vs 3.1)."""
-    claims = _an_claims()
-    assert ex.decided_lead("single positive", "drop 50 %", claims, GAPS) is False
-    assert ex.check_top_mean("t", ("single positive", "drop 50 %", False), GAPS, claims)
-    assert not ex.check_top_mean("t", ("single positive", "drop 50 %", True), GAPS, claims)
-    assert not ex.check_top_mean("t", ("drop 50 %", "known 10 %", False), GAPS, claims)
+#: the cpu series' intervals (the handbook's results block): known 10 % [35.08, 41.74] lies 15 points
+#: above single positive's [16.73, 19.54]
+APART = {"single positive": (16.73, 19.54), "drop 50 %": (11.65, 14.48), "known 10 %": (35.08, 41.74)}
+
+
+def test_01_a_lead_whose_intervals_lie_apart_is_decided():
+    """Bug caught: the key called a 20-point gap (38.4 vs 18.1) with family-wise intervals 15 points
+    apart "not decided", because no claim compares two regimes. The intervals decide it: the top
+    regime's lies wholly above the runner-up's."""
+    claims = _an_claims(APART)
+    assert ex.intervals_apart("known 10 %", "single positive", claims, GAPS) is True
+    assert ex.check_top_interval("t", ("known 10 %", "single positive", True), GAPS, claims)
+    assert not ex.check_top_interval("t", ("known 10 %", "single positive", False), GAPS, claims)
+    assert not ex.check_top_interval("t", ("single positive", "known 10 %", True), GAPS, claims)
+    # two paired seeds decide nothing, however far apart their intervals (the claims' own rule)
+    two = {c: dict(row, n=2) for c, row in claims.items()}
+    assert ex.intervals_apart("known 10 %", "single positive", two, GAPS) is False
+
+
+def test_01_overlapping_intervals_do_not_decide_the_lead():
+    """single positive 18.1 [16.0, 20.2] vs drop 50 % 13.1 [12.0, 16.5]: the means differ by 5 points
+    but the intervals overlap (16.0 < 16.5), so the lead is not decided; touching is not apart either."""
+    gaps = {"single positive": 18.1, "drop 50 %": 13.1}
+    claims = _an_claims({"single positive": (16.0, 20.2), "drop 50 %": (12.0, 16.5)})
+    assert ex.intervals_apart("single positive", "drop 50 %", claims, gaps) is False
+    assert ex.check_top_interval("t", ("single positive", "drop 50 %", False), gaps, claims)
+    assert not ex.check_top_interval("t", ("single positive", "drop 50 %", True), gaps, claims)
+    touching = _an_claims({"single positive": (16.5, 20.2), "drop 50 %": (12.0, 16.5)})
+    assert ex.intervals_apart("single positive", "drop 50 %", touching, gaps) is False
+    # a row no claim measures decides nothing
+    assert ex.intervals_apart("single positive", "known 10 %", claims, gaps | {"known 10 %": 1.0}) is False
 
 
 MARGINS = {"drop 25 %": 1.0, "drop 50 %": 1.5, "drop 75 %": 2.5, "single positive": 0.5}

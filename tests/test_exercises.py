@@ -256,3 +256,32 @@ def test_each_pick_exercise_has_one_answer_on_the_shipped_pack_or_accepts_the_ti
     else:
         lead = ordered[:3]  # the top, the runner-up and (where there is one) the row after them
         assert len(set(lead)) == len(lead), f"{stem}: the leading rows tie on the pack: {values}"
+
+
+def test_a_check_states_the_reference_answer_to_instructors_only(capsys, monkeypatch):
+    """The reference answer (the value the library computes, the count of holding claims, the
+    record's value of the picked row) is printed where $MLPL_LAB_ANSWERS is ``instructor`` and
+    nowhere else: a student's ✓ says only that the answer is right. Oracle: AN's loss on an unknown
+    entry scored 0.9 is -ln(1 - 0.9) = 2.302585."""
+    claims = {"a beats b": {"verdict": "holds"}, "c beats d": {"verdict": "inconclusive"}}
+    values = {"single positive": 0.0953, "known 10 %": 0.12827}
+
+    def lines():
+        assert ex.check_an_penalty(2.3026, p=0.9)
+        assert ex.check_claims_that_hold(["a beats b"], claims)
+        assert ex.check_pick("t", "known 10 %", values, "h")
+        return capsys.readouterr().out
+
+    for unset_or_other in (None, "student", "yes"):
+        if unset_or_other is None:
+            monkeypatch.delenv(ex.ANSWERS_ENV, raising=False)
+        else:
+            monkeypatch.setenv(ex.ANSWERS_ENV, unset_or_other)
+        out = lines()
+        assert [line[0] for line in out.splitlines()] == ["✓"] * 3, out
+        assert "you said 2.303" in out and "2.30259" not in out and "reference gives" not in out
+        assert "1 of 2 claims" not in out and "0.128" not in out
+    monkeypatch.setenv(ex.ANSWERS_ENV, "instructor")
+    out = lines()
+    assert "the reference gives 2.303, you said 2.303" in out
+    assert "1 of 2 claims hold in this run" in out and "known 10 %: 0.128" in out

@@ -274,8 +274,9 @@ def test_a_student_notebook_renders_its_quiz_from_the_encoded_bank(tmp_path):
 # ---------------------------------------------------------------- make lab
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 @pytest.mark.parametrize("uid, root", [("0", True), ("1000", False)])
-def test_make_lab_starts_jupyterlab_on_the_notebooks_adding_allow_root_as_root(uid, root):
-    """``make -n lab`` (nothing runs; the venv's stamp taken as current) as root and as a user."""
+def test_make_lab_starts_jupyterlab_on_the_student_copies_adding_allow_root_as_root(uid, root):
+    """``make -n lab`` (nothing runs; the venv's stamp taken as current) as root and as a user:
+    JupyterLab opens the student copies (tests/test_student_door.py: generated first)."""
     # a make that runs this test (make test) passes its flags down: the inner make would then print
     # "Entering directory" lines around the command
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
@@ -283,7 +284,7 @@ def test_make_lab_starts_jupyterlab_on_the_notebooks_adding_allow_root_as_root(u
                           f"LAB_UID={uid}"], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True).stdout.strip().splitlines()
     line = out[-1]
-    assert line.startswith(".venv/bin/jupyter lab ") and "--notebook-dir=notebooks" in line
+    assert line.startswith("MLPL_LAB_ANSWERS=student .venv/bin/jupyter lab ") and "--notebook-dir=lab/student" in line
     assert ("--allow-root" in line.split()) == root
 
 

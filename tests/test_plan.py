@@ -179,3 +179,28 @@ def test_the_gpu_projection_uses_the_check_s_end_to_end_rate(tmp_path):
     assert "Card X" in got.source and "2026-01-02" in got.source
     (tmp_path / "train_run.json").write_text("{not json")
     assert measured_gpu_throughput(tmp_path) is None
+
+
+def test_a_plan_whose_every_run_is_stored_says_so_and_counts_nothing_to_train():
+    """Bug caught: `make report` on a store the course pack filled printed the plan as if it would
+    train 80 M images. Hand-built: a pretraining run (2 × 400 images), two runs of 4 × 100 and 8 ×
+    100 in one notebook and one of 3 × 100 in another; stored ones are left out of what is to train."""
+    from mlpl_lab.profiles import get_profile
+
+    pre = _spec("full", 1000, 2, n_train=400)
+    a, b = _spec("an", 0, 4, backbone_from=pre), _spec("gr", 0, 8, backbone_from=pre)
+    c = _spec("an", 1, 3, backbone_from=pre)
+    nbs = [P.NotebookPlan("01_assume_negative", {}, [pre, a, b]), P.NotebookPlan("03_opml", {}, [pre, c])]
+    series = P.SeriesPlan(get_profile("smoke"), nbs, P.waves([pre, a, b, c]))
+    text = P.describe(series, stored=lambda s: True)
+    assert "4 distinct runs, 4 of them already stored: every planned run is stored, nothing to train" in text
+    assert "images" not in text and "wave" not in text
+    assert [line.split()[1:3] for line in text.splitlines()[2:]] == [["3", "3"], ["2", "2"]]
+    text = P.describe(series, stored=lambda s: s.key in (pre.key, b.key))
+    rows = {line.split()[0]: line.split() for line in text.splitlines() if line.startswith("  0")}
+    assert "images to train (new)" in text and "2 of them already stored" in text
+    assert rows["01_assume_negative"][3] == "400" and rows["03_opml"][3] == "300"  # a: 4 × 100; c: 3 × 100
+    assert "wave 1 (stage one): 3 runs, 2 to train, 700 images" in text
+    unstored = P.describe(series)  # `mlpl-lab plan`: every run counted
+    # 01 is the first to ask for pre, a and b: 800 + 400 + 800 images
+    assert "images trained (new)" in unstored and "2,000" in unstored and "already stored" not in unstored

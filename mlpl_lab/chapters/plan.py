@@ -456,6 +456,12 @@ def projection(specs: Iterable[RunSpec]) -> Tuple[List[ModelCost], List[RunSpec]
 
 
 # ---------------------------------------------------------------------------------- printing
+def _left(nb) -> str:
+    """What a notebook of the plan leaves to itself."""
+    return ("no runs" if training_chapter(nb.name) is None else "nothing" if nb.left is None
+            else "the runs it chooses from results")
+
+
 def _num(x: float) -> str:
     for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(x) >= scale:
@@ -471,22 +477,29 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
              source: str | None = None) -> str:
     """The plan as text: runs per notebook (asked for, new to it, images trained), the waves, and
     with ``tflops`` the FLOPs per image of each network and the time they project to (``source``:
-    where that rate was measured, printed with it)."""
+    where that rate was measured, printed with it). With ``stored`` (whether a run is in the store:
+    what ``mlpl-lab report`` prints before it trains) the images are those still **to train**, the
+    stored runs left out; a plan whose every run is stored says so and trains nothing."""
     if tflops is not None and not (isinstance(tflops, (int, float)) and tflops > 0 and math.isfinite(tflops)):
         raise ValueError(f"tflops must be a positive number of TFLOP/s, got {tflops!r}")
     order = plan.order
     first = plan.first_notebook()
+    done = {s.key for s in order if stored(s)} if stored else set()
     lines = [f"series plan, profile {plan.profile.name}: {len(plan.notebooks)} notebooks, "
              f"{len(order)} distinct runs"
-             + (f", {sum(map(stored, order))} of them already stored" if stored else "")]
-    lines.append(f"  {'notebook':22s} {'runs asked':>10s} {'new':>5s} {'images trained (new)':>21s}  "
-                 "left to the notebook")
+             + (f", {len(done)} of them already stored" if stored else "")]
+    if stored and len(done) == len(order) and tflops is None:
+        lines[0] += ": every planned run is stored, nothing to train"
+        lines.append(f"  {'notebook':22s} {'runs asked':>10s} {'stored':>7s}  left to the notebook")
+        for nb in plan.notebooks:
+            lines.append(f"  {nb.name:22s} {len(nb.specs):10d} {len(nb.specs):7d}  {_left(nb)}")
+        return "\n".join(lines)
+    images = "images to train (new)" if stored else "images trained (new)"
+    lines.append(f"  {'notebook':22s} {'runs asked':>10s} {'new':>5s} {images:>21s}  left to the notebook")
     for nb in plan.notebooks:
         new = [s for s in nb.specs if first[s.key] == nb.name]
-        left = ("no runs" if training_chapter(nb.name) is None else "nothing" if nb.left is None
-                else "the runs it chooses from results")
         lines.append(f"  {nb.name:22s} {len(nb.specs):10d} {len(new):5d} "
-                     f"{sum(images_trained(s) for s in new):21,d}  {left}")
+                     f"{sum(images_trained(s) for s in new if s.key not in done):21,d}  {_left(nb)}")
         if nb.later:
             lines.append(f"  {'':22s} (then {len(nb.later)} runs chosen from results: counted in the "
                          "projection at a stand-in choice, trained once the choice is made)")
@@ -496,7 +509,10 @@ def describe(plan: SeriesPlan, tflops: float | None = None, stored: Callable[[Ru
                          f"{PENDING_ENV}=1; counted in the projection)")
     for i, w in enumerate(plan.waves):
         name = WAVE_NAMES[i] if i < len(WAVE_NAMES) else f"depth {i}"
-        lines.append(f"  wave {i} ({name}): {len(w)} runs, {sum(images_trained(s) for s in w):,d} images trained")
+        todo = [s for s in w if s.key not in done]
+        lines.append(f"  wave {i} ({name}): {len(w)} runs, " + (
+            f"{len(todo)} to train, {sum(images_trained(s) for s in todo):,d} images" if stored else
+            f"{sum(images_trained(s) for s in w):,d} images trained"))
     if tflops is None:
         return "\n".join(lines)
     later, pending = plan.stand_ins()

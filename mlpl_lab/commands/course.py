@@ -1,5 +1,6 @@
-"""``mlpl-lab course sync|export|timings|ranges|gpu-plan|repo-size|book|figure|results|claims-snapshot|claims-change``: course material -- objectives
-synced into the notebooks and the README, student and instructor copies, measured timings and
+"""``mlpl-lab course sync|export|lab|timings|ranges|gpu-plan|repo-size|book|figure|results|claims-snapshot|claims-change``: course material -- objectives
+synced into the notebooks and the README, student and instructor copies (``lab``: the ones ``make lab``
+opens, a student's changed copy kept), measured timings and
 expected ranges, the book, the README's figure and the handbook's results block
 (:mod:`mlpl_lab.course`)."""
 from __future__ import annotations
@@ -25,13 +26,15 @@ def cmd_course(args) -> int:
         changes = sync(write=not args.check)
         changes["README.md"] = sync_readme(write=not args.check)
         from ..course.gpu_window import sync_guide
+        from ..course.guide_blocks import sync_blocks
 
-        changes["notebooks/guide.md"] = sync_guide(write=not args.check)
+        changes["notebooks/guide.md"] = sync_guide(write=not args.check) + sync_blocks(write=not args.check)
         bad = {k: v for k, v in changes.items() if v}
         for stem, what in bad.items():
             print(f"{stem}: {', '.join(what)}")
         if args.check and bad:
-            print("notebooks, the README's times, the guide's GPU section and their records disagree: run "
+            print("notebooks, the README's times, the guide's GPU section, session plans or compute options and "
+                  "their records disagree: run "
                   "`mlpl-lab course sync`")
             return 1
         print("notebooks and the README agree with course.yml and the records" if not bad
@@ -67,6 +70,8 @@ def cmd_course(args) -> int:
         print(f"gpu plan: {counts['runs']} runs, {counts['flops'] / 1e15:.1f} PFLOP written to {PLAN_FILE}; "
               "run `mlpl-lab course sync` to put it in the guide")
         return 0
+    if args.action == "lab":  # the copies make lab (students) and make lab-instructor open
+        return _lab_copies(args)
     if args.action == "export":
         written = export(Path(args.out))
         print(f"{len(written['student'])} student and {len(written['instructor'])} instructor notebooks "
@@ -102,9 +107,28 @@ def cmd_course(args) -> int:
         RANGES_FILE.write_text(json.dumps(ranges, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         print(f"expected ranges of {', '.join(sorted(found))} written to {RANGES_FILE}")
         return 0
+    from ..course.book import instructor_report
+
+    executed = {"student": Path(args.executed),
+                "instructor": Path(args.instructor_executed or instructor_report(Path(args.executed)))}
     for variant in (("student", "instructor") if args.variant == "both" else (args.variant,)):
-        path = build_book(Path(args.executed), Path(args.out) / variant, variant, strict=args.strict)
+        path = build_book(executed[variant], Path(args.out) / variant, variant, strict=args.strict)
         print(f"{variant} book: {path}")
+    return 0
+
+
+def _lab_copies(args) -> int:
+    """``mlpl-lab course lab [--variant student|instructor] [--out lab]``: generate the copies
+    JupyterLab opens, keeping every copy changed since it was generated."""
+    from ..course.notebooks import lab_copies
+
+    which = "student" if args.variant == "both" else args.variant
+    target = Path(args.out) / which
+    done = lab_copies(target, which)
+    print(f"{which} copies in {target}: {len(done['written'])} written from notebooks/, "
+          f"{len(done['current'])} already current"
+          + (f"; kept as you changed them: {', '.join(done['kept'])} (delete a copy to get the current "
+             "version)" if done["kept"] else ""))
     return 0
 
 
@@ -112,15 +136,21 @@ def add_parser(sub) -> None:
     """``mlpl-lab course sync|export|timings|ranges|gpu-plan|repo-size|book|figure|results``."""
     course = sub.add_parser("course", help="course material: objectives sync, student/instructor "
                                            "copies, timings, the book")
-    course.add_argument("action", choices=("sync", "export", "timings", "ranges", "gpu-plan",
+    course.add_argument("action", choices=("sync", "export", "lab", "timings", "ranges", "gpu-plan",
                                                  "repo-size", "book", "figure", "results",
                                                  "claims-snapshot", "claims-change"))
     course.add_argument("--check", action="store_true", help="sync: only report disagreements (exit 1)")
-    course.add_argument("--out", default=None, help="export: dist (default); book: reports/book (default)")
-    course.add_argument("--executed", default="reports", help="executed notebooks (timings, ranges, book)")
+    course.add_argument("--out", default=None, help="export: dist (default); lab: lab (default, the copies "
+                                                    "go to lab/student or lab/instructor); book: reports/book (default)")
+    course.add_argument("--executed", default="reports", help="executed notebooks (timings, ranges, book: the "
+                                                              "student report, as `mlpl-lab report` writes it)")
+    course.add_argument("--instructor-executed", default=None,
+                        help="book: the instructor report's executed notebooks (`mlpl-lab report --instructor`; "
+                             "default: the folder instructor/ inside --executed)")
     course.add_argument("--old", default=None,
                         help="claims-change: the previous series' claims (a claims-snapshot JSON file)")
-    course.add_argument("--variant", default="both", choices=("student", "instructor", "both"))
+    course.add_argument("--variant", default="both", choices=("student", "instructor", "both"),
+                        help="book: which books (default both); lab: which copies (default student)")
     course.add_argument("--strict", action="store_true", help="book: warnings are errors (CI)")
     course.add_argument("--store", default=None,
                         help="timings: the run store (folder 'runs') of the cold series the executed "
@@ -184,7 +214,7 @@ def _handbook_block(write, what: str, args) -> int:
 
 def _course_entry(args) -> int:
     if args.out is None:
-        args.out = "dist" if args.action == "export" else "reports/book"
+        args.out = {"export": "dist", "lab": "lab"}.get(args.action, "reports/book")
     return cmd_course(args)
 
 

@@ -1,6 +1,12 @@
-"""``mlpl-lab report [--profile smoke|cpu|gpu] [--notebooks 00 02 ...] [--out reports/] [--fresh]``
-executes the notebooks in order with papermill (kernel ``python3``), injecting the profile, and
-exports each to HTML with nbconvert (inputs hidden) (:mod:`mlpl_lab.commands.series`). It first
+"""``mlpl-lab report [--profile smoke|cpu|gpu] [--notebooks 00 02 ...] [--out reports/] [--fresh]
+[--instructor]`` executes the notebooks in order with papermill (kernel ``python3``), injecting the
+profile, and exports each to HTML with nbconvert (inputs hidden) (:mod:`mlpl_lab.commands.series`).
+By default it is the **student's** report: it executes the student copies (each solution a stub,
+:func:`mlpl_lab.course.notebooks.write_variant`, generated into a temporary folder from the one
+source) with ``$MLPL_LAB_ANSWERS=student``, so no exercise's reference answer is in its HTML;
+``--instructor`` executes the notebooks themselves, solutions included, with
+``$MLPL_LAB_ANSWERS=instructor`` (every check states its reference; the kernels inherit it) into
+``reports/instructor`` by default (:func:`answers_for`). It first
 trains the series' planned runs (:mod:`mlpl_lab.commands.plan_first`), and writes notebook 07's
 tables as CSV (:mod:`mlpl_lab.commands.benchmark_csv`). An empty store starts from the shipped
 course pack; ``--cold`` retrains every run, saying first what that cost when it was measured.
@@ -8,9 +14,12 @@ course pack; ``--cold`` retrains every run, saying first what that cost when it 
 Arguments are checked before any work: a bad one is answered at once, before torch is imported."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from ..profiles import PROFILE_NAMES
 from ..reporting.report import NOTEBOOK_DIR
@@ -25,7 +34,11 @@ def add_parser(sub) -> None:
     rep.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
     rep.add_argument("--notebooks", nargs="*", default=None,
                      help="names or unique prefixes, e.g. 00 02_gr_loss")
-    rep.add_argument("--out", default="reports")
+    rep.add_argument("--out", default=None,
+                     help="default reports (the student's report), reports/instructor with --instructor")
+    rep.add_argument("--instructor", action="store_true",
+                     help="the instructor's report: the notebooks with their solutions, each exercise's "
+                          "check stating its reference answer (default: the student's, no answer stated)")
     rep.add_argument("--cold", action="store_true",
                      help="retrain every run (says the measured time first); without it an empty store "
                           "starts from the shipped course pack")
@@ -37,8 +50,18 @@ def add_parser(sub) -> None:
     rep.set_defaults(func=cmd_report, validate=validate)
 
 
+def default_out(args) -> str:
+    """``--out`` as given, else ``reports`` (``reports/instructor`` for ``--instructor``)."""
+    if args.out is None:
+        from ..course.notebooks import instructor_report
+
+        args.out = str(instructor_report(Path("reports"))) if args.instructor else "reports"
+    return args.out
+
+
 def validate(args) -> None:
     """Every argument checked before any work."""
+    default_out(args)
     paths = notebook_paths(args.notebooks)
     check_pending_choice(args.profile, paths)
     check_out_dir(args.out)
@@ -60,7 +83,7 @@ def check_pending_choice(profile: str, paths) -> None:
 
 def cmd_report(args) -> int:
     paths = notebook_paths(args.notebooks)
-    out = check_out_dir(args.out)
+    out = check_out_dir(default_out(args))
     if not paths:
         print(f"no notebooks found in {NOTEBOOK_DIR}", file=sys.stderr)
         return 1
@@ -89,7 +112,8 @@ def cmd_report(args) -> int:
     total = time.perf_counter()
     try:
         # a report trains nothing a pack does not hold: the live exercises are left to class
-        run_series(args, out, paths, {"live_training": False})
+        with answers_for(args.instructor, paths) as executed:
+            run_series(args, out, executed, {"live_training": False})
     finally:
         if args.cold:
             if pending_before is None:
@@ -98,6 +122,34 @@ def cmd_report(args) -> int:
                 os.environ[PENDING_ENV] = pending_before
     print(f"[mlpl-lab] {len(paths)} notebooks in {time.perf_counter() - total:.0f} s", flush=True)
     return 0
+
+
+@contextlib.contextmanager
+def answers_for(instructor: bool, paths):
+    """The notebooks a report executes and whether their checks state the reference answers:
+    ``instructor`` -- ``paths`` themselves (their solutions run) with ``$MLPL_LAB_ANSWERS`` set to
+    ``instructor``; else the student copies of ``paths``, generated into a temporary folder, with
+    it set to ``student``. The kernels inherit it; the caller's value is put back after."""
+    from ..chapters.grading import ANSWERS_ENV, INSTRUCTOR
+    from ..course.notebooks import write_variant
+
+    saved = os.environ.get(ANSWERS_ENV)
+    os.environ[ANSWERS_ENV] = INSTRUCTOR if instructor else "student"
+    try:
+        if instructor:
+            print("[mlpl-lab] the instructor's report: the notebooks with their solutions, every check "
+                  "stating its reference answer", flush=True)
+            yield list(paths)
+        else:
+            with tempfile.TemporaryDirectory(prefix="mlpl-lab-student-") as tmp:
+                print("[mlpl-lab] the student's report: the student copies (solutions as stubs, no "
+                      "reference answer stated; `--instructor` for the instructor's)", flush=True)
+                yield write_variant(Path(tmp) / "student", "student", list(paths))
+    finally:
+        if saved is None:
+            os.environ.pop(ANSWERS_ENV, None)
+        else:
+            os.environ[ANSWERS_ENV] = saved
 
 
 def import_shipped_pack(profile: str) -> None:

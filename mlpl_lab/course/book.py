@@ -1,6 +1,8 @@
 """The book (:func:`build_book`): Sphinx + myst-nb + sphinx-book-theme (+ sphinx-exercise) from
 the notebooks a report executed, with execution off, the MathJax the reports ship, a student and
-an instructor variant."""
+an instructor variant: the student book from the student report (``mlpl-lab report``: the student
+copies executed, no check states its reference answer), the instructor book from the instructor
+report (``mlpl-lab report --instructor``: the notebooks with their solutions, the answers stated)."""
 from __future__ import annotations
 
 import json
@@ -12,8 +14,8 @@ from typing import Any, Dict, List
 
 from ..reporting.html_export import static_widgets  # widgets as their default images, as in the reports
 from ..reporting.report import NOTEBOOK_DIR
-from .notebooks import (BEGIN, CourseError, END, PROFILES, as_lines, has_solution, new_cell, read_nb,
-                        source_of, strip_solutions, write_nb)
+from .notebooks import (BEGIN, CourseError, END, PROFILES, as_lines, has_solution, instructor_report,  # noqa: F401
+                        new_cell, read_nb, source_of, strip_solutions, write_nb)
 from .ranges import expected_ranges, load_ranges, merge_ranges, ranges_markdown
 from .syllabus import load_course, load_timings, syllabus_markdown, timings_from_executed
 
@@ -93,11 +95,19 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
     src.mkdir(parents=True)
     course = load_course()
     stems = [ch["notebook"] for ch in course["chapters"] if (Path(executed) / f"{ch['notebook']}.ipynb").exists()]
+    flag = " --instructor" if variant == "instructor" else ""
     if not stems:
-        raise CourseError(f"no executed notebooks in {executed}: run `make report` (or `mlpl-lab report "
-                          f"--profile smoke --out {executed}`) first; the book never executes them again")
+        raise CourseError(f"no executed notebooks in {executed} for the {variant} book: run `make report"
+                          f"{'-instructor' if flag else ''}` (or `mlpl-lab report{flag} --profile smoke --out "
+                          f"{executed}`) first; the book never executes them again")
+    executed_nbs = {stem: read_nb(Path(executed) / f"{stem}.ipynb") for stem in stems}
+    if variant == "instructor" and not any(has_solution(source_of(c)) for nb in executed_nbs.values()
+                                           for c in nb["cells"] if c["cell_type"] == "code"):
+        raise CourseError(f"the notebooks in {executed} were executed from the student copies (no solution in "
+                          f"them): the instructor book needs the instructor report, `mlpl-lab report --instructor "
+                          f"--out {executed}`")
     for stem in stems:
-        write_nb(book_notebook(read_nb(Path(executed) / f"{stem}.ipynb"), stem, variant), src / f"{stem}.ipynb")
+        write_nb(book_notebook(executed_nbs[stem], stem, variant), src / f"{stem}.ipynb")
     profile_runs = timings_from_executed(Path(executed))
     profiles = sorted(profile_runs) or ["?"]
     shutil.copy(NOTEBOOK_DIR / "conf.py", src / "conf.py")
@@ -109,9 +119,9 @@ def stage_book(executed: Path, src: Path, variant: str) -> List[str]:
     index = _page("index.md").replace("{edition}", __version__).replace("{variant}", variant)
     index += "\n```{toctree}\n:maxdepth: 1\n\n" + "\n".join(pages) + "\n```\n"
     (src / "index.md").write_text(index, encoding="utf-8")
+    # the syllabus says the times every page says (notebooks/timings.json: the README, the notebooks'
+    # headers, the guide), not how long the executions this book shows took on this machine
     timings = load_timings()
-    for profile, found in profile_runs.items():
-        timings.setdefault(profile, {}).update(found)
     (src / "syllabus.md").write_text(_page("syllabus.md").replace("{syllabus}", syllabus_markdown(course, timings, stems)
                                                                    .split("\n", 2)[2]), encoding="utf-8")
     if variant == "instructor":

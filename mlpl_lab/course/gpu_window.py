@@ -107,10 +107,12 @@ def gpu_markdown(plan: Optional[Mapping[str, Any]], rate, summary: Optional[Mapp
     (``summary``: its ``summary.json``, or None)."""
     lines = [BEGIN]
     if plan and rate is not None:
+        from .guide_blocks import profile_shape
+
         hours = plan["flops"] / (rate.tflops * 1e12) / 3600
         lines.append(
-            f"**The projection.** The gpu series (all {plan['notebooks']} notebooks, five seeds, ResNet-18 at "
-            f"64 px) is **{plan['runs']:,} runs** training {plan['images_trained'] / 1e6:,.0f} million images, "
+            f"**The projection.** The gpu series (all {plan['notebooks']} notebooks, "
+            f"{profile_shape(plan.get('profile', 'gpu'))}) is **{plan['runs']:,} runs** training {plan['images_trained'] / 1e6:,.0f} million images, "
             f"{plan['flops'] / 1e15:,.0f} PFLOP ({plan['chosen_from_results']:,} of the runs are chosen from "
             f"results and counted at stand-in choices; {plan.get('pending', 0):,} are controls and longer runs "
             f"that the series trains for the pack). At {rate.tflops:.2f} TFLOP/s, the rate "

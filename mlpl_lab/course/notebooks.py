@@ -1,6 +1,7 @@
 """Notebooks as raw JSON and the two versions of each: student copies with each
 solution between ``# BEGIN SOLUTION`` / ``# END SOLUTION`` replaced by a stub, instructor copies
-with the markers removed (:func:`export`), outputs stripped. Edited as raw JSON so every cell
+with the markers removed (:func:`export`; :func:`lab_copies`, the ones ``make lab`` opens),
+outputs stripped. Edited as raw JSON so every cell
 this package does not touch keeps its bytes. Also the course's files and its error type."""
 from __future__ import annotations
 
@@ -152,28 +153,93 @@ def version_of(nb: Dict[str, Any], keep: bool) -> Dict[str, Any]:
     return nb
 
 
-def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[Path]]:
-    """Write ``out/student/*.ipynb`` and ``out/instructor/*.ipynb`` (and the quiz banks next to
-    them, which the notebooks' quiz cells read: plain for the instructor, encoded for the students,
-    :func:`mlpl_lab.course.quiz.encode_bank`); returns the written paths."""
-    out = Path(out)
-    written: Dict[str, List[Path]] = {"student": [], "instructor": []}
-    for which, keep in (("student", False), ("instructor", True)):
-        target = out / which
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        for path in notebooks or chapter_notebooks():
-            write_nb(version_of(read_nb(path), keep), target / path.name)
-            written[which].append(target / path.name)
-        if QUIZ_DIR.exists():
-            if keep:  # the instructor copy: the banks as they are
-                shutil.copytree(QUIZ_DIR, target / "quizzes")
-            else:     # the student copy: each bank encoded, no answer readable as text
-                (target / "quizzes").mkdir()
-                for bank in sorted(QUIZ_DIR.glob("*.json")):
-                    questions = json.loads(bank.read_text(encoding="utf-8"))
-                    (target / "quizzes" / bank.name).write_text(json.dumps(encode_bank(questions)) + "\n",
-                                                                encoding="utf-8")
+VARIANTS = {"student": False, "instructor": True}  # which copy: solutions kept or not
+#: where ``mlpl-lab report --instructor`` writes by default: this folder inside the student report's
+INSTRUCTOR_REPORT = "instructor"
+
+
+def instructor_report(student_report: Path) -> Path:
+    """The instructor report that goes with the student report in ``student_report``."""
+    return Path(student_report) / INSTRUCTOR_REPORT
+
+
+def write_variant(target: Path, which: str, notebooks: Optional[List[Path]] = None) -> List[Path]:
+    """Write the ``which`` copies (:data:`VARIANTS`) of ``notebooks`` (default: every chapter) into
+    ``target``, replacing what is there, with the quiz banks beside them (the notebooks' quiz cells
+    read ``quizzes/`` next to them: plain for the instructor, encoded for the students,
+    :func:`encode_bank`). Returns the notebooks written."""
+    keep = VARIANTS[which]
+    target = Path(target)
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    written = []
+    for path in notebooks or chapter_notebooks():
+        write_nb(version_of(read_nb(path), keep), target / path.name)
+        written.append(target / path.name)
+    write_banks(target / "quizzes", which)
     return written
 
 
+def write_banks(folder: Path, which: str) -> None:
+    """The quiz banks as the ``which`` copies read them, in ``folder`` (replaced)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if not QUIZ_DIR.exists():
+        return
+    if VARIANTS[which]:  # the instructor copy: the banks as they are
+        shutil.copytree(QUIZ_DIR, folder)
+        return
+    folder.mkdir(parents=True)  # the student copy: each bank encoded, no answer readable as text
+    for bank in sorted(QUIZ_DIR.glob("*.json")):
+        questions = json.loads(bank.read_text(encoding="utf-8"))
+        (folder / bank.name).write_text(json.dumps(encode_bank(questions)) + "\n", encoding="utf-8")
+
+
+def export(out: Path, notebooks: Optional[List[Path]] = None) -> Dict[str, List[Path]]:
+    """Write ``out/student/*.ipynb`` and ``out/instructor/*.ipynb`` (:func:`write_variant`);
+    returns the written paths."""
+    return {which: write_variant(Path(out) / which, which, notebooks) for which in VARIANTS}
+
+
+# ---------------------------------------------------------------------------------------
+# the copies JupyterLab opens (make lab: students, make lab-instructor)
+# ---------------------------------------------------------------------------------------
+#: the folder ``make lab`` serves: ``lab/student`` (and ``lab/instructor``), beside notebooks/
+LAB_DIR = NOTEBOOK_DIR.parent / "lab"
+#: in each copy folder: ``{notebook: sha256 of the bytes last generated}``
+GENERATED = ".generated.json"
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def lab_copies(target: Path, which: str, notebooks: Optional[List[Path]] = None) -> Dict[str, List[str]]:
+    """Generate the ``which`` copies (:data:`VARIANTS`) JupyterLab opens into ``target``, from the
+    one source in ``notebooks/``, with their quiz banks. A copy is written where it is missing or
+    still as it was generated (the source's new version replaces it); a copy changed since (answers
+    written, cells run and saved) is **kept**: delete it to get the current version. Returns
+    ``{"written": [...], "current": [...], "kept": [...]}`` (notebook names)."""
+    keep = VARIANTS[which]
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    stamps_file = target / GENERATED
+    stamps = json.loads(stamps_file.read_text()) if stamps_file.exists() else {}
+    done: Dict[str, List[str]] = {"written": [], "current": [], "kept": []}
+    for path in notebooks or chapter_notebooks():
+        new = (json.dumps(version_of(read_nb(path), keep), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+        copy = target / path.name
+        old = copy.read_bytes() if copy.exists() else None
+        if old == new:
+            done["current"].append(path.name)
+        elif old is not None and _sha(old) != stamps.get(path.name):
+            done["kept"].append(path.name)
+            continue
+        else:
+            copy.write_bytes(new)
+            done["written"].append(path.name)
+        stamps[path.name] = _sha(new)
+    stamps_file.write_text(json.dumps(stamps, indent=1, sort_keys=True) + "\n")
+    write_banks(target / "quizzes", which)
+    return done

@@ -109,15 +109,13 @@ PACK_SUFFIX = "-pack"
 
 def time_line(stem: str, timings: Optional[Dict] = None, profile: str = "cpu") -> Optional[str]:
     """The first cell's last line: the notebook's measured cold time and its time from the course
-    pack under ``profile`` (from ``notebooks/timings.json``; "not yet measured" when absent, never a
+    pack under ``profile`` (from ``notebooks/timings.json``, said as the README and the syllabus say
+    them, :func:`mlpl_lab.course.readme_times.duration`; "not yet measured" when absent, never a
     guess). None for a notebook with no measurement of either kind."""
     timings = load_timings() if timings is None else timings
 
-    def said(key: str) -> str:
-        seconds = timings.get(key, {}).get(stem)
-        if not seconds:
-            return NOT_MEASURED
-        return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+    def said(key: str) -> str:  # the one way every page says a time (the README, the syllabus, the guide)
+        return _said(timings.get(key, {}).get(stem))
 
     cold, pack = said(profile), said(profile + PACK_SUFFIX)
     if cold == pack == NOT_MEASURED:

@@ -23,8 +23,9 @@ from .slider_range import check_slider
 
 
 class CLSPanel:
-    """Sliders ``tau_h``, ``tau_l``, ``E_k`` and ``epoch`` (0-based, the epoch whose R is applied
-    to the batch). ``method`` (a trained ``cls``-family method), ``dataset`` and ``indices``
+    """Sliders ``tau_h``, ``tau_l``, ``E_k`` and ``epoch`` (the training epoch, 1 to ``epochs``, as
+    the schedule plot's axis counts it, whose rates are applied to the batch: R(e) with e = epoch - 1
+    completed epochs; the slider, the plot's marker, the title and the readout all say that number). ``method`` (a trained ``cls``-family method), ``dataset`` and ``indices``
     (the fixed batch) are optional: without them only the schedules are drawn.
 
     Defaults: the paper's MS-COCO single-label values (tau_h = 0.012, tau_l = 0.06, E_k = 10)
@@ -62,8 +63,8 @@ class CLSPanel:
             "tau_l": W.FloatSlider(value=tau_l, min=0.0, max=0.3, step=0.01, readout_format=".2f",
                                    description="τ_l (low-loss)", style=style),
             "E_k": W.IntSlider(value=int(E_k), min=1, max=max(20, int(E_k)), description="E_k", style=style),
-            "epoch": W.IntSlider(value=self.epochs - 1, min=0, max=self.epochs - 1,
-                                 description="epoch e (completed)", style=style),
+            "epoch": W.IntSlider(value=self.epochs, min=1, max=self.epochs,
+                                 description="training epoch", style=style),
         }
         for name, value in (("tau_h", tau_h), ("tau_l", tau_l), ("E_k", E_k)):
             check_slider("CLSPanel", name, self.sliders[name], value)  # ipywidgets would clamp silently
@@ -85,13 +86,15 @@ class CLSPanel:
         return {k: s.value for k, s in self.sliders.items()}
 
     def compute(self, tau_h: float, tau_l: float, E_k: int, epoch: int) -> Dict[str, object]:
-        """Schedules over ``self.epochs`` and, with a batch, both networks' selections at ``epoch``."""
+        """Schedules over ``self.epochs`` and, with a batch, both networks' selections in training
+        epoch ``epoch`` (1-based: its rates are R(epoch - 1))."""
+        completed = int(epoch) - 1
         out: Dict[str, object] = {
             "epochs": np.arange(1, self.epochs + 1),
             "R_h": reserve_schedule(tau_h, E_k, self.epochs),
             "R_l": reserve_schedule(tau_l, E_k, self.epochs),
-            "R_h_now": reserve_rate(int(epoch), tau_h, E_k),
-            "R_l_now": reserve_rate(int(epoch), tau_l, E_k),
+            "R_h_now": reserve_rate(completed, tau_h, E_k),
+            "R_l_now": reserve_rate(completed, tau_l, E_k),
         }
         if self.batch is not None:
             b = self.batch
@@ -113,7 +116,7 @@ class CLSPanel:
         plot_schedules({fr"$R_h$ ($\tau_h$ = {v['tau_h']:.3f})": self.state["R_h"],
                         fr"$R_l$ ($\tau_l$ = {v['tau_l']:.2f})": self.state["R_l"]}, ax=axes[0, 0],
                        E_k=v["E_k"], title="reserving rates R(e)")
-        axes[0, 0].axvline(v["epoch"] + 1, c="r", lw=1, alpha=0.5)
+        axes[0, 0].axvline(v["epoch"], c="r", lw=1, alpha=0.5)
         if self.batch is not None:
             sel = self.state[f"selection_{self.network}"]
             # the title counts the rows the panel draws (its legend does too), not the whole batch
@@ -125,7 +128,7 @@ class CLSPanel:
             drawn = shown.stop
             plot_selection_batch(sel, self.batch["observed"], self.batch["labels"], ax=axes[0, 1],
                                  class_names=self.class_names, max_rows=self.max_rows,
-                                 title=(f"network {self.network}, epoch {v['epoch'] + 1}"
+                                 title=(f"network {self.network}, training epoch {v['epoch']}"
                                         + (f", the first {drawn} of {n_rows} images" if drawn < n_rows else "")
                                         + f": removed {c['removed']} high-loss ({c['removed_hidden']} "
                                         f"hidden pos.), {c['removed_low']} low-loss"))
@@ -136,8 +139,8 @@ class CLSPanel:
 
     def readout_text(self) -> str:
         v, st = self.values(), self.state
-        text = (f"<b>τ_h = {v['tau_h']:.3f}, τ_l = {v['tau_l']:.2f}, E_k = {v['E_k']}, epoch e = {v['epoch'] + 1}</b>: "
-                f"R_h(e) = {st['R_h_now']:.3f}, R_l(e) = {st['R_l_now']:.3f}")
+        text = (f"<b>τ_h = {v['tau_h']:.3f}, τ_l = {v['tau_l']:.2f}, E_k = {v['E_k']}, training epoch {v['epoch']}</b> "
+                f"(e = {v['epoch'] - 1} completed): R_h(e) = {st['R_h_now']:.3f}, R_l(e) = {st['R_l_now']:.3f}")
         if self.batch is not None:
             c = st[f"counts_{self.network}"]
             text += (f"; in its batch of {int(self.batch['observed'].shape[0])} images network {self.network} "

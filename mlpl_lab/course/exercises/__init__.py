@@ -5,8 +5,9 @@ here (:mod:`.checks`), print ``✓`` or ``✗`` with a hint that does not give t
 return a bool and never raise (:mod:`.core`), so a student copy whose solutions are stubs runs
 end to end and the notebook continues with the library's reference. Solutions sit between
 ``# BEGIN SOLUTION`` / ``# END SOLUTION`` in the one source; ``make student`` strips them
-(:mod:`mlpl_lab.course.notebooks`).
+(:mod:`mlpl_lab.course.notebooks`). A check states the reference answer only for instructors
+(``$MLPL_LAB_ANSWERS=instructor``: :func:`mlpl_lab.chapters.grading.shows_answers`).
 """
 from .checks import *  # noqa: F401,F403
 from .checks import CHECKS, holding_claims, paired_t_reference  # noqa: F401
-from .core import FAIL, PASS  # noqa: F401
+from .core import ANSWERS_ENV, FAIL, INSTRUCTOR, PASS, shows_answers  # noqa: F401

@@ -65,7 +65,8 @@ def check_claims_that_hold(answer, claims_record: Mapping[str, Any]) -> bool:
     expected = holding_claims(claims_record)
     n = len(claims_record)
     if same_set(answer, expected):
-        return verdict(True, title, f"{len(expected)} of {n} claims hold in this run")
+        return verdict(True, title, "your list matches the verdicts",
+                       reference=f"{len(expected)} of {n} claims hold in this run")
     return verdict(False, title, f"{n} claims in the table; your list does not match their verdicts", hint)
 
 
@@ -100,8 +101,9 @@ def check_pick(title: str, answer, values: Mapping[str, float], hint: str, large
         for best in tied:
             if same_set(answer, [best]):
                 others = [k for k in tied if k != best]
-                return verdict(True, title, f"{best}: {float(values[best]):.3g}"
-                               + (f" (tied with {', '.join(others)}: each is right)" if others else ""))
+                return verdict(True, title, "the row the record points to"
+                               + (f" (tied with {', '.join(others)}: each is right)" if others else ""),
+                               reference=f"{best}: {float(values[best]):.3g}")
         return verdict(False, title, "not the row the record points to", hint)
 
     return run()
@@ -165,9 +167,10 @@ def check_lead(title: str, answer, values: Mapping[str, float], decides: Callabl
         if bool(answer[2]) != decided:
             said = (f"{evidence} decides between them" if decided else
                     f"{evidence} does not decide between them: a lead alone is not a finding")
-            return verdict(False, title, said, hint)
-        return verdict(True, title, f"{top} {float(values[top]):.3g} vs {second} {float(values[second]):.3g}: "
-                       + (f"decided by {evidence}" if decided else f"not decided by {evidence}"))
+            return verdict(False, title, "the two rows are right, whether the lead is decided is not",
+                           hint, reference=said)
+        return verdict(True, title, f"decided by {evidence}" if decided else f"not decided by {evidence}",
+                       reference=f"{top} {float(values[top]):.3g} vs {second} {float(values[second]):.3g}")
 
     return run()
 
@@ -180,6 +183,48 @@ def check_top_mean(title: str, answer, values: Mapping[str, float], claims_recor
     a student who calls an inconclusive lead decided gets a ✗ (:func:`check_lead`)."""
     return check_lead(title, answer, values, lambda top, second: decided_lead(top, second, claims_record, values),
                       exclude=exclude, largest=True, what="highest means", evidence="the claims table")
+
+
+def _claim_measuring(row: str, claims_record: Mapping[str, Any], value: float | None = None):
+    """The claim of ``claims_record`` that measures ``row`` (its name names the row as words; with
+    ``value``, among several such claims the one whose mean difference is closest to it), or None."""
+    import re
+
+    named = [(c, r) for c, r in claims_record.items() if isinstance(r, Mapping)
+             and re.search(r"(?<![\w+-])" + re.escape(row) + r"(?![\w+-])", c)]
+    if value is not None and len(named) > 1:
+        named.sort(key=lambda cr: abs(float(cr[1].get("margin") or math.inf) - float(value)))
+    return named[0] if named else None
+
+
+def intervals_apart(top: str, runner_up: str, claims_record: Mapping[str, Any],
+                    values: Mapping[str, float] | None = None) -> bool:
+    """Whether the intervals decide ``top``'s lead over ``runner_up`` where each row is measured by
+    a claim of its own (chapter 01: one claim per regime, full labels against AN): the family-wise
+    interval of ``top``'s claim (``ci_family``, the one that decides its verdict) lies wholly above
+    ``runner_up``'s. Intervals that overlap, a claim on fewer than 3 paired seeds (the claims' own
+    rule: they decide nothing) or a row no claim measures decide nothing."""
+    claims = [_claim_measuring(r, claims_record, None if values is None else values.get(r)) for r in (top, runner_up)]
+    if any(c is None for c in claims):
+        return False
+    try:
+        low_top = float(claims[0][1]["ci_family"][0])
+        high_next = float(claims[1][1]["ci_family"][1])
+        if min(int(c[1]["n"]) for c in claims) < 3:
+            return False
+    except (KeyError, TypeError, ValueError, IndexError):
+        return False
+    return math.isfinite(low_top) and math.isfinite(high_next) and low_top > high_next
+
+
+def check_top_interval(title: str, answer, values: Mapping[str, float], claims_record: Mapping[str, Any],
+                       exclude=()) -> bool:
+    """*Read the evidence, and its limits*: ``answer = (top, runner_up, decided)`` — the row with the
+    largest value, the second, and whether their claims' family-wise intervals decide the lead
+    (:func:`intervals_apart`; the rule of :func:`check_lead`)."""
+    return check_lead(title, answer, values, lambda top, second: intervals_apart(top, second, claims_record, values),
+                      exclude=exclude, largest=True, what="largest values",
+                      evidence="the two claims' family-wise intervals")
 
 
 def rank_lead_decided(top: str, runner_up: str, mean_rank: Mapping[str, float], ranks_record: Mapping[str, Any],
@@ -340,10 +385,13 @@ def check_k_crossing(answer, w: float, b: float) -> bool:
     @never_raises(title, hint)
     def run():
         expected = k_hat_crossing(w, b)
+        if unanswered(answer):
+            return verdict(False, title, UNANSWERED, hint)
         if expected is None:
             ok = isinstance(answer, str) and answer.strip().lower() in ("never", "none")
             return verdict(ok, title, "k̂ stays on one side of 0.5 on [0, 1]" if ok else
-                           "answer 'never' when k̂ does not cross 0.5 inside [0, 1]", hint)
+                           "not where the library's k̂ crosses 0.5", hint,
+                           reference="" if ok else "k̂ does not cross 0.5 inside [0, 1]: the answer is 'never'")
         return predict(title, answer, lambda: expected, 0.01, hint)
 
     return run()
@@ -636,7 +684,7 @@ def check_paired_t(student: Callable) -> bool:
 
 CHECKS = {
     "00": ("check_hidden_share", "check_an_targets", "check_pick"),
-    "01": ("check_an_loss", "check_an_penalty", "check_top_mean", "check_claims_that_hold"),
+    "01": ("check_an_loss", "check_an_penalty", "check_top_interval", "check_claims_that_hold"),
     "02": ("check_gr_pieces", "check_k_crossing", "check_unknown_gradient", "check_top_mean",
            "check_claims_that_hold"),
     "03": ("check_opml_pair_term", "check_positive_gradient", "check_top_mean", "check_claims_that_hold"),

@@ -1,8 +1,9 @@
 """The machinery every exercise check shares: a verdict line, no exception, random inputs.
 
 A check prints one line that starts with ``✓`` (right) or ``✗`` (not yet, with a hint that
-points at the idea without giving the answer) and returns ``True`` / ``False``. It never
-raises: an unfinished answer (``None``, ``...``, a stub function that returns ``None`` or
+points at the idea without giving the answer) and returns ``True`` / ``False``; the words that
+state the reference answer go to :func:`verdict` as ``reference``, printed for instructors only
+(:func:`~mlpl_lab.chapters.grading.shows_answers`). It never raises: an unfinished answer (``None``, ``...``, a stub function that returns ``None`` or
 raises) is a ``✗`` too, so papermill runs a student copy end to end and the notebook goes on
 with the library's reference.
 """
@@ -13,7 +14,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ...chapters.grading import FAIL, PASS, UNANSWERED, never_raises, unanswered, verdict  # noqa: F401
+from ...chapters.grading import (ANSWERS_ENV, FAIL, INSTRUCTOR, PASS, UNANSWERED, never_raises,  # noqa: F401
+                                 shows_answers, unanswered, verdict)
 
 
 def as_array(x: Any) -> np.ndarray:
@@ -84,7 +86,7 @@ def close_number(title: str, answer: Any, expected: float, tol: float, hint: str
     if not math.isfinite(value):
         return verdict(False, title, f"your answer {value} is not a finite number", hint)
     if abs(value - expected) <= tol:
-        return verdict(True, title, f"{source} {expected:.4g}{unit}, you said {value:.4g}{unit}")
+        return verdict(True, title, f"you said {value:.4g}{unit}", reference=f"{source} {expected:.4g}{unit}")
     return verdict(False, title, f"your answer {value:.4g}{unit} is more than {tol:g}{unit} away", hint)
 
 
