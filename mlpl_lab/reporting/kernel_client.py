@@ -14,6 +14,13 @@ the reports give every cell a deadline (the profile's ``cell_timeout_s``, hours 
 poll of that length would let a lost wake-up stop a report until the deadline.
 
 :func:`~mlpl_lab.reporting.execute.kernel_config` installs it with ``AsyncKernelManager.client_class``.
+
+The lost wake-up's cause, found later: the panels captured their image into an ``Output`` widget,
+and for each captured output nbclient's Output mimic sent a ``comm_msg`` on the shell socket
+through jupyter_client's ``Session.send``, which uses a synchronous shadow of the asyncio socket and
+so consumes its edge-triggered wake-up while nbclient awaits the ``execute_reply`` there. The
+panels now set the widget's ``outputs`` instead (:mod:`mlpl_lab.viz.panel_display`), so plain
+papermill and nbconvert no longer wait; this client stays as a second guard for the reports.
 """
 from __future__ import annotations
 
