@@ -172,7 +172,7 @@ class Profile:
 #: their own seed (scene seeds 3000-3002, far from the chapters' splits)
 PRETRAIN_DIGITS = {"glyphs": "digits", "max_objects": 1, "seed": 1000}
 
-#: scenes with headroom, chosen by measurement in chapters/scenes_choice.py (its rule reads
+#: scenes with headroom, chosen by measurement in protocol/scenes_choice.py (its rule reads
 #: only the full-label oracle's and AN's validation mAP; record: benchmarks/records/
 #: scene_candidates_cpu.json, measured at the cpu profile's 54 epochs, shown in notebook 01; the
 #: candidate "harder"): colour jitter, pixel noise, smaller objects, up to six of them, at least
@@ -217,7 +217,7 @@ PROFILES: Dict[str, Profile] = {
                    pretrain=PRETRAIN_DIGITS | {"n_train": 20000, "n_val": 2000, "n_test": 2000, "epochs": 8}),
     # gpu_shape: the gpu profile's shapes at a CPU's sizes, so its code paths execute without a
     # GPU: ResNet-18 at 64 px, AMP (bfloat16 autocast where the CPU has it natively, float32
-    # elsewhere: engine/device.py), NHWC, and every chapter's gpu design (chapters/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
+    # elsewhere: engine/device.py), NHWC, and every chapter's gpu design (protocol/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
     # and two seeds. It measures nothing: on two seeds every claim is an observation
     "gpu_shape": Profile(name="gpu_shape", n_train=512, n_val=128, n_test=128, image_size=64,
                          glyphs="shapes", epochs=2, batch_size=128, lr=1e-3, model="resnet18",

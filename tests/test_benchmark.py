@@ -12,7 +12,7 @@ import pytest
 
 from mlpl_lab.analysis import benchmark as bm
 from mlpl_lab.chapters import benchmark as chapter
-from mlpl_lab.chapters.asked import ensure_asked
+from mlpl_lab.protocol.asked import ensure_asked
 
 
 class Fake:
@@ -191,8 +191,8 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     import dataclasses
 
     from mlpl_lab.chapters import cls, gr, lac, opml
-    from mlpl_lab.chapters.asked import nothing_stored
-    from mlpl_lab.chapters.common import splits_for
+    from mlpl_lab.protocol.asked import nothing_stored
+    from mlpl_lab.protocol.common import splits_for
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")
@@ -262,7 +262,7 @@ def test_tuned_designs_report_fresh_seeds_only():
 
     from types import SimpleNamespace
 
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     P = get_profile("smoke", seeds=[0, 1, 2])
     d = chapter.design(P, ["GR"], ["single"], tuning=True)
@@ -290,7 +290,7 @@ def test_tuned_designs_report_fresh_seeds_only():
 def test_tuning_trials_share_one_budget():
     """Bug caught: a row given more (or fewer) trials than another, or its first trial not the
     untuned run (oracle: the row's own parameters, built without the tuning module)."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
     from mlpl_lab.profiles import get_profile
 
     sp = "single positive"

@@ -205,7 +205,8 @@ def test_the_boostlu_rows_are_their_ll_rows_with_the_head(profile):
 def test_the_boostlu_rows_get_their_ll_rows_grid_and_claim():
     """Bug caught: an unequal budget (a BoostLU row tuned on another grid than the loss it shares)
     or a paper claim cited to the wrong work."""
-    from mlpl_lab.chapters import benchmark, tuning
+    from mlpl_lab.chapters import benchmark
+    from mlpl_lab.protocol import tuning
     from mlpl_lab.core.bibliography import cite
 
     for label, (ll, _) in BOOST.items():

@@ -89,7 +89,7 @@ def test_benchmark_rows_are_the_catalogue_entries_of_07_with_their_methods():
 def test_tuning_grids_and_their_first_trials():
     """Oracle: GR's grid written out (paper schedule and q2 = 0.01 first) and its first three
     product points as differences from the default."""
-    from mlpl_lab.chapters import tuning
+    from mlpl_lab.protocol import tuning
 
     assert tuning.GRIDS["GR"] == {"schedule": ["paper", "code"], "q2": [0.01, 0.05]}
     assert tuning.trial_points("GR", 3) == [{}, {"q2": 0.05}, {"schedule": "code"}]

@@ -57,7 +57,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     P = get_profile("gpu_shape")
     # 02: the whole Table 2 zoo and the full Table 3 ablation (six rows)
     assert gr.left_out(P) == []
-    from mlpl_lab.chapters.common import design_name
+    from mlpl_lab.protocol.common import design_name
 
     assert design_name(P) == "gpu" and design_name("cpu") == "cpu" and design_name("smoke") == "smoke"
     assert gr.design(P).ablation_rows == ("k̂", "v", "L", "k̂+v", "k̂+L", "v+L")

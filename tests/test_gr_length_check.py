@@ -86,7 +86,7 @@ def test_specs_ask_for_table_3s_rows_at_the_length_checks_epochs():
     or seed than the row's own runs, the family asked before GR's setting is chosen under anything
     but the stand-in. Oracle: the cpu literals (rows k̂, v, L; fresh seeds 1-5; 72 epochs) and the
     run the profile itself names for each row at 72 epochs."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     d = gr.design("cpu")
     asked = gr.specs(d, nothing_stored)  # nothing stored: GR not chosen, both families wait

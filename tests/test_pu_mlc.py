@@ -209,7 +209,7 @@ def test_control_hides_exactly_the_false_negatives():
 def test_noise_counts_match_the_training_splits():
     """The noise table's counts equal counts over the labels the runs train on (the splits),
     so the chapter's own application of the regime cannot drift from the data's."""
-    from mlpl_lab.chapters.common import splits_for
+    from mlpl_lab.protocol.common import splits_for
 
     noise = chapter.noise_by_seed(chapter.design("smoke"))
     from mlpl_lab.profiles import get_profile
@@ -266,7 +266,7 @@ def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
     """Bugs caught: the PU rows' longer schedule leaks onto AN, partial BCE or the oracle (the
     oracle would no longer be chapter 01's run and would be retrained), or misses the γ grid (the
     γ selection would then compare schedules, not γ)."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")
@@ -286,7 +286,7 @@ def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
 
 
 def _stored_with_val(val_of):
-    """A :data:`~mlpl_lab.chapters.asked.Stored` that holds every γ-grid run, its validation mAP
+    """A :data:`~mlpl_lab.protocol.asked.Stored` that holds every γ-grid run, its validation mAP
     ``val_of(fn_rate, γ)``, and nothing else."""
     def stored(spec):
         if spec.method != "pu_mlc" or spec.regime != "noisy_negatives":
@@ -302,7 +302,7 @@ def test_specs_choose_gamma_on_the_stored_grid_and_wait_without_it():
     the grid stored, γ = argmax of validation at fn 0 (0.25 here) reaches +γ, +γ+α and LgConv, the
     sweep's PU-MLC at each noise level is that level's own choice, and nothing waits. Catches a
     choice read from test mAP, one γ for every noise level, or a cell that never waits."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     d = chapter.design("gpu")
     first = chapter.specs(d, nothing_stored)

@@ -418,7 +418,7 @@ def test_the_profile_reads_as_a_table_of_settings_not_a_repr():
     in words, in a table within the size limits."""
     import dataclasses
 
-    from mlpl_lab.chapters.common import profile_frame
+    from mlpl_lab.protocol.common import profile_frame
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")

@@ -8,8 +8,10 @@ import inspect
 
 import pytest
 
-from mlpl_lab.chapters import benchmark, tuning
-from mlpl_lab.chapters.asked import ensure_asked
+from mlpl_lab.chapters import benchmark
+
+from mlpl_lab.protocol import tuning
+from mlpl_lab.protocol.asked import ensure_asked
 from mlpl_lab.profiles import get_profile
 
 

@@ -101,7 +101,8 @@ def register_cut(mode: str, level: int = 0) -> str:
     (``DESIGN_OF``), and gpu_shape's entries of the chapters' per-profile tables (the tuning
     trials the level's); the live exercise sized inside the cut. Returns the name."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common, gr, lac, registry, tuning
+    from mlpl_lab.chapters import gr, lac
+    from mlpl_lab.protocol import common, registry, tuning
 
     P = cut_profile(mode, level)
     profiles.PROFILES[NAME] = P
@@ -118,7 +119,8 @@ def register_cut(mode: str, level: int = 0) -> str:
 def unregister_cut() -> None:
     """Undo :func:`register_cut` (tests)."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common, gr, lac, registry, tuning
+    from mlpl_lab.chapters import gr, lac
+    from mlpl_lab.protocol import common, registry, tuning
 
     for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE,
                   *(c.live.sizes for c in registry.live_chapters().values())):
@@ -201,7 +203,7 @@ def notebooks_seconds(records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
 def planned_runs(level: int, mode: str = "gpu") -> int:
     """The distinct runs the series' plan trains under the cut at ``level`` (its runs chosen from
     results counted at their stand-ins; pending runs are not trained)."""
-    from mlpl_lab.chapters.plan import plan_series
+    from mlpl_lab.protocol.plan import plan_series
 
     root = Path(__file__).resolve().parents[2] / "notebooks"
     register_cut(mode, level)

@@ -25,10 +25,10 @@ from ..analysis.hidden_positives import hidden_positive_confidences, summarise_c
 from ..analysis.tables import regimes_table, seed_mean
 from ..core.regime_table import regime_table
 from ..profiles import Profile, get_profile
-from .asked import Asked, Runs, Stored
-from .common import as_profile, design_name, specs_for, splits_for
+from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.common import as_profile, design_name, specs_for, splits_for
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 REGIMES: Dict[str, tuple] = regime_table("single positive", "drop 50 %", "known 10 %")
 METHODS = {LABEL.oracle: "full", LABEL.an: "an"}
@@ -84,7 +84,7 @@ _ONE_SEED = {"key_seeds": 1, "other_seeds": 1, "candidate_seeds": 1}
 
 def design(profile) -> AssumeNegativeDesign:
     """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
-    through :data:`mlpl_lab.chapters.common.DESIGN_OF`, capped at the profile's own seeds)."""
+    through :data:`mlpl_lab.protocol.common.DESIGN_OF`, capped at the profile's own seeds)."""
     P = as_profile(profile)
     n = DESIGNS.get(design_name(P), _ONE_SEED)
     return AssumeNegativeDesign(profile=P, scratch_seed=int(P.seeds[0]),
@@ -371,7 +371,7 @@ def confidence_view(summary):
         best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

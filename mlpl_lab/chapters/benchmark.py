@@ -11,7 +11,7 @@ paper (chapter 05's design); the oracle reads the true labels (one run per seed 
 column).
 
 **Equal-budget tuning** (``tuning=None``: on for the cpu and gpu designs, off for smoke; the one
-tuning stage shared with chapter 02, :func:`mlpl_lab.chapters.tuning.stage`): each method with a declared grid
+tuning stage shared with chapter 02, :func:`mlpl_lab.protocol.tuning.stage`): each method with a declared grid
 (:data:`TUNING_GRIDS`) gets the same number of trials (the first points of its grid, paper
 default first) under each regime on the profile's first seed (the *selection seed*); the trial
 with the best clean-validation mAP is then re-run on **fresh seeds** — as many as the profile has
@@ -22,7 +22,7 @@ same fresh seeds, so the pairing by seed holds. Methods without hyperparameters 
 
 **As data**: :func:`design` (the profile's :data:`DESIGNS` entry and the notebook's
 :data:`PARAMETERS`) → :func:`specs` (pure: the trials, each cell once its choice is read from the
-stored trials, LAC's own-head AN) → the notebook's :func:`mlpl_lab.chapters.asked.ensure_asked` →
+stored trials, LAC's own-head AN) → the notebook's :func:`mlpl_lab.protocol.asked.ensure_asked` →
 the tables and views, which take the ensured runs.
 
 **Profiles** (:data:`DESIGNS`):
@@ -56,19 +56,19 @@ from ..runs.spec import RunSpec
 from . import cls as cls_chapter
 from . import lac as lac_chapter
 from . import opml as opml_chapter
-from . import tuning as tuner
+from ..protocol import tuning as tuner
 from ..core.bibliography import cite
 from ..core.regime_table import regime_table
 from .. import catalogue
 from ..catalogue import LABEL
 from . import bound_length
 from ..methods.cls import paper_hparams
-from .asked import Asked, Families, Runs, Stored
-from .common import as_profile, design_name, splits_for, with_dataset
-from .registry import Chapter
+from ..protocol.asked import Asked, Families, Runs, Stored
+from ..protocol.common import as_profile, design_name, splits_for, with_dataset
+from ..protocol.registry import Chapter
 from . import gr as gr_chapter
-from .positives import expected_num_pos
-from .scenes_choice import SCENE_CANDIDATES
+from ..protocol.positives import expected_num_pos
+from ..protocol.scenes_choice import SCENE_CANDIDATES
 
 #: column label -> (regime name, parameters): every regime of the lab (:data:`mlpl_lab.core.regimes.REGIME_TABLE`)
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = regime_table()
@@ -125,7 +125,7 @@ class Row:
 
 def _k(P: Profile, regime: str, seed: int) -> Dict[str, Any]:
     """EPR's and ROLE's expected positives per image, chapter 02's k
-    (:func:`mlpl_lab.chapters.positives.expected_num_pos`). It does not depend on the regime, and
+    (:func:`mlpl_lab.protocol.positives.expected_num_pos`). It does not depend on the regime, and
     only the validation labels are drawn for it: a design holds specs, not splits."""
     return {"expected_num_pos": expected_num_pos(P, seed)}
 
@@ -195,7 +195,7 @@ ROWS: Tuple[Row, ...] = tuple(
 ROW_BY_LABEL = {r.label: r for r in ROWS}
 REFERENCE_ROWS = (ORACLE,)  # shown, never ranked
 
-#: equal-budget tuning (:mod:`mlpl_lab.chapters.tuning`, shared with chapter 02): the grids and
+#: equal-budget tuning (:mod:`mlpl_lab.protocol.tuning`, shared with chapter 02): the grids and
 #: the budget are the tuning module's; which designs are tuned is :data:`DESIGNS`'
 TUNING_GRIDS = tuner.GRIDS
 #: rows never tuned: the oracle reads the true labels, LAC keeps chapter 05's two-stage design
@@ -209,7 +209,7 @@ _CPU_BLOCK = (ORACLE, LABEL.an, LABEL.gr, LABEL.em, LABEL.role, LABEL.ll_r, LABE
 #: families, each a setting of the generator's own knobs over the profile's scenes, trained under
 #: uniform single positive. "default" is the profile's scenes (its cells are the single-positive
 #: cells above, shared). Two are settings measured as candidates for the default scenes
-#: (``chapters.scenes_choice.SCENE_CANDIDATES``, record ``benchmarks/records/scene_candidates_cpu.json``,
+#: (``protocol.scenes_choice.SCENE_CANDIDATES``, record ``benchmarks/records/scene_candidates_cpu.json``,
 #: the oracle and AN on the selection seed at the cpu protocol: gaps 12.2 and 15.0 mAP); two are
 #: not measured — smaller and more numerous objects, and another class co-occurrence structure
 #: with stronger contexts (which classes appear together and how often) — so the chapter checks
@@ -233,7 +233,7 @@ FAMILY_MIN_GAP = 10.0
 #: from each family's clean labels) are left out for their cost.
 FAMILY_BLOCK = (ORACLE, LABEL.an, LABEL.hill, LABEL.em, LABEL.ll_r, LABEL.gr, LABEL.opml_sp, LABEL.cls, LABEL.pu_mlc)
 FAMILY_REGIME = "single positive"
-#: the pending runs' families (:attr:`mlpl_lab.chapters.asked.Asked.pending`)
+#: the pending runs' families (:attr:`mlpl_lab.protocol.asked.Asked.pending`)
 FAMILIES = "scene families"
 BOUND_CHECK = "length check of schedule-bound rows"
 
@@ -454,13 +454,13 @@ def spec_for(P: Profile, row_label: str, regime: str, seed: int,
 
 def trial_params(P: Profile, row_label: str, regime: str, point: Mapping[str, Any]) -> Dict[str, Any]:
     """A trial's (or the kept trial's) hyperparameters: the row's defaults on the selection seed
-    with ``point`` (what differs from the paper default, :func:`mlpl_lab.chapters.tuning.trial_points`)
+    with ``point`` (what differs from the paper default, :func:`mlpl_lab.protocol.tuning.trial_points`)
     over them. The kept point runs with these on every fresh seed."""
     return dict(ROW_BY_LABEL[row_label].params(P, regime, tuner.selection_seed(P)), **point)
 
 
 def stages(d: BenchmarkDesign, stored: Stored) -> List[tuner.Stage]:
-    """The one tuning stage (:func:`mlpl_lab.chapters.tuning.stage`) over the cells, one stage per
+    """The one tuning stage (:func:`mlpl_lab.protocol.tuning.stage`) over the cells, one stage per
     set of reported seeds (a cpu grid extended by named methods reports one seed outside its key
     cells): every cell but the untuned rows' is tuned under a tuned design (a row without a grid
     has one trial, its defaults), each on the budget's first grid points; the oracle, LAC and
@@ -485,7 +485,7 @@ def choices(d: BenchmarkDesign, stored: Stored) -> Tuple[Dict[Tuple[str, str], D
                                                          Dict[Tuple[str, str], Optional[Dict[str, Any]]]]:
     """``(clean, observed)``: ``{(regime, row): hyperparameters}`` kept by tuning on clean
     validation, for every cell whose trials are stored, and what the same trials would keep on
-    *observed* validation (:func:`mlpl_lab.chapters.tuning.choose_observed`; None where a trial did
+    *observed* validation (:func:`mlpl_lab.protocol.tuning.choose_observed`; None where a trial did
     not record it) — what a practitioner without clean labels would have tuned to. The cells
     report the clean choice's fresh seeds."""
     clean, observed = {}, {}
@@ -559,7 +559,7 @@ def family_spec(P: Profile, row_label: str, family: str, seed: int, params: Mapp
 
 
 def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]]) -> Families:
-    """The scene families' runs (pending: :attr:`mlpl_lab.chapters.asked.Asked.pending`), family
+    """The scene families' runs (pending: :attr:`mlpl_lab.protocol.asked.Asked.pending`), family
     ``pending_name(FAMILIES, family)`` per scene family: ``{"<row> · <family>": [RunSpec per family
     seed]}`` for every family but the
     default one (whose runs are the single-positive cells) and every row of the block, each with the
@@ -678,7 +678,7 @@ class BenchmarkRuns:
 def waiting(d: BenchmarkDesign, store=None) -> Dict[str, Dict[str, int]]:
     """``{family: {label: runs}}`` of the pending runs (:func:`specs`) the store lacks: what the
     chapter's claims on scene families and schedule-bound controls wait for (read-only)."""
-    from .asked import pending_missing, store_lookup
+    from ..protocol.asked import pending_missing, store_lookup
 
     stored = store_lookup(store)
     return pending_missing(specs(d, stored), stored)
@@ -1325,8 +1325,8 @@ def tuning_view():
 def measured_gaps(record=None) -> Dict[str, Dict[str, Any]]:
     """``{family: {"gap", "seeds"}}``: the full-label → AN test-mAP gap the scene-candidates
     measurement recorded for each family that is one of its candidates (mean over its seeds;
-    :data:`FAMILY_CANDIDATE`), read from its record (``chapters.scenes_choice.CPU_RECORD``)."""
-    from .scenes_choice import CPU_RECORD, runs_from_record, summarise
+    :data:`FAMILY_CANDIDATE`), read from its record (``protocol.scenes_choice.CPU_RECORD``)."""
+    from ..protocol.scenes_choice import CPU_RECORD, runs_from_record, summarise
 
     try:
         cands = runs_from_record(record or CPU_RECORD)
@@ -1495,7 +1495,7 @@ def family_test_view(test: Mapping[str, Any]):
     return styled(mean, caption, best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it (no live exercise: it reads
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it (no live exercise: it reads
 #: the other chapters' runs)
 CHAPTER = Chapter("07_benchmark")
 

@@ -14,12 +14,12 @@ a literal per profile (:data:`DESIGNS`, read by :func:`design`):
   under cpu (listed by :func:`left_out`): drop 25 % and 75 %, the family under the drop
   regimes, the sweeps' other values, CLC.
 * ``smoke``: the same structure on one seed, AN and CLS under single positive on three.
-* ``gpu`` (and ``gpu_shape``, :data:`mlpl_lab.chapters.common.DESIGN_OF`): the family under all
+* ``gpu`` (and ``gpu_shape``, :data:`mlpl_lab.protocol.common.DESIGN_OF`): the family under all
   four regimes, CLC and wider sweeps, every Table 2 row on the profile's seeds.
 
 The runs are data: :func:`specs` returns them (``{family: {label: [RunSpec per seed]}}``, the
 families being the Table 2 regimes, ``"ablation"``, ``"tau_h"`` and ``"tau_l"``), the notebook
-ensures them (:func:`mlpl_lab.chapters.asked.ensure_asked`) and the views take the stored runs.
+ensures them (:func:`mlpl_lab.protocol.asked.ensure_asked`) and the views take the stored runs.
 
 E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are the profile's epochs (54
 on cpu, 2 on smoke), so the chapter scales the ramp
@@ -43,11 +43,11 @@ from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored, nothing_stored
-from .common import as_profile, design_name, specs_for, splits_for, with_pending
+from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.common import as_profile, design_name, specs_for, splits_for, with_pending
 from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table("drop 25 %", "drop 50 %", "drop 75 %",
@@ -66,7 +66,7 @@ CLS_VS_AN, CLS_VS_COTRAINING, GROWS = ("CLS beats AN", "CLS beats the co-trainin
                                        "the margin grows with the missing rate")
 
 #: the chapter's literals per design (:func:`design` adds the profile's seeds and epochs;
-#: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.chapters.common.DESIGN_OF`). ``n_table_seeds`` /
+#: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.protocol.common.DESIGN_OF`). ``n_table_seeds`` /
 #: ``n_key_seeds``: how many of the profile's seeds the Table 2 rows / the key comparison (AN
 #: and CLS under the study regime) run on, ``None``: all. cpu keeps drop 25 % and 75 % for gpu:
 #: converged two-network runs cost about two minutes each on 2 cores.
@@ -252,7 +252,7 @@ def longer_label(row: str, epochs: int) -> str:
 def longer_specs(design: CLSDesign) -> Dict[str, Dict[str, list]]:
     """``{LONGER: {"<row> (<E> epochs)": [RunSpec per seed]}}``: each row of ``design.longer`` under
     the study regime on its table seeds with only its epochs changed; {} where the design has none.
-    Pending runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    Pending runs (:func:`mlpl_lab.protocol.common.with_pending`): the cold series trains them."""
     if not design.longer:
         return {}
     label = design.study_regime
@@ -672,7 +672,7 @@ def sensitivity_view(sens_h, sens_l):
                              intervals=False, unconverged=False), percent=True)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

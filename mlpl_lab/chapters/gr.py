@@ -8,7 +8,7 @@ rejection, a robust loss) and three ablation rows; ``gpu``: the whole Table 2 ba
 full Table 3 ablation.
 
 Every zoo method with a hyperparameter gets the same tuning budget on the clean validation split
-of the selection seed (:func:`mlpl_lab.chapters.tuning.stage`); every row, tuned or not, and every
+of the selection seed (:func:`mlpl_lab.protocol.tuning.stage`); every row, tuned or not, and every
 ablation row then runs on the fresh seeds (as many as the profile has seeds: five on cpu), the
 only runs the tables and claims read. :func:`specs` asks for the runs in five families:
 ``trial`` (the tuning trials), ``main`` (the zoo on the fresh seeds), ``ablation`` (Table 3's rows
@@ -33,13 +33,13 @@ from ..profiles import Profile
 from ..runs.splits_cache import build_splits
 from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
-from . import tuning
-from .asked import Asked, Runs, Stored
-from .common import as_profile, as_spec, design_name, splits_for
+from ..protocol import tuning
+from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.common import as_profile, as_spec, design_name, splits_for
 from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
-from .positives import expected_num_pos, expected_positives
+from ..protocol.registry import Chapter, Live
+from ..protocol.positives import expected_num_pos, expected_positives
 
 #: chapter 02's catalogue entries: Table 2's zoo (in the catalogue's order) and Table 3's rows
 _ENTRIES = tuple(e for e in catalogue.in_chapter("02") if e.alias_of is None)
@@ -133,7 +133,7 @@ def methods(profile, splits_or_labels) -> Dict[str, Any]:
 def zoo_methods(profile, k: float) -> Dict[str, Any]:
     """``{label: method spec}`` of the main comparison under ``profile`` (the catalogue's entries),
     EPR's and ROLE's expected positives per image ``k``
-    (:func:`mlpl_lab.chapters.positives.expected_num_pos`)."""
+    (:func:`mlpl_lab.protocol.positives.expected_num_pos`)."""
     zoo = {e.label: e.method for e in _ENTRIES if e.label in ZOO_ALL}
     for label in (LABEL.epr, LABEL.role):
         zoo[label] = (zoo[label], {"expected_num_pos": k})
@@ -280,7 +280,7 @@ def length_check_specs(profile, results) -> Dict[str, list]:
 
 
 def specs(d: GRDesign, stored: Stored) -> Asked:
-    """The runs of notebook 02, decided from what is stored (pure; :mod:`mlpl_lab.chapters.asked`).
+    """The runs of notebook 02, decided from what is stored (pure; :mod:`mlpl_lab.protocol.asked`).
 
     ``trial``: the tuning trials (always now). ``main``: the zoo on the fresh seeds, each tuned
     method once its trials are stored (else ``later``, paper default as stand-in). ``ablation``:
@@ -321,7 +321,7 @@ class GRRuns:
     design: GRDesign
     splits: Any                      # the splits of the first fresh seed (the diagnostics' data)
     main: Dict[str, list]            # {label: [run per fresh seed]} in the zoo's order
-    tuning: Dict[str, Any]           # :meth:`mlpl_lab.chapters.tuning.Stage.record`
+    tuning: Dict[str, Any]           # :meth:`mlpl_lab.protocol.tuning.Stage.record`
     ablation: Dict[str, list]        # Table 3's rows
     length: Dict[str, list]          # the length check
     ablation_length: Dict[str, list]  # Table 3's rows, trained as long as the length check
@@ -339,7 +339,7 @@ class GRRuns:
 
 
 def results(d: GRDesign, runs: Runs) -> GRRuns:
-    """:class:`GRRuns` from :func:`~mlpl_lab.chapters.asked.ensure_asked`'s runs (the tuning
+    """:class:`GRRuns` from :func:`~mlpl_lab.protocol.asked.ensure_asked`'s runs (the tuning
     record re-decided from the trial runs themselves)."""
     trial = {r.spec.key: r for rs in runs.get("trial", {}).values() for r in rs}
     st = _stage(d, lambda spec: trial.get(spec.key))
@@ -357,7 +357,7 @@ def live_seeds(profile) -> Tuple[int, ...]:
 def live_spec(profile, seed: int, store=None):
     """GR's run of the main comparison on ``seed`` under the setting the tuning kept, read from
     ``store``'s trial runs (the default store when None; the paper default while a trial is missing)."""
-    from .asked import store_lookup
+    from ..protocol.asked import store_lookup
 
     row = gr_row(design(profile), store_lookup(store))
     found = [s for s in row if s.seed == seed]
@@ -687,7 +687,7 @@ def gap_share_view(shares: Mapping[str, Mapping[str, Any]]):
                   "has no full-label row), so each paper ratio crosses two papers on one protocol.", best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

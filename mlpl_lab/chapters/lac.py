@@ -25,7 +25,7 @@ pairs by seed; a claim on fewer than 3 paired seeds is an observation, not a fin
 
 The runs are data: :func:`specs` returns them (one family, :data:`TABLE`: ``{row: [RunSpec per
 seed]}``; a stage-2 spec carries the stage-1 spec it starts from), the notebook ensures them
-(:func:`mlpl_lab.chapters.asked.ensure_asked`) and the views take the stored runs.
+(:func:`mlpl_lab.protocol.asked.ensure_asked`) and the views take the stored runs.
 
 Every row passes both views through the network in **one** forward pass (``forward="joint"``,
 :class:`mlpl_lab.methods.lac.LACMethod`), AN's included, so BatchNorm sees the same batches
@@ -64,10 +64,10 @@ from ..analysis.tables import ablation_frames, seed_mean
 from ..core.regimes import REGIMES
 from ..methods import build_method
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored, nothing_stored
-from .common import as_profile, design_name, splits_for, with_pending
+from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.common import as_profile, design_name, splits_for, with_pending
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
 PAPER_TABLE3 = {LABEL.an: (87.6, 72.3), LABEL.lac_plc: (89.0, 73.7), LABEL.lac_end_to_end: (84.5, 65.6),
@@ -99,7 +99,7 @@ _SMALL_HEAD = {"ffn_mult": 2, "dropout": 0.0}
 #: the chapter's literals per profile (:func:`design` adds the profile's seeds and lr). ``model``
 #: ``None``: the profile's backbone, its ``model_kwargs`` updated with these; ``batch_size``
 #: ``None``: the profile's. ``gpu_shape`` runs the gpu design for 1 + 1 epochs (the gpu code path,
-#: executed on a CPU; :data:`mlpl_lab.chapters.common.DESIGN_OF`).
+#: executed on a CPU; :data:`mlpl_lab.protocol.common.DESIGN_OF`).
 #:
 #: ``stage1_epochs`` (stage 1, the AN and end-to-end rows) and ``stage2_epochs`` (the control trains
 #: both): raised until the key comparison's runs stop climbing (cpu: 12 + 4, 20 + 6, 20 + 8, then
@@ -241,7 +241,7 @@ END_TO_END_ROW = LABEL.lac_end_to_end
 def longer_specs(design: LACDesign) -> Dict[str, Dict[str, list]]:
     """``{LONGER: {label: [RunSpec per seed]}}``: the end-to-end row at ``longer_end_to_end``
     epochs on the design's seeds (only its epochs differ), or {} where the design has none. Pending
-    runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    runs (:func:`mlpl_lab.protocol.common.with_pending`): the cold series trains them."""
     n = design.longer_end_to_end
     if not n:
         return {}
@@ -582,7 +582,7 @@ def design_view(design: LACDesign):
                         "trains.", skip=("profile",))
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": (1, 1)},

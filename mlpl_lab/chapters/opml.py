@@ -12,10 +12,10 @@ from typing import Dict, Optional, Tuple
 
 from ..analysis.claims import Claim, Family, claims_table
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored
-from .common import as_profile, as_spec, design_name, specs_for, splits_for
+from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.common import as_profile, as_spec, design_name, specs_for, splits_for
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS: Tuple[str, ...] = ("a", "b", "regime", "seed")
@@ -79,7 +79,7 @@ _CUSTOM = {"rows": ROWS, "key_seeds": 1}
 def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive",
            seed: int = 0) -> OPMLDesign:
     """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
-    through :data:`mlpl_lab.chapters.common.DESIGN_OF`, capped at the profile's own seeds).
+    through :data:`mlpl_lab.protocol.common.DESIGN_OF`, capped at the profile's own seeds).
 
     Default a = b = 0: on the validation mAP of the cpu profile (seed 0, single positive) the
     grid a ∈ {0, 1, 2} x b ∈ {-1, 0} gave 76.7 at (0, 0) against 73.3-75.8 elsewhere, so on the
@@ -255,7 +255,7 @@ def confidence_view(summary, which: str):
                       index="method", counts=["n"], best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

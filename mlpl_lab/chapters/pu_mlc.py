@@ -25,7 +25,7 @@ Two parts:
   both (``tests/test_pu_mlc.py`` shows that PU-MLC's training does not depend on anything else).
   :func:`crossings` gives the noise level where PU-MLC and partial BCE cross, per seed.
 
-The runs are data (:mod:`mlpl_lab.chapters.asked`): :func:`design` holds every per-profile
+The runs are data (:mod:`mlpl_lab.protocol.asked`): :func:`design` holds every per-profile
 literal (:data:`DESIGNS`), :func:`specs` asks for the runs, the γ choices read from the stored γ
 grid; the notebook ensures them (``ensure_asked(specs, design)``) and :func:`results` arranges them
 for the tables. Every cell runs on all of the profile's seeds (five under cpu and gpu, so every
@@ -49,10 +49,10 @@ from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
 from ..profiles import get_profile
 from ..runs.spec import RunSpec
-from .asked import Asked, Runs, Stored, nothing_stored
-from .common import as_profile, design_name, splits_for, with_pending
+from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.common import as_profile, design_name, splits_for, with_pending
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
@@ -130,7 +130,7 @@ class PUDesign:
 #: the chapter's questions (:attr:`PUDesign.families`)
 STEPS, PU_VS_PBCE, PREMISE = "the ladder's steps", "PU-MLC beats partial BCE", "noisy negatives"
 
-#: the chapter's literals per design (``chapters.common.DESIGN_OF``: gpu_shape takes gpu's); the
+#: the chapter's literals per design (``protocol.common.DESIGN_OF``: gpu_shape takes gpu's); the
 #: profile adds its epochs and seeds (:func:`design`). smoke and cpu sweep two noise levels (clean,
 #: and fn 0.1, which flips ~46 % of the positives at p = 0.5) to keep the series within its budget;
 #: gpu adds 0.05 and 0.15 and a full ladder at the sweep's p.
@@ -229,7 +229,7 @@ def _chosen(grid: Dict[Tuple[float, float], List[RunSpec]], stored: Stored) -> D
 
 
 def specs(d: PUDesign, stored: Stored) -> Asked:
-    """The chapter's runs (:mod:`mlpl_lab.chapters.asked`). Families: the ladder per proportion
+    """The chapter's runs (:mod:`mlpl_lab.protocol.asked`). Families: the ladder per proportion
     (:func:`ladder_key`), the γ grid (:data:`GRID`) and the sweep's cells (:func:`sweep_key`).
     The γ of each noise level is chosen on validation once its grid is stored; until then the
     cells that read it (the sweep's PU-MLC; at the sweep's p, the ladder's γ rows, of which
@@ -273,7 +273,7 @@ def longer_label(d: PUDesign, fn: float) -> str:
 def longer_specs(d: PUDesign) -> Dict[str, Dict[str, List[RunSpec]]]:
     """``{LONGER: {label: [RunSpec per seed]}}``: partial BCE at the sweep's p and every noise level
     at ``longer_baseline`` epochs (only the epochs differ), or {} where the design has none.
-    Pending runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    Pending runs (:func:`mlpl_lab.protocol.common.with_pending`): the cold series trains them."""
     if not d.longer_baseline:
         return {}
     return {LONGER: {longer_label(d, fn): [s.replace(train=dict(s.train, epochs=d.longer_baseline))
@@ -764,7 +764,7 @@ def design_view(d: PUDesign):
     return fields_table(d, f"The chapter's design under the {d.profile} profile: what it trains.")
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

@@ -2,7 +2,7 @@
 
 The row follows the benchmark's protocol (:mod:`mlpl_lab.chapters.benchmark`): the design's
 profile, regimes and reported seeds; under a tuned design, the equal-budget tuning stage of
-:mod:`mlpl_lab.chapters.tuning` -- the first ``trials_for(profile)`` points of the file's
+:mod:`mlpl_lab.protocol.tuning` -- the first ``trials_for(profile)`` points of the file's
 ``GRID`` on the selection seed, the one with the best clean-validation mAP re-run on the fresh
 seeds, and only those reported -- and under an untuned design the grid's first point (its
 default) on the reported seeds. Its specs are the profile's with method
@@ -29,8 +29,8 @@ from ..methods.registry import USER_METHOD
 from ..methods.user_file import UserFile
 from ..runs.spec import RunSpec
 from . import benchmark as bench
-from . import tuning as tuner
-from .asked import Asked, Families, Runs, Stored
+from ..protocol import tuning as tuner
+from ..protocol.asked import Asked, Families, Runs, Stored
 
 
 def reserved_labels() -> Dict[str, str]:

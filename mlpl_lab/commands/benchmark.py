@@ -60,7 +60,7 @@ def validate(args) -> None:
 def check_benchmark_args(args) -> None:
     """Method and regime names (the chapter's tables), before any training or notebook starts."""
     from ..chapters import benchmark as bm
-    from ..chapters.common import with_dataset
+    from ..protocol.common import with_dataset
 
     check_data_args(args)
     try:

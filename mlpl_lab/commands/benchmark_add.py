@@ -60,7 +60,7 @@ def announce(added, course_results, missing, stored, workers: int | None = None)
     chosen after the trials counted at the default; ``workers``: the worker processes that share
     them, None for one process); returns how many runs wait."""
     from ..chapters import benchmark as bench
-    from ..chapters import tuning as tuner
+    from ..protocol import tuning as tuner
     from ..chapters import user_row
 
     d, uf = added.design, added.file
@@ -121,10 +121,10 @@ def pool_size(args) -> int | None:
 
 def train(args, added, store) -> dict:
     """Train the new row's runs: first on worker processes (each round of the tuning stage), then
-    whatever is left here; returns :func:`mlpl_lab.chapters.asked.ensure_asked`'s runs."""
+    whatever is left here; returns :func:`mlpl_lab.protocol.asked.ensure_asked`'s runs."""
     from ..chapters import user_row
-    from ..chapters.asked import ensure_asked, store_lookup
-    from ..chapters.plan import images_trained
+    from ..protocol.asked import ensure_asked, store_lookup
+    from ..protocol.plan import images_trained
     from ..runs import workers
     from ..runs.progress import chapter_progress
 
@@ -191,7 +191,7 @@ def write_csv(out: Path, added, results, claims, records) -> list:
 
     from ..analysis.claims import display_table
     from ..chapters import benchmark as bench
-    from ..chapters import tuning as tuner
+    from ..protocol import tuning as tuner
     from ..chapters import user_row
 
     prefix = f"07_benchmark_add_{slug(added.label)}"
@@ -211,9 +211,9 @@ def write_csv(out: Path, added, results, claims, records) -> list:
 def cmd_add(args) -> int:
     """Rank the method of ``args.add`` among the course's rows (module docstring)."""
     from ..chapters import benchmark as bench
-    from ..chapters import tuning as tuner
+    from ..protocol import tuning as tuner
     from ..chapters import user_row
-    from ..chapters.asked import store_lookup
+    from ..protocol.asked import store_lookup
     from ..methods.user_method import keep_source
     from ..runs.store import RunStore
     from .progress import progress_log, tailing

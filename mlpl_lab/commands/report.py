@@ -48,8 +48,8 @@ def validate(args) -> None:
 def check_pending_choice(profile: str, paths) -> None:
     """A ``MLPL_LAB_TRAIN_PENDING`` that names a pending family none of the notebooks declares is
     refused before any work (a typo would otherwise train nothing and say nothing)."""
-    from ..chapters.asked import PENDING_ENV
-    from ..chapters.plan import unknown_pending_families
+    from ..protocol.asked import PENDING_ENV
+    from ..protocol.plan import unknown_pending_families
 
     unknown, known = unknown_pending_families(profile, paths)
     if unknown:
@@ -67,7 +67,7 @@ def cmd_report(args) -> int:
     from ..runs.store import RunStore
 
     if args.cold:
-        from ..chapters.asked import PENDING_ENV
+        from ..protocol.asked import PENDING_ENV
 
         print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
         args.fresh = True

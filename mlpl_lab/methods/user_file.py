@@ -78,7 +78,7 @@ class UserFile:
     target: Callable = field(repr=False)
 
     def points(self, budget: Optional[int] = None) -> List[Dict[str, Any]]:
-        """The grid's points in order (a product, walked as :data:`mlpl_lab.chapters.tuning.GRIDS`
+        """The grid's points in order (a product, walked as :data:`mlpl_lab.protocol.tuning.GRIDS`
         are), each naming every grid keyword; the first ``budget`` of them (``[{}]`` without a grid)."""
         if not self.grid:
             return [{}]

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ...chapters.grading import FAIL, PASS, UNANSWERED, never_raises, unanswered, verdict  # noqa: F401
+from ...protocol.grading import FAIL, PASS, UNANSWERED, never_raises, unanswered, verdict  # noqa: F401
 
 
 def as_array(x: Any) -> np.ndarray:
