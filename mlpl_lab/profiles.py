@@ -208,8 +208,8 @@ PROFILES: Dict[str, Profile] = {
     #   that has not flattened is flagged by its convergence record, never hidden;
     # * the test set scored once, on the best-validation weights (as cpu): no per-epoch test curve;
     # * pretraining on 20,000 single-object scenes for 8 epochs (one run, shared by every chapter);
-    # * chapter 07's grid is cpu's shape (chapters/benchmark.py) and LAC's stages 7 + 3 epochs
-    #   (chapters/lac.py). Five seeds stay: the key comparisons are decided by paired intervals
+    # * chapter 07's grid is cpu's shape (chapters/benchmark/design.py) and LAC's stages 7 + 3 epochs
+    #   (protocol/lac_stages.py). Five seeds stay: the key comparisons are decided by paired intervals
     "gpu": Profile(name="gpu", n_train=8000, n_val=2000, n_test=4000, image_size=64, glyphs="shapes",
                    epochs=10, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2, 3, 4], amp=True,
                    lr_schedule="cosine", test_every_epoch=False, scene=SCENES_WITH_HEADROOM,

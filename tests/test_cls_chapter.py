@@ -5,9 +5,10 @@ import math
 
 import pytest
 
-from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
+from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_schedules, claims,
                                    heads_table, left_out, margins, method_specs, sensitivity_table,
                                    table2)
+from mlpl_lab.protocol.recipes import ramp_epochs
 from mlpl_lab.analysis.tables import total_seconds
 
 
@@ -22,9 +23,9 @@ class Fake:
 
 
 def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
-    assert [chapter_E_k(e) for e in (1, 2, 8, 20, 100)] == [1, 1, 4, 10, 10]
+    assert [ramp_epochs(e) for e in (1, 2, 8, 20, 100)] == [1, 1, 4, 10, 10]
     with pytest.raises(ValueError, match="epochs"):
-        chapter_E_k(0)
+        ramp_epochs(0)
 
 
 def test_designs_per_profile():

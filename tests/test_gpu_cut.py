@@ -75,13 +75,14 @@ def test_live_sizes_by_hand():
 def test_unregister_leaves_no_trace():
     from mlpl_lab import profiles
     from mlpl_lab.chapters import gr, lac
-    from mlpl_lab.protocol import tuning
+    from mlpl_lab.protocol import lac_stages, tuning
     from mlpl_lab.protocol.registry import live_chapters
 
     cut.register_cut("gpu")
     cut.unregister_cut()
     sizes = [c.live.sizes for c in live_chapters().values()]
-    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE, *sizes):
+    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, lac_stages.STAGES,
+                  tuning.TRIALS_OF_PROFILE, *sizes):
         assert cut.NAME not in table
 
 

@@ -16,6 +16,7 @@ import pytest
 from claims_oracle import check_claims_record
 from mlpl_lab.profiles import PROFILE_NAMES, get_profile
 from mlpl_lab.reporting.report import all_finite
+from mlpl_lab.protocol import recipes
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -85,7 +86,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     assert benchmark.left_out(d)[-1] == ("fewer than 3 seeds: " + ", ".join(sorted({r for _, r in d.cells()}))
                                          + " (cells with one seed show no interval; their claims are observations)")
     assert d.grid == benchmark.design("gpu").grid
-    assert {row for _, row in d.cells()} == {r.label for r in benchmark.ROWS}
+    assert {row for _, row in d.cells()} == {r.label for r in recipes.rows()}
     assert set(d.seeds.values()) == {(1, 2)}
 
 

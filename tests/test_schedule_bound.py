@@ -5,6 +5,7 @@ from types import SimpleNamespace
 from mlpl_lab.analysis.benchmark import convergence_mark
 from mlpl_lab.analysis.display import interval_text
 from mlpl_lab.methods.gr import SCHEDULE_BOUND
+from mlpl_lab.protocol import recipes
 
 
 def run(method, converged):
@@ -116,7 +117,7 @@ def test_the_benchmark_asks_for_a_length_check_only_where_gr_did_not_converge():
     from mlpl_lab.chapters import gr
 
     d = chapter.design("smoke")
-    cells = {c: [chapter.spec_for(d.profile, c[1], c[0], s) for s in d.seeds[c]] for c in d.cells()}
+    cells = {c: [recipes.spec_for(d.profile, c[1], c[0], s) for s in d.seeds[c]] for c in d.cells()}
     unconverged = {s.key for s in cells[("single positive", "GR")]}
 
     def stored(spec):  # everything stored; GR's single-positive runs did not converge

@@ -102,12 +102,12 @@ def register_cut(mode: str, level: int = 0) -> str:
     trials the level's); the live exercise sized inside the cut. Returns the name."""
     from mlpl_lab import profiles
     from mlpl_lab.chapters import gr, lac
-    from mlpl_lab.protocol import common, registry, tuning
+    from mlpl_lab.protocol import common, lac_stages, registry, tuning
 
     P = cut_profile(mode, level)
     profiles.PROFILES[NAME] = P
     common.DESIGN_OF[NAME] = common.design_name(BASE)
-    for table in (gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE):
+    for table in (gr.DESIGNS, lac.DESIGNS, lac_stages.STAGES, tuning.TRIALS_OF_PROFILE):
         if BASE in table:
             table[NAME] = table[BASE]
     tuning.TRIALS_OF_PROFILE[NAME] = LEVELS[level]["trials"]
@@ -120,9 +120,10 @@ def unregister_cut() -> None:
     """Undo :func:`register_cut` (tests)."""
     from mlpl_lab import profiles
     from mlpl_lab.chapters import gr, lac
-    from mlpl_lab.protocol import common, registry, tuning
+    from mlpl_lab.protocol import common, lac_stages, registry, tuning
 
-    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE,
+    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, lac_stages.STAGES,
+                  tuning.TRIALS_OF_PROFILE,
                   *(c.live.sizes for c in registry.live_chapters().values())):
         table.pop(NAME, None)
 

@@ -26,7 +26,8 @@ from ..analysis.tables import regimes_table, seed_mean
 from ..core.regime_table import regime_table
 from ..profiles import Profile, get_profile
 from ..protocol.asked import Asked, Runs, Stored
-from ..protocol.common import as_profile, design_name, specs_for, splits_for
+from ..protocol.common import as_profile, specs_for, splits_for
+from ..protocol.design import preset
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
@@ -73,20 +74,20 @@ class AssumeNegativeDesign:
 
 #: how many of the profile's seeds each part takes. Every claim pairs five seeds under cpu and
 #: gpu; the other regimes reuse the key comparison's oracle runs, so they add AN runs
-#: only. A profile without a row here (a custom one) takes one seed everywhere.
+#: only. A profile without a row here takes another's by the designs' one rule
+#: (:func:`mlpl_lab.protocol.common.preset`: gpu_shape gpu's, a custom profile cpu's, on its own seeds).
 DESIGNS: Dict[str, Dict[str, int]] = {
     "smoke": {"key_seeds": 2, "other_seeds": 2, "candidate_seeds": 1},
     "cpu": {"key_seeds": 5, "other_seeds": 5, "candidate_seeds": 3},
     "gpu": {"key_seeds": 5, "other_seeds": 5, "candidate_seeds": 3},
 }
-_ONE_SEED = {"key_seeds": 1, "other_seeds": 1, "candidate_seeds": 1}
 
 
 def design(profile) -> AssumeNegativeDesign:
-    """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
-    through :data:`mlpl_lab.protocol.common.DESIGN_OF`, capped at the profile's own seeds)."""
+    """The chapter's design under ``profile`` (its :data:`DESIGNS` row by the designs' one rule,
+    :func:`mlpl_lab.protocol.common.preset`, capped at the profile's own seeds)."""
     P = as_profile(profile)
-    n = DESIGNS.get(design_name(P), _ONE_SEED)
+    n = preset(DESIGNS, P)
     return AssumeNegativeDesign(profile=P, scratch_seed=int(P.seeds[0]),
                                 **{part: tuple(P.seeds[:k]) for part, k in n.items()})
 

@@ -44,14 +44,15 @@ from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
 from ..protocol.asked import Asked, Runs, Stored, nothing_stored
-from ..protocol.common import as_profile, design_name, specs_for, splits_for, with_pending
+from ..protocol.common import as_profile, specs_for, splits_for, with_pending
+from ..protocol.design import preset
+from ..protocol.recipes import CLS_PAPER_REGIMES, FORGET_RATE, TAU_DATASET, ramp_epochs
 from .. import catalogue
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table("drop 25 %", "drop 50 %", "drop 75 %",
-                                                                "single positive")
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table(*CLS_PAPER_REGIMES)
 
 #: JoCoR is always quoted with its λ (the official code's default 0.1; its catalogue entry's)
 JOCOR = LABEL.jocor_row
@@ -86,13 +87,6 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
 }
 
 
-def chapter_E_k(epochs: int) -> int:
-    """Half the run, at least 1, at most the paper's E_k = 10 (see the module docstring)."""
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
-    return min(PAPER_E_K, max(1, epochs // 2))
-
-
 @dataclass(frozen=True)
 class CLSDesign:
     """Which runs the chapter trains under one profile."""
@@ -113,8 +107,8 @@ class CLSDesign:
     study_regime: str = "single positive"  # ablation and sensitivity sweeps
     #: (row, epochs) of the longer runs of losing sides at risk, under the study regime (pending)
     longer: Tuple[Tuple[str, int], ...] = ()
-    tau_dataset: str = "coco"
-    forget_rate: float = 0.2
+    tau_dataset: str = TAU_DATASET
+    forget_rate: float = FORGET_RATE
 
     @property
     def families(self) -> Dict[str, Family]:
@@ -166,10 +160,10 @@ def design(profile, seed: int = 0) -> CLSDesign:
     """The design of notebook 04 for a profile (name or :class:`Profile`): :data:`DESIGNS` with
     the profile's seeds and epochs; ``seed`` (the notebook's parameter) is the ablation's."""
     P = as_profile(profile)
-    lit = dict(DESIGNS.get(design_name(P), DESIGNS["cpu"]))
+    lit = dict(preset(DESIGNS, P))
     n_table, n_key = lit.pop("n_table_seeds"), lit.pop("n_key_seeds")
     seeds = tuple(P.seeds)
-    return CLSDesign(P, chapter_E_k(P.epochs), table_seeds=seeds[:n_table], key_seeds=seeds[:n_key],
+    return CLSDesign(P, ramp_epochs(P.epochs), table_seeds=seeds[:n_table], key_seeds=seeds[:n_key],
                      study_seeds=(int(seed),), **lit)
 
 

@@ -35,11 +35,14 @@ from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
 from ..protocol import tuning
 from ..protocol.asked import Asked, Runs, Stored
-from ..protocol.common import as_profile, as_spec, design_name, splits_for
+from ..protocol.common import as_profile, as_spec, splits_for
+from ..protocol.design import preset
 from .. import catalogue
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 from ..protocol.positives import expected_num_pos, expected_positives
+from ..protocol.lengths import (LENGTH_FACTOR, length_check_epochs, length_check_note,  # noqa: F401 (the notebook's)
+                                length_check_record, length_check_runs, lengthen, lengthen_each)
 
 #: chapter 02's catalogue entries: Table 2's zoo (in the catalogue's order) and Table 3's rows
 _ENTRIES = tuple(e for e in catalogue.in_chapter("02") if e.alias_of is None)
@@ -62,15 +65,6 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
     "gpu": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 3},
     "gpu_shape": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 2},
 }
-
-#: the length check: GR's w, b, μ and σ move linearly in t/T until the last epoch (Eq. 9-13),
-#: so its pseudo-labels change to the end of any schedule and its clean-validation curve can
-#: still rise in the last quarter however long it trains (probe: benchmarks/records/
-#: gr_length_probe_cpu.json, GR re-trained at 72 and 90 epochs). The chapter therefore re-trains
-#: GR, the best other method (chosen on validation) and AN this many times the profile's epochs
-#: on the same fresh seeds, and pairs them there too: whether a verdict depends on the length.
-LENGTH_FACTOR = 4 / 3
-
 
 #: the family of Table 3's rows trained :data:`LENGTH_FACTOR` times longer (:func:`specs`): with GR's
 #: own length-check runs, the controls of the ablation claims
@@ -105,21 +99,10 @@ class GRDesign:
                                  "does each of GR's components help (Table 3)?")}
 
 
-def lengthened_epochs(epochs: int) -> int:
-    """A length check's epochs for runs of ``epochs``: round(LENGTH_FACTOR × epochs), and at least
-    one more (54 -> 72; 2 -> 3). The one rule of every length check (chapters 02 and 07)."""
-    return max(int(epochs) + 1, int(round(LENGTH_FACTOR * int(epochs))))
-
-
-def length_check_epochs(profile) -> int:
-    """The length check's epochs under ``profile`` (:func:`lengthened_epochs` of the profile's)."""
-    return lengthened_epochs(as_profile(profile).epochs)
-
-
 def design(profile, regime: str = "single_positive") -> GRDesign:
     """The chapter's design under ``profile`` (see :data:`DESIGNS`)."""
     P = as_profile(profile)
-    lits = DESIGNS.get(P.name) or DESIGNS.get(design_name(P), DESIGNS["cpu"])
+    lits = preset(DESIGNS, P)
     return GRDesign(P, regime, tuple(lits["zoo"]), tuple(lits["ablation_rows"]), int(lits["budget"]),
                     tuning.selection_seed(P), tuple(tuning.fresh_seeds(P)), length_check_epochs(P))
 
@@ -144,6 +127,22 @@ def left_out(profile):
     """The Table 2 rows ``profile``'s design does not train."""
     zoo = design(profile).zoo
     return [m for m in ZOO_ALL if m not in zoo]
+
+
+def left_out_text(profile, trained_in_07) -> str:
+    """Which Table 2 rows this chapter leaves out under ``profile`` (:func:`left_out`), and which of
+    them chapter 07's benchmark trains under the same profile (``trained_in_07``: its design's rows,
+    :func:`mlpl_lab.chapters.benchmark.trained_rows`) -- the line printed under the zoo."""
+    P = as_profile(profile)
+    out = left_out(P)
+    if not out:
+        return f"This chapter trains every Table 2 row under the {P.name} profile."
+    there = [m for m in out if m in set(trained_in_07)]
+    text = f"Table 2 rows this chapter leaves out under the {P.name} profile: {', '.join(out)}"
+    if there:
+        which = "them" if there == out else ", ".join(there)
+        text += f"; chapter 07's benchmark trains {which} under the same profile, on the same protocol, and reports them there"
+    return text + "."
 
 
 def seeds_text(profile) -> str:
@@ -250,12 +249,6 @@ def best_other(results) -> str | None:
     return max(others, key=lambda k: seed_mean(results[k], "val_mAP"))
 
 
-def lengthen(specs, epochs: int) -> list:
-    """``specs`` with only their epochs changed (the length check's runs: the same tuned setting,
-    regime, seeds and data as the runs they check)."""
-    return [s.replace(train=dict(s.train, epochs=epochs)) for s in specs]
-
-
 def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Dict[str, list]:
     """``{label: [RunSpec per seed]}``: the main comparison's specs (``main``) of GR, the best
     other method ``best`` (None: none) and AN, each with only its epochs changed to ``epochs`` (so
@@ -263,13 +256,6 @@ def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Di
     chapter 02's length check: :func:`specs` asks for these runs."""
     labels = [LABEL.gr] + [k for k in (best, LABEL.an) if k is not None]
     return lengthen_each({label: main[label] for label in labels}, epochs)
-
-
-def lengthen_each(family: Mapping[str, list], epochs: int) -> Dict[str, list]:
-    """``{label: [RunSpec per seed]}`` with only each spec's epochs changed (:func:`lengthen`):
-    :func:`length_family`'s rows, and Table 3's rows for the length check of the ablation claims
-    (each paired there with GR's own length-check runs, :func:`claims`)."""
-    return {label: lengthen(ss, epochs) for label, ss in family.items()}
 
 
 def length_check_specs(profile, results) -> Dict[str, list]:
@@ -421,30 +407,6 @@ def schedule_notes(table, rows, checks: Mapping[str, str]) -> Dict[str, str]:
             continue
         notes[claim.claim] = length_check_note(table, claim.claim, check)
     return notes
-
-
-def length_check_note(table, claim: str, check: str) -> str:
-    """The schedule-bound note of ``claim`` (a claims table's row): whether its length check
-    ``check`` (the same comparison at the longer schedule) reaches the same verdict."""
-    here, there = table.at[claim, "verdict"], table.at[check, "verdict"]
-    return ("schedule-bound; the length check agrees" if here == there else
-            f"schedule-bound; the length check disagrees ({there} at the longer schedule)")
-
-
-def length_check_runs(results, length_check: Mapping[str, list]) -> Dict[str, list]:
-    """``{"<label> · <E> epochs": runs}``: each method of the check at the profile's length and at
-    the longer one, side by side (what the table and the record show)."""
-    return {f"{label} · {int(runs[0].spec.train['epochs'])} epochs": runs
-            for label, long_runs in length_check.items() for runs in (results[label], long_runs)}
-
-
-def length_check_record(results, length_check: Mapping[str, list]) -> Dict[str, Any]:
-    """``{"<label> · <E> epochs": {"test_mAP": {seed: v}, "gain": {seed: last-quarter gain},
-    "converged": {seed: bool}}}`` — what the notebook records for the tests and the book."""
-    return {name: {"test_mAP": {str(s): v for s, v in by_seed(runs, "test_mAP").items()},
-                   "gain": {str(r.spec.seed): float(r.convergence.get("gain", float("nan"))) for r in runs},
-                   "converged": {str(r.spec.seed): bool(r.converged) for r in runs}}
-            for name, runs in length_check_runs(results, length_check).items()}
 
 
 def tuning_view(record: Mapping[str, Any]):

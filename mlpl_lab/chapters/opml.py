@@ -13,7 +13,9 @@ from typing import Dict, Optional, Tuple
 from ..analysis.claims import Claim, Family, claims_table
 from ..profiles import Profile
 from ..protocol.asked import Asked, Runs, Stored
-from ..protocol.common import as_profile, as_spec, design_name, specs_for, splits_for
+from ..protocol.common import as_profile, as_spec, specs_for, splits_for
+from ..protocol.design import preset
+from ..protocol.recipes import opml_epochs
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
@@ -47,9 +49,9 @@ class OPMLDesign:
     b: float = 0.0                 # OPML's beta is exp(b)
     regime: str = "single_positive"
     seed: int = 0                  # the seed of the rows outside KEY (OPML+HR, the ablations, ZLPR)
-    #: epochs of the OPML family where they differ from the profile's (None: the profile's; at the
-    #: cpu profile's 54 epochs every OPML row meets the convergence criterion, which each run
-    #: records, so no design overrides it).
+    #: epochs of the OPML family where they differ from the profile's (None: the profile's): the
+    #: OPML rows' recipe's (:data:`mlpl_lab.protocol.recipes.OPML_EPOCHS`, shared with 07's OPML
+    #: cells; at the cpu profile's 54 epochs every OPML row meets the convergence criterion)
     opml_epochs: Optional[int] = None
 
     @property
@@ -66,14 +68,13 @@ class OPMLDesign:
 
 #: per profile: the single-positive rows and how many of the profile's seeds the key rows take.
 #: Every claim pairs five seeds under cpu and gpu; smoke keeps four rows so the
-#: notebook runs in seconds. A profile without a row here (a custom one) takes cpu's rows on one
-#: seed.
+#: notebook runs in seconds. A profile without a row here takes another's by the designs' one rule
+#: (:func:`mlpl_lab.protocol.common.preset`: gpu_shape gpu's, a custom profile cpu's).
 DESIGNS: Dict[str, Dict[str, object]] = {
     "smoke": {"rows": (LABEL.an, LABEL.opml, LABEL.opml_hr, LABEL.opml_sp), "key_seeds": 2},
     "cpu": {"rows": ROWS, "key_seeds": 5},
     "gpu": {"rows": ROWS, "key_seeds": 5},
 }
-_CUSTOM = {"rows": ROWS, "key_seeds": 1}
 
 
 def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive",
@@ -87,11 +88,11 @@ def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positi
     the same way; its values are lost in our copy). At a = b = 0 OPML *is* ZLPR, so the ZLPR row
     is left out rather than trained twice."""
     P = as_profile(profile)
-    row = DESIGNS.get(design_name(P), _CUSTOM)
+    row = preset(DESIGNS, P)
     a, b = float(a), float(b)
     rows = tuple(r for r in row["rows"] if not (r == LABEL.zlpr and a == 0.0 and b == 0.0))
     return OPMLDesign(profile=P, rows=rows, key_seeds=tuple(P.seeds[:row["key_seeds"]]), a=a, b=b,
-                      regime=regime, seed=int(seed))
+                      regime=regime, seed=int(seed), opml_epochs=opml_epochs(P))
 
 
 def method_specs(d: OPMLDesign) -> Dict[str, Dict[str, tuple]]:
@@ -131,7 +132,7 @@ def epochs_note(profile) -> str:
         return f"every row trains {P.epochs} epochs"
     return (f"the OPML rows (OPML, OPML+HR, OPML-SP and its ablations) train {e} epochs, the others "
             f"(AN, the BCE oracle) the profile's {P.epochs}; chosen so that every curve flattens "
-            f"(chapters/opml.py: OPMLDesign.opml_epochs records the measurement behind it)")
+            f"(protocol/recipes.py: OPML_EPOCHS records the measurement behind it)")
 
 
 def specs(d: OPMLDesign, stored: Stored) -> Asked:

@@ -12,13 +12,13 @@ from typing import Any, Dict, Tuple
 
 from ..core import labels as L
 from ..core import regimes as R
-from .benchmark import REGIMES as BENCHMARK_REGIMES
+from ..protocol.regimes import REGIMES as PROTOCOL_REGIMES
 from ..protocol.common import as_profile, splits_for
 from ..protocol.registry import Chapter
 
 #: the regimes of chapters 01–07 (display label -> (regime name, parameters)): the full labels, then
 #: the benchmark's regimes, which hold every regime a chapter trains
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {"full": ("full", {}), **BENCHMARK_REGIMES}
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {"full": ("full", {}), **PROTOCOL_REGIMES}
 
 #: the columns of :func:`label_statistics`
 COLUMNS = ("observed positives / image", "true positives / image", "hidden positive share",

@@ -47,10 +47,11 @@ from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
-from ..profiles import get_profile
+from ..profiles import Profile
 from ..runs.spec import RunSpec
 from ..protocol.asked import Asked, Runs, Stored, nothing_stored
-from ..protocol.common import as_profile, design_name, splits_for, with_pending
+from ..protocol.common import as_profile, splits_for, with_pending
+from ..protocol.design import preset
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
@@ -87,7 +88,7 @@ PU_METHODS = ("vpu_plain", "pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc")
 class PUDesign:
     """What the chapter trains under one profile (:func:`design`)."""
 
-    profile: str
+    profile: Profile
     #: epochs of AN, partial BCE and the oracle (the profile's)
     epochs: int
     #: every row and cell of the chapter runs on these (the profile's)
@@ -152,14 +153,12 @@ PARAMETERS: Tuple[str, ...] = ()
 
 
 def design(profile="cpu") -> PUDesign:
-    """The chapter's design under ``profile``: :data:`DESIGNS` of its design name, with the
-    profile's epochs and seeds (its PU rows at ``pu_epochs`` where the design sets them)."""
+    """The chapter's design under ``profile``: :data:`DESIGNS` by the designs' one rule
+    (:func:`mlpl_lab.protocol.common.preset`), with the profile's epochs and seeds (its PU rows at
+    ``pu_epochs`` where the design sets them)."""
     P = as_profile(profile)
-    if P != get_profile(P.name):
-        raise ValueError(f"chapter 06 designs the registered profiles only; {P.name!r} was changed "
-                         "(its specs rebuild the profile from its name)")
-    literals = DESIGNS[design_name(P)]
-    return PUDesign(P.name, P.epochs, tuple(P.seeds), **({"pu_epochs": P.epochs} | literals))
+    literals = preset(DESIGNS, P)
+    return PUDesign(P, P.epochs, tuple(P.seeds), **({"pu_epochs": P.epochs} | literals))
 
 
 def regime_of(family: str, p: float):
@@ -761,7 +760,8 @@ def design_view(d: PUDesign):
     """The chapter's design (:func:`design`) as a table of its fields."""
     from ..analysis.display import fields_table
 
-    return fields_table(d, f"The chapter's design under the {d.profile} profile: what it trains.")
+    return fields_table(d, f"The chapter's design under the {d.profile.name} profile: what it trains.",
+                        skip=("profile",))
 
 
 #: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile

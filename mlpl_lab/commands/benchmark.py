@@ -59,13 +59,14 @@ def validate(args) -> None:
 
 def check_benchmark_args(args) -> None:
     """Method and regime names (the chapter's tables), before any training or notebook starts."""
-    from ..chapters import benchmark as bm
     from ..protocol.common import with_dataset
+    from ..protocol.recipes import resolve_methods
+    from ..protocol.regimes import resolve_regimes
 
     check_data_args(args)
     try:
-        bm.resolve_methods(args.methods)
-        bm.resolve_regimes(args.regimes)
+        resolve_methods(args.methods)
+        resolve_regimes(args.regimes)
         with_dataset(args.profile, args.dataset, args.root, args.layout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

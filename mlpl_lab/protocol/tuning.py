@@ -55,6 +55,8 @@ GRIDS: Dict[str, Dict[str, List[Any]]] = catalogue.grids()
 #: take two, so the path from trials to a choice is still executed
 TRIALS = 3
 TRIALS_OF_PROFILE = {"smoke": 2, "gpu_shape": 2}
+#: the family of a design's tuning trials among the runs it asks for (07's, a researcher's own row's)
+TRIALS_FAMILY = "tuning trials"
 
 
 def trials_for(profile) -> int:
