@@ -428,10 +428,12 @@ def test_lac_is_also_compared_with_an_on_its_own_network():
     results = {"single positive": {"AN": an, "LAC": lac}}
     d = chapter.design("smoke", methods=["LAC"], regimes=["single"])
     plain = chapter.claims(results, design=d)
-    assert list(plain.index) == ["LAC beats AN under single positive"]
+    assert list(plain["claim"]) == ["LAC beats AN under single positive"]
     both = chapter.claims(results, {"single positive": head}, design=d)
-    assert list(both.index) == ["LAC beats AN under single positive",
-                     "LAC beats AN with LAC's own head under single positive"]
+    assert list(both["claim"]) == ["LAC beats AN under single positive",
+                                   "LAC beats AN with LAC's own head under single positive"]
+    # keyed by what they compare (catalogue keys, the regime's short name), never by the sentence
+    assert list(both.index) == ["beats_an/lac/single", "beats_an_on_own_head/lac/single"]
     row = both.iloc[1]
     diffs = [95.0 - 94.4, 95.4 - 94.5, 95.1 - 94.7]  # by hand: seeds 0-2 only
     assert row["_n"] == 3 and row["_diffs"] == pytest.approx(diffs)

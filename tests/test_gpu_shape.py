@@ -162,7 +162,7 @@ def test_notebook_02_under_gpu_shape(gpu_shape_notebooks):
     assert set(rec["mAP"]) == set(gr.design("gpu").zoo) == set(rec["train_seconds"])
     assert all(v > 0 for v in rec["train_seconds"].values())
     assert set(rec["ablation_mAP"]) == {"AN (all off)", "GR (all on)", "k̂", "v", "L", "k̂+v", "k̂+L", "v+L"}
-    key = rec["claims"]["GR beats AN (single positive)"]
+    key = rec["claims"]["gr_beats_an"]
     assert key["seeds"] == [1, 2] and key["verdict"] == "inconclusive (2 seeds)"  # the fresh seeds
     assert {len(r["trials"]) for r in rec["tuning"].values()} == {2}  # gpu_shape's equal budget
     for curve in rec["separation"].values():
@@ -230,7 +230,7 @@ def test_notebook_05_under_gpu_shape(gpu_shape_notebooks):
     assert len(rec["localisation"]) == 2 * 2 * 2  # AN/LAC x attention/Grad-CAM x observed/hidden
     for key, s in rec["localisation"].items():
         assert 0 < s["area"] < 1 and s["pairs"] > 0, key
-    assert rec["claims"]["PLC beats AN"]["seeds"] == [0, 1]
+    assert rec["claims"]["plc_beats_an"]["seeds"] == [0, 1]
     # every row stored at the gpu design: ResNet-18 cut after layer3, 128 px, bfloat16 autocast
     specs = [s for ss in lac.specs(lac.design(P)).now[lac.TABLE].values() for s in ss]
     for spec, run in zip(specs, _stored(specs)):

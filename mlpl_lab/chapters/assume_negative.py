@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ..analysis.claims import Claim, Family, by_seed, claims_table, paired
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, paired
+from ..protocol.regimes import regime_slug
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table, seed_mean
 from ..core.regime_table import regime_table
@@ -288,7 +289,8 @@ def claims(results, design: AssumeNegativeDesign):
     rows = [Claim(f"full labels beat AN under {regime}",
                   "Cole et al. protocol, VOC: full 90.2 vs AN 85.1 (single positive; LL's table)"
                   if regime == "single positive" else "— (the gap the later chapters try to close)",
-                  "full", LABEL.an, runs[LABEL.oracle], runs[LABEL.an], family=family)
+                  "full", LABEL.an, runs[LABEL.oracle], runs[LABEL.an], family=family,
+                  id=claim_id("oracle_beats_an", regime_slug(regime)))
             for regime, runs in results.items()]
     return claims_table(rows)
 

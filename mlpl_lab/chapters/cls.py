@@ -38,7 +38,8 @@ import numpy as np
 from ..core import labels as L
 
 from ..core import regimes as R
-from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
+from ..protocol.regimes import regime_slug
 from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
@@ -458,6 +459,11 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     }
 
 
+def beats_id(row: str, regime: str) -> str:
+    """The key of "CLS beats <row> under <regime>" (:func:`mlpl_lab.analysis.claims.claim_id`)."""
+    return claim_id("cls_beats", catalogue.by_label(row).key, regime_slug(regime))
+
+
 def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
            longer: Mapping[str, list] | None = None):
     """The paper's claims checked on these results: a claims table (paired verdicts,
@@ -473,12 +479,14 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
     for regime, runs in results.items():
         if LABEL.cls in runs and LABEL.an in runs:
             rows.append(Claim(f"CLS beats AN under {regime}", paper.get(regime, "Table 2"),
-                              LABEL.cls, LABEL.an, runs[LABEL.cls], runs[LABEL.an], family=fam[CLS_VS_AN]))
+                              LABEL.cls, LABEL.an, runs[LABEL.cls], runs[LABEL.an], family=fam[CLS_VS_AN],
+                              id=claim_id("cls_beats_an", regime_slug(regime))))
         for other in FAMILY:
             if LABEL.cls in runs and other in runs:
                 rows.append(Claim(f"CLS beats {other} under {regime}",
                                   "Table 2: CLS above every co-training baseline", LABEL.cls, other,
-                                  runs[LABEL.cls], runs[other], family=fam[CLS_VS_COTRAINING]))
+                                  runs[LABEL.cls], runs[other], family=fam[CLS_VS_COTRAINING],
+                                  id=beats_id(other, regime)))
     if "drop 75 %" in results and "drop 25 %" in results and all(
             k in results[r] for r in ("drop 75 %", "drop 25 %") for k in (LABEL.cls, LABEL.an)):
         def per_seed(regime):  # CLS − AN per seed under one regime
@@ -491,17 +499,18 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
             "COCO: CLS's lead over the baselines is largest at 25 % left (Table 2)",
             "CLS − AN at drop 75 %", "CLS − AN at drop 25 %", per_seed("drop 75 %"), per_seed("drop 25 %"),
             runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in (LABEL.cls, LABEL.an)},
-            family=fam.get(GROWS)))
+            family=fam.get(GROWS), id=claim_id("margin_grows", "drop75_vs_drop25")))
     # the losing sides trained longer (pending runs, once stored): controls of the claims they repeat
     study = design.study_regime
     waiting = {}
     for row, epochs in design.longer:
-        checked = f"CLS beats {row} under {study}"
+        checked = beats_id(row, study)
         runs = (longer or {}).get(longer_label(row, epochs))
         if runs and study in results and LABEL.cls in results[study]:
             rows.append(Claim(f"CLS beats {longer_label(row, epochs)} under {study}",
                               "the same comparison, the baseline trained longer", LABEL.cls, longer_label(row, epochs),
-                              results[study][LABEL.cls], runs, control_of=checked))
+                              results[study][LABEL.cls], runs, control_of=checked,
+                              id=claim_id("trained_longer", *checked.split("/"))))
         else:
             waiting[checked] = f"its control, {longer_label(row, epochs)} (pending: the cold series trains them)"
     table = claims_table(rows)

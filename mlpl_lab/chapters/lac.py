@@ -44,11 +44,9 @@ from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from ..analysis.claims import Claim, Family, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, claim_id, claims_table, mark_waiting
 from ..analysis.tables import ablation_frames, seed_mean
-from ..core.regimes import REGIMES
 from ..methods import build_method
-from ..profiles import Profile
 from ..protocol.asked import Asked, Runs, Stored, nothing_stored
 from ..protocol.common import as_profile, splits_for, with_pending
 from ..protocol.design import preset
@@ -315,27 +313,32 @@ def claims(results, design: "LACDesign | None" = None, longer: Mapping[str, list
     control (E1+E2), or with the other stage-2 row. The paper's "LAC beats AN" is left out: AN
     trains E1 epochs, LAC E1+E2."""
     r, fam = results, families(design)
-    e2e = "end-to-end LAC is worse than PLC (PLC beats it)"
+    e2e = claim_id("plc_beats_end_to_end")
     rows = [
         Claim("PLC beats AN", "VOC 89.0 vs 87.6; COCO 73.7 vs 72.3 (Table 3)", LABEL.lac_plc, LABEL.an, r[LABEL.lac_plc], r[LABEL.an],
-              family=fam[PLC_VS_AN]),
-        Claim(e2e, "VOC 89.0 vs 84.5; COCO 73.7 vs 65.6",
-              LABEL.lac_plc, "end-to-end", r[LABEL.lac_plc], r[LABEL.lac_end_to_end], family=fam[END_TO_END]),
+              family=fam[PLC_VS_AN], id=claim_id("plc_beats_an")),
+        Claim("end-to-end LAC is worse than PLC (PLC beats it)", "VOC 89.0 vs 84.5; COCO 73.7 vs 65.6",
+              LABEL.lac_plc, "end-to-end", r[LABEL.lac_plc], r[LABEL.lac_end_to_end], family=fam[END_TO_END], id=e2e),
         Claim("two stages beat PLC trained as long (control)",
               "VOC 89.2 vs 89.0; COCO 74.7 vs 73.7 (against PLC trained one stage)",
-              LABEL.lac_two_stage, "control", r[LABEL.lac_two_stage], r[CONTROL], family=fam[SECOND_STAGE]),
+              LABEL.lac_two_stage, "control", r[LABEL.lac_two_stage], r[CONTROL], family=fam[SECOND_STAGE],
+              id=claim_id("two_stages_beat_equal_epochs")),
         Claim("the queue helps (two-stage + queue beats two-stage)", "VOC 89.6 vs 89.2; COCO 75.6 vs 74.7",
-              LABEL.lac, LABEL.lac_two_stage, r[LABEL.lac_row], r[LABEL.lac_two_stage], family=fam[QUEUE]),
+              LABEL.lac, LABEL.lac_two_stage, r[LABEL.lac_row], r[LABEL.lac_two_stage], family=fam[QUEUE],
+              id=claim_id("queue_helps")),
         Claim("LAC (two stages + queue) beats PLC trained as long (control)",
               "VOC 89.6 vs 89.0; COCO 75.6 vs 73.7 (against PLC trained one stage)",
-              LABEL.lac, "control", r[LABEL.lac_row], r[CONTROL], family=fam[SECOND_STAGE]),
+              LABEL.lac, "control", r[LABEL.lac_row], r[CONTROL], family=fam[SECOND_STAGE],
+              id=claim_id("lac_beats_equal_epochs")),
         Claim("the code's stage-2 start (raw or EMA) beats the paper's (raw)",
               "not in the paper: its numbers come from the code's start",
-              "code's start", LABEL.lac, r[CODE_START], r[LABEL.lac_row], family=fam[CODE_START_Q]),
+              "code's start", LABEL.lac, r[CODE_START], r[LABEL.lac_row], family=fam[CODE_START_Q],
+              id=claim_id("code_start_beats_paper_start")),
     ]
     for label, runs in (longer or {}).items():  # the losing side trained longer: a control of the claim
         rows.append(Claim(f"PLC beats {label}", "the same comparison, the end-to-end rows trained longer",
-                          LABEL.lac_plc, label, r[LABEL.lac_plc], runs, control_of=e2e))
+                          LABEL.lac_plc, label, r[LABEL.lac_plc], runs, control_of=e2e,
+                          id=claim_id("trained_longer", e2e)))
     table = claims_table(rows)
     wanted = longer_specs(design) if design is not None else {}
     if wanted and not longer and bool(table.at[e2e, "_at_risk"]):

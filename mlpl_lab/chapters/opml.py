@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from ..analysis.claims import Claim, Family, claims_table
+from ..analysis.claims import Claim, Family, claim_id, claims_table
 from ..profiles import Profile
 from ..protocol.asked import Asked, Runs, Stored
 from ..protocol.common import as_profile, as_spec, specs_for, splits_for
@@ -174,15 +174,19 @@ def claims(sp, full, design: OPMLDesign):
     ``design`` declares (:attr:`OPMLDesign.families`)."""
     fam = design.families
     rows = [Claim("OPML-SP beats AN (single positive)", "COCO: OPML-SP 71.75 vs AN 64.1 (AN from LL)",
-                  LABEL.opml_sp, LABEL.an, sp[LABEL.opml_sp], sp[LABEL.an], family=fam[HEADLINE])]
+                  LABEL.opml_sp, LABEL.an, sp[LABEL.opml_sp], sp[LABEL.an], family=fam[HEADLINE],
+                  id=claim_id("opml_sp_beats_an"))]
     if LABEL.opml in sp:
         rows.append(Claim("OPML-SP beats OPML (single positive)", "COCO: 71.75 vs 68.93 (Table IV)",
-                          LABEL.opml_sp, LABEL.opml, sp[LABEL.opml_sp], sp[LABEL.opml], family=fam[PARTS]))
+                          LABEL.opml_sp, LABEL.opml, sp[LABEL.opml_sp], sp[LABEL.opml], family=fam[PARTS],
+                          id=claim_id("opml_sp_beats_opml")))
         rows.append(Claim("OPML beats AN (single positive)", "COCO: 68.93 vs AN 64.1",
-                          LABEL.opml, LABEL.an, sp[LABEL.opml], sp[LABEL.an], family=fam[PARTS]))
+                          LABEL.opml, LABEL.an, sp[LABEL.opml], sp[LABEL.an], family=fam[PARTS],
+                          id=claim_id("opml_beats_an")))
     if "OPML (full)" in full:
         rows.append(Claim("OPML beats BCE with full labels", "VOC: 91.36 vs 89.42; COCO: 76.71 vs 76.78 (Table V)",
-                          LABEL.opml, "BCE", full["OPML (full)"], full[LABEL.bce_full], family=fam[WITH_FULL]))
+                          LABEL.opml, "BCE", full["OPML (full)"], full[LABEL.bce_full], family=fam[WITH_FULL],
+                          id=claim_id("opml_beats_bce", "full_labels")))
     return claims_table(rows)
 
 

@@ -43,7 +43,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ..analysis.benchmark import converged
-from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
@@ -597,13 +597,16 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
     rows = [
         Claim(f"re-balancing helps at p = {p_low}: +γ beats plain vPU (the rows differ only in γ)",
               "COCO 10 %: 51.8 without the re-balance factor (Sec. III-B; full method 75.7)", LABEL.pu_gamma, LABEL.vpu,
-              low[LABEL.pu_gamma], low[LABEL.vpu], family=fam[STEPS]),
+              low[LABEL.pu_gamma], low[LABEL.vpu], family=fam[STEPS], id=claim_id("step", "gamma", f"p{p_low}")),
         Claim(f"the adaptive temperature helps at p = {p_low}: +γ+α beats +γ",
-              "— (ablation in the appendix, not in our copy)", LABEL.pu_gamma_alpha, LABEL.pu_gamma, low[LABEL.pu_gamma_alpha], low[LABEL.pu_gamma], family=fam[STEPS]),
+              "— (ablation in the appendix, not in our copy)", LABEL.pu_gamma_alpha, LABEL.pu_gamma, low[LABEL.pu_gamma_alpha], low[LABEL.pu_gamma], family=fam[STEPS],
+              id=claim_id("step", "temperature", f"p{p_low}")),
         Claim(f"mixup helps at p = {p_low}: PU-MLC beats +γ+α", "— (vPU's regulariser; no PU-MLC number)",
-              LABEL.pu_mlc, LABEL.pu_gamma_alpha, low[LABEL.pu_mlc_row], low[LABEL.pu_gamma_alpha], family=fam[STEPS]),
+              LABEL.pu_mlc, LABEL.pu_gamma_alpha, low[LABEL.pu_mlc_row], low[LABEL.pu_gamma_alpha], family=fam[STEPS],
+              id=claim_id("step", "mixup", f"p{p_low}")),
         Claim(f"LgConv helps at p = {p_low}: PU-MLC + LgConv beats PU-MLC", "— (Sec. III-D; no number in our copy)",
-              "+LgConv", LABEL.pu_mlc, low[LABEL.pu_lgconv], low[LABEL.pu_mlc_row], family=fam[STEPS]),
+              "+LgConv", LABEL.pu_mlc, low[LABEL.pu_lgconv], low[LABEL.pu_mlc_row], family=fam[STEPS],
+              id=claim_id("step", "lgconv", f"p{p_low}")),
     ]
     for key in sorted(ladders, key=lambda k: float(k.split("=")[1])):
         p = float(key.split("=")[1])
@@ -613,19 +616,21 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
                           f"Table I, COCO {int(p * 100)} %: {paper[0][0]} vs {paper[1][0]}; VOC {paper[0][1]} vs "
                           f"{paper[1][1]}" if None not in paper else "—",
                           LABEL.pu_mlc, LABEL.partial_bce, ladders[key][LABEL.pu_mlc_row],
-                          ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE]))
+                          ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE],
+                          id=claim_id("pu_mlc_beats_partial_bce", f"p{p}")))
     hi = max(sweep)
     rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE",
-                      "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE]))
+                      "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE],
+                      id=claim_id("pu_mlc_beats_partial_bce", f"fn{hi}")))
     rows.append(Claim(f"wrong negatives cost partial BCE at fn_rate {hi}: the control (missed positives "
                       "unknown) beats the noisy labels", "the paper's premise: negatives carry the noise",
-                      "control", LABEL.partial_bce, sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE]))
+                      "control", LABEL.partial_bce, sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE],
+                      id=claim_id("wrong_negatives_cost_partial_bce", f"fn{hi}")))
     # partial BCE trained as long as the PU rows (pending runs, once stored): controls of the claims
     # where it is the losing side
-    at_sweep = (f"PU-MLC beats partial BCE (which also reads negatives) at p = {float(design.sweep_p)}"
-                + (" (clean negatives)" if float(design.sweep_p) != p_low else ""))
-    checked = {0.0: at_sweep if any(c.claim == at_sweep for c in rows) else None,
-               hi: f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE"}
+    at_sweep = claim_id("pu_mlc_beats_partial_bce", f"p{float(design.sweep_p)}")
+    checked = {0.0: at_sweep if any(c.key == at_sweep for c in rows) else None,
+               hi: claim_id("pu_mlc_beats_partial_bce", f"fn{hi}")}
     waiting = {}
     for fn, claim in checked.items():
         label = longer_label(design, fn) if design.longer_baseline else None
@@ -634,7 +639,8 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
         runs = (longer or {}).get(label)
         if runs:
             rows.append(Claim(f"PU-MLC beats {label}", "the same comparison, partial BCE trained as long as PU-MLC",
-                              LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim))
+                              LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim,
+                              id=claim_id("trained_longer", *claim.split("/"))))
         else:
             waiting[claim] = f"its control, {label} (pending: the cold series trains them)"
     pairs = [(tuple(id(r) for r in c.a_runs), tuple(id(r) for r in c.b_runs)) for c in rows]

@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
     bench.add_argument("--add", default=None, metavar="FILE",
                        help="your own method (a .py file with LABEL and a loss or a Method subclass): "
                             "train only its runs and rank it among the course's rows, served from the "
-                            "store or the shipped pack (the handbook's 'Add your own method')")
+                            "store or the shipped pack (the handbook's 'Rank your own method against "
+                            "the course')")
     add_fresh_args(bench)
     add_engine_args(bench)
     add_plan_workers_arg(bench, "the grid's planned runs", "the notebook trains every run")

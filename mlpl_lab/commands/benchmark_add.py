@@ -1,5 +1,5 @@
 """``mlpl-lab benchmark --add FILE [--profile ...] [--regimes ...]``: rank your own method among the
-course's rows with one command (the handbook's "Add your own method").
+course's rows with one command (the handbook's "Rank your own method against the course").
 
 1. The file is read and checked before anything is written or trained
    (:mod:`mlpl_lab.methods.user_file`, :mod:`mlpl_lab.methods.user_checks`): a damaged file
@@ -179,9 +179,9 @@ def print_claims(table) -> None:
         return
     fam = table["family"].iloc[0]
     _say(f"claims ({fam}; paired by seed, each decided on its family-wise interval):")
-    for claim, row in table.iterrows():
+    for _, row in table.iterrows():
         why = f" — {row['reason']}" if row["reason"] else ""
-        print(f"    {claim}: {row['ours']}; margin {row[CI_FAMILY]}; seeds {row['seeds']} → "
+        print(f"    {row['claim']}: {row['ours']}; margin {row[CI_FAMILY]}; seeds {row['seeds']} → "
               f"{row['verdict']}{why}", flush=True)
 
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .. import catalogue
-from ..catalogue import LABEL
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..profiles import Profile
 from ..runs.spec import RunSpec

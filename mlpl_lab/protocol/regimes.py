@@ -38,6 +38,15 @@ def regime_definition(label: str) -> str:
     raise ValueError(f"no definition for regime {label!r} ({name}, {params}): add one to regime_definition")
 
 
+def regime_slug(label: str) -> str:
+    """The short name of the regime labelled ``label`` (:data:`REGIME_SLUGS`): what a claim's
+    identifier names the regime by (:func:`mlpl_lab.analysis.claims.claim_id`)."""
+    for slug, name in REGIME_SLUGS.items():
+        if name == label:
+            return slug
+    raise KeyError(f"no short name for regime {label!r}; add one to REGIME_SLUGS")
+
+
 def resolve_regimes(names: Sequence[str] | None) -> Optional[List[str]]:
     """Regime labels from labels or short names (:data:`REGIME_SLUGS`); a bad name is an error
     listing the choices."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..analysis import benchmark as bm
-from ..analysis.claims import Claim, Family, claims_table
+from ..analysis.claims import Claim, Family, claim_id, claims_table
 from ..catalogue import LABEL
 from ..methods.registry import USER_METHOD
 from ..methods.user_file import UserFile
@@ -32,7 +32,7 @@ from ..runs.spec import RunSpec
 from . import tuning as tuner
 from .asked import Asked, Families, Runs, Stored
 from .recipes import reference_rows, rows
-from .regimes import REGIMES
+from .regimes import REGIMES, regime_slug
 
 AN = LABEL.an
 
@@ -199,12 +199,13 @@ def claims(results: Runs, label: str, regimes) -> Any:
             continue
         if AN in cells:
             rows.append(Claim(f"{label} beats AN under {regime}", "— (your method)", label, AN,
-                              cells[label], cells[AN], family=fam))
+                              cells[label], cells[AN], family=fam, id=claim_id("yours_beats_an", regime_slug(regime))))
         best = best_other(results, regime, label)
         if best is not None and best != AN:
             rows.append(Claim(f"{label} beats {best}, the best course row, under {regime}",
                               "— (the best course row by mean test mAP on these runs)", label, best,
-                              cells[label], cells[best], family=fam))
+                              cells[label], cells[best], family=fam,
+                              id=claim_id("yours_beats_best_course_row", regime_slug(regime))))
     return claims_table(rows)
 
 

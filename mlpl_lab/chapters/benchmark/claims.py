@@ -9,11 +9,12 @@ from typing import List, Mapping
 import numpy as np
 
 from ...analysis import benchmark as bm
-from ...analysis.claims import CI_FAMILY, Claim, Family, claims_table, mark_schedule_bound
-from ...catalogue import LABEL, paper_claims
+from ...analysis.claims import CI_FAMILY, Claim, Family, claim_id, claims_table, mark_schedule_bound
+from ...catalogue import LABEL, by_label, paper_claims
 from ...core.bibliography import cite
 from ...protocol.lengths import length_check_note
 from ...protocol.recipes import WITH_CELLS, row
+from ...protocol.regimes import regime_slug
 from .design import (AN, FLATTERS_FAMILY, REFERENCE_ROWS, SAME_HEAD_FAMILY, SAME_HEAD_LABEL, SAME_HEAD_ROW,
                      BenchmarkDesign, beats_an_family)
 
@@ -22,6 +23,11 @@ SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 
 
 #: the note of a schedule-bound claim whose control is not trained yet
 CONTROL_WAITS = "schedule-bound; its length check (the control) waits for runs not trained yet"
+
+
+def beats_an_id(label: str, regime: str) -> str:
+    """The key of "<row> beats AN under <regime>": its catalogue key and the regime's short name."""
+    return claim_id("beats_an", by_label(label).key, regime_slug(regime))
 
 
 def claims(results, same_head: Mapping[str, list] | None = None,
@@ -47,15 +53,17 @@ def claims(results, same_head: Mapping[str, list] | None = None,
         for label, paper in papers.items():
             if label in methods:
                 out.append(Claim(f"{label} beats AN under {regime}", paper, label, AN,
-                                 methods[label], methods[AN], family=fam[beats_an_family(regime)]))
+                                 methods[label], methods[AN], family=fam[beats_an_family(regime)],
+                                 id=beats_an_id(label, regime)))
         if SAME_HEAD_ROW in methods and same_head and regime in same_head:
             out.append(Claim(f"LAC beats AN with LAC's own head under {regime}", SAME_HEAD_PAPER,
                              SAME_HEAD_ROW, SAME_HEAD_LABEL, methods[SAME_HEAD_ROW], same_head[regime],
-                             family=fam[SAME_HEAD_FAMILY]))
+                             family=fam[SAME_HEAD_FAMILY],
+                             id=claim_id("beats_an_on_own_head", by_label(SAME_HEAD_ROW).key, regime_slug(regime))))
         for label in papers:
             if label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
                 continue
-            claim = f"{label} beats AN under {regime}"
+            claim = beats_an_id(label, regime)
             with_cells = row(label).recipe.length_check == WITH_CELLS
             if with_cells:  # its check is asked with the cells: there once a run did not converge
                 got = (length or {}).get(regime) or {}
@@ -64,10 +72,11 @@ def claims(results, same_head: Mapping[str, list] | None = None,
                 ctl = (bound_length or {}).get(regime, {}).get(label)
             if ctl:
                 epochs = ctl["method"][0].spec.train["epochs"]
-                name = f"{label} beats AN with both trained {epochs} epochs under {regime} (length check)"
-                out.append(Claim(name, f"the same comparison at a longer schedule ({label} is schedule-bound)",
+                name = claim_id("length_check", *claim.split("/"))
+                out.append(Claim(f"{label} beats AN with both trained {epochs} epochs under {regime} (length check)",
+                                 f"the same comparison at a longer schedule ({label} is schedule-bound)",
                                  f"{label} ({epochs} ep.)", f"AN ({epochs} ep.)", ctl["method"], ctl[LABEL.an],
-                                 control_of=claim))
+                                 control_of=claim, id=name))
                 notes[claim] = name
             elif not with_cells:
                 notes[claim] = None
@@ -92,15 +101,16 @@ def summary(table) -> str:
         if part["_control_of"].notna().any():
             continue
         m = int(part["_m"].iloc[0])
-        held = [c for c, v in part["verdict"].items() if v == HOLDS]
-        rest = [f"{c} ({v}: {part.at[c, 'reason'] or 'the interval lies below 0'})"
+        held = [part.at[c, "claim"] for c, v in part["verdict"].items() if v == HOLDS]
+        rest = [f"{part.at[c, 'claim']} ({v}: {part.at[c, 'reason'] or 'the interval lies below 0'})"
                 for c, v in part["verdict"].items() if v != HOLDS]
         lines.append(f"* *{fam}* (m = {m}): {len(held)} of {len(part)} hold"
                      + (f"; not: {'; '.join(rest)}" if rest else ""))
     controls = table[table["_control_of"].notna()]
     for c, line in controls.iterrows():
-        lines.append(f"* control of *{line['_control_of']}*: {c} — {line['verdict']} ({line[CI_FAMILY]})")
-    risky = [c for c, r in table["_at_risk"].items() if bool(r)]
+        lines.append(f"* control of *{table.at[line['_control_of'], 'claim']}*: {line['claim']} — {line['verdict']} "
+                     f"({line[CI_FAMILY]})")
+    risky = [table.at[c, "claim"] for c, r in table["_at_risk"].items() if bool(r)]
     if risky:
         lines.append(f"* ⚠ at risk ({len(risky)}): the losing side did not converge in " + "; ".join(risky))
     return "\n".join(lines)
@@ -136,5 +146,6 @@ def selection_claims(results, family: Family | None = None) -> List[Claim]:
             f"clean validation flatters the methods under {regime}",
             "Cole et al. report both variants (clean and observed validation)",
             f"clean val ({len(cells)} methods)", f"observed val ({len(cells)} methods)", clean, observed,
-            runs={label: runs for label, (_, _, runs) in cells.items()}, family=family))
+            runs={label: runs for label, (_, _, runs) in cells.items()}, family=family,
+            id=claim_id("clean_validation_flatters", regime_slug(regime))))
     return out

@@ -180,7 +180,7 @@ class BenchmarkDesign:
         return tuner.selection_seed(self.profile) if self.tuning else None
 
     def cells(self) -> List[Tuple[str, str]]:
-        return [(reg, row) for reg, rows in self.grid.items() for row in rows]
+        return [(reg, row) for reg, labels in self.grid.items() for row in labels]
 
     @property
     def families(self) -> Dict[str, Family]:
@@ -192,17 +192,17 @@ class BenchmarkDesign:
         claim per regime). The length checks are controls of the GR claims they repeat, outside
         every family; the per-cell selection differences are exploratory, not claims."""
         out: Dict[str, Family] = {}
-        for reg, rows in self.grid.items():
-            if AN not in rows:
+        for reg, labels in self.grid.items():
+            if AN not in labels:
                 continue
-            m = sum(label in rows for label in paper_claims())
+            m = sum(label in labels for label in paper_claims())
             if m:
                 out[beats_an_family(reg)] = Family(beats_an_family(reg), m,
                                                    f"does each paper method beat AN under {reg}?")
-        lac = sum(LABEL.lac in rows and AN in rows for rows in self.grid.values())
+        lac = sum(SAME_HEAD_ROW in labels and AN in labels for labels in self.grid.values())
         if lac:
             out[SAME_HEAD_FAMILY] = Family(SAME_HEAD_FAMILY, lac, "does LAC beat AN on LAC's own network?")
-        flat = sum(any(r not in REFERENCE_ROWS for r in rows) for rows in self.grid.values())
+        flat = sum(any(r not in REFERENCE_ROWS for r in labels) for labels in self.grid.values())
         if flat:
             out[FLATTERS_FAMILY] = Family(FLATTERS_FAMILY, flat, "does clean validation flatter the "
                                           "methods (pooled over the methods of each regime)?")

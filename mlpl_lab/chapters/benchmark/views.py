@@ -15,8 +15,8 @@ from ...protocol import bound_length
 from .design import (BOUND_CHECK, FAMILY_MIN_GAP, ORACLE, REFERENCE_ROWS, TUNING_GRIDS, BenchmarkDesign, design,
                      merged)
 from .runs import BenchmarkRuns
-from .tables import (bound_length_table, family_frame, family_gaps, family_ranks, rare_vs_frequent, rows_table,
-                     selection_frame)
+from .tables import (bound_length_table, family_frame, family_gaps, family_ranks, observed_tuning_frame,
+                     rare_vs_frequent, rows_table, selection_frame)
 
 def regimes_markdown(d: "BenchmarkDesign") -> str:
     """The columns the design's tables have, each with what it observes (:func:`regime_definition`),
