@@ -259,7 +259,9 @@ def test_no_pair_of_runs_makes_two_claims():
     noisy = {chapter.PU: _runs([58, 59, 60]), chapter.PBCE: _runs([50, 50, 51]), chapter.CONTROL: _runs([53, 54, 54])}
     table = chapter.claims(ladders, {0.0: clean, 0.1: noisy}, chapter.design("cpu"))
     assert len(table) == 8
-    assert "+γ" in table.index[0] and "vPU" in table.index[0]  # re-balancing: the rows that differ only in γ
+    first = table["claim"].iloc[0]
+    assert "+γ" in first and "vPU" in first  # re-balancing: the rows that differ only in γ
+    assert table.index[0] == "step/gamma/p0.1"
 
 
 def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():

@@ -29,11 +29,13 @@ from ..profiles import Profile, get_profile
 from ..protocol.asked import Asked, Runs, Stored
 from ..protocol.common import as_profile, specs_for, splits_for
 from ..protocol.design import preset
+from .. import catalogue
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
 REGIMES: Dict[str, tuple] = regime_table("single positive", "drop 50 %", "known 10 %")
-METHODS = {LABEL.oracle: "full", LABEL.an: "an"}
+#: the rows of every regime: the oracle and AN, each its catalogue entry's method
+METHODS = {e.label: e.method for e in (catalogue.entry("oracle"), catalogue.entry("an"))}
 #: pretraining candidates: overrides of ``Profile.pretrain`` (both object-centric: one object
 #: per image, like ImageNet's photos; they differ in whether the classes are the chapters' own)
 PRETRAIN_CANDIDATES: Dict[str, Dict[str, Any]] = {

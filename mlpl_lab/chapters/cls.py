@@ -187,13 +187,12 @@ def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, D
     """``{display label: (method name, hyperparameters)}`` of the Table 2 rows under a regime."""
     if regime_label not in REGIMES:
         raise ValueError(f"unknown regime label {regime_label!r}; choose from {list(REGIMES)}")
-    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {LABEL.an: ("an", {})}
+    method = {label: catalogue.by_label(label).method for label in (LABEL.an, LABEL.cls) + FAMILY}
+    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {LABEL.an: (method[LABEL.an], {})}
     if regime_label in design.family_regimes:
-        family = design.family_hparams()
-        specs[LABEL.coteaching] = ("coteaching", dict(family))
-        specs[LABEL.coteaching_plus] = ("coteaching_plus", dict(family))
-        specs[JOCOR] = ("jocor", dict(family, co_lambda=JOCOR_LAMBDA))
-    specs[LABEL.cls] = ("cls", design.cls_hparams(regime_label))
+        for row in FAMILY:  # the co-training rows: the design's ramp, each entry's fixed hyperparameters
+            specs[row] = (method[row], dict(design.family_hparams(), **catalogue.by_label(row).params))
+    specs[LABEL.cls] = (method[LABEL.cls], design.cls_hparams(regime_label))
     return specs
 
 

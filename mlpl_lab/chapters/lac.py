@@ -51,6 +51,7 @@ from ..protocol.asked import Asked, Runs, Stored, nothing_stored
 from ..protocol.common import as_profile, splits_for, with_pending
 from ..protocol.design import preset
 from ..protocol.lac_stages import TwoStage, regime_defined, stage2, stage_fields, stage_spec  # noqa: F401 (regime_defined: the chapter's rule, the protocol's)
+from .. import catalogue
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
@@ -63,17 +64,17 @@ CONTROL = LABEL.lac_control
 #: the paper's method started from the better on validation of stage 1's raw and EMA weights
 CODE_START = LABEL.lac_code_start
 #: label -> (registered method, ✓ columns: PLC, LAC, two-stage, queue)
+#: (AN here is AN on LAC's label-query head: the catalogue's ``lac_an``, named as the paper's Table 3
+#: names it)
 ROWS: Dict[str, Tuple[str, Tuple[bool, bool, bool, bool]]] = {
-    LABEL.an: ("lac_an", (False, False, False, False)),
-    LABEL.lac_plc: ("lac_plc", (True, False, False, False)),
-    LABEL.lac_end_to_end: ("lac_end_to_end", (True, True, False, False)),
-    LABEL.lac_two_stage: ("lac_no_queue", (True, True, True, False)),
-    LABEL.lac_row: ("lac", (True, True, True, True)),
-    CONTROL: ("lac_plc", (True, False, False, False)),
-    CODE_START: ("lac", (True, True, True, True)),
+    LABEL.an: (catalogue.entry("lac_an").method, (False, False, False, False)),
+    **{catalogue.entry(key).label: (catalogue.entry(key).method, marks) for key, marks in (
+        ("lac_plc", (True, False, False, False)), ("lac_end_to_end", (True, True, False, False)),
+        ("lac_two_stage", (True, True, True, False)), ("lac_row", (True, True, True, True)),
+        ("lac_control", (True, False, False, False)), ("lac_code_start", (True, True, True, True)))},
 }
-#: method hyperparameters of a row beyond its registered defaults
-ROW_PARAMS: Dict[str, Dict[str, Any]] = {CODE_START: {"stage2_start": "raw_or_ema"}}
+#: method hyperparameters of a row beyond its registered defaults (its catalogue entry's)
+ROW_PARAMS: Dict[str, Dict[str, Any]] = {CODE_START: dict(catalogue.entry("lac_code_start").params)}
 STAGE2 = (LABEL.lac_two_stage, LABEL.lac_row, CODE_START)
 #: the family of :func:`specs` (the chapter has one: Table 3's rows)
 TABLE = "Table 3"

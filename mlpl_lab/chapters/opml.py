@@ -16,6 +16,7 @@ from ..protocol.asked import Asked, Runs, Stored
 from ..protocol.common import as_profile, as_spec, specs_for, splits_for
 from ..protocol.design import preset
 from ..protocol.recipes import opml_epochs
+from .. import catalogue
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
@@ -102,17 +103,13 @@ def method_specs(d: OPMLDesign) -> Dict[str, Dict[str, tuple]]:
     OPML+HR+LS, OPML+HR+LC), as far as ``d.rows`` holds them. With full labels (splits built
     with regime "full"): the BCE oracle (the ``full`` method) and OPML."""
     ab = {"a": d.a, "b": d.b}
-    every = {
-        LABEL.an: ("an", {}),
-        LABEL.zlpr: ("zlpr", {}),
-        LABEL.opml: ("opml", dict(ab)),
-        LABEL.opml_hr: ("opml", dict(ab, high_rank=True)),
-        LABEL.opml_hr_ls: ("opml_sp", dict(ab, correction=False)),
-        LABEL.opml_hr_lc: ("opml_sp", dict(ab, smoothing=False)),
-        LABEL.opml_sp: ("opml_sp", dict(ab)),
-    }
+    # each row: its catalogue entry's method and fixed hyperparameters, the design's a and b over them
+    every = {label: (catalogue.by_label(label).method,
+                     dict(catalogue.by_label(label).params, **({} if label in (LABEL.an, LABEL.zlpr) else ab)))
+             for label in ROWS}
+    method = {label: catalogue.by_label(label).method for label in (LABEL.opml, LABEL.bce_full)}
     return {PARTIAL: {row: every[row] for row in d.rows},
-            FULL: {LABEL.bce_full: ("full", {}), "OPML (full)": ("opml", dict(ab))}}
+            FULL: {LABEL.bce_full: (method[LABEL.bce_full], {}), "OPML (full)": (method[LABEL.opml], dict(ab))}}
 
 
 def train_overrides(profile, method: str, d: OPMLDesign | None = None) -> Dict[str, int]:

@@ -52,19 +52,17 @@ from ..runs.spec import RunSpec
 from ..protocol.asked import Asked, Runs, Stored, nothing_stored
 from ..protocol.common import as_profile, splits_for, with_pending
 from ..protocol.design import preset
+from .. import catalogue
 from ..catalogue import LABEL
 from ..protocol.registry import Chapter, Live
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
 LADDER: Dict[str, Tuple[str, str, Dict]] = {
-    LABEL.an_pu: ("an", "pu", {}),
-    LABEL.vpu: ("vpu_plain", "pu", {}),
-    LABEL.pu_gamma: ("pu_mlc_gamma", "pu", {}),
-    LABEL.pu_gamma_alpha: ("pu_mlc_gamma_alpha", "pu", {}),
-    LABEL.pu_mlc_row: ("pu_mlc", "pu", {}),
-    LABEL.pu_lgconv: ("pu_mlc", "pu", {"lgconv": True}),
-    LABEL.partial_bce_row: ("partial_bce", "partial", {}),
+    **{e.label: (e.method, family, dict(e.params)) for e, family in (
+        (catalogue.entry("an_pu"), "pu"), (catalogue.entry("vpu"), "pu"), (catalogue.entry("pu_gamma"), "pu"),
+        (catalogue.entry("pu_gamma_alpha"), "pu"), (catalogue.entry("pu_mlc_row"), "pu"),
+        (catalogue.entry("pu_lgconv"), "pu"), (catalogue.entry("partial_bce_row"), "partial"))},
 }
 #: the rows whose method has a re-balance factor γ
 GAMMA_ROWS = (LABEL.pu_gamma, LABEL.pu_gamma_alpha, LABEL.pu_mlc_row, LABEL.pu_lgconv)
