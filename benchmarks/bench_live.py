@@ -1,4 +1,4 @@
-"""CPU time of each chapter's live exercise (mlpl_lab.chapters.live): the cut-down run a student
+"""CPU time of each chapter's live exercise (mlpl_lab.protocol.live): the cut-down run a student
 trains in class, on a 2-core laptop with 2 torch threads, in at most 3 minutes.
 
 ``python benchmarks/bench_live.py [--profile cpu] [--chapters 01 02 ...] [--threads 2]``
@@ -6,7 +6,7 @@ trains in class, on a 2-core laptop with 2 torch threads, in at most 3 minutes.
 One process, in a temporary store (``MLPL_LAB_DATA``): the profile's shipped course pack is
 imported first, as a student's notebook does (it carries the pretraining run the live runs start
 from; without a pack that run is trained and its time recorded apart), then each chapter's live
-run the way the notebook trains it (:func:`mlpl_lab.chapters.live.train`), each starting with no
+run the way the notebook trains it (:func:`mlpl_lab.protocol.live.train`), each starting with no
 scene set in memory or on disk, so the figure includes generating the run's scenes. Recorded per
 chapter: the live run's key, wall seconds of the call, the run's own training seconds, its test
 mAP, ``torch.get_num_threads()`` (2 by default: a class laptop's cores, both busy with this run),
@@ -53,14 +53,14 @@ def main(argv=None) -> int:
     import torch
 
     from mlpl_lab.runs import ensure, splits_cache, store
-    from mlpl_lab.chapters import live
+    from mlpl_lab.protocol import live
     from mlpl_lab.core.paths import cache_dir
     from mlpl_lab.profiles import get_profile
 
     torch.set_num_threads(args.threads)
     chapters = args.chapters or list(live.chapters())
     P = get_profile(args.profile)
-    record = {"what": "live exercises (mlpl_lab.chapters.live): wall seconds of live.train per chapter, "
+    record = {"what": "live exercises (mlpl_lab.protocol.live): wall seconds of live.train per chapter, "
                       "scene generation included, the pretraining run already stored (the course pack)",
               "profile": P.name, "date": _dt.datetime.now().isoformat(timespec="seconds"),
               "limit_s": LIMIT_S,

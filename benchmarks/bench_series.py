@@ -90,7 +90,7 @@ def busy_seconds(intervals) -> float:
 
 def compare(args) -> dict:
     from mlpl_lab.runs import ensure, splits_cache, workers
-    from mlpl_lab.chapters.plan import plan_series
+    from mlpl_lab.protocol.plan import plan_series
     from mlpl_lab.runs.store import RunStore
     import torch
 
@@ -198,7 +198,7 @@ def engines(args) -> dict:
 
 
 def breakdown(args) -> dict:
-    from mlpl_lab.chapters.plan import plan_series
+    from mlpl_lab.protocol.plan import plan_series
     from mlpl_lab.runs.store import RunStore
     from mlpl_lab.runs.access import accessed
 

@@ -64,7 +64,7 @@ def fp32_runs(fp32_store):
     """``{label: [stored fp32 run per fresh seed]}``: chapter 02's main rows of AN and GR, read
     from the shipped pack (imported into the store when it lacks them)."""
     from mlpl_lab.chapters import gr
-    from mlpl_lab.chapters.asked import ensure_asked
+    from mlpl_lab.protocol.asked import ensure_asked
     from mlpl_lab.runs import shipped
     from mlpl_lab.runs.ensure import read_only
 

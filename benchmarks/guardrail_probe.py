@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from records_io import write_record  # noqa: E402
 from mlpl_lab.chapters import cls, opml, pu_mlc  # noqa: E402
-from mlpl_lab.chapters.asked import nothing_stored  # noqa: E402
+from mlpl_lab.protocol.asked import nothing_stored  # noqa: E402
 from mlpl_lab.profiles import get_profile  # noqa: E402
 from mlpl_lab.runs.ensure import ensure  # noqa: E402
 
@@ -95,7 +95,7 @@ def register(candidate: str):
     """The candidate as a registered profile (the chapters rebuild a profile from its name) that
     takes the cpu profile's chapter designs."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common
+    from mlpl_lab.protocol import common
 
     name = f"cpu_{candidate}"
     profiles.PROFILES[name] = replace(get_profile("cpu"), name=name, **CANDIDATES[candidate])

@@ -1,4 +1,4 @@
-"""Train the scene candidates of ``mlpl_lab.chapters.scenes_choice`` and record the rule's choice.
+"""Train the scene candidates of ``mlpl_lab.protocol.scenes_choice`` and record the rule's choice.
 
 For each candidate (``SCENE_CANDIDATES``) the full-label oracle and AN under single positive are
 trained on seed 0 under a profile's protocol (default ``cpu``: its epochs, cosine, from the shared
@@ -35,8 +35,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mlpl_lab.chapters import scenes_choice as sc  # noqa: E402
-from mlpl_lab.chapters.common import as_profile  # noqa: E402
+from mlpl_lab.protocol import scenes_choice as sc  # noqa: E402
+from mlpl_lab.protocol.common import as_profile  # noqa: E402
 from mlpl_lab.core.paths import data_root  # noqa: E402
 from mlpl_lab.runs.ensure import ensure
 from mlpl_lab.runs.store import RunStore  # noqa: E402
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
         pre_old = old.get("pretraining") or {}
         if pre_old.get("wall_seconds"):
             earlier[pre_old["key"]] = pre_old["wall_seconds"]
-    record = {"what": "scene candidates of mlpl_lab.chapters.scenes_choice: oracle and AN (single "
+    record = {"what": "scene candidates of mlpl_lab.protocol.scenes_choice: oracle and AN (single "
                       "positive) per candidate; the rule reads val mAP and convergence only",
               "profile": P.name, "started": _dt.datetime.now().isoformat(timespec="seconds"),
               "first_started": record_first,

@@ -72,7 +72,7 @@ def rates(record: Path = RATES_RECORD) -> Dict[str, float]:
 def planned_runs(profile: str = "cpu") -> List[dict]:
     """Every distinct run the series trains, with the notebook that first asks for it and whether
     it is planned now, chosen from results (stand-in) or pending."""
-    from mlpl_lab.chapters.plan import plan_series
+    from mlpl_lab.protocol.plan import plan_series
 
     plan = plan_series(profile, sorted(glob.glob("notebooks/0*.ipynb")))
     later, pending = plan.stand_ins()

@@ -1,7 +1,7 @@
 """Successive halving for the equal-budget tuning, measured on the shipped cpu course pack before it
 is built: which trial would it keep, and what would it save?
 
-The tuning (``mlpl_lab.chapters.tuning``) trains every trial of a method to the end on the
+The tuning (``mlpl_lab.protocol.tuning``) trains every trial of a method to the end on the
 selection seed and keeps the best clean-validation mAP at its best epoch. Successive halving with
 three trials stops every trial at a rung (a fraction of its epochs) and continues only the best so
 far. A trial's schedule spans its full length either way, and a run is deterministic, so a trial
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 from records_io import write_record  # noqa: E402
 from mlpl_lab.catalogue.entries import by_label  # noqa: E402
-from mlpl_lab.chapters.tuning import GRIDS, choose, selection_seed, trial_points, trials_for  # noqa: E402
+from mlpl_lab.protocol.tuning import GRIDS, choose, selection_seed, trial_points, trials_for  # noqa: E402
 
 PACK = ROOT / "data" / "packs" / "cpu-course"
 FRACTIONS = (0.25, 1 / 3, 0.5)

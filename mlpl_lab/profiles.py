@@ -172,7 +172,7 @@ class Profile:
 #: their own seed (scene seeds 3000-3002, far from the chapters' splits)
 PRETRAIN_DIGITS = {"glyphs": "digits", "max_objects": 1, "seed": 1000}
 
-#: scenes with headroom, chosen by measurement in chapters/scenes_choice.py (its rule reads
+#: scenes with headroom, chosen by measurement in protocol/scenes_choice.py (its rule reads
 #: only the full-label oracle's and AN's validation mAP; record: benchmarks/records/
 #: scene_candidates_cpu.json, measured at the cpu profile's 54 epochs, shown in notebook 01; the
 #: candidate "harder"): colour jitter, pixel noise, smaller objects, up to six of them, at least
@@ -208,8 +208,8 @@ PROFILES: Dict[str, Profile] = {
     #   that has not flattened is flagged by its convergence record, never hidden;
     # * the test set scored once, on the best-validation weights (as cpu): no per-epoch test curve;
     # * pretraining on 20,000 single-object scenes for 8 epochs (one run, shared by every chapter);
-    # * chapter 07's grid is cpu's shape (chapters/benchmark.py) and LAC's stages 7 + 3 epochs
-    #   (chapters/lac.py). Five seeds stay: the key comparisons are decided by paired intervals
+    # * chapter 07's grid is cpu's shape (chapters/benchmark/design.py) and LAC's stages 7 + 3 epochs
+    #   (protocol/lac_stages.py). Five seeds stay: the key comparisons are decided by paired intervals
     "gpu": Profile(name="gpu", n_train=8000, n_val=2000, n_test=4000, image_size=64, glyphs="shapes",
                    epochs=10, batch_size=128, lr=1e-3, model="resnet18", seeds=[0, 1, 2, 3, 4], amp=True,
                    lr_schedule="cosine", test_every_epoch=False, scene=SCENES_WITH_HEADROOM,
@@ -217,7 +217,7 @@ PROFILES: Dict[str, Profile] = {
                    pretrain=PRETRAIN_DIGITS | {"n_train": 20000, "n_val": 2000, "n_test": 2000, "epochs": 8}),
     # gpu_shape: the gpu profile's shapes at a CPU's sizes, so its code paths execute without a
     # GPU: ResNet-18 at 64 px, AMP (bfloat16 autocast where the CPU has it natively, float32
-    # elsewhere: engine/device.py), NHWC, and every chapter's gpu design (chapters/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
+    # elsewhere: engine/device.py), NHWC, and every chapter's gpu design (protocol/common.py: DESIGN_OF; LAC at 128 px), on 512 images, 2 epochs
     # and two seeds. It measures nothing: on two seeds every claim is an observation
     "gpu_shape": Profile(name="gpu_shape", n_train=512, n_val=128, n_test=128, image_size=64,
                          glyphs="shapes", epochs=2, batch_size=128, lr=1e-3, model="resnet18",

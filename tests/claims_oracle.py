@@ -39,3 +39,15 @@ def check_claims_record(claims: dict, min_seeds: int = 3) -> None:
     # no family holds more claims than it declared
     for fam, m in sizes.items():
         assert sum(c["family"] == fam for c in claims.values()) <= m, fam
+    # keyed by a stable identifier, the sentence a field beside it; a control names the key it checks
+    for key, c in claims.items():
+        assert c["id"] == key and c["claim"] and key != c["claim"], key
+        assert c.get("control_of") is None or c["control_of"] in claims, key
+
+
+def by_sentence(claims: dict) -> dict:
+    """A claims record (keyed by the claims' identifiers) read by the sentences the table shows:
+    ``{sentence: claim}`` (a test names a claim the way a reader does)."""
+    out = {c["claim"]: c for c in claims.values()}
+    assert len(out) == len(claims), "two claims with one sentence"
+    return out

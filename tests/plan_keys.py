@@ -42,7 +42,7 @@ def with_stages(specs):
 
 def old_planner_keys(profile: str, serve_stored: bool):
     """What the dry-run planner (before issue 50) asks for, per notebook."""
-    from mlpl_lab.chapters.plan import plan_series
+    from mlpl_lab.protocol.plan import plan_series
 
     plan = plan_series(profile, NOTEBOOKS, serve_stored=serve_stored)
     return {nb.name: sorted(with_stages(nb.specs)) for nb in plan.notebooks}, \

@@ -12,7 +12,9 @@ import pytest
 
 from mlpl_lab.analysis import benchmark as bm
 from mlpl_lab.chapters import benchmark as chapter
-from mlpl_lab.chapters.asked import ensure_asked
+from mlpl_lab.protocol.asked import ensure_asked
+from mlpl_lab.protocol import recipes
+from mlpl_lab.protocol import regimes as protocol_regimes
 
 
 class Fake:
@@ -74,9 +76,9 @@ def test_observed_tuning_choice_is_named_beside_the_clean_one():
 
     P = get_profile("cpu")
     d = chapter.design(P, ["EM", "GR"], ["single"])
-    base_em = chapter.trial_params(P, "EM", "single positive", {})
+    base_em = recipes.trial_params(P, "EM", "single positive", {})
     runs = chapter.BenchmarkRuns(d, {}, {}, chosen={
-        ("single positive", "EM"): dict(base_em), ("single positive", "GR"): chapter.trial_params(P, "GR", "single positive", {})},
+        ("single positive", "EM"): dict(base_em), ("single positive", "GR"): recipes.trial_params(P, "GR", "single positive", {})},
         chosen_observed={("single positive", "EM"): dict(base_em, alpha=0.1), ("single positive", "GR"): None})
     f = chapter.observed_tuning_frame(runs).set_index("method")
     assert f.loc["EM", "kept on clean labels"] == "paper default" and f.loc["EM", "kept on observed labels"] == "alpha=0.1"
@@ -191,8 +193,8 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     import dataclasses
 
     from mlpl_lab.chapters import cls, gr, lac, opml
-    from mlpl_lab.chapters.asked import nothing_stored
-    from mlpl_lab.chapters.common import splits_for
+    from mlpl_lab.protocol.asked import nothing_stored
+    from mlpl_lab.protocol.common import splits_for
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")
@@ -201,7 +203,7 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     zoo = gr.methods(P, splits)
     for label in ("AN", "ROLE", "EM+APL", "GR", "LL-R"):
         name, hp = (zoo[label], {}) if isinstance(zoo[label], str) else zoo[label]
-        assert chapter.spec_for(P, label, sp, 0) == P.spec(name, hp, seed=0), label
+        assert recipes.spec_for(P, label, sp, 0) == P.spec(name, hp, seed=0), label
     # what chapter 03 asks the store for (its pure specs: nothing trains)
     d03 = opml.design(P)
     asked = opml.specs(d03, nothing_stored).now
@@ -215,17 +217,17 @@ def test_cpu_cells_are_the_chapters_runs(monkeypatch):
     assert {k: v[0].train["epochs"] for k, v in longer.items()} == {
         k: (60 if k.startswith("OPML") else 54) for k in longer}
     assert longer_full["BCE (full)"][0].train["epochs"] == 54 and longer_full["OPML (full)"][0].train["epochs"] == 60
-    assert chapter.spec_for(P, "OPML-SP", sp, 1) == sp_specs["OPML-SP"][1]
-    assert chapter.spec_for(P, "AN", sp, 3) == sp_specs["AN"][3]
+    assert recipes.spec_for(P, "OPML-SP", sp, 1) == sp_specs["OPML-SP"][1]
+    assert recipes.spec_for(P, "AN", sp, 3) == sp_specs["AN"][3]
     d = cls.chapter_design(P)
     for reg in cls.REGIMES:
         name, params = cls.REGIMES[reg]
-        assert chapter.spec_for(P, "CLS", reg, 0) == P.spec(*cls.method_specs(d, reg)["CLS"], name, params, seed=0)
+        assert recipes.spec_for(P, "CLS", reg, 0) == P.spec(*cls.method_specs(d, reg)["CLS"], name, params, seed=0)
     fam = cls.method_specs(d, sp)
-    assert chapter.spec_for(P, cls.JOCOR, sp, 0) == P.spec(*fam[cls.JOCOR], seed=0)
+    assert recipes.spec_for(P, cls.JOCOR, sp, 0) == P.spec(*fam[cls.JOCOR], seed=0)
     lac_spec = lac.specs(lac.design(P)).now[lac.TABLE]["two-stage + queue (LAC)"][0]
-    assert chapter.spec_for(P, "LAC", sp, lac_spec.seed) == lac_spec
-    assert chapter.spec_for(P, "full labels", "drop 75 %", 2).regime == "full"
+    assert recipes.spec_for(P, "LAC", sp, lac_spec.seed) == lac_spec
+    assert recipes.spec_for(P, "full labels", "drop 75 %", 2).regime == "full"
 
 
 def test_designs_and_names():
@@ -234,12 +236,12 @@ def test_designs_and_names():
     assert all(len(s) == 2 for s in smoke.seeds.values())
     # gpu, sized for a course: cpu's grid at the gpu scale; the full grid on request
     assert gpu.grid == cpu.grid and all(len(s) == 5 for s in gpu.seeds.values())
-    full = chapter.design("gpu", regimes=list(chapter.REGIMES))
-    assert set(full.grid) == set(chapter.REGIMES)
+    full = chapter.design("gpu", regimes=list(protocol_regimes.REGIMES))
+    assert set(full.grid) == set(protocol_regimes.REGIMES)
     assert "CLS" not in full.grid["known 10 %"] and "CLS" in full.grid["drop 25 %"]
     # cpu: every row under single positive (>= 18 methods), a block of >= 8 ranked methods under
     # three regimes, one of them size-biased and one partial (issue 52)
-    assert cpu.grid["single positive"] == tuple(r.label for r in chapter.ROWS)
+    assert cpu.grid["single positive"] == tuple(r.label for r in recipes.rows())
     assert len(cpu.grid["single positive"]) - len(chapter.REFERENCE_ROWS) >= 18
     block = set.intersection(*(set(rows) for rows in cpu.grid.values())) - set(chapter.REFERENCE_ROWS)
     assert len(cpu.grid) == 3 and "single positive (size-biased)" in cpu.grid and "drop 50 %" in cpu.grid
@@ -262,7 +264,7 @@ def test_tuned_designs_report_fresh_seeds_only():
 
     from types import SimpleNamespace
 
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     P = get_profile("smoke", seeds=[0, 1, 2])
     d = chapter.design(P, ["GR"], ["single"], tuning=True)
@@ -290,7 +292,7 @@ def test_tuned_designs_report_fresh_seeds_only():
 def test_tuning_trials_share_one_budget():
     """Bug caught: a row given more (or fewer) trials than another, or its first trial not the
     untuned run (oracle: the row's own parameters, built without the tuning module)."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
     from mlpl_lab.profiles import get_profile
 
     sp = "single positive"
@@ -302,7 +304,7 @@ def test_tuning_trials_share_one_budget():
             assert len(mine) == budget, label
             assert len({s.key for s in mine}) == budget, label  # distinct
             assert {s.seed for s in mine} == {0}, label  # the selection seed
-            row = chapter.ROW_BY_LABEL[label]
+            row = recipes.row(label)
             assert mine[0].method_params == row.params(P, sp, 0), label
         assert len([name for name in trials if name.startswith(f"AN · {sp} · ")]) == 1  # nothing to tune
         assert not any(name.startswith(f"{chapter.ORACLE} · ") for name in trials)
@@ -426,10 +428,12 @@ def test_lac_is_also_compared_with_an_on_its_own_network():
     results = {"single positive": {"AN": an, "LAC": lac}}
     d = chapter.design("smoke", methods=["LAC"], regimes=["single"])
     plain = chapter.claims(results, design=d)
-    assert list(plain.index) == ["LAC beats AN under single positive"]
+    assert list(plain["claim"]) == ["LAC beats AN under single positive"]
     both = chapter.claims(results, {"single positive": head}, design=d)
-    assert list(both.index) == ["LAC beats AN under single positive",
-                     "LAC beats AN with LAC's own head under single positive"]
+    assert list(both["claim"]) == ["LAC beats AN under single positive",
+                                   "LAC beats AN with LAC's own head under single positive"]
+    # keyed by what they compare (catalogue keys, the regime's short name), never by the sentence
+    assert list(both.index) == ["beats_an/lac/single", "beats_an_on_own_head/lac/single"]
     row = both.iloc[1]
     diffs = [95.0 - 94.4, 95.4 - 94.5, 95.1 - 94.7]  # by hand: seeds 0-2 only
     assert row["_n"] == 3 and row["_diffs"] == pytest.approx(diffs)
@@ -443,11 +447,11 @@ def test_the_gpu_grid_has_a_size_biased_single_positive_column():
     single-positive τ (by hand: the same hyperparameters as the uniform column)."""
     from mlpl_lab.profiles import get_profile
 
-    d = chapter.design("gpu", [r.label for r in chapter.ROWS])  # the full grid (the design has cpu's)
+    d = chapter.design("gpu", [r.label for r in recipes.rows()])  # the full grid (the design has cpu's)
     col = "single positive (size-biased)"
     assert set(d.grid[col]) == set(d.grid["single positive"])
-    spec = chapter.spec_for(get_profile("gpu"), "AN", col, 1)
+    spec = recipes.spec_for(get_profile("gpu"), "AN", col, 1)
     assert spec.regime == "single_positive" and spec.regime_params == {"bias": "size"}
     P = get_profile("gpu")
-    assert chapter.spec_for(P, "CLS", col, 1).method_params == chapter.spec_for(P, "CLS", "single positive", 1).method_params
-    assert chapter.resolve_regimes(["single_size"]) == [col]
+    assert recipes.spec_for(P, "CLS", col, 1).method_params == recipes.spec_for(P, "CLS", "single positive", 1).method_params
+    assert protocol_regimes.resolve_regimes(["single_size"]) == [col]

@@ -29,7 +29,7 @@ def course_store(tmp_path_factory):
     """An empty data folder holding, once this fixture ran, the smoke course's tuned single-positive
     cells (the oracle, AN and GR: their trials, fresh seeds and length check)."""
     from mlpl_lab.chapters import benchmark as bench
-    from mlpl_lab.chapters.asked import ensure_asked
+    from mlpl_lab.protocol.asked import ensure_asked
 
     root = tmp_path_factory.mktemp("byo-data")
     with pytest.MonkeyPatch.context() as mp:

@@ -16,6 +16,8 @@ from torch import nn
 from mlpl_lab.models import build_model
 from mlpl_lab.models.boostlu import DEFAULT_ALPHA, BoostLUHead
 from mlpl_lab.models.heads import HEADS, LinearHead
+from mlpl_lab.protocol import recipes
+from mlpl_lab.catalogue import paper_claims
 
 
 def naive(fmap, weight, bias, alpha):
@@ -188,10 +190,10 @@ def test_the_boostlu_rows_are_their_ll_rows_with_the_head(profile):
 
     P = get_profile(profile)
     for label, (ll, method) in BOOST.items():
-        row = benchmark.ROW_BY_LABEL[label]
+        row = recipes.row(label)
         assert row.method == method and "own head" in row.note
-        mine = benchmark.spec_for(P, label, "single positive", 1)
-        base = benchmark.spec_for(P, ll, "single positive", 1)
+        mine = recipes.spec_for(P, label, "single positive", 1)
+        base = recipes.spec_for(P, ll, "single positive", 1)
         want_kw = dict(P.model_kwargs, head="boostlu", head_kwargs={"alpha": 5.0})
         assert mine.train["model_kwargs"] == want_kw
         assert mine.replace(train=dict(mine.train, model_kwargs=base.train["model_kwargs"])) == base
@@ -205,14 +207,15 @@ def test_the_boostlu_rows_are_their_ll_rows_with_the_head(profile):
 def test_the_boostlu_rows_get_their_ll_rows_grid_and_claim():
     """Bug caught: an unequal budget (a BoostLU row tuned on another grid than the loss it shares)
     or a paper claim cited to the wrong work."""
-    from mlpl_lab.chapters import benchmark, tuning
+    from mlpl_lab.chapters import benchmark
+    from mlpl_lab.protocol import tuning
     from mlpl_lab.core.bibliography import cite
 
     for label, (ll, _) in BOOST.items():
         assert tuning.GRIDS[label] == tuning.GRIDS[ll]
         assert tuning.trial_points(label, tuning.TRIALS) == tuning.trial_points(ll, tuning.TRIALS)
     assert cite("boostlu") == "BoostLU (CVPR 2023)"  # the paper's venue, written by hand
-    assert benchmark.PAPER_CLAIMS["LL-R + BoostLU"].startswith("BoostLU (CVPR 2023)")
+    assert paper_claims()["LL-R + BoostLU"].startswith("BoostLU (CVPR 2023)")
     left = benchmark.left_out(benchmark.design("cpu"))
     for label in BOOST:  # the cpu grid does not run them, and says so
         assert any(label in line for line in left), label
@@ -234,7 +237,7 @@ def test_a_smoke_run_of_ll_r_with_the_head_trains_and_stores(tmp_path):
     small = {"n_train": 64, "n_val": 32, "n_test": 32}
     P = get_profile("smoke", epochs=2, seeds=[0], channels_last=True, **small,  # cpu's NHWC too
                     pretrain=dict(get_profile("smoke").pretrain, epochs=1, **small))
-    spec = benchmark.spec_for(P, "LL-R + BoostLU", "single positive", 0)
+    spec = recipes.spec_for(P, "LL-R + BoostLU", "single positive", 0)
     assert spec.backbone_from is not None  # the benchmark's protocol: the pretrained backbone, a fresh head
     assert "head.boostlu" in components(spec) and "head.boostlu" not in components(spec.backbone_from)
     assert spec.method == "ll_r" and spec.train["model_kwargs"]["head"] == "boostlu"

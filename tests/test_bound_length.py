@@ -1,11 +1,11 @@
-"""Chapter 07's view of its schedule-bound rows' length checks (mlpl_lab.chapters.bound_length),
+"""Chapter 07's view of its schedule-bound rows' length checks (mlpl_lab.protocol.bound_length),
 against hand-built runs: which rows it shows, at which lengths, and what it records per seed."""
 from types import SimpleNamespace
 
 import pytest
 
 from mlpl_lab.catalogue import LABEL
-from mlpl_lab.chapters import bound_length
+from mlpl_lab.protocol import bound_length
 
 
 def run(seed, epochs, mAP, converged=True):

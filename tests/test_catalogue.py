@@ -12,6 +12,9 @@ import pytest
 
 from mlpl_lab import catalogue as C
 from mlpl_lab.catalogue import LABEL
+from mlpl_lab.protocol import recipes
+from mlpl_lab.protocol import regimes as protocol_regimes
+from mlpl_lab.catalogue import paper_claims
 
 PKG = Path(__file__).resolve().parent.parent / "mlpl_lab"
 
@@ -59,7 +62,7 @@ def _chapter_rows():
         "04": (LABEL.an, LABEL.cls, LABEL.cls_h, LABEL.cls_l, LABEL.clc) + cls.FAMILY,
         "05": tuple(lac.ROWS) + (lac.CONTROL, lac.CODE_START),
         "06": tuple(pu_mlc.LADDER) + (pu_mlc.PU, pu_mlc.PBCE, pu_mlc.CONTROL, pu_mlc.ORACLE),
-        "07": tuple(r.label for r in benchmark.ROWS),
+        "07": tuple(r.label for r in recipes.rows()),
     }
 
 
@@ -77,19 +80,19 @@ def test_benchmark_rows_are_the_catalogue_entries_of_07_with_their_methods():
     """Oracle: the benchmark's rows as the papers name them (27 rows; BoostLU on the LL losses)."""
     from mlpl_lab.chapters import benchmark
 
-    rows = {r.label: r.method for r in benchmark.ROWS}
+    rows = {r.label: r.method for r in recipes.rows()}
     assert len(rows) == 27
     assert rows[LABEL.ll_ct_boostlu] == "ll_ct" and rows[LABEL.lac] == "lac" and rows[LABEL.oracle] == "full"
-    assert [r.label for r in benchmark.ROWS][:3] == ["full labels", "AN", "WAN"]
-    row = benchmark.ROW_BY_LABEL[LABEL.opml_sp]
+    assert [r.label for r in recipes.rows()][:3] == ["full labels", "AN", "WAN"]
+    row = recipes.row(LABEL.opml_sp)
     assert row.params(None, "single positive", 1) == {"a": 0.0, "b": 0.0}
-    assert benchmark.ROW_BY_LABEL[LABEL.oracle].chapter == "01" and benchmark.ROW_BY_LABEL["Focal"].chapter == "02"
+    assert recipes.row(LABEL.oracle).chapter == "01" and recipes.row("Focal").chapter == "02"
 
 
 def test_tuning_grids_and_their_first_trials():
     """Oracle: GR's grid written out (paper schedule and q2 = 0.01 first) and its first three
     product points as differences from the default."""
-    from mlpl_lab.chapters import tuning
+    from mlpl_lab.protocol import tuning
 
     assert tuning.GRIDS["GR"] == {"schedule": ["paper", "code"], "q2": [0.01, 0.05]}
     assert tuning.trial_points("GR", 3) == [{}, {"q2": 0.05}, {"schedule": "code"}]
@@ -122,7 +125,7 @@ def test_one_regime_table():
     from mlpl_lab.chapters import assume_negative, benchmark, cls
     from mlpl_lab.core import regimes as R
 
-    for table in (assume_negative.REGIMES, cls.REGIMES, benchmark.REGIMES):
+    for table in (assume_negative.REGIMES, cls.REGIMES, protocol_regimes.REGIMES):
         assert all(R.REGIME_TABLE[label] == value for label, value in table.items())
     assert cls.REGIMES["drop 50 %"] == ("drop_positives", {"alpha": 0.5})
     assert list(assume_negative.REGIMES) == ["single positive", "drop 50 %", "known 10 %"]

@@ -1,4 +1,4 @@
-"""Chapters register themselves (:mod:`mlpl_lab.chapters.registry`): a chapter module's ``CHAPTER``
+"""Chapters register themselves (:mod:`mlpl_lab.protocol.registry`): a chapter module's ``CHAPTER``
 is all the plan, the live exercises, the serving of packs and the course pages know of it.
 
 The proof: a chapter module written here, outside the package, put on the package's path, shows
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from mlpl_lab import chapters as package
-from mlpl_lab.chapters import live, plan, registry
+from mlpl_lab.protocol import live, plan, registry
 from mlpl_lab.profiles import get_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE = '''
 from dataclasses import dataclass
 
-from mlpl_lab.chapters.asked import Asked
-from mlpl_lab.chapters.common import as_profile
-from mlpl_lab.chapters.registry import Chapter, Live
+from mlpl_lab.protocol.asked import Asked
+from mlpl_lab.protocol.common import as_profile
+from mlpl_lab.protocol.registry import Chapter, Live
 
 PARAMETERS = ("seed",)
 

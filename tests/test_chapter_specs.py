@@ -13,7 +13,7 @@ import pytest
 
 from plan_keys import FIXTURE, fingerprint, with_stages
 
-from mlpl_lab.chapters.registry import chapters
+from mlpl_lab.protocol.registry import chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = json.loads(FIXTURE.read_text())
@@ -32,7 +32,7 @@ def chapter(stem):
 
 
 def design_for(module, stem, profile):
-    from mlpl_lab.chapters.plan import notebook_parameters
+    from mlpl_lab.protocol.plan import notebook_parameters
 
     params = notebook_parameters(ROOT / "notebooks" / f"{stem}.ipynb")
     kwargs = {k: params[k] for k in getattr(module, "PARAMETERS", ()) if k in params}
@@ -41,7 +41,7 @@ def design_for(module, stem, profile):
 
 def asked_keys(module, design, store, train: bool):
     """Every run the rounds ask for (and the stages they start from), by fingerprint."""
-    from mlpl_lab.chapters.asked import ensure_asked
+    from mlpl_lab.protocol.asked import ensure_asked
     from mlpl_lab.runs.ensure import read_only
 
     asked = []
@@ -92,7 +92,7 @@ def test_smoke_specs_ask_for_exactly_the_runs_of_before(stem, tmp_path_factory):
 
 @pytest.mark.parametrize("stem", list(MODULES))
 def test_gpu_first_round_holds_every_run_the_old_dry_run_reached(stem):
-    from mlpl_lab.chapters.asked import nothing_stored, plan_rounds
+    from mlpl_lab.protocol.asked import nothing_stored, plan_rounds
 
     module = chapter(stem)
     rounds = plan_rounds(module.specs, design_for(module, stem, "gpu"), nothing_stored)

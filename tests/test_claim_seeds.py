@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from mlpl_lab.chapters.asked import nothing_stored
+from mlpl_lab.protocol.asked import nothing_stored
 
 FIVE = [0, 1, 2, 3, 4]
 
@@ -57,7 +57,7 @@ def test_chapters_05_and_06_every_row_on_five_seeds():
     assert list(d.seeds) == FIVE
     for row, specs in lac.specs(d).now[lac.TABLE].items():
         assert seeds(specs) == FIVE, row
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     asked = pu_mlc.specs(pu_mlc.design("cpu"), nothing_stored)
     for family in (asked.now, asked.later):
@@ -72,7 +72,7 @@ def test_chapter_07_same_head_baseline_on_the_lac_cells_seeds():
     exactly those, or the claim pairs fewer (chapter 05's own AN row runs on 0-4)."""
     from mlpl_lab.chapters import benchmark as ch
 
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     design = ch.design("cpu")
     now = ch.specs(design, nothing_stored).now

@@ -152,20 +152,25 @@ def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
     from claims_oracle import check_claims_record
 
     fam = Family("q", 3)
-    t = claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70]), family=fam),
-                      Claim("y", "", "A", "B", runs([71, 69, 72, 70.5]), runs([70, 70, 70, 70]), family=fam),
-                      Claim("z", "", "A", "B", [R(1, 80.0)], runs([70, 71]), family=fam),
-                      Claim("w", "", "A", "B", runs([75, 76, 77.5]), runs([70, 70, 70]), control_of="x")])
+    t = claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70]), family=fam, id="q/x"),
+                      Claim("y", "", "A", "B", runs([71, 69, 72, 70.5]), runs([70, 70, 70, 70]), family=fam, id="q/y"),
+                      Claim("z", "", "A", "B", [R(1, 80.0)], runs([70, 71]), family=fam, id="q/z"),
+                      Claim("w", "", "A", "B", runs([75, 76, 77.5]), runs([70, 70, 70]), control_of="q/x",
+                            id="control/q/x")])
     rec = json.loads(json.dumps(claims_record(t)))
     check_claims_record(rec)
+    assert rec["control/q/x"]["family"] == "control of: x"  # named by the sentence of the claim it checks
     bad = json.loads(json.dumps(rec))
-    bad["x"]["verdict"] = "inconclusive" if rec["x"]["verdict"] == "holds" else "holds"
+    bad["q/x"]["verdict"] = "inconclusive" if rec["q/x"]["verdict"] == "holds" else "holds"
     with pytest.raises(AssertionError):
         check_claims_record(bad)
     bad = json.loads(json.dumps(rec))
-    bad["y"]["diffs"][0] += 1.0
+    bad["q/y"]["diffs"][0] += 1.0
     with pytest.raises(AssertionError):
         check_claims_record(bad)
+    unkeyed = claims_record(claims_table([Claim("x", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70]))]))
+    with pytest.raises(AssertionError):  # a claim keyed by its sentence
+        check_claims_record(unkeyed)
 
 
 def test_takeaways_group_every_claim_under_its_verdict():
@@ -191,3 +196,28 @@ def test_takeaways_group_every_claim_under_its_verdict():
     assert "*C beats D*" in inconclusive and "fewer than 3 paired seeds" in inconclusive
     assert "did not converge" in inconclusive and "did not converge" not in holds.split("**Does not hold")[0]
     assert "5 paired seed(s)" in holds and "2 paired seed(s)" in inconclusive
+
+
+def test_claims_are_keyed_by_identifier_and_shown_by_sentence():
+    """Bug caught: a sentence used as the key (a claim naming a winner chosen on validation gets a
+    new key each time the choice changes), or the identifier shown to the reader. Oracle: the
+    table's index, its ``claim`` column, the record's fields and the view's index, written out."""
+    from mlpl_lab.analysis.claims import claim_id, mark_schedule_bound, takeaways
+
+    fam = Family("q", 2)
+    t = claims_table([Claim("A beats B (the best)", "", "A", "B", runs([72, 73, 74.5]), runs([70, 70, 70]),
+                            family=fam, id=claim_id("beats_best", "a")),
+                      Claim("A beats C", "", "A", "C", runs([71, 73, 74]), runs([70, 70, 70]), family=fam,
+                            id=claim_id("beats", "a", "c"))])
+    assert list(t.index) == ["beats_best/a", "beats/a/c"]
+    assert list(t["claim"]) == ["A beats B (the best)", "A beats C"]
+    assert list(display_table(t).index) == ["A beats B (the best)", "A beats C"]
+    assert "*A beats B (the best)*" in takeaways(t) and "beats_best/a" not in takeaways(t)
+    rec = claims_record(mark_schedule_bound(t, {"beats/a/c": "schedule-bound; the length check agrees"}))
+    assert rec["beats/a/c"]["claim"] == "A beats C" and rec["beats/a/c"]["id"] == "beats/a/c"
+    assert rec["beats/a/c"]["schedule_bound"] == "schedule-bound; the length check agrees"
+    with pytest.raises(ValueError, match="words without spaces"):
+        claim_id("beats", "single positive")
+    with pytest.raises(ValueError, match="claims named twice"):
+        claims_table([Claim("one", "", "A", "B", runs([1, 2, 3]), runs([0, 0, 0]), id="k"),
+                      Claim("two", "", "A", "B", runs([1, 2, 3]), runs([0, 0, 0]), id="k")])

@@ -122,3 +122,51 @@ def test_the_commands_name_what_is_missing(tmp_path, capsys, monkeypatch):
     assert cli.main(args + ["--check"]) == 1 and "stale" in page.read_text()  # --check writes nothing
     assert cli.main(args) == 0 and "stale" not in page.read_text()
     assert cli.main(args + ["--check"]) == 0  # now current
+
+
+def keyed(key, sentence, *args, **kw):
+    """A claim of a record keyed by its identifier, its sentence a field beside it."""
+    return dict(claim(*args, **kw), id=key, claim=sentence)
+
+
+def test_claims_pair_by_identifier_where_both_records_have_one():
+    """Bug caught: a claim whose sentence names a choice made on validation (the best other method)
+    shown as one claim dropped and another added when the choice changes, or two claims paired
+    because their sentences match while their identifiers differ. Oracle: the pairs written out."""
+    old = {"notebooks": {"02_gr_loss": {
+        "gr_beats_best_other": keyed("gr_beats_best_other", "GR beats the best other zoo method (EM)", "holds", 2.0, 1.0, 3.0),
+        "gr_beats_an": keyed("gr_beats_an", "GR beats AN (single positive)", "holds", 9.0, 8.0, 10.0)}}}
+    new = {"notebooks": {"02_gr_loss": {
+        "gr_beats_an": keyed("gr_beats_an", "GR beats AN (single positive)", "holds", 9.5, 8.5, 10.5),
+        "gr_beats_best_other": keyed("gr_beats_best_other", "GR beats the best other zoo method (Hill)",
+                                     "inconclusive", 0.5, -0.5, 1.5)}}}
+    rows = cc.change_rows(old, new)
+    assert len(rows) == 2
+    best = next(r for r in rows if "best other" in r["claim"])
+    assert best["claim"] == ("GR beats the best other zoo method (Hill) (the previous pack: GR beats the best "
+                             "other zoo method (EM))")
+    assert best["old"].endswith("**holds**") and best["new"].endswith("**inconclusive**")
+    assert best["why"].startswith("margin +2.00 → +0.50")
+    # the same sentence under another identifier is another claim
+    other = {"notebooks": {"02_gr_loss": {
+        "x": keyed("x", "GR beats AN (single positive)", "holds", 9.5, 8.5, 10.5)}}}
+    whys = sorted(r["why"] for r in cc.change_rows(old, other))
+    assert whys == ["new in this pack", "not stated by this pack's design", "not stated by this pack's design"]
+
+
+def test_an_older_record_pairs_by_the_sentence():
+    """The committed records before claims had identifiers (benchmarks/records/claims_cpu_*.json)
+    are keyed by the sentence: a new record's claims pair with them by their ``claim`` field."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "claims_cpu_2026-11-30.json"
+    old = json.loads(path.read_text())
+    sentence = "GR beats AN (single positive)"
+    before = old["notebooks"]["02_gr_loss"][sentence]
+    assert "id" not in before  # an older record
+    new = {"notebooks": {"02_gr_loss": {"gr_beats_an": dict(before, id="gr_beats_an", claim=sentence)}}}
+    rows = [r for r in cc.change_rows(old, new) if r["notebook"] == "02_gr_loss"]
+    row = next(r for r in rows if r["claim"] == sentence)
+    assert row["why"] == "unchanged" and row["old"] == row["new"]
+    assert sum(r["why"] == "new in this pack" for r in rows) == 0

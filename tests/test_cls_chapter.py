@@ -5,9 +5,10 @@ import math
 
 import pytest
 
-from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_E_k, chapter_schedules, claims,
+from mlpl_lab.chapters.cls import (REGIMES, chapter_design, chapter_schedules, claims,
                                    heads_table, left_out, margins, method_specs, sensitivity_table,
                                    table2)
+from mlpl_lab.protocol.recipes import ramp_epochs
 from mlpl_lab.analysis.tables import total_seconds
 
 
@@ -22,9 +23,9 @@ class Fake:
 
 
 def test_E_k_scales_to_the_run_and_caps_at_the_papers_value():
-    assert [chapter_E_k(e) for e in (1, 2, 8, 20, 100)] == [1, 1, 4, 10, 10]
+    assert [ramp_epochs(e) for e in (1, 2, 8, 20, 100)] == [1, 1, 4, 10, 10]
     with pytest.raises(ValueError, match="epochs"):
-        chapter_E_k(0)
+        ramp_epochs(0)
 
 
 def test_designs_per_profile():
@@ -67,7 +68,9 @@ def test_tables_margins_and_claims_from_results():
     from mlpl_lab.chapters.cls import design as cls_design
 
     d = cls_design("gpu")  # its design asks every regime of these results
-    c = claims(results, d)  # one seed each: every row is an observation, never judged
+    keyed = claims(results, d)  # one seed each: every row is an observation, never judged
+    assert keyed.at["cls_beats/jocor_row/single", "claim"] == "CLS beats JoCoR (λ=0.1) under single positive"
+    c = keyed.set_index("claim")  # read by the sentences a reader sees
     assert c.loc["CLS beats AN under single positive", "_margin"] == pytest.approx(-0.5)
     assert c.loc["CLS beats JoCoR (λ=0.1) under single positive", "_margin"] == pytest.approx(0.5)
     grows = "the margin over AN grows with the missing rate (drop 75 % vs 25 %)"
@@ -80,7 +83,7 @@ def test_tables_margins_and_claims_from_results():
     cl = {"drop 25 %": (81, 81.5, 80), "drop 75 %": (73, 74, 74.5)}
     three = {reg: {"AN": [Fake(v, seed=s) for s, v in enumerate(an[reg])],
                    "CLS": [Fake(v, seed=s) for s, v in enumerate(cl[reg])]} for reg in an}
-    t3 = claims(three, d)
+    t3 = claims(three, d).set_index("claim")
     growth = [(cl["drop 75 %"][s] - an["drop 75 %"][s]) - (cl["drop 25 %"][s] - an["drop 25 %"][s])
               for s in range(3)]  # 2, 3.5, 2.5
     assert t3.loc[grows, "_diffs"] == pytest.approx(growth)

@@ -342,7 +342,7 @@ def test_cli_benchmark_with_two_workers_then_nothing_to_train(tmp_path, monkeypa
     assert main(argv) == 0
     first = capsys.readouterr().out
     runs = tmp_path / "data" / "runs"
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     specs = benchmark.specs(benchmark.design("smoke", regimes=["single"]), nothing_stored).flat()
     grid_keys = {s.key for s in specs}

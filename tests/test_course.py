@@ -274,7 +274,7 @@ def test_cold_seconds_add_each_notebooks_first_asked_runs_shared_by_the_workers(
     a shared run counted twice, run time not shared by the workers, a missing run silently 0."""
     import json as _json
 
-    from mlpl_lab.chapters import plan as plan_module
+    from mlpl_lab.protocol import plan as plan_module
 
     runs = tmp_path / "runs"
     for key, seconds in (("A", 100.0), ("B", 60.0), ("C", 40.0)):

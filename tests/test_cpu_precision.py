@@ -211,7 +211,7 @@ def test_the_record_applies_its_own_rule_to_its_own_numbers():
     precision fp32 unless the record allows bf16 (issue 51: a no leaves fp32)."""
     from scipy import stats
 
-    from mlpl_lab.chapters import tuning
+    from mlpl_lab.protocol import tuning
     from mlpl_lab.profiles import get_profile
 
     rec = json.loads(RECORD.read_text())

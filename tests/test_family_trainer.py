@@ -1,4 +1,4 @@
-"""Pending families trained resumably (mlpl_lab.chapters.families, ``mlpl-lab train``): a trainer
+"""Pending families trained resumably (mlpl_lab.protocol.families, ``mlpl-lab train``): a trainer
 stopped mid-family and started again completes the family with no run trained twice; sittings
 split a family by its priced time; an unknown family is refused before any training.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab.chapters import families as fam
+from mlpl_lab.protocol import families as fam
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore
 
@@ -26,7 +26,7 @@ P = get_profile("smoke", init="scratch")
 
 TRAINER = """
 import json, sys
-from mlpl_lab.chapters.families import Family, train_families
+from mlpl_lab.protocol.families import Family, train_families
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore
 P = get_profile("smoke", init="scratch")
@@ -99,7 +99,7 @@ def test_a_family_that_fits_a_sitting_is_one_sitting_and_a_longer_one_is_cut_in_
 def test_pricing_reads_the_stored_runs_of_the_same_shape(tmp_path):
     """A stored AN run of 2 s per training image prices a missing AN run by its images; a method
     no stored run shares is priced per image-pixel over every stored run."""
-    from mlpl_lab.chapters.plan import images_trained
+    from mlpl_lab.protocol.plan import images_trained
 
     st = RunStore(tmp_path / "runs")
     made = P.spec("an", seed=0)

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
 import cut  # noqa: E402
 
-from mlpl_lab.chapters import common, live  # noqa: E402
+from mlpl_lab.protocol import common, live  # noqa: E402
 
 
 @pytest.fixture(params=["gpu", "rehearse"])
@@ -74,13 +74,15 @@ def test_live_sizes_by_hand():
 
 def test_unregister_leaves_no_trace():
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import gr, lac, tuning
-    from mlpl_lab.chapters.registry import live_chapters
+    from mlpl_lab.chapters import gr, lac
+    from mlpl_lab.protocol import lac_stages, tuning
+    from mlpl_lab.protocol.registry import live_chapters
 
     cut.register_cut("gpu")
     cut.unregister_cut()
     sizes = [c.live.sizes for c in live_chapters().values()]
-    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE, *sizes):
+    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, lac_stages.STAGES,
+                  tuning.TRIALS_OF_PROFILE, *sizes):
         assert cut.NAME not in table
 
 
@@ -169,7 +171,7 @@ def test_the_cut_takes_the_first_level_whose_projection_fits_the_window(tmp_path
 
 
 def test_a_level_registers_its_seeds_and_trials():
-    from mlpl_lab.chapters import tuning
+    from mlpl_lab.protocol import tuning
     from mlpl_lab.profiles import get_profile
 
     try:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mlpl_lab.chapters.plan import measured_gpu_throughput
+from mlpl_lab.protocol.plan import measured_gpu_throughput
 from mlpl_lab.runs import gpu_records, workers
 
 ENV = {"mode": "gpu", "cuda": "13.0", "device": "NVIDIA H200", "date": "2026-11-29 10:00:00 UTC"}
@@ -96,7 +96,7 @@ def test_the_gpu_series_fits_an_evening_at_the_committed_rate():
     the single-run rate of the committed record the two are 3.9 h and 0.4 h: under 4 h in all
     waits for the throughput levers measured on a card. Bug caught: a design change that grows
     the gpu series past an instructor's evening."""
-    from mlpl_lab.chapters.plan import plan_series, projection
+    from mlpl_lab.protocol.plan import plan_series, projection
     from mlpl_lab.commands.arguments import notebook_paths
 
     rate = measured_gpu_throughput()

@@ -18,6 +18,7 @@ import pytest
 from claims_oracle import check_claims_record
 from mlpl_lab.profiles import PROFILE_NAMES, get_profile
 from mlpl_lab.reporting.report import all_finite
+from mlpl_lab.protocol import recipes
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -59,7 +60,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     P = get_profile("gpu_shape")
     # 02: the whole Table 2 zoo and the full Table 3 ablation (six rows)
     assert gr.left_out(P) == []
-    from mlpl_lab.chapters.common import design_name
+    from mlpl_lab.protocol.common import design_name
 
     assert design_name(P) == "gpu" and design_name("cpu") == "cpu" and design_name("smoke") == "smoke"
     assert gr.design(P).ablation_rows == ("k̂", "v", "L", "k̂+v", "k̂+L", "v+L")
@@ -87,7 +88,7 @@ def test_every_chapter_takes_the_gpu_design_under_gpu_shape():
     assert benchmark.left_out(d)[-1] == ("fewer than 3 seeds: " + ", ".join(sorted({r for _, r in d.cells()}))
                                          + " (cells with one seed show no interval; their claims are observations)")
     assert d.grid == benchmark.design("gpu").grid
-    assert {row for _, row in d.cells()} == {r.label for r in benchmark.ROWS}
+    assert {row for _, row in d.cells()} == {r.label for r in recipes.rows()}
     assert set(d.seeds.values()) == {(1, 2)}
 
 
@@ -196,7 +197,7 @@ def test_notebook_02_under_gpu_shape(gpu_shape_notebooks):
     assert set(rec["mAP"]) == set(gr.design("gpu").zoo) == set(rec["train_seconds"])
     assert all(v > 0 for v in rec["train_seconds"].values())
     assert set(rec["ablation_mAP"]) == {"AN (all off)", "GR (all on)", "k̂", "v", "L", "k̂+v", "k̂+L", "v+L"}
-    key = rec["claims"]["GR beats AN (single positive)"]
+    key = rec["claims"]["gr_beats_an"]
     assert key["seeds"] == [1, 2] and key["verdict"] == "inconclusive (2 seeds)"  # the fresh seeds
     assert {len(r["trials"]) for r in rec["tuning"].values()} == {2}  # gpu_shape's equal budget
     for curve in rec["separation"].values():
@@ -264,7 +265,7 @@ def test_notebook_05_under_gpu_shape(gpu_shape_notebooks):
     assert len(rec["localisation"]) == 2 * 2 * 2  # AN/LAC x attention/Grad-CAM x observed/hidden
     for key, s in rec["localisation"].items():
         assert 0 < s["area"] < 1 and s["pairs"] > 0, key
-    assert rec["claims"]["PLC beats AN"]["seeds"] == [0, 1]
+    assert rec["claims"]["plc_beats_an"]["seeds"] == [0, 1]
     # every row stored at the gpu design: ResNet-18 cut after layer3, 128 px, bfloat16 autocast
     specs = [s for ss in lac.specs(lac.design(P)).now[lac.TABLE].values() for s in ss]
     for spec, run in zip(specs, _stored(specs)):

@@ -171,9 +171,10 @@ def test_separation_sentence_states_the_record():
 def test_left_out_rows_say_where_07_reports_them():
     from mlpl_lab.chapters import benchmark
 
-    text = benchmark.left_out_of_02("cpu")
-    out = chapter.left_out("cpu")
     in_07 = {row for _, row in benchmark.design("cpu").cells()}
+    assert set(benchmark.trained_rows("cpu")) == in_07
+    text = chapter.left_out_text("cpu", benchmark.trained_rows("cpu"))
+    out = chapter.left_out("cpu")
     assert out and all(m in text for m in out)
     assert ("chapter 07's benchmark trains" in text) == any(m in in_07 for m in out)
     assert "not trained under this profile" not in text

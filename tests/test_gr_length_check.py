@@ -32,8 +32,11 @@ def test_length_check_epochs(profile, epochs):
 
 @pytest.mark.parametrize("epochs, longer", [(54, 72), (2, 3), (10, 13), (1, 2), (3, 4), (6, 8)])
 def test_lengthened_epochs(epochs, longer):
-    """Oracle: round(4/3 x epochs), at least epochs + 1, worked by hand (3 -> round(4.0) = 4)."""
-    assert gr.lengthened_epochs(epochs) == longer
+    """Oracle: round(4/3 x epochs), at least epochs + 1, worked by hand (3 -> round(4.0) = 4): the
+    one rule of every length check (the protocol's; chapters 02 and 07 read it there)."""
+    from mlpl_lab.protocol.lengths import lengthened_epochs
+
+    assert lengthened_epochs(epochs) == longer
 
 
 def test_specs_ask_for_the_length_family_rule():
@@ -86,7 +89,7 @@ def test_specs_ask_for_table_3s_rows_at_the_length_checks_epochs():
     or seed than the row's own runs, the family asked before GR's setting is chosen under anything
     but the stand-in. Oracle: the cpu literals (rows k̂, v, L; fresh seeds 1-5; 72 epochs) and the
     run the profile itself names for each row at 72 epochs."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     d = gr.design("cpu")
     asked = gr.specs(d, nothing_stored)  # nothing stored: GR not chosen, both families wait

@@ -2,8 +2,9 @@
 
 Layers (README, issue "One house"): (1) labels, metrics, paths; (2) data, losses, models;
 (3) methods, the method catalogue; (4) train; (5) profiles, store, runner, cluster, workers; (6) analysis; (7) viz;
-(8) chapters; (9) report, cli, run, course (its exercises included), audit. Every import statement counts, including
-those inside functions.
+(8) protocol (what a chapter asks, tuning, the plan, the registry, the recipes of the catalogue's rows);
+(9) chapters; (10) report, cli, run, course (its exercises included), audit. Every import statement counts,
+including those inside functions.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ LAYERS = [
     {"profiles", "runs"},
     {"analysis"},
     {"viz"},
+    {"protocol"},
     {"chapters"},
     {"reporting", "course", "commands", "cli"},
 ]
@@ -145,10 +147,12 @@ def test_the_oracle_of_this_test_catches_an_upward_import(tmp_path):
 PROFILE_NAMES = {"smoke", "cpu", "gpu"}
 
 
-def test_no_profile_branching_or_paper_tables_below_chapters():
+def test_no_profile_branching_or_paper_tables_below_the_protocol():
+    """Profile names are branched on, and paper tables written, in the chapters and the protocol
+    they stand on (the recipes' per-profile stages, the designs' shared rules), nowhere below."""
     bad = []
     for mod, path in modules().items():
-        if LAYER_OF[top_unit(mod)] >= LAYER_OF["chapters"] or mod == "mlpl_lab.profiles":
+        if LAYER_OF[top_unit(mod)] >= LAYER_OF["protocol"] or mod == "mlpl_lab.profiles":
             continue
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

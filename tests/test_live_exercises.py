@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mlpl_lab.chapters import live, plan
-from mlpl_lab.chapters.asked import ensure_asked
-from mlpl_lab.chapters.live_check import TOLERANCE, check_live_prediction
+from mlpl_lab.protocol import live, plan
+from mlpl_lab.protocol.asked import ensure_asked
+from mlpl_lab.protocol.live_check import TOLERANCE, check_live_prediction
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.access import CHAPTER_ENV, PROFILE_ENV, accessed
 from mlpl_lab.runs.store import RunStore
@@ -234,7 +234,7 @@ def test_a_report_reads_the_live_run_and_never_trains_it(tmp_path, capsys, monke
 
 def test_a_missing_converged_run_is_said_not_invented(tmp_path, capsys):
     """Outside smoke the reference is read only: an empty store gives a row without numbers."""
-    from mlpl_lab.chapters.live import reference
+    from mlpl_lab.protocol.live import reference
 
     store = RunStore(tmp_path / "runs")
     runs, source = reference("01", "cpu", store)
@@ -310,7 +310,9 @@ def test_02s_reference_follows_the_setting_the_tuning_kept(tmp_path):
     validation by construction; with no trials stored, the paper default stands in, as 02 plans."""
     import torch
 
-    from mlpl_lab.chapters import gr, tuning
+    from mlpl_lab.chapters import gr
+
+    from mlpl_lab.protocol import tuning
 
     d = gr.design("smoke")
     assert tuning.trials_for("smoke") >= 2, "the smoke budget tries a second point"

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from mlpl_lab.analysis.claims import claims_record
 from mlpl_lab.chapters import cls, lac, pu_mlc
+from claims_oracle import by_sentence
 
 
 def _same_but_epochs(longer, base, epochs):
@@ -52,10 +53,10 @@ def test_a_claim_at_risk_waits_for_its_longer_runs_then_reads_them_as_its_contro
     r["+PLC"] = _runs([75, 76, 77, 76, 75.5])
     r["+LAC end-to-end"] = _runs([70, 71, 71.5, 70.5, 70.2], converged=False)
     e2e = "end-to-end LAC is worse than PLC (PLC beats it)"
-    rec = claims_record(lac.claims(r, d))
+    rec = by_sentence(claims_record(lac.claims(r, d)))
     assert rec[e2e]["at_risk"] and rec[e2e]["waiting_for"].startswith("its control, +LAC end-to-end (56 epochs)")
     longer = {"+LAC end-to-end (56 epochs)": _runs([75.2, 76.1, 76.8, 76.2, 75.4])}
-    rec = claims_record(lac.claims(r, d, longer))
+    rec = by_sentence(claims_record(lac.claims(r, d, longer)))
     ctl = rec["PLC beats +LAC end-to-end (56 epochs)"]
-    assert ctl["control_of"] == e2e and ctl["kind"] == "control" and ctl["family_size"] == 1
+    assert ctl["control_of"] == rec[e2e]["id"] and ctl["kind"] == "control" and ctl["family_size"] == 1
     assert ctl["verdict"] == "inconclusive" and rec[e2e]["waiting_for"] is None

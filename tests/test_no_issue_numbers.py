@@ -59,7 +59,7 @@ def _strings(tree):
 
 
 def test_no_string_of_the_package_names_an_issue_or_shows_a_repository_path():
-    from mlpl_lab.chapters.scenes_choice import RENAMED  # names a record was written under, never shown
+    from mlpl_lab.protocol.scenes_choice import RENAMED  # names a record was written under, never shown
 
     issues, paths = [], []
     #: writes the README's measured lines, which sit in the repository beside the records they cite

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from claims_oracle import check_claims_record
+from claims_oracle import by_sentence, check_claims_record
 from mlpl_lab.reporting.report import all_finite
 
 
@@ -30,8 +30,10 @@ def test_notebook_02(executed_notebooks):
 @pytest.mark.notebook
 def test_notebook_02_claims_table(executed_notebooks):
     claims = executed_notebooks("02_gr_loss.ipynb")["claims"]
-    assert "GR beats AN (single positive)" in claims
+    assert claims["gr_beats_an"]["claim"] == "GR beats AN (single positive)"
     check_claims_record(claims)
+    # the best other method is chosen on validation: its claim's key says so, its sentence names it
+    assert claims["gr_beats_best_other"]["claim"].startswith("GR beats the best other zoo method (")
     # smoke: every row on the two fresh seeds (1 and 2): every claim pairs two seeds, an observation
     assert len(claims) >= 3  # GR vs AN, vs the best other, vs each ablation row
     assert all(c["n"] == 2 and c["kind"] == "observation" and c["verdict"] == "inconclusive (2 seeds)"
@@ -64,9 +66,10 @@ def test_notebook_02_length_check(executed_notebooks):
     check = rec["length_check"]
     labels = sorted({name.split(" · ")[0] for name in check})
     assert {"GR", "AN", "k̂", "L"} <= set(labels) and len(labels) == 5  # GR, the best other, AN, Table 3's rows
+    said = by_sentence(rec["claims"])
     for row in ("k̂", "L"):  # each ablation claim has its control, on GR's own longer runs
-        c = rec["claims"][f"GR beats the ablation row {row!r} with both trained 3 epochs (length check)"]
-        assert c["control_of"] == f"GR (all on) beats the ablation row {row!r}" and c["seeds"] == [1, 2]
+        c = said[f"GR beats the ablation row {row!r} with both trained 3 epochs (length check)"]
+        assert c["control_of"] == said[f"GR (all on) beats the ablation row {row!r}"]["id"] and c["seeds"] == [1, 2]
         assert c["a"] == check["GR · 3 epochs"]["test_mAP"] and c["b"] == check[f"{row} · 3 epochs"]["test_mAP"]
         assert c["b"] != check[f"{row} · 2 epochs"]["test_mAP"]
     assert set(check) == {f"{m} · {e} epochs" for m in labels for e in (2, 3)}
@@ -79,7 +82,7 @@ def test_notebook_02_length_check(executed_notebooks):
         assert math.isclose(sum(short.values()) / 2, rec["mAP"][m], rel_tol=1e-9), m
     other = next(m for m in labels if m not in ("GR", "AN"))
     for b in (other, "AN"):
-        c = rec["claims"][f"GR beats {b} with both trained 3 epochs (length check)"]
+        c = said[f"GR beats {b} with both trained 3 epochs (length check)"]
         assert c["seeds"] == [1, 2]
         assert c["a"] == check["GR · 3 epochs"]["test_mAP"] and c["b"] == check[f"{b} · 3 epochs"]["test_mAP"]
     assert any(k.startswith("length check (3 epochs) · GR") for k in rec["convergence"])

@@ -30,10 +30,11 @@ def test_notebook_03(executed_notebooks):
 @pytest.mark.notebook
 def test_notebook_03_claims_table(executed_notebooks):
     claims = executed_notebooks("03_opml.ipynb")["claims"]
-    assert "OPML-SP beats AN (single positive)" in claims
+    key = claims["opml_sp_beats_an"]
+    assert key["claim"] == "OPML-SP beats AN (single positive)"
     check_claims_record(claims)
     # smoke: the key comparison on two paired seeds, the rows on one seed: all observations
-    assert claims["OPML-SP beats AN (single positive)"]["n"] == 2 and claims["OPML-SP beats AN (single positive)"]["kind"] == "observation"
-    assert claims["OPML-SP beats AN (single positive)"]["verdict"] == "inconclusive (2 seeds)"
+    assert key["n"] == 2 and key["kind"] == "observation"
+    assert key["verdict"] == "inconclusive (2 seeds)"
     assert all(c["kind"] == "observation" and c["verdict"] == "inconclusive (1 seeds)"
                for name, c in claims.items() if c["n"] == 1)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claims_oracle import check_claims_record
+from claims_oracle import by_sentence, check_claims_record
 
 
 @pytest.mark.notebook
@@ -50,25 +50,30 @@ def test_notebook_07(executed_notebooks):
     assert set(rec["per_class_gain"]) == {"GR"}
     # GR against AN under each regime, and per regime the pooled model-selection claim (runs trained
     # now record the observed-label validation mAP); the per-cell differences are the exploratory table
-    selection = [c for c in rec["claims"] if c.startswith("clean validation flatters the methods under ")]
+    said = by_sentence(rec["claims"])  # the claims as a reader names them; keyed by identifiers
+    selection = [c for c in said if c.startswith("clean validation flatters the methods under ")]
     # and where a GR run did not converge (schedule-bound), the length check's claim, whose verdict
     # GR's claim there names
     unconverged = [r for r in ("single positive", "drop 50 %")
                    if rec["benchmark_convergence"][f"GR · {r}"] in (False, "schedule-bound")]
-    checks = [c for c in rec["claims"] if c.endswith("(length check)")]
+    checks = [c for c in said if c.endswith("(length check)")]
     assert sorted(c.split(" under ")[1].removesuffix(" (length check)") for c in checks) == sorted(unconverged)
     assert len(rec["claims"]) == 4 + len(unconverged) and len(selection) == 2
+    slug = {"single positive": "single", "drop 50 %": "drop50"}
     for c in checks:  # a control of the claim it repeats, outside every family
-        assert rec["claims"][c]["control_of"] == c.split(" with both")[0] + " under " + \
-            c.split(" under ")[1].removesuffix(" (length check)") and rec["claims"][c]["family_size"] == 1
+        regime = c.split(" under ")[1].removesuffix(" (length check)")
+        assert said[c]["control_of"] == f"beats_an/gr/{slug[regime]}" and said[c]["family_size"] == 1
+        assert said[c]["id"] == f"length_check/beats_an/gr/{slug[regime]}"
     for regime in ("single positive", "drop 50 %"):
-        note = rec["claims"][f"GR beats AN under {regime}"]["schedule_bound"]
+        gr_claim = rec["claims"][f"beats_an/gr/{slug[regime]}"]
+        assert gr_claim["claim"] == f"GR beats AN under {regime}"
+        note = gr_claim["schedule_bound"]
         assert (note or "").startswith("schedule-bound; the length check") == (regime in unconverged)
-        assert rec["claims"][f"GR beats AN under {regime}"]["family"] == f"each paper method beats AN under {regime}"
+        assert gr_claim["family"] == f"each paper method beats AN under {regime}"
     assert {(r["regime"], r["method"]) for r in rec["model_selection"]} == {
         (reg, m) for reg in ("single positive", "drop 50 %") for m in ("AN", "GR")}
     for regime in ("single positive", "drop 50 %"):  # pooled: per seed the mean over the methods
-        c = rec["claims"][f"clean validation flatters the methods under {regime}"]
+        c = rec["claims"][f"clean_validation_flatters/{slug[regime]}"]
         cells = [row["difference"] for row in rec["model_selection"] if row["regime"] == regime]
         assert c["margin"] == pytest.approx(np.mean(cells), abs=1e-6)
         assert c["family"] == "clean validation flatters" and c["family_size"] == 2
@@ -77,7 +82,7 @@ def test_notebook_07(executed_notebooks):
         assert claim["kind"] == "observation" and claim["n"] == 2
         assert claim["verdict"] == "inconclusive (2 seeds)"
     # the claims' per-seed values are the cells' runs: their means are the mAP table's cells
-    sp = rec["claims"]["GR beats AN under single positive"]
+    sp = rec["claims"]["beats_an/gr/single"]
     assert np.mean(list(sp["a"].values())) == pytest.approx(rec["mAP"]["GR"]["single positive"], abs=1e-3)
     assert np.mean(list(sp["b"].values())) == pytest.approx(rec["mAP"]["AN"]["single positive"], abs=1e-3)
     # the cells' intervals are Student-t intervals of the seeds' values (scipy as the oracle)

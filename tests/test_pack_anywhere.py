@@ -162,8 +162,8 @@ def test_a_notebook_that_must_train_says_so_first_and_counts_its_runs(tmp_path, 
     """Under smoke (no pack) the setup of 03 prints the runs, images and how to resume; then the
     chapter's own calls train exactly that many runs (counted in the store) and the chapter's
     progress line counts each of them."""
-    from mlpl_lab.chapters.asked import ensure_asked
-    from mlpl_lab.chapters.plan import chapter_design, notebook_parameters
+    from mlpl_lab.protocol.asked import ensure_asked
+    from mlpl_lab.protocol.plan import chapter_design, notebook_parameters
     from mlpl_lab.reporting.serve import announce_training
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))

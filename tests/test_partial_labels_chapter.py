@@ -12,6 +12,7 @@ import torch
 from mlpl_lab.chapters import assume_negative, benchmark, partial_labels
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.splits_cache import build_splits
+from mlpl_lab.protocol import regimes as protocol_regimes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,9 +32,9 @@ def test_chapter_00_statistics_are_those_of_the_chapters_splits(profile):
     P, seed = get_profile(profile), 0
     stats = partial_labels.label_statistics(P, seed)
     # the regimes 00 shows are the benchmark's, which hold those of chapter 01
-    assert {k: v for k, v in partial_labels.REGIMES.items() if k != "full"} == benchmark.REGIMES
+    assert {k: v for k, v in partial_labels.REGIMES.items() if k != "full"} == protocol_regimes.REGIMES
     assert set(assume_negative.REGIMES) <= set(partial_labels.REGIMES)
-    for label, (regime, params) in benchmark.REGIMES.items():
+    for label, (regime, params) in protocol_regimes.REGIMES.items():
         want = _oracle(P, regime, params, seed)
         row = stats.loc[label]
         assert row["true positives / image"] == pytest.approx(want["true"], abs=1e-12)

@@ -1,10 +1,10 @@
-"""Pending runs (mlpl_lab.chapters.asked): designed by a chapter, trained only by the cold series or
+"""Pending runs (mlpl_lab.protocol.asked): designed by a chapter, trained only by the cold series or
 on opt-in, read when stored, counted apart by a plan; and 07's scene families and controls as such."""
 from types import SimpleNamespace
 
 import pytest
 
-from mlpl_lab.chapters import asked as A
+from mlpl_lab.protocol import asked as A
 
 
 def spec(key):
@@ -76,7 +76,7 @@ def test_07_declares_five_scene_families_as_pending_runs_of_eight_ranked_methods
     import json
 
     from mlpl_lab.chapters import benchmark as b
-    from mlpl_lab.chapters.scenes_choice import CPU_RECORD
+    from mlpl_lab.protocol.scenes_choice import CPU_RECORD
 
     monkeypatch.delenv(A.PENDING_ENV, raising=False)
     d = b.design("cpu")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlpl_lab.chapters import plan as P
+from mlpl_lab.protocol import plan as P
 from mlpl_lab.runs.spec import RunSpec
 
 ROOT_NOTEBOOKS = __import__("pathlib").Path(__file__).resolve().parent.parent / "notebooks"
@@ -99,7 +99,7 @@ def test_a_plan_reads_and_trains_nothing(tmp_path, monkeypatch):
 def test_a_plan_builds_no_scenes(tmp_path, monkeypatch):
     """Notebook 03's specs need no scenes; notebook 02's EPR and ROLE read the clean validation
     labels, drawn without painting a scene: planning either generates and caches nothing."""
-    from mlpl_lab.chapters import positives
+    from mlpl_lab.protocol import positives
     from mlpl_lab.runs import splits_cache
 
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
@@ -167,7 +167,7 @@ def test_the_gpu_projection_uses_the_check_s_end_to_end_rate(tmp_path):
     """The default rate is the GPU check's training FLOPs over its wall seconds (hand-computed)."""
     import json
 
-    from mlpl_lab.chapters.plan import measured_gpu_throughput
+    from mlpl_lab.protocol.plan import measured_gpu_throughput
 
     env = {"device": "Card X", "date": "2026-01-02 03:04:05 UTC"}
     (tmp_path / "train_run.json").write_text(json.dumps(

@@ -131,7 +131,7 @@ def test_profile_init_is_checked():
 
 
 def test_a_real_dataset_starts_from_imagenet_on_gpu_and_from_scratch_elsewhere(tmp_path, monkeypatch):
-    from mlpl_lab.chapters.common import describe_start, with_dataset
+    from mlpl_lab.protocol.common import describe_start, with_dataset
 
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))  # an empty weights cache
     gpu = with_dataset("gpu", "voc2012", root=str(tmp_path))

@@ -36,7 +36,7 @@ class _Run:
 def test_scenes_defaults_sentence_reads_the_record():
     """Oracle 97.7 outside the 80–92 band and a gap of 9.3 < 10: both targets missed; a candidate
     inside the band with a 12-point gap misses none."""
-    from mlpl_lab.chapters import scenes_choice as sc
+    from mlpl_lab.protocol import scenes_choice as sc
 
     cands = {"generator defaults": {"full labels": [_Run(97.7)], "AN": [_Run(88.4)]},
              "ok": {"full labels": [_Run(86.0), _Run(88.0)], "AN": [_Run(75.0), _Run(75.0)]}}

@@ -237,7 +237,7 @@ def test_leaves_out_is_computed_from_both_designs():
     """Each chapter lists what its cpu design leaves out against gpu's. Bugs caught: a difference
     not listed (a design field or the run scale), a gpu profile that claims to leave something out."""
     from mlpl_lab.chapters import lac, pu_mlc
-    from mlpl_lab.chapters.common import leaves_out
+    from mlpl_lab.protocol.common import leaves_out
 
     pu = leaves_out("cpu", pu_mlc.design)
     assert "fn_rates: (0.0, 0.1) here, (0.0, 0.05, 0.1, 0.15) under gpu" in pu

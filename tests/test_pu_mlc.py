@@ -209,7 +209,7 @@ def test_control_hides_exactly_the_false_negatives():
 def test_noise_counts_match_the_training_splits():
     """The noise table's counts equal counts over the labels the runs train on (the splits),
     so the chapter's own application of the regime cannot drift from the data's."""
-    from mlpl_lab.chapters.common import splits_for
+    from mlpl_lab.protocol.common import splits_for
 
     noise = chapter.noise_by_seed(chapter.design("smoke"))
     from mlpl_lab.profiles import get_profile
@@ -259,14 +259,16 @@ def test_no_pair_of_runs_makes_two_claims():
     noisy = {chapter.PU: _runs([58, 59, 60]), chapter.PBCE: _runs([50, 50, 51]), chapter.CONTROL: _runs([53, 54, 54])}
     table = chapter.claims(ladders, {0.0: clean, 0.1: noisy}, chapter.design("cpu"))
     assert len(table) == 8
-    assert "+γ" in table.index[0] and "vPU" in table.index[0]  # re-balancing: the rows that differ only in γ
+    first = table["claim"].iloc[0]
+    assert "+γ" in first and "vPU" in first  # re-balancing: the rows that differ only in γ
+    assert table.index[0] == "step/gamma/p0.1"
 
 
 def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
     """Bugs caught: the PU rows' longer schedule leaks onto AN, partial BCE or the oracle (the
     oracle would no longer be chapter 01's run and would be retrained), or misses the γ grid (the
     γ selection would then compare schedules, not γ)."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")
@@ -286,7 +288,7 @@ def test_the_pu_rows_train_longer_and_the_shared_rows_keep_their_runs():
 
 
 def _stored_with_val(val_of):
-    """A :data:`~mlpl_lab.chapters.asked.Stored` that holds every γ-grid run, its validation mAP
+    """A :data:`~mlpl_lab.protocol.asked.Stored` that holds every γ-grid run, its validation mAP
     ``val_of(fn_rate, γ)``, and nothing else."""
     def stored(spec):
         if spec.method != "pu_mlc" or spec.regime != "noisy_negatives":
@@ -302,7 +304,7 @@ def test_specs_choose_gamma_on_the_stored_grid_and_wait_without_it():
     the grid stored, γ = argmax of validation at fn 0 (0.25 here) reaches +γ, +γ+α and LgConv, the
     sweep's PU-MLC at each noise level is that level's own choice, and nothing waits. Catches a
     choice read from test mAP, one γ for every noise level, or a cell that never waits."""
-    from mlpl_lab.chapters.asked import nothing_stored
+    from mlpl_lab.protocol.asked import nothing_stored
 
     d = chapter.design("gpu")
     first = chapter.specs(d, nothing_stored)

@@ -29,6 +29,7 @@ from mlpl_lab.analysis.display import MAX_COLUMNS, MAX_ROWS, header_words  # noq
 from mlpl_lab.methods import METHODS  # noqa: E402
 from mlpl_lab.viz.layout import legend_colours, tick_overlaps  # noqa: E402
 from mlpl_lab.viz.palette import METHOD_COLOURS, colours_for, method_colour, method_label  # noqa: E402
+from mlpl_lab.protocol import recipes
 
 NOTEBOOKS = ("00_partial_labels.ipynb", "01_assume_negative.ipynb", "02_gr_loss.ipynb", "03_opml.ipynb",
              "04_cls.ipynb", "05_lac.ipynb", "06_pu_mlc.ipynb", "07_benchmark.ipynb")
@@ -47,7 +48,7 @@ def compared_groups():
         "04": ("AN", "CLS", "CLS-H", "CLS-L", "CLC") + cls.FAMILY,
         "05": tuple(dict.fromkeys(tuple(lac.ROWS) + (lac.CONTROL, lac.CODE_START))),
         "06": tuple(pu_mlc.LADDER) + (pu_mlc.PU, pu_mlc.PBCE, pu_mlc.CONTROL, pu_mlc.ORACLE),
-        "07": tuple(r.label for r in benchmark.ROWS),
+        "07": tuple(r.label for r in recipes.rows()),
     }
 
 
@@ -418,7 +419,7 @@ def test_the_profile_reads_as_a_table_of_settings_not_a_repr():
     in words, in a table within the size limits."""
     import dataclasses
 
-    from mlpl_lab.chapters.common import profile_frame
+    from mlpl_lab.protocol.common import profile_frame
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("cpu")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mlpl_lab.chapters.asked import ensure_asked
-from mlpl_lab.chapters.common import PAPER_STANDARD, with_dataset
+from mlpl_lab.protocol.asked import ensure_asked
+from mlpl_lab.protocol.common import PAPER_STANDARD, with_dataset
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.splits_cache import build_splits
 from mlpl_lab.runs.ensure import ensure

@@ -11,8 +11,8 @@ import sys
 import pytest
 import torch
 
-from mlpl_lab.chapters.plan import NotebookPlan, SeriesPlan, projection, waves
-from mlpl_lab.chapters.rekey import bump_cost, describe_bump, rekeyed
+from mlpl_lab.protocol.plan import NotebookPlan, SeriesPlan, projection, waves
+from mlpl_lab.protocol.rekey import bump_cost, describe_bump, rekeyed
 from mlpl_lab.core import numerics
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore

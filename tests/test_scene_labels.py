@@ -1,5 +1,5 @@
 """The scene labels without the images (:mod:`mlpl_lab.data.scene_labels`) and EPR's and ROLE's k
-computed from them (:func:`mlpl_lab.chapters.positives.expected_num_pos`).
+computed from them (:func:`mlpl_lab.protocol.positives.expected_num_pos`).
 
 Oracles: the full generator's labels (``make_scenes``, which paints every pixel and reads the
 labels back off the segmentation), a naive count of positives over those labels, and the values
@@ -50,7 +50,7 @@ def _naive_k(labels) -> float:
 def test_k_is_the_mean_positives_of_the_rendered_validation_scenes():
     """Oracle: a naive count of the positives per image over the full generator's validation
     scenes of the smoke profile (seed 0), rounded as the specs hold it."""
-    from mlpl_lab.chapters.positives import expected_num_pos
+    from mlpl_lab.protocol.positives import expected_num_pos
     from mlpl_lab.profiles import get_profile
 
     P = get_profile("smoke")
@@ -63,7 +63,7 @@ def test_k_is_the_mean_positives_of_the_rendered_validation_scenes():
 def test_k_is_the_value_the_specs_carried(profile, seed, k):
     """Bug caught: a k that moves (EPR's and ROLE's run keys with it). Oracle: the values read
     off the rendered validation scenes before k was computed from the labels alone."""
-    from mlpl_lab.chapters.positives import expected_num_pos
+    from mlpl_lab.protocol.positives import expected_num_pos
 
     assert expected_num_pos(profile, seed) == k
 
@@ -71,7 +71,7 @@ def test_k_is_the_value_the_specs_carried(profile, seed, k):
 def test_k_renders_no_scene(monkeypatch):
     """Planning a design that asks for EPR or ROLE paints no image: the generator is never
     called (it would raise here)."""
-    from mlpl_lab.chapters import positives
+    from mlpl_lab.protocol import positives
     from mlpl_lab.data import scenes
     from mlpl_lab.profiles import get_profile
 

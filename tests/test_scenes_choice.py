@@ -1,4 +1,4 @@
-"""The default scenes' choice (mlpl_lab.chapters.scenes_choice): candidates, rule, table.
+"""The default scenes' choice (mlpl_lab.protocol.scenes_choice): candidates, rule, table.
 
 The rule is checked on hand-made runs whose verdicts are worked out here from its statement
 (issue 36): eligible = every oracle / AN run converged, oracle val mAP in [81, 91], val gap >= 11;
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mlpl_lab.chapters import scenes_choice as sc
+from mlpl_lab.protocol import scenes_choice as sc
 from mlpl_lab.data.scenes import check_scene_data
 from mlpl_lab.profiles import get_profile
 
@@ -149,7 +149,7 @@ def test_the_recorded_decision_is_what_the_rule_says_of_the_record():
 def test_the_profiles_use_the_scenes_the_rule_chose():
     """Bug caught: a profile whose scenes are not the ones the measurement's rule picked (a
     setting typed by hand, or a record re-measured without switching the profiles)."""
-    from mlpl_lab.chapters.scenes_choice import SCENE_CANDIDATES, choose_scenes, runs_from_record
+    from mlpl_lab.protocol.scenes_choice import SCENE_CANDIDATES, choose_scenes, runs_from_record
     from mlpl_lab.profiles import SCENES_WITH_HEADROOM, get_profile
 
     chosen = choose_scenes(runs_from_record())["chosen"]

@@ -5,6 +5,8 @@ from types import SimpleNamespace
 from mlpl_lab.analysis.benchmark import convergence_mark
 from mlpl_lab.analysis.display import interval_text
 from mlpl_lab.methods.gr import SCHEDULE_BOUND
+from mlpl_lab.protocol import recipes
+from claims_oracle import by_sentence
 
 
 def run(method, converged):
@@ -47,7 +49,8 @@ def test_gr_claims_say_whether_the_length_check_agrees():
             "EM": _runs("em", [90, 91, 90.5, 89.9, 90.2], epochs=27)}
     ablation = {"k̂": _runs("gr_k_only", [78, 79, 77, 78.5, 78.2], converged=False)}
     table = gr.claims(results, ablation, long, design=gr.design("cpu"))
-    rec = claims_record(table)
+    keyed = claims_record(table)
+    rec = by_sentence(keyed)
     assert rec["GR beats AN (single positive)"]["schedule_bound"] == "schedule-bound; the length check agrees"
     em = rec["GR beats the best other zoo method (EM)"]
     assert em["verdict"] == "holds" and em["schedule_bound"].startswith("schedule-bound; the length check disagrees")
@@ -56,18 +59,21 @@ def test_gr_claims_say_whether_the_length_check_agrees():
     # marks it), never † ("a run did not converge" for another reason)
     check = rec["GR beats AN with both trained 27 epochs (length check)"]
     assert check["schedule_bound"] == "schedule-bound at the longer schedule too: this row is the length check"
-    # the length checks are controls of the claims they repeat, outside every family
-    assert check["control_of"] == "GR beats AN (single positive)"
+    # the length checks are controls of the claims they repeat (by key), outside every family
+    assert check["control_of"] == "gr_beats_an" and keyed["gr_beats_an"]["claim"] == "GR beats AN (single positive)"
+    # the best other method is chosen on validation: the sentence names it, the key does not
+    assert keyed["gr_beats_best_other"]["claim"] == "GR beats the best other zoo method (EM)"
+    assert check["id"] == "length_check/gr_beats_an"
     assert rec["GR beats EM with both trained 27 epochs (length check)"]["family_size"] == 1
     assert "§ schedule-bound; the length check agrees" in takeaways(table)
     assert "†" not in takeaways(table)
     long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=True, epochs=27)  # converged there: no mark
-    rec = claims_record(gr.claims(results, ablation, long, design=gr.design("cpu")))
+    rec = by_sentence(claims_record(gr.claims(results, ablation, long, design=gr.design("cpu"))))
     assert rec["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
     long["AN"] = _runs("an", [72, 73, 71, 72.2, 71.9], converged=False, epochs=27)  # AN unconverged: †
     long["GR"] = _runs("gr", [82, 83, 81, 82.5, 82.2], converged=False, epochs=27)
     table = gr.claims(results, ablation, long, design=gr.design("cpu"))
-    assert claims_record(table)["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
+    assert by_sentence(claims_record(table))["GR beats AN with both trained 27 epochs (length check)"]["schedule_bound"] is None
     assert "†: a run of this row did not converge" in takeaways(table)
 
 
@@ -86,15 +92,15 @@ def test_ablation_claims_read_their_own_length_check():
             "AN": _runs("an", [72, 73, 71, 72.2, 71.9], epochs=27),
             "k̂": _runs("gr_k_only", [80, 81, 79, 80.5, 80.1], converged=False, epochs=27)}
     table = gr.claims(results, ablation, long, design=gr.design("cpu"))
-    rec = claims_record(table)
+    rec = by_sentence(claims_record(table))
     claim, check = "GR (all on) beats the ablation row 'k̂'", "GR beats the ablation row 'k̂' with both trained 27 epochs (length check)"
     assert rec[claim]["verdict"] == "holds" and rec[check]["verdict"] == "holds"
     assert rec[claim]["schedule_bound"] == "schedule-bound; the length check agrees"
-    assert rec[check]["control_of"] == claim and rec[check]["family_size"] == 1
-    assert table.at[check, "paper"].startswith("Table 3's")
+    assert rec[check]["control_of"] == rec[claim]["id"] == "gr_beats_ablation/gr_k" and rec[check]["family_size"] == 1
+    assert table.at[rec[check]["id"], "paper"].startswith("Table 3's")
     assert rec[check]["a"] == {str(s): v for s, v in zip((1, 2, 3, 4, 5), [82, 83, 81, 82.5, 82.2])}
     long["k̂"] = _runs("gr_k_only", [82.5, 82.5, 81.5, 82.0, 82.6], converged=False, epochs=27)  # caught up
-    rec = claims_record(gr.claims(results, ablation, long, design=gr.design("cpu")))
+    rec = by_sentence(claims_record(gr.claims(results, ablation, long, design=gr.design("cpu"))))
     assert rec[check]["verdict"] != "holds"
     assert rec[claim]["schedule_bound"].startswith("schedule-bound; the length check disagrees")
 
@@ -116,7 +122,7 @@ def test_the_benchmark_asks_for_a_length_check_only_where_gr_did_not_converge():
     from mlpl_lab.chapters import gr
 
     d = chapter.design("smoke")
-    cells = {c: [chapter.spec_for(d.profile, c[1], c[0], s) for s in d.seeds[c]] for c in d.cells()}
+    cells = {c: [recipes.spec_for(d.profile, c[1], c[0], s) for s in d.seeds[c]] for c in d.cells()}
     unconverged = {s.key for s in cells[("single positive", "GR")]}
 
     def stored(spec):  # everything stored; GR's single-positive runs did not converge
@@ -153,7 +159,10 @@ def test_benchmark_gr_claims_say_whether_the_length_check_agrees():
               "drop 50 %": {"GR": _runs("gr", [80, 80.5, 79.5, 80.2, 79.9], False, 27),
                             "AN": _runs("an", [90, 91, 90.5, 89.9, 90.2], epochs=27)}}
     d = chapter.design("smoke", methods=["GR"], regimes=["single", "drop50", "drop75"])
-    rec = claims_record(chapter.claims(results, None, length, design=d))
+    keyed = claims_record(chapter.claims(results, None, length, design=d))
+    rec = by_sentence(keyed)
+    assert rec["GR beats AN under single positive"]["id"] == "beats_an/gr/single"
+    assert keyed["length_check/beats_an/gr/drop50"]["control_of"] == "beats_an/gr/drop50"
     assert rec["GR beats AN under single positive"]["schedule_bound"] == "schedule-bound; the length check agrees"
     assert rec["GR beats AN under drop 50 %"]["schedule_bound"].startswith("schedule-bound; the length check disagrees")
     assert rec["GR beats AN under drop 75 %"]["schedule_bound"] is None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlpl_lab.chapters.plan import plan_series
+from mlpl_lab.protocol.plan import plan_series
 from mlpl_lab.commands.arguments import notebook_paths
 from mlpl_lab.runs import ensure, pack
 from mlpl_lab.runs.shipped import shipped_pack

@@ -7,7 +7,7 @@ import torch
 
 from mlpl_lab.runs import splits_cache
 from mlpl_lab.chapters import benchmark as chapter
-from mlpl_lab.chapters.asked import nothing_stored
+from mlpl_lab.protocol.asked import nothing_stored
 from mlpl_lab.data import make_splits
 from mlpl_lab.profiles import get_profile
 

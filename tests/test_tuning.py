@@ -8,9 +8,12 @@ import inspect
 
 import pytest
 
-from mlpl_lab.chapters import benchmark, tuning
-from mlpl_lab.chapters.asked import ensure_asked
+from mlpl_lab.chapters import benchmark
+
+from mlpl_lab.protocol import tuning
+from mlpl_lab.protocol.asked import ensure_asked
 from mlpl_lab.profiles import get_profile
+from mlpl_lab.protocol import recipes
 
 
 def test_trial_points_hold_only_what_differs_from_the_paper_default():
@@ -31,7 +34,7 @@ def test_every_grid_starts_at_the_methods_default_and_fills_the_budget(label):
     from mlpl_lab.losses.registry import LOSSES
     from mlpl_lab.methods import build_method
 
-    row = benchmark.ROW_BY_LABEL[label]
+    row = recipes.row(label)
     base = row.params(get_profile("cpu"), "single positive", 0)
     untuned = build_method(row.method, **base).hparams
     points = tuning.trial_points(label, tuning.TRIALS)
@@ -79,8 +82,8 @@ def test_chapter_02_and_the_benchmark_share_gr_runs():
     for point in tuning.trial_points("GR", 3):
         for seed in (0, 3):
             ours = P.spec("gr", dict(point), "single_positive", {}, seed=seed)
-            theirs = benchmark.spec_for(P, "GR", "single positive", seed,
-                                        dict(benchmark.ROW_BY_LABEL["GR"].params(P, "single positive", 0), **point))
+            theirs = recipes.spec_for(P, "GR", "single positive", seed,
+                                        dict(recipes.row("GR").params(P, "single positive", 0), **point))
             assert ours.key == theirs.key
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mlpl_lab.chapters.user_row import reserved_labels
+from mlpl_lab.protocol.user_row import reserved_labels
 from mlpl_lab.methods.registry import build_method
 from mlpl_lab.methods.user_checks import check_user_file
 from mlpl_lab.methods.user_file import UserFileError
@@ -145,7 +145,7 @@ def test_the_runs_key_by_content_not_by_path(tmp_path, data_root):
     """Bug caught: an edited file served its old runs (a stale row), or the same file moved
     elsewhere retrained. Oracle: the source is the sha256 of the bytes, computed here."""
     from mlpl_lab.chapters import benchmark as bench
-    from mlpl_lab.chapters.user_row import AddedRow
+    from mlpl_lab.protocol.user_row import AddedRow
 
     a, b, c = tmp_path / "a.py", tmp_path / "moved" / "b.py", tmp_path / "c.py"
     b.parent.mkdir()

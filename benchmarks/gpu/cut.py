@@ -101,12 +101,13 @@ def register_cut(mode: str, level: int = 0) -> str:
     (``DESIGN_OF``), and gpu_shape's entries of the chapters' per-profile tables (the tuning
     trials the level's); the live exercise sized inside the cut. Returns the name."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common, gr, lac, registry, tuning
+    from mlpl_lab.chapters import gr, lac
+    from mlpl_lab.protocol import common, lac_stages, registry, tuning
 
     P = cut_profile(mode, level)
     profiles.PROFILES[NAME] = P
     common.DESIGN_OF[NAME] = common.design_name(BASE)
-    for table in (gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE):
+    for table in (gr.DESIGNS, lac.DESIGNS, lac_stages.STAGES, tuning.TRIALS_OF_PROFILE):
         if BASE in table:
             table[NAME] = table[BASE]
     tuning.TRIALS_OF_PROFILE[NAME] = LEVELS[level]["trials"]
@@ -118,9 +119,11 @@ def register_cut(mode: str, level: int = 0) -> str:
 def unregister_cut() -> None:
     """Undo :func:`register_cut` (tests)."""
     from mlpl_lab import profiles
-    from mlpl_lab.chapters import common, gr, lac, registry, tuning
+    from mlpl_lab.chapters import gr, lac
+    from mlpl_lab.protocol import common, lac_stages, registry, tuning
 
-    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, tuning.TRIALS_OF_PROFILE,
+    for table in (profiles.PROFILES, common.DESIGN_OF, gr.DESIGNS, lac.DESIGNS, lac_stages.STAGES,
+                  tuning.TRIALS_OF_PROFILE,
                   *(c.live.sizes for c in registry.live_chapters().values())):
         table.pop(NAME, None)
 
@@ -201,7 +204,7 @@ def notebooks_seconds(records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
 def planned_runs(level: int, mode: str = "gpu") -> int:
     """The distinct runs the series' plan trains under the cut at ``level`` (its runs chosen from
     results counted at their stand-ins; pending runs are not trained)."""
-    from mlpl_lab.chapters.plan import plan_series
+    from mlpl_lab.protocol.plan import plan_series
 
     root = Path(__file__).resolve().parents[2] / "notebooks"
     register_cut(mode, level)

@@ -30,7 +30,7 @@ from _common import MODE, SIZES, peak_tflops, write
 import levers
 import torch
 
-from mlpl_lab.chapters.plan import flops_per_image
+from mlpl_lab.protocol.plan import flops_per_image
 from mlpl_lab.engine.device import autocast_dtype
 from mlpl_lab.engine.train import fit
 from mlpl_lab.profiles import get_profile

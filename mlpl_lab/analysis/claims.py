@@ -4,6 +4,13 @@ A claim says "A beats B" on a metric read at each run's best-val epoch. Its two 
 **paired by seed** (seed ``s`` draws the split, the observed labels and the initialisation, so
 A_s and B_s saw the same data): only the seeds both sides ran count, d_s = A_s − B_s.
 
+**Keys.** A claim is keyed by a stable identifier (``Claim.id``: what it compares, from catalogue
+keys and regime slugs, e.g. ``beats_an/gr/single``; :func:`claim_id`), never by its sentence: the
+sentence ("GR beats AN under single positive") is a rendering, kept in the table's ``claim``
+column and the record's ``claim`` field, and may name what was chosen on validation (the best
+other method) where the identifier does not. A control names the identifier of the claim it
+checks (``control_of``). A claim without an identifier is keyed by its sentence.
+
 **Families.** Every claim answers one question, and the questions are declared in a chapter's
 design before any run is read (:class:`Family`: its name and its size m, the number of
 comparisons the design asks that question with). A family is corrected for its own m and for
@@ -83,8 +90,17 @@ class Family:
 
 
 def control_family(of: str) -> Family:
-    """The family of a control attached to claim ``of``: outside every family, m = 1."""
+    """The family of a control attached to claim ``of`` (its sentence): outside every family, m = 1."""
     return Family(f"control of: {of}", 1, "a check of the claim named, not a question of its own")
+
+
+def claim_id(*parts: Any) -> str:
+    """A claim's stable identifier: its parts (a comparison's name, catalogue keys, regime slugs)
+    joined by ``/``, e.g. ``claim_id("beats_an", "gr", "single") == "beats_an/gr/single"``."""
+    bad = [p for p in parts if not str(p) or "/" in str(p) or " " in str(p)]
+    if bad:
+        raise ValueError(f"a claim identifier's parts are words without spaces or '/': {bad}")
+    return "/".join(str(p) for p in parts)
 
 
 def own_family(claim: str) -> Family:
@@ -233,29 +249,37 @@ class Claim:
     values: Optional[tuple] = field(default=None, repr=False)  # (a, b) {seed: value}, see of_values
     groups: Optional[Dict[str, Sequence[Any]]] = field(default=None, repr=False)  # label -> runs
     family: Optional[Family] = None
-    control_of: Optional[str] = None
+    control_of: Optional[str] = None  # the key (identifier) of the claim a control checks
     side_labels: Optional[tuple] = field(default=None, repr=False)  # (A's, B's) labels in groups
+    id: Optional[str] = None          # the stable identifier (:func:`claim_id`); None: the sentence
 
     def __post_init__(self):
         if self.family is not None and self.control_of is not None:
             raise ValueError(f"claim {self.claim!r} is a control of {self.control_of!r} and names "
                              f"family {self.family.name!r}: a control is outside every family; drop one")
 
+    @property
+    def key(self) -> str:
+        """What the table and the record key the claim by: its identifier, else its sentence."""
+        return self.id or self.claim
+
     @classmethod
     def of_values(cls, claim: str, paper: str, a_label: str, b_label: str,
                   a: Mapping[int, float], b: Mapping[int, float],
                   runs: Mapping[str, Sequence[Any]] | None = None, family: Optional[Family] = None,
-                  control_of: Optional[str] = None, sides: Optional[tuple] = None) -> "Claim":
+                  control_of: Optional[str] = None, sides: Optional[tuple] = None,
+                  id: Optional[str] = None) -> "Claim":
         """A claim on per-seed values computed elsewhere (e.g. a difference of two margins);
         ``runs``: ``{label: runs}`` they come from (their convergence is reported); ``sides``:
         ``(A's labels, B's labels)`` among them, for the at-risk mark (None: not known)."""
         return cls(claim, paper, a_label, b_label, [], [], values=(dict(a), dict(b)),
-                   groups=dict(runs or {}), family=family, control_of=control_of, side_labels=sides)
+                   groups=dict(runs or {}), family=family, control_of=control_of, side_labels=sides, id=id)
 
-    def family_of(self) -> Family:
-        """The claim's family: declared, a control's own, or a question of its own (m = 1)."""
+    def family_of(self, sentences: Optional[Mapping[str, str]] = None) -> Family:
+        """The claim's family: declared, a control's own (named by the sentence of the claim it
+        checks, ``sentences``: ``{key: sentence}``), or a question of its own (m = 1)."""
         if self.control_of is not None:
-            return control_family(self.control_of)
+            return control_family((sentences or {}).get(self.control_of, self.control_of))
         return self.family if self.family is not None else own_family(self.claim)
 
     def sides(self) -> tuple[Dict[int, float], Dict[int, float]]:
@@ -274,8 +298,9 @@ class Claim:
         g = self.groups or {}
         return ([r for k in labels[0] for r in g.get(k, ())], [r for k in labels[1] for r in g.get(k, ())])
 
-    def row(self, m: int = 1) -> Dict[str, Any]:
-        """The row: its 95 % (unadjusted) and family-wise (m claims) intervals, and its verdict."""
+    def row(self, m: int = 1, sentences: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+        """The row: its 95 % (unadjusted) and family-wise (m claims) intervals, and its verdict
+        (``sentences``: ``{key: sentence}`` of the table, naming a control's family)."""
         a, b = self.sides()
         c = paired(a, b)
         seeds = c["seeds"]
@@ -289,7 +314,7 @@ class Claim:
         flo, fhi = (t_interval(c["diffs"], 1 - ALPHA / m) if math.isfinite(c["lo"])
                     else (math.nan, math.nan))
         verdict, kind, reason = decide({"n": c["n"], "lo": flo, "hi": fhi, "reason": c["reason"]}, m)
-        fam = self.family_of()
+        fam = self.family_of(sentences)
         if self.control_of is not None and kind == FINDING:
             kind = CONTROL
         # at risk: the losing side (B when the margin is positive, A when negative) did not converge
@@ -303,7 +328,7 @@ class Claim:
             conv = f"{conv} ⚠ at risk: the losing side ({losing}) did not converge"
         keys = None if runs is None else tuple(sorted(k for k in (_key(r) for r in side) if k)
                                                for side in runs)
-        return {"family": f"{fam.name} (m = {fam.size})", "claim": self.claim, "paper": self.paper,
+        return {"id": self.key, "family": f"{fam.name} (m = {fam.size})", "claim": self.claim, "paper": self.paper,
                 "ours": f"{self.a_label} {ma:.1f} vs {self.b_label} {mb:.1f}",
                 CI_FAMILY: f"{_num(c['margin'])} [{_num(flo)}, {_num(fhi)}]",
                 CI95: f"[{_num(c['lo'])}, {_num(c['hi'])}]",
@@ -316,7 +341,7 @@ class Claim:
                 "_at_risk": at_risk, "_losing": losing if at_risk else None, "_keys": keys}
 
 
-COLUMNS = ["family", "paper", "ours", CI_FAMILY, CI95, "seeds", "p", "verdict", "kind", "reason",
+COLUMNS = ["claim", "family", "paper", "ours", CI_FAMILY, CI95, "seeds", "p", "verdict", "kind", "reason",
            "converged"]
 
 
@@ -334,7 +359,7 @@ def _ordered(claims: List[Claim]) -> List[Claim]:
     for members in families.values():
         out += members
         for c in members:
-            out += controls.pop(c.claim, [])
+            out += controls.pop(c.key, [])
     return out + [c for cs in controls.values() for c in cs]
 
 
@@ -342,14 +367,15 @@ def check_families(claims: Sequence[Claim]) -> Dict[str, Family]:
     """``{name: Family}`` of the claims, after checking the declarations: one definition per
     name, no family holding more claims than it declared, no claim named twice, every control
     attached to a claim of the table. Bad declarations are errors that name the fix."""
-    names = [c.claim for c in claims]
+    names = [c.key for c in claims]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"claims named twice: {twice}; give each comparison its own name")
+    sentences = {c.key: c.claim for c in claims}
     fams: Dict[str, Family] = {}
     count: Dict[str, int] = {}
     for c in claims:
-        f = c.family_of()
+        f = c.family_of(sentences)
         if fams.setdefault(f.name, f) != f:
             raise ValueError(f"family {f.name!r} is declared twice with different sizes or questions "
                              f"({fams[f.name]} and {f}); declare it once in the chapter's design")
@@ -359,7 +385,7 @@ def check_families(claims: Sequence[Claim]) -> Dict[str, Family]:
         raise ValueError("a family holds more claims than its design declared: "
                          + "; ".join(f"{n!r} has {k} claims, declared m = {m}" for n, (k, m) in over.items())
                          + ". Declare every comparison of the question in the chapter's design")
-    orphans = [c.claim for c in claims if c.control_of is not None and c.control_of not in names]
+    orphans = [c.key for c in claims if c.control_of is not None and c.control_of not in names]
     if orphans:
         raise KeyError(f"controls of claims not in the table: {orphans}; a control is shown with "
                        "the claim it checks")
@@ -367,16 +393,18 @@ def check_families(claims: Sequence[Claim]) -> Dict[str, Family]:
 
 
 def claims_table(claims: List[Claim]):
-    """The claims as a DataFrame (one row each), indexed by the claim and grouped by family
-    (:func:`_ordered`); each claim decided on its family-wise interval, m being its family's
-    declared size (:class:`Family`), never the number of rows of this table."""
+    """The claims as a DataFrame (one row each), indexed by each claim's key (its identifier;
+    :attr:`Claim.key`), its sentence in the ``claim`` column, grouped by family (:func:`_ordered`);
+    each claim decided on its family-wise interval, m being its family's declared size
+    (:class:`Family`), never the number of rows of this table."""
     import pandas as pd
 
     fams = check_families(claims)
-    rows = [c.row(fams[c.family_of().name].size) for c in _ordered(list(claims))]
-    t = pd.DataFrame(rows, columns=["claim"] + COLUMNS
+    sentences = {c.key: c.claim for c in claims}
+    rows = [c.row(fams[c.family_of(sentences).name].size, sentences) for c in _ordered(list(claims))]
+    t = pd.DataFrame(rows, columns=["id"] + COLUMNS
                      + [k for k in (rows[0] if rows else {}) if k.startswith("_")])
-    return t.set_index("claim")
+    return t.set_index("id")
 
 
 def mark_schedule_bound(table, notes: Mapping[str, str]):
@@ -384,7 +412,8 @@ def mark_schedule_bound(table, notes: Mapping[str, str]):
     side's method moves its targets until the last epoch by design (GR, Eq. 9–13), so its runs'
     curves rise to the end; ``notes[claim]`` says what the control (the length check) found. The
     ``converged`` column shows "§ <note>" and ``_schedule`` keeps the note for the record and the
-    take-aways. A claim not in the table is an error (a renamed claim would drop its mark)."""
+    take-aways. ``notes`` is keyed like the table (the claims' keys); a claim not in the table is an
+    error (a renamed claim would drop its mark)."""
     return _marked(table, notes, "_schedule", "schedule-bound", lambda t, claim, note:
                    f"§ {note}" + (" ⚠ at risk" if bool(t.at[claim, "_at_risk"]) else ""))
 
@@ -423,7 +452,8 @@ def _text(x: Any) -> Optional[str]:
 
 
 def claims_record(table) -> Dict[str, Dict[str, Any]]:
-    """What a notebook records, per claim — enough to recompute the verdict: ``a`` and ``b``
+    """What a notebook records, per claim keyed by its key (its identifier) — enough to recompute
+    the verdict: ``id`` and ``claim`` (the sentence, a rendering), ``a`` and ``b``
     (``{seed: value}``, seeds as strings), the paired ``seeds`` and ``diffs``, ``n``,
     ``margin``, ``ci95`` ([lo, hi], unadjusted), ``family``, ``family_size`` (m), ``ci_family``
     (the Bonferroni interval at level 1 − 0.05/m: the one that decides), ``level_family``,
@@ -438,7 +468,8 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
         diffs = [float(d) for d in row["_diffs"]]
         sd = float(np.std(diffs, ddof=1)) if len(diffs) >= 2 and all(map(math.isfinite, diffs)) else math.nan
         m = int(row["_m"])
-        out[claim] = {"a": {str(s): _json(v) for s, v in row["_a"].items()},
+        out[claim] = {"id": claim, "claim": row["claim"],
+                      "a": {str(s): _json(v) for s, v in row["_a"].items()},
                       "b": {str(s): _json(v) for s, v in row["_b"].items()},
                       "seeds": [int(s) for s in row["_seeds"]], "diffs": [_json(d) for d in diffs],
                       "n": int(row["_n"]), "margin": _json(row["_margin"]),
@@ -458,8 +489,10 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
 
 
 def display_table(table):
-    """The table without its numeric helper columns (for the report)."""
-    return table[[c for c in table.columns if not c.startswith("_")]]
+    """The table as a reader reads it (for the notebooks and the report): indexed by each claim's
+    sentence, without its numeric helper columns."""
+    shown = table.set_index("claim") if "claim" in table.columns else table
+    return shown[[c for c in shown.columns if not c.startswith("_")]]
 
 
 def claims_view(table, what: str = "The chapter's claims, each paired by seed"):
@@ -514,7 +547,7 @@ def takeaways(table) -> str:
     for claim, row in table.iterrows():
         verdict = str(row["verdict"])
         key = HOLDS if verdict == HOLDS else FAILS if verdict == FAILS else INCONCLUSIVE
-        text = (f"*{claim}* — margin {row[CI_FAMILY]} (family-wise, m = {int(row['_m'])}), "
+        text = (f"*{row.get('claim', claim)}* — margin {row[CI_FAMILY]} (family-wise, m = {int(row['_m'])}), "
                 f"{int(row['_n'])} paired seed(s)")
         if key == INCONCLUSIVE:
             text += f": {row['reason'] or verdict}"

@@ -7,6 +7,7 @@ label never imports torch (the command line answers a bad argument without it). 
 ``core`` (the bibliography, the regime table) and, inside a function, the method registry.
 
 Other modules name a row as ``LABEL.<key>`` (``LABEL.gr == "GR"``), never by retyping its label.
+A method from outside the package joins with :func:`register` (one :class:`Entry`).
 """
-from .entries import (ENTRIES, LABEL, Entry, by_label, citation_aliases, colours, entry,  # noqa: F401
-                      grids, in_chapter, name_labels, paper_claims)
+from .entries import (ENTRIES, GRIDS, LABEL, Entry, all_entries, by_label, citation_aliases,  # noqa: F401
+                      colours, entry, grids, in_chapter, name_labels, paper_claims, register, unregister)

@@ -26,7 +26,7 @@ from ..core.bibliography import cite, work
 from ..core.regime_table import FULL_LABELS
 
 __all__ = ["Entry", "ENTRIES", "LABEL", "entry", "by_label", "in_chapter", "grids", "colours",
-           "name_labels", "paper_claims", "citation_aliases"]
+           "name_labels", "paper_claims", "citation_aliases", "all_entries", "register", "unregister"]
 
 
 @dataclass(frozen=True)
@@ -158,15 +158,19 @@ ENTRIES: Tuple[Entry, ...] = (
     _E("gr_all_on", "GR (all on)", "gr", "GR Loss", ("02",), alias_of="gr"),
     _E("zlpr", "ZLPR", "zlpr", "OPML family", ("03",), colour="#c5b0d5", bib="opml"),
     _E("zlpr_ab0", "ZLPR (a=b=0)", "zlpr", "OPML family", (), alias_of="zlpr"),
-    _E("opml_hr", "OPML+HR", "opml", "OPML family", ("03",), colour="#5254a3", bib="opml"),
-    _E("opml_hr_ls", "OPML+HR+LS", "opml", "OPML family", ("03",), colour="#f768a1", bib="opml"),
-    _E("opml_hr_lc", "OPML+HR+LC", "opml", "OPML family", ("03",), colour="#e7298a", bib="opml"),
+    # Table IV's ablation: OPML with the high-rank term, OPML-SP without its correction or its smoothing
+    _E("opml_hr", "OPML+HR", "opml", "OPML family", ("03",), params={"high_rank": True}, colour="#5254a3",
+       bib="opml"),
+    _E("opml_hr_ls", "OPML+HR+LS", "opml_sp", "OPML family", ("03",), params={"correction": False},
+       colour="#f768a1", bib="opml"),
+    _E("opml_hr_lc", "OPML+HR+LC", "opml_sp", "OPML family", ("03",), params={"smoothing": False},
+       colour="#e7298a", bib="opml"),
     _E("bce_full", "BCE (full)", "full", "reference", ("03",), alias_of="oracle"),
     _E("bce_an", "BCE (AN)", "an", "reference", ("03",), alias_of="an"),
     _E("cls_h", "CLS-H", "cls_h", "CLS family", ("04",), colour="#fdae6b", bib="cls"),
     _E("cls_l", "CLS-L", "cls_l", "CLS family", ("04",), colour="#e6550d", bib="cls"),
     _E("clc", "CLC", "clc", "CLS family", ("04",), colour="#fdd49e", bib="cls"),
-    _E("lac_an", "AN (LAC head)", "lac_an", "LAC stages", (), colour="#6baed6", bib="lac"),
+    _E("lac_an", "AN (LAC's head)", "lac_an", "LAC stages", (), colour="#6baed6", bib="lac"),
     _E("lac_plc", "+PLC", "lac_plc", "LAC stages", ("05",), colour="#ff9896", bib="lac"),
     _E("lac_end_to_end", "+LAC end-to-end", "lac_end_to_end", "LAC stages", ("05",), colour="#7f2704", bib="lac"),
     _E("lac_two_stage", "two-stage", "lac_no_queue", "LAC stages", ("05",), colour="#67001f", bib="lac"),
@@ -204,9 +208,60 @@ _BY_KEY: Dict[str, Entry] = {e.key: e for e in ENTRIES}
 _BY_LABEL: Dict[str, Entry] = {e.label: e for e in ENTRIES}
 if len(_BY_KEY) != len(ENTRIES) or len(_BY_LABEL) != len(ENTRIES):
     raise ValueError("two catalogue entries share a key or a label")
+#: entries registered from outside the package (:func:`register`), in the order registered
+_REGISTERED: List[Entry] = []
 
 #: ``LABEL.<key>``: each entry's label, the way other modules write a row's name
 LABEL = SimpleNamespace(**{e.key: e.label for e in ENTRIES})
+
+
+def _grid_table() -> Dict[str, Dict[str, List[Any]]]:
+    return {e.label: {k: list(v) for k, v in e.grid.items()} for e in all_entries() if e.grid}
+
+
+def all_entries() -> Tuple[Entry, ...]:
+    """:data:`ENTRIES` and the entries registered since (:func:`register`), in that order."""
+    return ENTRIES + tuple(_REGISTERED)
+
+
+def register(new: Entry) -> Entry:
+    """Add ``new`` to the catalogue from outside the package (a researcher's method, a test's):
+    every lookup below, the tuning grids (:func:`grids`) and ``LABEL.<key>`` then know it, and a
+    chapter that reads its rows from the catalogue (07) shows it. Its key and label must be new;
+    a row whose method is a registered loss is registered as a one-network method
+    (:func:`mlpl_lab.methods.zoo.register_stateless`). Returns the entry."""
+    if new.key in _BY_KEY or new.label in _BY_LABEL:
+        raise ValueError(f"the catalogue already has an entry with key {new.key!r} or label {new.label!r}")
+    if not new.key.isidentifier():
+        raise ValueError(f"an entry's key is a Python identifier (LABEL.<key>), got {new.key!r}")
+    _REGISTERED.append(new)
+    _BY_KEY[new.key], _BY_LABEL[new.label] = new, new
+    setattr(LABEL, new.key, new.label)
+    if new.grid:
+        GRIDS[new.label] = {k: list(v) for k, v in new.grid.items()}
+    from ..methods.zoo import register_stateless  # the method registry imports torch; labels do not
+
+    register_stateless([new])
+    return new
+
+
+def unregister(key: str) -> None:
+    """Take an entry :func:`register` added out of the catalogue again (an entry of
+    :data:`ENTRIES` is refused; an unknown key changes nothing)."""
+    if any(e.key == key for e in ENTRIES):
+        raise ValueError(f"{key!r} is one of the package's own entries, not a registered one")
+    found = _BY_KEY.pop(key, None)
+    if found is None:
+        return
+    _REGISTERED.remove(found)
+    _BY_LABEL.pop(found.label, None)
+    GRIDS.pop(found.label, None)
+    delattr(LABEL, key)
+
+
+#: ``{label: tuning grid}`` of every entry with one (paper default first), registered ones
+#: included: the table the tuning stage reads (:data:`mlpl_lab.protocol.tuning.GRIDS` is this dict)
+GRIDS: Dict[str, Dict[str, List[Any]]] = _grid_table()
 
 
 def entry(key: str) -> Entry:
@@ -222,25 +277,25 @@ def by_label(label: str) -> Optional[Entry]:
 
 
 def in_chapter(chapter: str) -> Tuple[Entry, ...]:
-    """The entries notebook ``chapter`` ("07") shows, in catalogue order."""
-    return tuple(e for e in ENTRIES if chapter in e.chapters)
+    """The entries notebook ``chapter`` ("07") shows, in catalogue order (registered ones last)."""
+    return tuple(e for e in all_entries() if chapter in e.chapters)
 
 
 def grids() -> Dict[str, Dict[str, List[Any]]]:
-    """``{label: tuning grid}`` of every entry with one (paper default first)."""
-    return {e.label: {k: list(v) for k, v in e.grid.items()} for e in ENTRIES if e.grid}
+    """``{label: tuning grid}`` of every entry with one (paper default first): :data:`GRIDS`."""
+    return GRIDS
 
 
 def colours() -> Dict[str, str]:
     """``{label: colour}`` of every entry that has its own (the aliases take their method's)."""
-    return {e.label: e.colour for e in ENTRIES if e.colour}
+    return {e.label: e.colour for e in all_entries() if e.colour}
 
 
 def name_labels() -> Dict[str, str]:
     """Every other name of a coloured entry -> that entry's label: aliases' labels, the
     registered names (the first coloured entry of each method), and each entry's ``also``."""
     out: Dict[str, str] = {}
-    for e in ENTRIES:
+    for e in all_entries():
         own = _BY_KEY[e.alias_of] if e.alias_of else e
         if e.alias_of:
             out[e.label] = own.label
@@ -253,7 +308,7 @@ def name_labels() -> Dict[str, str]:
 
 def paper_claims() -> Dict[str, str]:
     """``{label: claim}``: each paper's headline claim against AN, in the claims table's order."""
-    ranked = sorted((e for e in ENTRIES if e.claim), key=lambda e: e.claim_rank)
+    ranked = sorted((e for e in all_entries() if e.claim), key=lambda e: e.claim_rank)
     return {e.label: e.claim for e in ranked}
 
 
@@ -262,7 +317,7 @@ def citation_aliases() -> Dict[str, Tuple[str, ...]]:
     each method label of a work-citing entry that is not already one of them, with the works it
     may mean."""
     out = dict(_work_aliases())
-    for e in ENTRIES:
+    for e in all_entries():
         if e.bib and e.alias_of is None and len(e.label) > 1:  # "v", "L": words of any formula
             keys = out.get(e.label, ())
             if e.bib not in keys:

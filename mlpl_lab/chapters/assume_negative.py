@@ -20,18 +20,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ..analysis.claims import Claim, Family, by_seed, claims_table, paired
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, paired
+from ..protocol.regimes import regime_slug
 from ..analysis.hidden_positives import hidden_positive_confidences, summarise_confidences
 from ..analysis.tables import regimes_table, seed_mean
 from ..core.regime_table import regime_table
 from ..profiles import Profile, get_profile
-from .asked import Asked, Runs, Stored
-from .common import as_profile, design_name, specs_for, splits_for
+from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.common import as_profile, specs_for, splits_for
+from ..protocol.design import preset
+from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 REGIMES: Dict[str, tuple] = regime_table("single positive", "drop 50 %", "known 10 %")
-METHODS = {LABEL.oracle: "full", LABEL.an: "an"}
+#: the rows of every regime: the oracle and AN, each its catalogue entry's method
+METHODS = {e.label: e.method for e in (catalogue.entry("oracle"), catalogue.entry("an"))}
 #: pretraining candidates: overrides of ``Profile.pretrain`` (both object-centric: one object
 #: per image, like ImageNet's photos; they differ in whether the classes are the chapters' own)
 PRETRAIN_CANDIDATES: Dict[str, Dict[str, Any]] = {
@@ -73,20 +77,20 @@ class AssumeNegativeDesign:
 
 #: how many of the profile's seeds each part takes. Every claim pairs five seeds under cpu and
 #: gpu; the other regimes reuse the key comparison's oracle runs, so they add AN runs
-#: only. A profile without a row here (a custom one) takes one seed everywhere.
+#: only. A profile without a row here takes another's by the designs' one rule
+#: (:func:`mlpl_lab.protocol.common.preset`: gpu_shape gpu's, a custom profile cpu's, on its own seeds).
 DESIGNS: Dict[str, Dict[str, int]] = {
     "smoke": {"key_seeds": 2, "other_seeds": 2, "candidate_seeds": 1},
     "cpu": {"key_seeds": 5, "other_seeds": 5, "candidate_seeds": 3},
     "gpu": {"key_seeds": 5, "other_seeds": 5, "candidate_seeds": 3},
 }
-_ONE_SEED = {"key_seeds": 1, "other_seeds": 1, "candidate_seeds": 1}
 
 
 def design(profile) -> AssumeNegativeDesign:
-    """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
-    through :data:`mlpl_lab.chapters.common.DESIGN_OF`, capped at the profile's own seeds)."""
+    """The chapter's design under ``profile`` (its :data:`DESIGNS` row by the designs' one rule,
+    :func:`mlpl_lab.protocol.common.preset`, capped at the profile's own seeds)."""
     P = as_profile(profile)
-    n = DESIGNS.get(design_name(P), _ONE_SEED)
+    n = preset(DESIGNS, P)
     return AssumeNegativeDesign(profile=P, scratch_seed=int(P.seeds[0]),
                                 **{part: tuple(P.seeds[:k]) for part, k in n.items()})
 
@@ -287,7 +291,8 @@ def claims(results, design: AssumeNegativeDesign):
     rows = [Claim(f"full labels beat AN under {regime}",
                   "Cole et al. protocol, VOC: full 90.2 vs AN 85.1 (single positive; LL's table)"
                   if regime == "single positive" else "— (the gap the later chapters try to close)",
-                  "full", LABEL.an, runs[LABEL.oracle], runs[LABEL.an], family=family)
+                  "full", LABEL.an, runs[LABEL.oracle], runs[LABEL.an], family=family,
+                  id=claim_id("oracle_beats_an", regime_slug(regime)))
             for regime, runs in results.items()]
     return claims_table(rows)
 
@@ -371,7 +376,7 @@ def confidence_view(summary):
         best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

@@ -14,12 +14,12 @@ a literal per profile (:data:`DESIGNS`, read by :func:`design`):
   under cpu (listed by :func:`left_out`): drop 25 % and 75 %, the family under the drop
   regimes, the sweeps' other values, CLC.
 * ``smoke``: the same structure on one seed, AN and CLS under single positive on three.
-* ``gpu`` (and ``gpu_shape``, :data:`mlpl_lab.chapters.common.DESIGN_OF`): the family under all
+* ``gpu`` (and ``gpu_shape``, :data:`mlpl_lab.protocol.common.DESIGN_OF`): the family under all
   four regimes, CLC and wider sweeps, every Table 2 row on the profile's seeds.
 
 The runs are data: :func:`specs` returns them (``{family: {label: [RunSpec per seed]}}``, the
 families being the Table 2 regimes, ``"ablation"``, ``"tau_h"`` and ``"tau_l"``), the notebook
-ensures them (:func:`mlpl_lab.chapters.asked.ensure_asked`) and the views take the stored runs.
+ensures them (:func:`mlpl_lab.protocol.asked.ensure_asked`) and the views take the stored runs.
 
 E_k: the paper ramps R over E_k = 10 of its 100 epochs. Our runs are the profile's epochs (54
 on cpu, 2 on smoke), so the chapter scales the ramp
@@ -38,20 +38,22 @@ import numpy as np
 from ..core import labels as L
 
 from ..core import regimes as R
-from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
+from ..protocol.regimes import regime_slug
 from ..analysis.tables import seed_mean
 from ..methods.cls import PAPER_E_K, paper_hparams
 from ..methods.selection import forget_schedule, reserve_schedule
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored, nothing_stored
-from .common import as_profile, design_name, specs_for, splits_for, with_pending
+from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.common import as_profile, specs_for, splits_for, with_pending
+from ..protocol.design import preset
+from ..protocol.recipes import CLS_PAPER_REGIMES, FORGET_RATE, TAU_DATASET, ramp_epochs
 from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: display label -> (regime name, regime parameters); alpha is the fraction of positives DROPPED
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table("drop 25 %", "drop 50 %", "drop 75 %",
-                                                                "single positive")
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = R.regime_table(*CLS_PAPER_REGIMES)
 
 #: JoCoR is always quoted with its λ (the official code's default 0.1; its catalogue entry's)
 JOCOR = LABEL.jocor_row
@@ -66,7 +68,7 @@ CLS_VS_AN, CLS_VS_COTRAINING, GROWS = ("CLS beats AN", "CLS beats the co-trainin
                                        "the margin grows with the missing rate")
 
 #: the chapter's literals per design (:func:`design` adds the profile's seeds and epochs;
-#: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.chapters.common.DESIGN_OF`). ``n_table_seeds`` /
+#: ``gpu_shape`` takes gpu's, :data:`mlpl_lab.protocol.common.DESIGN_OF`). ``n_table_seeds`` /
 #: ``n_key_seeds``: how many of the profile's seeds the Table 2 rows / the key comparison (AN
 #: and CLS under the study regime) run on, ``None``: all. cpu keeps drop 25 % and 75 % for gpu:
 #: converged two-network runs cost about two minutes each on 2 cores.
@@ -84,13 +86,6 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
                 tau_h_grid=(0.0, 0.006, 0.012, 0.021, 0.06), tau_l_grid=(0.0, 0.02, 0.06, 0.14),
                 with_clc=True, n_table_seeds=None, n_key_seeds=None),
 }
-
-
-def chapter_E_k(epochs: int) -> int:
-    """Half the run, at least 1, at most the paper's E_k = 10 (see the module docstring)."""
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
-    return min(PAPER_E_K, max(1, epochs // 2))
 
 
 @dataclass(frozen=True)
@@ -113,8 +108,8 @@ class CLSDesign:
     study_regime: str = "single positive"  # ablation and sensitivity sweeps
     #: (row, epochs) of the longer runs of losing sides at risk, under the study regime (pending)
     longer: Tuple[Tuple[str, int], ...] = ()
-    tau_dataset: str = "coco"
-    forget_rate: float = 0.2
+    tau_dataset: str = TAU_DATASET
+    forget_rate: float = FORGET_RATE
 
     @property
     def families(self) -> Dict[str, Family]:
@@ -166,10 +161,10 @@ def design(profile, seed: int = 0) -> CLSDesign:
     """The design of notebook 04 for a profile (name or :class:`Profile`): :data:`DESIGNS` with
     the profile's seeds and epochs; ``seed`` (the notebook's parameter) is the ablation's."""
     P = as_profile(profile)
-    lit = dict(DESIGNS.get(design_name(P), DESIGNS["cpu"]))
+    lit = dict(preset(DESIGNS, P))
     n_table, n_key = lit.pop("n_table_seeds"), lit.pop("n_key_seeds")
     seeds = tuple(P.seeds)
-    return CLSDesign(P, chapter_E_k(P.epochs), table_seeds=seeds[:n_table], key_seeds=seeds[:n_key],
+    return CLSDesign(P, ramp_epochs(P.epochs), table_seeds=seeds[:n_table], key_seeds=seeds[:n_key],
                      study_seeds=(int(seed),), **lit)
 
 
@@ -192,13 +187,12 @@ def method_specs(design: CLSDesign, regime_label: str) -> Dict[str, Tuple[str, D
     """``{display label: (method name, hyperparameters)}`` of the Table 2 rows under a regime."""
     if regime_label not in REGIMES:
         raise ValueError(f"unknown regime label {regime_label!r}; choose from {list(REGIMES)}")
-    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {LABEL.an: ("an", {})}
+    method = {label: catalogue.by_label(label).method for label in (LABEL.an, LABEL.cls) + FAMILY}
+    specs: Dict[str, Tuple[str, Dict[str, Any]]] = {LABEL.an: (method[LABEL.an], {})}
     if regime_label in design.family_regimes:
-        family = design.family_hparams()
-        specs[LABEL.coteaching] = ("coteaching", dict(family))
-        specs[LABEL.coteaching_plus] = ("coteaching_plus", dict(family))
-        specs[JOCOR] = ("jocor", dict(family, co_lambda=JOCOR_LAMBDA))
-    specs[LABEL.cls] = ("cls", design.cls_hparams(regime_label))
+        for row in FAMILY:  # the co-training rows: the design's ramp, each entry's fixed hyperparameters
+            specs[row] = (method[row], dict(design.family_hparams(), **catalogue.by_label(row).params))
+    specs[LABEL.cls] = (method[LABEL.cls], design.cls_hparams(regime_label))
     return specs
 
 
@@ -252,7 +246,7 @@ def longer_label(row: str, epochs: int) -> str:
 def longer_specs(design: CLSDesign) -> Dict[str, Dict[str, list]]:
     """``{LONGER: {"<row> (<E> epochs)": [RunSpec per seed]}}``: each row of ``design.longer`` under
     the study regime on its table seeds with only its epochs changed; {} where the design has none.
-    Pending runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    Pending runs (:func:`mlpl_lab.protocol.common.with_pending`): the cold series trains them."""
     if not design.longer:
         return {}
     label = design.study_regime
@@ -464,6 +458,11 @@ def chapter_schedules(design: CLSDesign, epochs: int) -> Dict[str, np.ndarray]:
     }
 
 
+def beats_id(row: str, regime: str) -> str:
+    """The key of "CLS beats <row> under <regime>" (:func:`mlpl_lab.analysis.claims.claim_id`)."""
+    return claim_id("cls_beats", catalogue.by_label(row).key, regime_slug(regime))
+
+
 def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
            longer: Mapping[str, list] | None = None):
     """The paper's claims checked on these results: a claims table (paired verdicts,
@@ -479,12 +478,14 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
     for regime, runs in results.items():
         if LABEL.cls in runs and LABEL.an in runs:
             rows.append(Claim(f"CLS beats AN under {regime}", paper.get(regime, "Table 2"),
-                              LABEL.cls, LABEL.an, runs[LABEL.cls], runs[LABEL.an], family=fam[CLS_VS_AN]))
+                              LABEL.cls, LABEL.an, runs[LABEL.cls], runs[LABEL.an], family=fam[CLS_VS_AN],
+                              id=claim_id("cls_beats_an", regime_slug(regime))))
         for other in FAMILY:
             if LABEL.cls in runs and other in runs:
                 rows.append(Claim(f"CLS beats {other} under {regime}",
                                   "Table 2: CLS above every co-training baseline", LABEL.cls, other,
-                                  runs[LABEL.cls], runs[other], family=fam[CLS_VS_COTRAINING]))
+                                  runs[LABEL.cls], runs[other], family=fam[CLS_VS_COTRAINING],
+                                  id=beats_id(other, regime)))
     if "drop 75 %" in results and "drop 25 %" in results and all(
             k in results[r] for r in ("drop 75 %", "drop 25 %") for k in (LABEL.cls, LABEL.an)):
         def per_seed(regime):  # CLS − AN per seed under one regime
@@ -497,17 +498,18 @@ def claims(results: Mapping[str, Mapping[str, list]], design: "CLSDesign",
             "COCO: CLS's lead over the baselines is largest at 25 % left (Table 2)",
             "CLS − AN at drop 75 %", "CLS − AN at drop 25 %", per_seed("drop 75 %"), per_seed("drop 25 %"),
             runs={f"{k} at {reg}": results[reg][k] for reg in ("drop 75 %", "drop 25 %") for k in (LABEL.cls, LABEL.an)},
-            family=fam.get(GROWS)))
+            family=fam.get(GROWS), id=claim_id("margin_grows", "drop75_vs_drop25")))
     # the losing sides trained longer (pending runs, once stored): controls of the claims they repeat
     study = design.study_regime
     waiting = {}
     for row, epochs in design.longer:
-        checked = f"CLS beats {row} under {study}"
+        checked = beats_id(row, study)
         runs = (longer or {}).get(longer_label(row, epochs))
         if runs and study in results and LABEL.cls in results[study]:
             rows.append(Claim(f"CLS beats {longer_label(row, epochs)} under {study}",
                               "the same comparison, the baseline trained longer", LABEL.cls, longer_label(row, epochs),
-                              results[study][LABEL.cls], runs, control_of=checked))
+                              results[study][LABEL.cls], runs, control_of=checked,
+                              id=claim_id("trained_longer", *checked.split("/"))))
         else:
             waiting[checked] = f"its control, {longer_label(row, epochs)} (pending: the cold series trains them)"
     table = claims_table(rows)
@@ -672,7 +674,7 @@ def sensitivity_view(sens_h, sens_l):
                              intervals=False, unconverged=False), percent=True)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

@@ -8,7 +8,7 @@ rejection, a robust loss) and three ablation rows; ``gpu``: the whole Table 2 ba
 full Table 3 ablation.
 
 Every zoo method with a hyperparameter gets the same tuning budget on the clean validation split
-of the selection seed (:func:`mlpl_lab.chapters.tuning.stage`); every row, tuned or not, and every
+of the selection seed (:func:`mlpl_lab.protocol.tuning.stage`); every row, tuned or not, and every
 ablation row then runs on the fresh seeds (as many as the profile has seeds: five on cpu), the
 only runs the tables and claims read. :func:`specs` asks for the runs in five families:
 ``trial`` (the tuning trials), ``main`` (the zoo on the fresh seeds), ``ablation`` (Table 3's rows
@@ -24,7 +24,7 @@ from typing import Any, Dict, Mapping, Tuple
 import numpy as np
 
 from ..analysis.benchmark import convergence_mark
-from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_schedule_bound
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_schedule_bound
 from ..analysis.gr_diagnostics import fn_rate_by_confidence, unknown_confidences
 from ..analysis.tables import ablation_frames, seed_mean
 from ..losses.gr import GR_SCHEDULE_DEFAULTS, gr_schedule
@@ -33,13 +33,16 @@ from ..profiles import Profile
 from ..runs.splits_cache import build_splits
 from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
-from . import tuning
-from .asked import Asked, Runs, Stored
-from .common import as_profile, as_spec, design_name, splits_for
+from ..protocol import tuning
+from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.common import as_profile, as_spec, splits_for
+from ..protocol.design import preset
 from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
-from .positives import expected_num_pos, expected_positives
+from ..protocol.registry import Chapter, Live
+from ..protocol.positives import expected_num_pos, expected_positives
+from ..protocol.lengths import (LENGTH_FACTOR, length_check_epochs, length_check_note,  # noqa: F401 (the notebook's)
+                                length_check_record, length_check_runs, lengthen, lengthen_each)
 
 #: chapter 02's catalogue entries: Table 2's zoo (in the catalogue's order) and Table 3's rows
 _ENTRIES = tuple(e for e in catalogue.in_chapter("02") if e.alias_of is None)
@@ -63,21 +66,15 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
     "gpu_shape": {"zoo": ZOO_ALL, "ablation_rows": tuple(ABLATION_LABELS), "budget": 2},
 }
 
-#: the length check: GR's w, b, μ and σ move linearly in t/T until the last epoch (Eq. 9-13),
-#: so its pseudo-labels change to the end of any schedule and its clean-validation curve can
-#: still rise in the last quarter however long it trains (probe: benchmarks/records/
-#: gr_length_probe_cpu.json, GR re-trained at 72 and 90 epochs). The chapter therefore re-trains
-#: GR, the best other method (chosen on validation) and AN this many times the profile's epochs
-#: on the same fresh seeds, and pairs them there too: whether a verdict depends on the length.
-LENGTH_FACTOR = 4 / 3
-
-
 #: the family of Table 3's rows trained :data:`LENGTH_FACTOR` times longer (:func:`specs`): with GR's
 #: own length-check runs, the controls of the ablation claims
 ABLATION_LENGTH = "ablation, trained longer"
 
 #: the chapter's questions (:attr:`GRDesign.families`)
 GR_VS_AN, GR_VS_BEST, ABLATION = "GR beats AN", "GR beats the best other method", "GR's components"
+#: the keys of its first two claims (:func:`mlpl_lab.analysis.claims.claim_id`): the best other
+#: method is chosen on validation, so its key says "best other" and its sentence names it
+GR_BEATS_AN, GR_BEATS_BEST = "gr_beats_an", "gr_beats_best_other"
 
 
 @dataclass(frozen=True)
@@ -105,21 +102,10 @@ class GRDesign:
                                  "does each of GR's components help (Table 3)?")}
 
 
-def lengthened_epochs(epochs: int) -> int:
-    """A length check's epochs for runs of ``epochs``: round(LENGTH_FACTOR × epochs), and at least
-    one more (54 -> 72; 2 -> 3). The one rule of every length check (chapters 02 and 07)."""
-    return max(int(epochs) + 1, int(round(LENGTH_FACTOR * int(epochs))))
-
-
-def length_check_epochs(profile) -> int:
-    """The length check's epochs under ``profile`` (:func:`lengthened_epochs` of the profile's)."""
-    return lengthened_epochs(as_profile(profile).epochs)
-
-
 def design(profile, regime: str = "single_positive") -> GRDesign:
     """The chapter's design under ``profile`` (see :data:`DESIGNS`)."""
     P = as_profile(profile)
-    lits = DESIGNS.get(P.name) or DESIGNS.get(design_name(P), DESIGNS["cpu"])
+    lits = preset(DESIGNS, P)
     return GRDesign(P, regime, tuple(lits["zoo"]), tuple(lits["ablation_rows"]), int(lits["budget"]),
                     tuning.selection_seed(P), tuple(tuning.fresh_seeds(P)), length_check_epochs(P))
 
@@ -133,7 +119,7 @@ def methods(profile, splits_or_labels) -> Dict[str, Any]:
 def zoo_methods(profile, k: float) -> Dict[str, Any]:
     """``{label: method spec}`` of the main comparison under ``profile`` (the catalogue's entries),
     EPR's and ROLE's expected positives per image ``k``
-    (:func:`mlpl_lab.chapters.positives.expected_num_pos`)."""
+    (:func:`mlpl_lab.protocol.positives.expected_num_pos`)."""
     zoo = {e.label: e.method for e in _ENTRIES if e.label in ZOO_ALL}
     for label in (LABEL.epr, LABEL.role):
         zoo[label] = (zoo[label], {"expected_num_pos": k})
@@ -144,6 +130,22 @@ def left_out(profile):
     """The Table 2 rows ``profile``'s design does not train."""
     zoo = design(profile).zoo
     return [m for m in ZOO_ALL if m not in zoo]
+
+
+def left_out_text(profile, trained_in_07) -> str:
+    """Which Table 2 rows this chapter leaves out under ``profile`` (:func:`left_out`), and which of
+    them chapter 07's benchmark trains under the same profile (``trained_in_07``: its design's rows,
+    :func:`mlpl_lab.chapters.benchmark.trained_rows`) -- the line printed under the zoo."""
+    P = as_profile(profile)
+    out = left_out(P)
+    if not out:
+        return f"This chapter trains every Table 2 row under the {P.name} profile."
+    there = [m for m in out if m in set(trained_in_07)]
+    text = f"Table 2 rows this chapter leaves out under the {P.name} profile: {', '.join(out)}"
+    if there:
+        which = "them" if there == out else ", ".join(there)
+        text += f"; chapter 07's benchmark trains {which} under the same profile, on the same protocol, and reports them there"
+    return text + "."
 
 
 def seeds_text(profile) -> str:
@@ -250,12 +252,6 @@ def best_other(results) -> str | None:
     return max(others, key=lambda k: seed_mean(results[k], "val_mAP"))
 
 
-def lengthen(specs, epochs: int) -> list:
-    """``specs`` with only their epochs changed (the length check's runs: the same tuned setting,
-    regime, seeds and data as the runs they check)."""
-    return [s.replace(train=dict(s.train, epochs=epochs)) for s in specs]
-
-
 def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Dict[str, list]:
     """``{label: [RunSpec per seed]}``: the main comparison's specs (``main``) of GR, the best
     other method ``best`` (None: none) and AN, each with only its epochs changed to ``epochs`` (so
@@ -263,13 +259,6 @@ def length_family(main: Mapping[str, list], best: str | None, epochs: int) -> Di
     chapter 02's length check: :func:`specs` asks for these runs."""
     labels = [LABEL.gr] + [k for k in (best, LABEL.an) if k is not None]
     return lengthen_each({label: main[label] for label in labels}, epochs)
-
-
-def lengthen_each(family: Mapping[str, list], epochs: int) -> Dict[str, list]:
-    """``{label: [RunSpec per seed]}`` with only each spec's epochs changed (:func:`lengthen`):
-    :func:`length_family`'s rows, and Table 3's rows for the length check of the ablation claims
-    (each paired there with GR's own length-check runs, :func:`claims`)."""
-    return {label: lengthen(ss, epochs) for label, ss in family.items()}
 
 
 def length_check_specs(profile, results) -> Dict[str, list]:
@@ -280,7 +269,7 @@ def length_check_specs(profile, results) -> Dict[str, list]:
 
 
 def specs(d: GRDesign, stored: Stored) -> Asked:
-    """The runs of notebook 02, decided from what is stored (pure; :mod:`mlpl_lab.chapters.asked`).
+    """The runs of notebook 02, decided from what is stored (pure; :mod:`mlpl_lab.protocol.asked`).
 
     ``trial``: the tuning trials (always now). ``main``: the zoo on the fresh seeds, each tuned
     method once its trials are stored (else ``later``, paper default as stand-in). ``ablation``:
@@ -321,7 +310,7 @@ class GRRuns:
     design: GRDesign
     splits: Any                      # the splits of the first fresh seed (the diagnostics' data)
     main: Dict[str, list]            # {label: [run per fresh seed]} in the zoo's order
-    tuning: Dict[str, Any]           # :meth:`mlpl_lab.chapters.tuning.Stage.record`
+    tuning: Dict[str, Any]           # :meth:`mlpl_lab.protocol.tuning.Stage.record`
     ablation: Dict[str, list]        # Table 3's rows
     length: Dict[str, list]          # the length check
     ablation_length: Dict[str, list]  # Table 3's rows, trained as long as the length check
@@ -339,7 +328,7 @@ class GRRuns:
 
 
 def results(d: GRDesign, runs: Runs) -> GRRuns:
-    """:class:`GRRuns` from :func:`~mlpl_lab.chapters.asked.ensure_asked`'s runs (the tuning
+    """:class:`GRRuns` from :func:`~mlpl_lab.protocol.asked.ensure_asked`'s runs (the tuning
     record re-decided from the trial runs themselves)."""
     trial = {r.spec.key: r for rs in runs.get("trial", {}).values() for r in rs}
     st = _stage(d, lambda spec: trial.get(spec.key))
@@ -357,7 +346,7 @@ def live_seeds(profile) -> Tuple[int, ...]:
 def live_spec(profile, seed: int, store=None):
     """GR's run of the main comparison on ``seed`` under the setting the tuning kept, read from
     ``store``'s trial runs (the default store when None; the paper default while a trial is missing)."""
-    from .asked import store_lookup
+    from ..protocol.asked import store_lookup
 
     row = gr_row(design(profile), store_lookup(store))
     found = [s for s in row if s.seed == seed]
@@ -373,28 +362,30 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None, *,
     Table 3's rows it holds, each pair trained :data:`LENGTH_FACTOR` times longer: controls of the
     claims they repeat, outside every family."""
     fam = design.families
-    main = "GR beats AN (single positive)"
-    rows = [Claim(main, "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
-                  LABEL.gr, LABEL.an, results[LABEL.gr], results[LABEL.an], family=fam[GR_VS_AN])]
-    checked = {LABEL.an: main}
+    rows = [Claim("GR beats AN (single positive)", "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
+                  LABEL.gr, LABEL.an, results[LABEL.gr], results[LABEL.an], family=fam[GR_VS_AN], id=GR_BEATS_AN)]
+    checked = {LABEL.an: GR_BEATS_AN}  # {the other side: the key of GR's claim against it}
     best = best_other(results)
-    if best is not None:
-        checked[best] = f"GR beats the best other zoo method ({best})"
-        rows.append(Claim(checked[best], "GR is the best of Table 2 on all four datasets", LABEL.gr, best,
-                          results[LABEL.gr], results[best], family=fam[GR_VS_BEST]))
+    if best is not None:  # the winner chosen on validation is named by the sentence, never the key
+        checked[best] = GR_BEATS_BEST
+        rows.append(Claim(f"GR beats the best other zoo method ({best})", "GR is the best of Table 2 on all four datasets",
+                          LABEL.gr, best, results[LABEL.gr], results[best], family=fam[GR_VS_BEST], id=GR_BEATS_BEST))
     for label, runs in ablation.items():
-        checked[label] = f"GR (all on) beats the ablation row {label!r}"
-        rows.append(Claim(checked[label], "Table 3: the three components together are best", LABEL.gr, label,
-                          results[LABEL.gr], runs, family=fam[ABLATION]))
+        checked[label] = claim_id("gr_beats_ablation", catalogue.by_label(label).key)
+        rows.append(Claim(f"GR (all on) beats the ablation row {label!r}", "Table 3: the three components together are best",
+                          LABEL.gr, label, results[LABEL.gr], runs, family=fam[ABLATION], id=checked[label]))
     checks = {}
     if length_check:
         epochs = length_check[LABEL.gr][0].spec.train["epochs"]
         for other in [k for k in length_check if k != LABEL.gr]:
             row, paper = (f"the ablation row {other!r}", "Table 3's") if other in ablation else (other, "Table 2's")
-            checks[other] = f"GR beats {row} with both trained {epochs} epochs (length check)"
-            rows.append(Claim(checks[other], f"{paper} comparison, at a longer schedule", f"GR ({epochs} ep.)",
+            of = checked.get(other)
+            checks[other] = (claim_id("length_check", *of.split("/")) if of else
+                             claim_id("length_check", "gr_beats", catalogue.by_label(other).key))
+            rows.append(Claim(f"GR beats {row} with both trained {epochs} epochs (length check)",
+                              f"{paper} comparison, at a longer schedule", f"GR ({epochs} ep.)",
                               f"{other} ({epochs} ep.)", length_check[LABEL.gr], length_check[other],
-                              control_of=checked.get(other)))
+                              control_of=of, id=checks[other]))
     table = claims_table(rows)
     notes = schedule_notes(table, rows, checks) if convergence_mark(results[LABEL.gr]) == "schedule-bound" else {}
     # the length check's own rows: GR's runs there are schedule-bound too (§, as its table marks
@@ -412,39 +403,15 @@ def schedule_notes(table, rows, checks: Mapping[str, str]) -> Dict[str, str]:
     :data:`LENGTH_FACTOR` times longer — computed from the two claims' verdicts."""
     notes = {}
     for claim in rows:
-        if claim.claim in checks.values() or LABEL.gr not in (claim.a_label, claim.b_label):
+        if claim.key in checks.values() or LABEL.gr not in (claim.a_label, claim.b_label):
             continue
         other = claim.b_label if claim.a_label == LABEL.gr else claim.a_label
         check = checks.get(other)
         if check is None:
-            notes[claim.claim] = "schedule-bound; the length check does not cover this row"
+            notes[claim.key] = "schedule-bound; the length check does not cover this row"
             continue
-        notes[claim.claim] = length_check_note(table, claim.claim, check)
+        notes[claim.key] = length_check_note(table, claim.key, check)
     return notes
-
-
-def length_check_note(table, claim: str, check: str) -> str:
-    """The schedule-bound note of ``claim`` (a claims table's row): whether its length check
-    ``check`` (the same comparison at the longer schedule) reaches the same verdict."""
-    here, there = table.at[claim, "verdict"], table.at[check, "verdict"]
-    return ("schedule-bound; the length check agrees" if here == there else
-            f"schedule-bound; the length check disagrees ({there} at the longer schedule)")
-
-
-def length_check_runs(results, length_check: Mapping[str, list]) -> Dict[str, list]:
-    """``{"<label> · <E> epochs": runs}``: each method of the check at the profile's length and at
-    the longer one, side by side (what the table and the record show)."""
-    return {f"{label} · {int(runs[0].spec.train['epochs'])} epochs": runs
-            for label, long_runs in length_check.items() for runs in (results[label], long_runs)}
-
-
-def length_check_record(results, length_check: Mapping[str, list]) -> Dict[str, Any]:
-    """``{"<label> · <E> epochs": {"test_mAP": {seed: v}, "gain": {seed: last-quarter gain},
-    "converged": {seed: bool}}}`` — what the notebook records for the tests and the book."""
-    return {name: {"test_mAP": {str(s): v for s, v in by_seed(runs, "test_mAP").items()},
-                   "gain": {str(r.spec.seed): float(r.convergence.get("gain", float("nan"))) for r in runs},
-                   "converged": {str(r.spec.seed): bool(r.converged) for r in runs}}
-            for name, runs in length_check_runs(results, length_check).items()}
 
 
 def tuning_view(record: Mapping[str, Any]):
@@ -687,7 +654,7 @@ def gap_share_view(shares: Mapping[str, Mapping[str, Any]]):
                   "has no full-label row), so each paper ratio crosses two papers on one protocol.", best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

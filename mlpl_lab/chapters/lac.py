@@ -25,49 +25,35 @@ pairs by seed; a claim on fewer than 3 paired seeds is an observation, not a fin
 
 The runs are data: :func:`specs` returns them (one family, :data:`TABLE`: ``{row: [RunSpec per
 seed]}``; a stage-2 spec carries the stage-1 spec it starts from), the notebook ensures them
-(:func:`mlpl_lab.chapters.asked.ensure_asked`) and the views take the stored runs.
+(:func:`mlpl_lab.protocol.asked.ensure_asked`) and the views take the stored runs.
 
 Every row passes both views through the network in **one** forward pass (``forward="joint"``,
 :class:`mlpl_lab.methods.lac.LACMethod`), AN's included, so BatchNorm sees the same batches
 in every row.
 
-Training follows the paper's recipe where it transfers: AdamW (weight decay 1e-2) with
-OneCycle (warm-up 20 %) and batches of 32 (the README's); the peak LR is the profile's (the
-paper's 1e-4 is for fine-tuning ImageNet weights). The OneCycle warm-up restarts in stage 2, as
-in the code. The epochs of each stage are literals per profile (:data:`DESIGNS`): raise stage 1
-until its best epoch is no longer its last (the notebook
-prints each run's best epoch and the run store's ``converged`` flag when the profile sets one).
-Profile choices:
-
-* ``cpu``: the small CNN (the profile's width; 8 x 8 map at 32 px) with a 64-d head (FFN
-  2 x d, no dropout: dropout 0.1 and FFN 4 x d cost 2.2x per step on 2 cores for the same
-  structure). Batches of 32 instead of the profile's 64: at the same cost per epoch the
-  label-query AN reached 83.1 val mAP after 5 epochs against 64 (measured at width 24,
-  seed 0). Throughput: ``make benchmark`` (``bench_heads.py``).
-* ``smoke``: the same rows, 2 + 1 epochs on the smoke data (its seeds: two).
-* ``gpu_shape``: the gpu design below (its backbone, head, 128 px) for 1 + 1 epochs on the
-  profile's small data and two seeds: the gpu code path, executed on a CPU.
-* ``gpu``: ResNet-18 cut after ``layer3`` (stride 16) at **128 px**, so the attention maps
-  are 8 x 8 like the cpu profile's (a full ResNet-18 at the gpu profile's 64 px would give
-  2 x 2 maps, which cannot localise anything); the code's head sizes (d = backbone width 256,
-  4 heads, FFN 4 x d, dropout 0.1); the profile's batch size.
+Training follows the paper's recipe where it transfers (AdamW, OneCycle, batches of 32; the OneCycle
+warm-up restarts in stage 2, as in the code). LAC's network and the epochs of each stage per profile
+are its recipe's (:mod:`mlpl_lab.protocol.lac_stages`, with the measurements behind them), shared
+with 07's LAC cells; this chapter's own literals (:data:`DESIGNS`) are how many seeds every row
+runs on and the longer runs of a verdict at risk.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from ..analysis.claims import Claim, Family, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, claim_id, claims_table, mark_waiting
 from ..analysis.tables import ablation_frames, seed_mean
-from ..core.regimes import REGIMES
 from ..methods import build_method
-from ..profiles import Profile
-from .asked import Asked, Runs, Stored, nothing_stored
-from .common import as_profile, design_name, splits_for, with_pending
+from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.common import as_profile, splits_for, with_pending
+from ..protocol.design import preset
+from ..protocol.lac_stages import TwoStage, regime_defined, stage2, stage_fields, stage_spec  # noqa: F401 (regime_defined: the chapter's rule, the protocol's)
+from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: Table 3 of the paper (mAP %, VOC / COCO), rows in the order of :data:`ROWS`
 PAPER_TABLE3 = {LABEL.an: (87.6, 72.3), LABEL.lac_plc: (89.0, 73.7), LABEL.lac_end_to_end: (84.5, 65.6),
@@ -78,82 +64,52 @@ CONTROL = LABEL.lac_control
 #: the paper's method started from the better on validation of stage 1's raw and EMA weights
 CODE_START = LABEL.lac_code_start
 #: label -> (registered method, ✓ columns: PLC, LAC, two-stage, queue)
+#: (AN here is AN on LAC's label-query head: the catalogue's ``lac_an``, named as the paper's Table 3
+#: names it)
 ROWS: Dict[str, Tuple[str, Tuple[bool, bool, bool, bool]]] = {
-    LABEL.an: ("lac_an", (False, False, False, False)),
-    LABEL.lac_plc: ("lac_plc", (True, False, False, False)),
-    LABEL.lac_end_to_end: ("lac_end_to_end", (True, True, False, False)),
-    LABEL.lac_two_stage: ("lac_no_queue", (True, True, True, False)),
-    LABEL.lac_row: ("lac", (True, True, True, True)),
-    CONTROL: ("lac_plc", (True, False, False, False)),
-    CODE_START: ("lac", (True, True, True, True)),
+    LABEL.an: (catalogue.entry("lac_an").method, (False, False, False, False)),
+    **{catalogue.entry(key).label: (catalogue.entry(key).method, marks) for key, marks in (
+        ("lac_plc", (True, False, False, False)), ("lac_end_to_end", (True, True, False, False)),
+        ("lac_two_stage", (True, True, True, False)), ("lac_row", (True, True, True, True)),
+        ("lac_control", (True, False, False, False)), ("lac_code_start", (True, True, True, True)))},
 }
-#: method hyperparameters of a row beyond its registered defaults
-ROW_PARAMS: Dict[str, Dict[str, Any]] = {CODE_START: {"stage2_start": "raw_or_ema"}}
+#: method hyperparameters of a row beyond its registered defaults (its catalogue entry's)
+ROW_PARAMS: Dict[str, Dict[str, Any]] = {CODE_START: dict(catalogue.entry("lac_code_start").params)}
 STAGE2 = (LABEL.lac_two_stage, LABEL.lac_row, CODE_START)
 #: the family of :func:`specs` (the chapter has one: Table 3's rows)
 TABLE = "Table 3"
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS = ("regime",)
 
-_SMALL_HEAD = {"ffn_mult": 2, "dropout": 0.0}
-#: the chapter's literals per profile (:func:`design` adds the profile's seeds and lr). ``model``
-#: ``None``: the profile's backbone, its ``model_kwargs`` updated with these; ``batch_size``
-#: ``None``: the profile's. ``gpu_shape`` runs the gpu design for 1 + 1 epochs (the gpu code path,
-#: executed on a CPU; :data:`mlpl_lab.chapters.common.DESIGN_OF`).
+#: the chapter's literals per profile: how many of the profile's seeds every row runs on (five on
+#: cpu and gpu, so every claim pairs five seeds; smoke's three) and the end-to-end rows' longer
+#: runs. LAC's network and stages (the head, the epochs of each stage, the optimiser) are its
+#: recipe's, shared with 07's LAC cells (:data:`mlpl_lab.protocol.lac_stages.STAGES`).
 #:
-#: ``stage1_epochs`` (stage 1, the AN and end-to-end rows) and ``stage2_epochs`` (the control trains
-#: both): raised until the key comparison's runs stop climbing (cpu: 12 + 4, 20 + 6, 20 + 8, then
-#: 28 + 12; the history: notebooks/handbook.md, and each notebook's ``convergence`` record). The
-#: cpu head (64-d, FFN 2 x d, no dropout) and batches of 32: see the module docstring.
+#: ``longer_end_to_end``: the end-to-end rows still gained 0.6-2.9 mAP in their last quarter at 28
+#: epochs, the losing side of "end-to-end LAC is worse than PLC": the cold series trains them at
+#: twice stage 1 (pending runs, :func:`longer_specs`)
 DESIGNS: Dict[str, Dict[str, Any]] = {
-    "smoke": dict(stage1_epochs=2, stage2_epochs=1, n_seeds=3, model=None,
-                  model_kwargs={"head": "label_query", "head_kwargs": _SMALL_HEAD}, scene={}, batch_size=32),
-    # longer_end_to_end: the end-to-end rows still gained 0.6-2.9 mAP in their last quarter at 28
-    # epochs, the losing side of "end-to-end LAC is worse than PLC": the cold series trains them at
-    # twice stage 1 (pending runs, :func:`longer_specs`)
-    "cpu": dict(stage1_epochs=28, stage2_epochs=12, n_seeds=5, model=None,
-                model_kwargs={"head": "label_query", "head_kwargs": {"d_model": 64, **_SMALL_HEAD}},
-                scene={}, batch_size=32, longer_end_to_end=56),
-    # gpu: 7 + 3 epochs (the gpu profile's 10 in all), so the series fits an evening on one GPU;
-    # whether they converge is each run's convergence record
-    "gpu": dict(stage1_epochs=7, stage2_epochs=3, n_seeds=5, model="resnet18",
-                model_kwargs={"last_layer": "layer3", "head": "label_query"}, scene={"image_size": 128},
-                batch_size=None),
+    "smoke": dict(n_seeds=3),
+    "cpu": dict(n_seeds=5, longer_end_to_end=56),
+    "gpu": dict(n_seeds=5),
 }
-DESIGNS["gpu_shape"] = dict(DESIGNS["gpu"], stage1_epochs=1, stage2_epochs=1)
 
 
 @dataclass(frozen=True)
-class LACDesign:
-    """What the chapter trains under one profile."""
+class LACDesign(TwoStage):
+    """What the chapter trains under one profile: LAC's network and stages (:class:`TwoStage`, its
+    recipe's) and the chapter's own seeds, regime and longer runs."""
 
-    profile: Profile
-    stage1_epochs: int
-    stage2_epochs: int
-    model: str
-    model_kwargs: Dict[str, Any]
-    lr: float
-    seeds: Tuple[int, ...]
-    scene: Dict[str, Any] = field(default_factory=dict)
+    seeds: Tuple[int, ...] = ()
     regime: str = "single_positive"
     #: epochs of the end-to-end rows' longer runs (a verdict at risk; None: none designed)
     longer_end_to_end: int | None = None
-    optimizer: str = "adamw"
-    weight_decay: float = 1e-2
-    lr_schedule: str = "onecycle"
-    onecycle_pct_start: float = 0.2
-    batch_size: int = 32
 
     @property
     def families(self) -> Dict[str, "Family"]:
         """The chapter's questions (:func:`families`), declared before any run is read."""
         return families(self)
-
-    def train_overrides(self, epochs: int) -> Dict[str, Any]:
-        return dict(epochs=epochs, model=self.model, model_kwargs=dict(self.model_kwargs), lr=self.lr,
-                    batch_size=self.batch_size,
-                    optimizer=self.optimizer, weight_decay=self.weight_decay,
-                    lr_schedule=self.lr_schedule, onecycle_pct_start=self.onecycle_pct_start)
 
     def epochs_of(self, label: str) -> int:
         """Total epochs behind a row's weights (stage-2 rows count stage 1's too)."""
@@ -163,64 +119,30 @@ class LACDesign:
 
 
 def design(profile="cpu", regime: str = "single_positive") -> LACDesign:
-    """The design of notebook 05 under ``profile`` (:data:`DESIGNS` with the profile's seeds and lr)
-    and ``regime`` (the notebook's parameter)."""
+    """The design of notebook 05 under ``profile`` (:data:`DESIGNS` by the designs' one rule,
+    :func:`mlpl_lab.protocol.common.preset`, with LAC's network and stages,
+    :func:`mlpl_lab.protocol.lac_stages.stage_fields`) and ``regime`` (the notebook's parameter)."""
     P = as_profile(profile)
-    lit = dict(DESIGNS.get(P.name, DESIGNS.get(design_name(P), DESIGNS["cpu"])))
-    n_seeds, model, kwargs = lit.pop("n_seeds"), lit.pop("model"), lit.pop("model_kwargs")
-    if model is None:  # the profile's backbone with the chapter's head
-        model, kwargs = P.model, dict(P.model_kwargs, **kwargs)
-    if lit["batch_size"] is None:
-        lit["batch_size"] = P.batch_size
-    return LACDesign(P, model=model, model_kwargs=dict(kwargs), lr=P.lr, seeds=tuple(P.seeds[:n_seeds]),
-                     regime=regime, **lit)
+    lit = dict(preset(DESIGNS, P))
+    return LACDesign(seeds=tuple(P.seeds[:lit.pop("n_seeds")]), regime=regime, **stage_fields(P), **lit)
 
 
 #: the name the benchmark, the live exercise and ``leaves_out`` call it by
 chapter_design = design
 
 
-def regime_defined(regime: str, regime_params: Mapping[str, Any] | None = None) -> bool:
-    """Whether the LAC row is defined under ``regime`` (for the benchmark).
-
-    LAC's valid-entry rule must never turn a **known negative** into a positive. The paper only
-    has single positive (no observed negatives); the lab's rule for regimes that observe
-    negatives is to mask them out: PLC leaves observed entries to L_AN (paper form) or skips
-    observed negatives (code form), and the contrastive loss uses observed positives and
-    **unknown** entries with p^w ≥ δ only (:func:`mlpl_lab.losses.lac.plc_targets`,
-    :func:`mlpl_lab.losses.lac.lac_valid`). With that rule the method is defined wherever some
-    labels are unknown — every regime but ``full``, where there is nothing to pseudo-label
-    (LAC there would be a full-label contrastive learner, not the paper's method).
-    ``regime_params`` are accepted for the benchmark's calling convention; no parameter of the
-    lab's regimes changes the answer.
-    """
-    if regime not in REGIMES:
-        raise ValueError(f"unknown label regime {regime!r}; valid names: {', '.join(sorted(REGIMES))}")
-    return regime != "full"
-
-
 def row_spec(profile, label: str, seed: int, regime: str = "single_positive", regime_params=None,
              design: LACDesign | None = None, method_params=None):
-    """The RunSpec of one Table 3 row and seed; a stage-2 row carries the +PLC spec of its seed
-    (the benchmark's LAC cells are these specs too). Refuses a regime where the row is not
-    defined (:func:`regime_defined`)."""
-    P = as_profile(profile)
-    d = design or chapter_design(P)
-    if not regime_defined(regime, regime_params):
-        raise ValueError(f"the LAC rows are not defined under regime {regime!r}: nothing is unknown, "
-                         "so PLC has nothing to pseudo-label; use a partial-label regime")
-    rp = dict(regime_params or {})
-    e1, e2 = d.stage1_epochs, d.stage2_epochs
-
-    def spec(method, epochs, init_from=None, params=None):
-        return P.spec(method, dict(params or {}), regime, rp, seed=seed, scene=d.scene,
-                      init_from=init_from, **d.train_overrides(epochs))
-
+    """The RunSpec of one Table 3 row and seed, on LAC's network (:mod:`mlpl_lab.protocol.lac_stages`);
+    a stage-2 row carries the +PLC spec of its seed (07's LAC cells are these specs too). Refuses a
+    regime where the row is not defined (:func:`mlpl_lab.protocol.lac_stages.regime_defined`)."""
+    d = design or chapter_design(as_profile(profile))
     method = ROWS[label][0]
-    method_params = {**ROW_PARAMS.get(label, {}), **dict(method_params or {})}
+    params = {**ROW_PARAMS.get(label, {}), **dict(method_params or {})}
     if label in STAGE2:
-        return spec(method, e2, init_from=spec("lac_plc", e1), params=method_params)
-    return spec(method, e1 + e2 if label == CONTROL else e1, params=method_params)
+        return stage2(d, method, seed, regime, regime_params, params)
+    epochs = d.stage1_epochs + d.stage2_epochs if label == CONTROL else d.stage1_epochs
+    return stage_spec(d, method, epochs, seed, regime, regime_params, params=params)
 
 
 def specs(design: LACDesign, stored: Stored = nothing_stored) -> Asked:
@@ -241,7 +163,7 @@ END_TO_END_ROW = LABEL.lac_end_to_end
 def longer_specs(design: LACDesign) -> Dict[str, Dict[str, list]]:
     """``{LONGER: {label: [RunSpec per seed]}}``: the end-to-end row at ``longer_end_to_end``
     epochs on the design's seeds (only its epochs differ), or {} where the design has none. Pending
-    runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    runs (:func:`mlpl_lab.protocol.common.with_pending`): the cold series trains them."""
     n = design.longer_end_to_end
     if not n:
         return {}
@@ -392,27 +314,32 @@ def claims(results, design: "LACDesign | None" = None, longer: Mapping[str, list
     control (E1+E2), or with the other stage-2 row. The paper's "LAC beats AN" is left out: AN
     trains E1 epochs, LAC E1+E2."""
     r, fam = results, families(design)
-    e2e = "end-to-end LAC is worse than PLC (PLC beats it)"
+    e2e = claim_id("plc_beats_end_to_end")
     rows = [
         Claim("PLC beats AN", "VOC 89.0 vs 87.6; COCO 73.7 vs 72.3 (Table 3)", LABEL.lac_plc, LABEL.an, r[LABEL.lac_plc], r[LABEL.an],
-              family=fam[PLC_VS_AN]),
-        Claim(e2e, "VOC 89.0 vs 84.5; COCO 73.7 vs 65.6",
-              LABEL.lac_plc, "end-to-end", r[LABEL.lac_plc], r[LABEL.lac_end_to_end], family=fam[END_TO_END]),
+              family=fam[PLC_VS_AN], id=claim_id("plc_beats_an")),
+        Claim("end-to-end LAC is worse than PLC (PLC beats it)", "VOC 89.0 vs 84.5; COCO 73.7 vs 65.6",
+              LABEL.lac_plc, "end-to-end", r[LABEL.lac_plc], r[LABEL.lac_end_to_end], family=fam[END_TO_END], id=e2e),
         Claim("two stages beat PLC trained as long (control)",
               "VOC 89.2 vs 89.0; COCO 74.7 vs 73.7 (against PLC trained one stage)",
-              LABEL.lac_two_stage, "control", r[LABEL.lac_two_stage], r[CONTROL], family=fam[SECOND_STAGE]),
+              LABEL.lac_two_stage, "control", r[LABEL.lac_two_stage], r[CONTROL], family=fam[SECOND_STAGE],
+              id=claim_id("two_stages_beat_equal_epochs")),
         Claim("the queue helps (two-stage + queue beats two-stage)", "VOC 89.6 vs 89.2; COCO 75.6 vs 74.7",
-              LABEL.lac, LABEL.lac_two_stage, r[LABEL.lac_row], r[LABEL.lac_two_stage], family=fam[QUEUE]),
+              LABEL.lac, LABEL.lac_two_stage, r[LABEL.lac_row], r[LABEL.lac_two_stage], family=fam[QUEUE],
+              id=claim_id("queue_helps")),
         Claim("LAC (two stages + queue) beats PLC trained as long (control)",
               "VOC 89.6 vs 89.0; COCO 75.6 vs 73.7 (against PLC trained one stage)",
-              LABEL.lac, "control", r[LABEL.lac_row], r[CONTROL], family=fam[SECOND_STAGE]),
+              LABEL.lac, "control", r[LABEL.lac_row], r[CONTROL], family=fam[SECOND_STAGE],
+              id=claim_id("lac_beats_equal_epochs")),
         Claim("the code's stage-2 start (raw or EMA) beats the paper's (raw)",
               "not in the paper: its numbers come from the code's start",
-              "code's start", LABEL.lac, r[CODE_START], r[LABEL.lac_row], family=fam[CODE_START_Q]),
+              "code's start", LABEL.lac, r[CODE_START], r[LABEL.lac_row], family=fam[CODE_START_Q],
+              id=claim_id("code_start_beats_paper_start")),
     ]
     for label, runs in (longer or {}).items():  # the losing side trained longer: a control of the claim
         rows.append(Claim(f"PLC beats {label}", "the same comparison, the end-to-end rows trained longer",
-                          LABEL.lac_plc, label, r[LABEL.lac_plc], runs, control_of=e2e))
+                          LABEL.lac_plc, label, r[LABEL.lac_plc], runs, control_of=e2e,
+                          id=claim_id("trained_longer", e2e)))
     table = claims_table(rows)
     wanted = longer_specs(design) if design is not None else {}
     if wanted and not longer and bool(table.at[e2e, "_at_risk"]):
@@ -582,7 +509,7 @@ def design_view(design: LACDesign):
                         "trains.", skip=("profile",))
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": (1, 1)},

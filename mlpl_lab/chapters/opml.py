@@ -10,12 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from ..analysis.claims import Claim, Family, claims_table
+from ..analysis.claims import Claim, Family, claim_id, claims_table
 from ..profiles import Profile
-from .asked import Asked, Runs, Stored
-from .common import as_profile, as_spec, design_name, specs_for, splits_for
+from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.common import as_profile, as_spec, specs_for, splits_for
+from ..protocol.design import preset
+from ..protocol.recipes import opml_epochs
+from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: the notebook parameters that change which runs the chapter asks for
 PARAMETERS: Tuple[str, ...] = ("a", "b", "regime", "seed")
@@ -47,9 +50,9 @@ class OPMLDesign:
     b: float = 0.0                 # OPML's beta is exp(b)
     regime: str = "single_positive"
     seed: int = 0                  # the seed of the rows outside KEY (OPML+HR, the ablations, ZLPR)
-    #: epochs of the OPML family where they differ from the profile's (None: the profile's; at the
-    #: cpu profile's 54 epochs every OPML row meets the convergence criterion, which each run
-    #: records, so no design overrides it).
+    #: epochs of the OPML family where they differ from the profile's (None: the profile's): the
+    #: OPML rows' recipe's (:data:`mlpl_lab.protocol.recipes.OPML_EPOCHS`, shared with 07's OPML
+    #: cells; at the cpu profile's 54 epochs every OPML row meets the convergence criterion)
     opml_epochs: Optional[int] = None
 
     @property
@@ -66,20 +69,19 @@ class OPMLDesign:
 
 #: per profile: the single-positive rows and how many of the profile's seeds the key rows take.
 #: Every claim pairs five seeds under cpu and gpu; smoke keeps four rows so the
-#: notebook runs in seconds. A profile without a row here (a custom one) takes cpu's rows on one
-#: seed.
+#: notebook runs in seconds. A profile without a row here takes another's by the designs' one rule
+#: (:func:`mlpl_lab.protocol.common.preset`: gpu_shape gpu's, a custom profile cpu's).
 DESIGNS: Dict[str, Dict[str, object]] = {
     "smoke": {"rows": (LABEL.an, LABEL.opml, LABEL.opml_hr, LABEL.opml_sp), "key_seeds": 2},
     "cpu": {"rows": ROWS, "key_seeds": 5},
     "gpu": {"rows": ROWS, "key_seeds": 5},
 }
-_CUSTOM = {"rows": ROWS, "key_seeds": 1}
 
 
 def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positive",
            seed: int = 0) -> OPMLDesign:
     """The chapter's design under ``profile`` (its :data:`DESIGNS` row, or the one it takes
-    through :data:`mlpl_lab.chapters.common.DESIGN_OF`, capped at the profile's own seeds).
+    through :data:`mlpl_lab.protocol.common.DESIGN_OF`, capped at the profile's own seeds).
 
     Default a = b = 0: on the validation mAP of the cpu profile (seed 0, single positive) the
     grid a ∈ {0, 1, 2} x b ∈ {-1, 0} gave 76.7 at (0, 0) against 73.3-75.8 elsewhere, so on the
@@ -87,11 +89,11 @@ def design(profile, a: float = 0.0, b: float = 0.0, regime: str = "single_positi
     the same way; its values are lost in our copy). At a = b = 0 OPML *is* ZLPR, so the ZLPR row
     is left out rather than trained twice."""
     P = as_profile(profile)
-    row = DESIGNS.get(design_name(P), _CUSTOM)
+    row = preset(DESIGNS, P)
     a, b = float(a), float(b)
     rows = tuple(r for r in row["rows"] if not (r == LABEL.zlpr and a == 0.0 and b == 0.0))
     return OPMLDesign(profile=P, rows=rows, key_seeds=tuple(P.seeds[:row["key_seeds"]]), a=a, b=b,
-                      regime=regime, seed=int(seed))
+                      regime=regime, seed=int(seed), opml_epochs=opml_epochs(P))
 
 
 def method_specs(d: OPMLDesign) -> Dict[str, Dict[str, tuple]]:
@@ -101,17 +103,13 @@ def method_specs(d: OPMLDesign) -> Dict[str, Dict[str, tuple]]:
     OPML+HR+LS, OPML+HR+LC), as far as ``d.rows`` holds them. With full labels (splits built
     with regime "full"): the BCE oracle (the ``full`` method) and OPML."""
     ab = {"a": d.a, "b": d.b}
-    every = {
-        LABEL.an: ("an", {}),
-        LABEL.zlpr: ("zlpr", {}),
-        LABEL.opml: ("opml", dict(ab)),
-        LABEL.opml_hr: ("opml", dict(ab, high_rank=True)),
-        LABEL.opml_hr_ls: ("opml_sp", dict(ab, correction=False)),
-        LABEL.opml_hr_lc: ("opml_sp", dict(ab, smoothing=False)),
-        LABEL.opml_sp: ("opml_sp", dict(ab)),
-    }
+    # each row: its catalogue entry's method and fixed hyperparameters, the design's a and b over them
+    every = {label: (catalogue.by_label(label).method,
+                     dict(catalogue.by_label(label).params, **({} if label in (LABEL.an, LABEL.zlpr) else ab)))
+             for label in ROWS}
+    method = {label: catalogue.by_label(label).method for label in (LABEL.opml, LABEL.bce_full)}
     return {PARTIAL: {row: every[row] for row in d.rows},
-            FULL: {LABEL.bce_full: ("full", {}), "OPML (full)": ("opml", dict(ab))}}
+            FULL: {LABEL.bce_full: (method[LABEL.bce_full], {}), "OPML (full)": (method[LABEL.opml], dict(ab))}}
 
 
 def train_overrides(profile, method: str, d: OPMLDesign | None = None) -> Dict[str, int]:
@@ -131,7 +129,7 @@ def epochs_note(profile) -> str:
         return f"every row trains {P.epochs} epochs"
     return (f"the OPML rows (OPML, OPML+HR, OPML-SP and its ablations) train {e} epochs, the others "
             f"(AN, the BCE oracle) the profile's {P.epochs}; chosen so that every curve flattens "
-            f"(chapters/opml.py: OPMLDesign.opml_epochs records the measurement behind it)")
+            f"(protocol/recipes.py: OPML_EPOCHS records the measurement behind it)")
 
 
 def specs(d: OPMLDesign, stored: Stored) -> Asked:
@@ -173,15 +171,19 @@ def claims(sp, full, design: OPMLDesign):
     ``design`` declares (:attr:`OPMLDesign.families`)."""
     fam = design.families
     rows = [Claim("OPML-SP beats AN (single positive)", "COCO: OPML-SP 71.75 vs AN 64.1 (AN from LL)",
-                  LABEL.opml_sp, LABEL.an, sp[LABEL.opml_sp], sp[LABEL.an], family=fam[HEADLINE])]
+                  LABEL.opml_sp, LABEL.an, sp[LABEL.opml_sp], sp[LABEL.an], family=fam[HEADLINE],
+                  id=claim_id("opml_sp_beats_an"))]
     if LABEL.opml in sp:
         rows.append(Claim("OPML-SP beats OPML (single positive)", "COCO: 71.75 vs 68.93 (Table IV)",
-                          LABEL.opml_sp, LABEL.opml, sp[LABEL.opml_sp], sp[LABEL.opml], family=fam[PARTS]))
+                          LABEL.opml_sp, LABEL.opml, sp[LABEL.opml_sp], sp[LABEL.opml], family=fam[PARTS],
+                          id=claim_id("opml_sp_beats_opml")))
         rows.append(Claim("OPML beats AN (single positive)", "COCO: 68.93 vs AN 64.1",
-                          LABEL.opml, LABEL.an, sp[LABEL.opml], sp[LABEL.an], family=fam[PARTS]))
+                          LABEL.opml, LABEL.an, sp[LABEL.opml], sp[LABEL.an], family=fam[PARTS],
+                          id=claim_id("opml_beats_an")))
     if "OPML (full)" in full:
         rows.append(Claim("OPML beats BCE with full labels", "VOC: 91.36 vs 89.42; COCO: 76.71 vs 76.78 (Table V)",
-                          LABEL.opml, "BCE", full["OPML (full)"], full[LABEL.bce_full], family=fam[WITH_FULL]))
+                          LABEL.opml, "BCE", full["OPML (full)"], full[LABEL.bce_full], family=fam[WITH_FULL],
+                          id=claim_id("opml_beats_bce", "full_labels")))
     return claims_table(rows)
 
 
@@ -255,7 +257,7 @@ def confidence_view(summary, which: str):
                       index="method", counts=["n"], best=False)
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

@@ -1,7 +1,7 @@
 """Chapter 00 (the problem): the scenes and label regimes every later chapter trains on.
 
 Chapter 00 trains nothing. It shows the **training split of the profile's scenes** — the same
-scene set, built by :func:`~mlpl_lab.chapters.common.splits_for` from the profile's data
+scene set, built by :func:`~mlpl_lab.protocol.common.splits_for` from the profile's data
 settings, that the runs of chapters 01–07 train on for the same seed — and what each regime of
 those chapters hides in it. Every number its prose states is computed here from those splits.
 """
@@ -12,13 +12,13 @@ from typing import Any, Dict, Tuple
 
 from ..core import labels as L
 from ..core import regimes as R
-from .benchmark import REGIMES as BENCHMARK_REGIMES
-from .common import as_profile, splits_for
-from .registry import Chapter
+from ..protocol.regimes import REGIMES as PROTOCOL_REGIMES
+from ..protocol.common import as_profile, splits_for
+from ..protocol.registry import Chapter
 
 #: the regimes of chapters 01–07 (display label -> (regime name, parameters)): the full labels, then
 #: the benchmark's regimes, which hold every regime a chapter trains
-REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {"full": ("full", {}), **BENCHMARK_REGIMES}
+REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {"full": ("full", {}), **PROTOCOL_REGIMES}
 
 #: the columns of :func:`label_statistics`
 COLUMNS = ("observed positives / image", "true positives / image", "hidden positive share",
@@ -180,6 +180,6 @@ def record_values(stats, profile) -> Dict[str, Any]:
     }
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it (it trains nothing: the scenes and the
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it (it trains nothing: the scenes and the
 #: label regimes)
 CHAPTER = Chapter("00_partial_labels")

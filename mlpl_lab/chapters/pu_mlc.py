@@ -25,7 +25,7 @@ Two parts:
   both (``tests/test_pu_mlc.py`` shows that PU-MLC's training does not depend on anything else).
   :func:`crossings` gives the noise level where PU-MLC and partial BCE cross, per seed.
 
-The runs are data (:mod:`mlpl_lab.chapters.asked`): :func:`design` holds every per-profile
+The runs are data (:mod:`mlpl_lab.protocol.asked`): :func:`design` holds every per-profile
 literal (:data:`DESIGNS`), :func:`specs` asks for the runs, the γ choices read from the stored γ
 grid; the notebook ensures them (``ensure_asked(specs, design)``) and :func:`results` arranges them
 for the tables. Every cell runs on all of the profile's seeds (five under cpu and gpu, so every
@@ -43,27 +43,26 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ..analysis.benchmark import converged
-from ..analysis.claims import Claim, Family, by_seed, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
-from ..profiles import get_profile
+from ..profiles import Profile
 from ..runs.spec import RunSpec
-from .asked import Asked, Runs, Stored, nothing_stored
-from .common import as_profile, design_name, splits_for, with_pending
+from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.common import as_profile, splits_for, with_pending
+from ..protocol.design import preset
+from .. import catalogue
 from ..catalogue import LABEL
-from .registry import Chapter, Live
+from ..protocol.registry import Chapter, Live
 
 #: label -> (method, the regime family it reads: "pu" = positives only, "partial" = known
 #: proportion, and the model options of the row)
 LADDER: Dict[str, Tuple[str, str, Dict]] = {
-    LABEL.an_pu: ("an", "pu", {}),
-    LABEL.vpu: ("vpu_plain", "pu", {}),
-    LABEL.pu_gamma: ("pu_mlc_gamma", "pu", {}),
-    LABEL.pu_gamma_alpha: ("pu_mlc_gamma_alpha", "pu", {}),
-    LABEL.pu_mlc_row: ("pu_mlc", "pu", {}),
-    LABEL.pu_lgconv: ("pu_mlc", "pu", {"lgconv": True}),
-    LABEL.partial_bce_row: ("partial_bce", "partial", {}),
+    **{e.label: (e.method, family, dict(e.params)) for e, family in (
+        (catalogue.entry("an_pu"), "pu"), (catalogue.entry("vpu"), "pu"), (catalogue.entry("pu_gamma"), "pu"),
+        (catalogue.entry("pu_gamma_alpha"), "pu"), (catalogue.entry("pu_mlc_row"), "pu"),
+        (catalogue.entry("pu_lgconv"), "pu"), (catalogue.entry("partial_bce_row"), "partial"))},
 }
 #: the rows whose method has a re-balance factor γ
 GAMMA_ROWS = (LABEL.pu_gamma, LABEL.pu_gamma_alpha, LABEL.pu_mlc_row, LABEL.pu_lgconv)
@@ -87,7 +86,7 @@ PU_METHODS = ("vpu_plain", "pu_mlc_gamma", "pu_mlc_gamma_alpha", "pu_mlc")
 class PUDesign:
     """What the chapter trains under one profile (:func:`design`)."""
 
-    profile: str
+    profile: Profile
     #: epochs of AN, partial BCE and the oracle (the profile's)
     epochs: int
     #: every row and cell of the chapter runs on these (the profile's)
@@ -130,7 +129,7 @@ class PUDesign:
 #: the chapter's questions (:attr:`PUDesign.families`)
 STEPS, PU_VS_PBCE, PREMISE = "the ladder's steps", "PU-MLC beats partial BCE", "noisy negatives"
 
-#: the chapter's literals per design (``chapters.common.DESIGN_OF``: gpu_shape takes gpu's); the
+#: the chapter's literals per design (``protocol.common.DESIGN_OF``: gpu_shape takes gpu's); the
 #: profile adds its epochs and seeds (:func:`design`). smoke and cpu sweep two noise levels (clean,
 #: and fn 0.1, which flips ~46 % of the positives at p = 0.5) to keep the series within its budget;
 #: gpu adds 0.05 and 0.15 and a full ladder at the sweep's p.
@@ -152,14 +151,12 @@ PARAMETERS: Tuple[str, ...] = ()
 
 
 def design(profile="cpu") -> PUDesign:
-    """The chapter's design under ``profile``: :data:`DESIGNS` of its design name, with the
-    profile's epochs and seeds (its PU rows at ``pu_epochs`` where the design sets them)."""
+    """The chapter's design under ``profile``: :data:`DESIGNS` by the designs' one rule
+    (:func:`mlpl_lab.protocol.common.preset`), with the profile's epochs and seeds (its PU rows at
+    ``pu_epochs`` where the design sets them)."""
     P = as_profile(profile)
-    if P != get_profile(P.name):
-        raise ValueError(f"chapter 06 designs the registered profiles only; {P.name!r} was changed "
-                         "(its specs rebuild the profile from its name)")
-    literals = DESIGNS[design_name(P)]
-    return PUDesign(P.name, P.epochs, tuple(P.seeds), **({"pu_epochs": P.epochs} | literals))
+    literals = preset(DESIGNS, P)
+    return PUDesign(P, P.epochs, tuple(P.seeds), **({"pu_epochs": P.epochs} | literals))
 
 
 def regime_of(family: str, p: float):
@@ -229,7 +226,7 @@ def _chosen(grid: Dict[Tuple[float, float], List[RunSpec]], stored: Stored) -> D
 
 
 def specs(d: PUDesign, stored: Stored) -> Asked:
-    """The chapter's runs (:mod:`mlpl_lab.chapters.asked`). Families: the ladder per proportion
+    """The chapter's runs (:mod:`mlpl_lab.protocol.asked`). Families: the ladder per proportion
     (:func:`ladder_key`), the γ grid (:data:`GRID`) and the sweep's cells (:func:`sweep_key`).
     The γ of each noise level is chosen on validation once its grid is stored; until then the
     cells that read it (the sweep's PU-MLC; at the sweep's p, the ladder's γ rows, of which
@@ -273,7 +270,7 @@ def longer_label(d: PUDesign, fn: float) -> str:
 def longer_specs(d: PUDesign) -> Dict[str, Dict[str, List[RunSpec]]]:
     """``{LONGER: {label: [RunSpec per seed]}}``: partial BCE at the sweep's p and every noise level
     at ``longer_baseline`` epochs (only the epochs differ), or {} where the design has none.
-    Pending runs (:func:`mlpl_lab.chapters.common.with_pending`): the cold series trains them."""
+    Pending runs (:func:`mlpl_lab.protocol.common.with_pending`): the cold series trains them."""
     if not d.longer_baseline:
         return {}
     return {LONGER: {longer_label(d, fn): [s.replace(train=dict(s.train, epochs=d.longer_baseline))
@@ -598,13 +595,16 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
     rows = [
         Claim(f"re-balancing helps at p = {p_low}: +γ beats plain vPU (the rows differ only in γ)",
               "COCO 10 %: 51.8 without the re-balance factor (Sec. III-B; full method 75.7)", LABEL.pu_gamma, LABEL.vpu,
-              low[LABEL.pu_gamma], low[LABEL.vpu], family=fam[STEPS]),
+              low[LABEL.pu_gamma], low[LABEL.vpu], family=fam[STEPS], id=claim_id("step", "gamma", f"p{p_low}")),
         Claim(f"the adaptive temperature helps at p = {p_low}: +γ+α beats +γ",
-              "— (ablation in the appendix, not in our copy)", LABEL.pu_gamma_alpha, LABEL.pu_gamma, low[LABEL.pu_gamma_alpha], low[LABEL.pu_gamma], family=fam[STEPS]),
+              "— (ablation in the appendix, not in our copy)", LABEL.pu_gamma_alpha, LABEL.pu_gamma, low[LABEL.pu_gamma_alpha], low[LABEL.pu_gamma], family=fam[STEPS],
+              id=claim_id("step", "temperature", f"p{p_low}")),
         Claim(f"mixup helps at p = {p_low}: PU-MLC beats +γ+α", "— (vPU's regulariser; no PU-MLC number)",
-              LABEL.pu_mlc, LABEL.pu_gamma_alpha, low[LABEL.pu_mlc_row], low[LABEL.pu_gamma_alpha], family=fam[STEPS]),
+              LABEL.pu_mlc, LABEL.pu_gamma_alpha, low[LABEL.pu_mlc_row], low[LABEL.pu_gamma_alpha], family=fam[STEPS],
+              id=claim_id("step", "mixup", f"p{p_low}")),
         Claim(f"LgConv helps at p = {p_low}: PU-MLC + LgConv beats PU-MLC", "— (Sec. III-D; no number in our copy)",
-              "+LgConv", LABEL.pu_mlc, low[LABEL.pu_lgconv], low[LABEL.pu_mlc_row], family=fam[STEPS]),
+              "+LgConv", LABEL.pu_mlc, low[LABEL.pu_lgconv], low[LABEL.pu_mlc_row], family=fam[STEPS],
+              id=claim_id("step", "lgconv", f"p{p_low}")),
     ]
     for key in sorted(ladders, key=lambda k: float(k.split("=")[1])):
         p = float(key.split("=")[1])
@@ -614,19 +614,21 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
                           f"Table I, COCO {int(p * 100)} %: {paper[0][0]} vs {paper[1][0]}; VOC {paper[0][1]} vs "
                           f"{paper[1][1]}" if None not in paper else "—",
                           LABEL.pu_mlc, LABEL.partial_bce, ladders[key][LABEL.pu_mlc_row],
-                          ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE]))
+                          ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE],
+                          id=claim_id("pu_mlc_beats_partial_bce", f"p{p}")))
     hi = max(sweep)
     rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE",
-                      "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE]))
+                      "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE],
+                      id=claim_id("pu_mlc_beats_partial_bce", f"fn{hi}")))
     rows.append(Claim(f"wrong negatives cost partial BCE at fn_rate {hi}: the control (missed positives "
                       "unknown) beats the noisy labels", "the paper's premise: negatives carry the noise",
-                      "control", LABEL.partial_bce, sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE]))
+                      "control", LABEL.partial_bce, sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE],
+                      id=claim_id("wrong_negatives_cost_partial_bce", f"fn{hi}")))
     # partial BCE trained as long as the PU rows (pending runs, once stored): controls of the claims
     # where it is the losing side
-    at_sweep = (f"PU-MLC beats partial BCE (which also reads negatives) at p = {float(design.sweep_p)}"
-                + (" (clean negatives)" if float(design.sweep_p) != p_low else ""))
-    checked = {0.0: at_sweep if any(c.claim == at_sweep for c in rows) else None,
-               hi: f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE"}
+    at_sweep = claim_id("pu_mlc_beats_partial_bce", f"p{float(design.sweep_p)}")
+    checked = {0.0: at_sweep if any(c.key == at_sweep for c in rows) else None,
+               hi: claim_id("pu_mlc_beats_partial_bce", f"fn{hi}")}
     waiting = {}
     for fn, claim in checked.items():
         label = longer_label(design, fn) if design.longer_baseline else None
@@ -635,7 +637,8 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
         runs = (longer or {}).get(label)
         if runs:
             rows.append(Claim(f"PU-MLC beats {label}", "the same comparison, partial BCE trained as long as PU-MLC",
-                              LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim))
+                              LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim,
+                              id=claim_id("trained_longer", *claim.split("/"))))
         else:
             waiting[claim] = f"its control, {label} (pending: the cold series trains them)"
     pairs = [(tuple(id(r) for r in c.a_runs), tuple(id(r) for r in c.b_runs)) for c in rows]
@@ -761,10 +764,11 @@ def design_view(d: PUDesign):
     """The chapter's design (:func:`design`) as a table of its fields."""
     from ..analysis.display import fields_table
 
-    return fields_table(d, f"The chapter's design under the {d.profile} profile: what it trains.")
+    return fields_table(d, f"The chapter's design under the {d.profile.name} profile: what it trains.",
+                        skip=("profile",))
 
 
-#: the chapter, as :mod:`mlpl_lab.chapters.registry` finds it; the live run's sizes per profile
+#: the chapter, as :mod:`mlpl_lab.protocol.registry` finds it; the live run's sizes per profile
 #: (cpu: measured by benchmarks/bench_live.py to train in at most 3 minutes on 2 cores)
 LIVE_SIZES = {
     "smoke": {"n_train": 128, "epochs": 1},

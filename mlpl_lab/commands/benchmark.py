@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
     bench.add_argument("--add", default=None, metavar="FILE",
                        help="your own method (a .py file with LABEL and a loss or a Method subclass): "
                             "train only its runs and rank it among the course's rows, served from the "
-                            "store or the shipped pack (the handbook's 'Add your own method')")
+                            "store or the shipped pack (the handbook's 'Rank your own method against "
+                            "the course')")
     add_fresh_args(bench)
     add_engine_args(bench)
     add_plan_workers_arg(bench, "the grid's planned runs", "the notebook trains every run")
@@ -59,13 +60,14 @@ def validate(args) -> None:
 
 def check_benchmark_args(args) -> None:
     """Method and regime names (the chapter's tables), before any training or notebook starts."""
-    from ..chapters import benchmark as bm
-    from ..chapters.common import with_dataset
+    from ..protocol.common import with_dataset
+    from ..protocol.recipes import resolve_methods
+    from ..protocol.regimes import resolve_regimes
 
     check_data_args(args)
     try:
-        bm.resolve_methods(args.methods)
-        bm.resolve_regimes(args.regimes)
+        resolve_methods(args.methods)
+        resolve_regimes(args.regimes)
         with_dataset(args.profile, args.dataset, args.root, args.layout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

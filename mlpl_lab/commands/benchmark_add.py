@@ -1,15 +1,15 @@
 """``mlpl-lab benchmark --add FILE [--profile ...] [--regimes ...]``: rank your own method among the
-course's rows with one command (the handbook's "Add your own method").
+course's rows with one command (the handbook's "Rank your own method against the course").
 
 1. The file is read and checked before anything is written or trained
    (:mod:`mlpl_lab.methods.user_file`, :mod:`mlpl_lab.methods.user_checks`): a damaged file
    stops the command with its problem and fix, and writes nothing.
 2. Its bytes are kept by content hash (:func:`mlpl_lab.methods.user_method.keep_source`); the
    shipped course pack is imported where the store lacks its runs (as ``mlpl-lab report`` does).
-3. The course's cells are read from the store, never trained (:func:`mlpl_lab.chapters.user_row.course`);
+3. The course's cells are read from the store, never trained (:func:`mlpl_lab.protocol.user_row.course`);
    a cell not stored is left out and named. Then only the new row's runs are trained -- its
    tuning trials on the selection seed, then the kept setting on the reported seeds
-   (:func:`mlpl_lab.chapters.user_row.specs`) -- after a line with their count and the time they
+   (:func:`mlpl_lab.protocol.user_row.specs`) -- after a line with their count and the time they
    should take (AN's seconds per run in the served cells); on ``--plan-workers`` worker
    processes (default one per core; 0: here, with a progress line per run and epoch).
 4. Printed: each regime's rows ranked with the new one marked, the setting tuning kept, and the
@@ -29,7 +29,7 @@ from .errors import CommandError, UsageError
 
 def check_add_args(args) -> None:
     """The method file, checked before any other argument and before anything is written."""
-    from ..chapters.user_row import reserved_labels
+    from ..protocol.user_row import reserved_labels
     from ..methods.user_checks import check_user_file
     from ..methods.user_file import UserFileError
 
@@ -60,8 +60,8 @@ def announce(added, course_results, missing, stored, workers: int | None = None)
     chosen after the trials counted at the default; ``workers``: the worker processes that share
     them, None for one process); returns how many runs wait."""
     from ..chapters import benchmark as bench
-    from ..chapters import tuning as tuner
-    from ..chapters import user_row
+    from ..protocol import tuning as tuner
+    from ..protocol import user_row
 
     d, uf = added.design, added.file
     rows = {row for cells in course_results.values() for row in cells}
@@ -103,9 +103,9 @@ def announce(added, course_results, missing, stored, workers: int | None = None)
 
 
 def _slugs(grid) -> list:
-    from ..chapters import benchmark as bench
+    from ..protocol.regimes import REGIME_SLUGS
 
-    names = {v: k for k, v in bench.REGIME_SLUGS.items()}
+    names = {v: k for k, v in REGIME_SLUGS.items()}
     return [names[r] for r in grid if r in names]
 
 
@@ -121,10 +121,10 @@ def pool_size(args) -> int | None:
 
 def train(args, added, store) -> dict:
     """Train the new row's runs: first on worker processes (each round of the tuning stage), then
-    whatever is left here; returns :func:`mlpl_lab.chapters.asked.ensure_asked`'s runs."""
-    from ..chapters import user_row
-    from ..chapters.asked import ensure_asked, store_lookup
-    from ..chapters.plan import images_trained
+    whatever is left here; returns :func:`mlpl_lab.protocol.asked.ensure_asked`'s runs."""
+    from ..protocol import user_row
+    from ..protocol.asked import ensure_asked, store_lookup
+    from ..protocol.plan import images_trained
     from ..runs import workers
     from ..runs.progress import chapter_progress
 
@@ -154,7 +154,7 @@ def train(args, added, store) -> dict:
 
 def print_ranking(results, regime: str, label: str) -> None:
     """One regime's rows, best first, the new row marked."""
-    from ..chapters import user_row
+    from ..protocol import user_row
 
     frame = user_row.ranking(results, regime)
     ranked = frame[frame["rank"].notna()]
@@ -179,9 +179,9 @@ def print_claims(table) -> None:
         return
     fam = table["family"].iloc[0]
     _say(f"claims ({fam}; paired by seed, each decided on its family-wise interval):")
-    for claim, row in table.iterrows():
+    for _, row in table.iterrows():
         why = f" — {row['reason']}" if row["reason"] else ""
-        print(f"    {claim}: {row['ours']}; margin {row[CI_FAMILY]}; seeds {row['seeds']} → "
+        print(f"    {row['claim']}: {row['ours']}; margin {row[CI_FAMILY]}; seeds {row['seeds']} → "
               f"{row['verdict']}{why}", flush=True)
 
 
@@ -191,8 +191,8 @@ def write_csv(out: Path, added, results, claims, records) -> list:
 
     from ..analysis.claims import display_table
     from ..chapters import benchmark as bench
-    from ..chapters import tuning as tuner
-    from ..chapters import user_row
+    from ..protocol import tuning as tuner
+    from ..protocol import user_row
 
     prefix = f"07_benchmark_add_{slug(added.label)}"
     paths = bench.write_csv(bench.tables(results), out, prefix=prefix)
@@ -211,9 +211,9 @@ def write_csv(out: Path, added, results, claims, records) -> list:
 def cmd_add(args) -> int:
     """Rank the method of ``args.add`` among the course's rows (module docstring)."""
     from ..chapters import benchmark as bench
-    from ..chapters import tuning as tuner
-    from ..chapters import user_row
-    from ..chapters.asked import store_lookup
+    from ..protocol import tuning as tuner
+    from ..protocol import user_row
+    from ..protocol.asked import store_lookup
     from ..methods.user_method import keep_source
     from ..runs.store import RunStore
     from .progress import progress_log, tailing
@@ -233,7 +233,7 @@ def cmd_add(args) -> int:
     added = user_row.AddedRow(d, uf)
     store = RunStore()
     stored = store_lookup(store)
-    course_results, missing = user_row.course(d, stored)
+    course_results, missing = user_row.course(d, bench.specs(d, stored), bench.cell_trials(d, stored), stored)
     announce(added, course_results, missing, stored, pool_size(args))
     with progress_log(out) as progress_file, tailing(progress_file):
         runs = train(args, added, store)

@@ -14,7 +14,7 @@ def write_benchmark_csv(out: Path, profile: str, parameters=None) -> list:
     """The benchmark's tables as CSV next to its HTML: the chapter's grid under the parameters
     the notebook was given, read back from the run store (the notebook just stored every run)."""
     from ..chapters import benchmark
-    from ..chapters.asked import ensure_asked
+    from ..protocol.asked import ensure_asked
     from ..runs.ensure import read_only
 
     p = {k: v for k, v in dict(parameters or {}).items() if k in benchmark.PARAMETERS and v is not None}

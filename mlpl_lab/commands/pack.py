@@ -42,7 +42,7 @@ def cmd_pack(args) -> int:
         if args.pack_command == "export":
             names = [p.stem for p in notebook_paths(args.notebooks)]
             if args.notebooks is None:  # every notebook that asks for runs (00 asks for none)
-                from ..chapters.plan import plan_series
+                from ..protocol.plan import plan_series
 
                 plan = plan_series(args.profile, notebook_paths(None))
                 names = [nb.name for nb in plan.notebooks if nb.specs]
@@ -80,7 +80,7 @@ def cmd_pack(args) -> int:
 def export_parts(folder: str, profile: str, names, weights: str, name) -> str:
     """Bring the pack of parts at ``folder`` up to date (:func:`mlpl_lab.runs.parts.export_parts`),
     each run grouped by the designed family that asks for it; returns what changed, in words."""
-    from ..chapters.plan import run_families
+    from ..protocol.plan import run_families
     from ..runs import parts
 
     before = set()

@@ -1,7 +1,7 @@
 """``mlpl-lab plan [--profile ...] [--notebooks ...] [--tflops X] [--bump COMPONENT]`` prints the
-series' plan (:mod:`mlpl_lab.chapters.plan`): runs per notebook, images trained, FLOPs per image and
+series' plan (:mod:`mlpl_lab.protocol.plan`): runs per notebook, images trained, FLOPs per image and
 the time they take at X TFLOP/s; with ``--bump``, how many runs bumping that component's numerics
-version re-keys and how long retraining them takes (:mod:`mlpl_lab.chapters.rekey`)."""
+version re-keys and how long retraining them takes (:mod:`mlpl_lab.protocol.rekey`)."""
 from __future__ import annotations
 
 import argparse
@@ -40,9 +40,9 @@ def component_name(text: str) -> str:
 
 
 def cmd_plan(args) -> int:
-    """Print the series' plan (:mod:`mlpl_lab.chapters.plan`): runs per notebook, images
+    """Print the series' plan (:mod:`mlpl_lab.protocol.plan`): runs per notebook, images
     trained, FLOPs per image, and the time they take at ``--tflops``."""
-    from ..chapters.plan import describe, measured_gpu_throughput, plan_series
+    from ..protocol.plan import describe, measured_gpu_throughput, plan_series
     from ..runs.store import RunStore
     from ..runs.workers import looks_stored
 
@@ -60,15 +60,15 @@ def cmd_plan(args) -> int:
     if tflops is None:
         print("no projection of the time: give --tflops X (the effective TFLOP/s of your device)")
     if getattr(args, "families", False):
-        from ..chapters import families
+        from ..protocol import families
 
         print(families.describe_families(families.priced_families(args.profile, paths, store)))
     return 0
 
 
 def _bump(plan, component: str, store, tflops) -> int:
-    """``--bump``: the runs the bump re-keys and their time (:mod:`mlpl_lab.chapters.rekey`)."""
-    from ..chapters.rekey import bump_cost, describe_bump
+    """``--bump``: the runs the bump re-keys and their time (:mod:`mlpl_lab.protocol.rekey`)."""
+    from ..protocol.rekey import bump_cost, describe_bump
     from ..runs.shipped import manifest_of, shipped_pack
 
     path = shipped_pack(plan.profile)

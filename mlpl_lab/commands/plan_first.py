@@ -1,6 +1,6 @@
 """``report`` and ``benchmark`` first train the series' planned runs -- every run the notebooks
 ask for that does not depend on another run's results, deduplicated, stage one before stage two,
-longest first (:mod:`mlpl_lab.chapters.plan`) -- on ``--plan-workers N`` single-thread worker
+longest first (:mod:`mlpl_lab.protocol.plan`) -- on ``--plan-workers N`` single-thread worker
 processes (default: one per core, or ``--workers-per-device`` per GPU; :mod:`mlpl_lab.runs.workers`), then execute the
 notebooks warm; ``--plan-workers 0`` leaves every run to the notebooks."""
 from __future__ import annotations
@@ -21,7 +21,7 @@ def train_plan_first(args, paths, parameters=None) -> None:
     n = getattr(args, "plan_workers", None)
     if n == 0 or getattr(args, "workers", None) or getattr(args, "scheduler", None):
         return
-    from ..chapters.plan import describe, plan_series
+    from ..protocol.plan import describe, plan_series
     from ..runs import workers
     from ..runs.store import RunStore
 

@@ -71,8 +71,8 @@ def validate(args) -> None:
 def check_pending_choice(profile: str, paths) -> None:
     """A ``MLPL_LAB_TRAIN_PENDING`` that names a pending family none of the notebooks declares is
     refused before any work (a typo would otherwise train nothing and say nothing)."""
-    from ..chapters.asked import PENDING_ENV
-    from ..chapters.plan import unknown_pending_families
+    from ..protocol.asked import PENDING_ENV
+    from ..protocol.plan import unknown_pending_families
 
     unknown, known = unknown_pending_families(profile, paths)
     if unknown:
@@ -90,7 +90,7 @@ def cmd_report(args) -> int:
     from ..runs.store import RunStore
 
     if args.cold:
-        from ..chapters.asked import PENDING_ENV
+        from ..protocol.asked import PENDING_ENV
 
         print("[mlpl-lab] --cold: " + cold_estimate(args.profile, paths), flush=True)
         args.fresh = True
@@ -130,7 +130,7 @@ def answers_for(instructor: bool, paths):
     ``instructor`` -- ``paths`` themselves (their solutions run) with ``$MLPL_LAB_ANSWERS`` set to
     ``instructor``; else the student copies of ``paths``, generated into a temporary folder, with
     it set to ``student``. The kernels inherit it; the caller's value is put back after."""
-    from ..chapters.grading import ANSWERS_ENV, INSTRUCTOR
+    from ..protocol.grading import ANSWERS_ENV, INSTRUCTOR
     from ..course.notebooks import write_variant
 
     saved = os.environ.get(ANSWERS_ENV)

@@ -58,7 +58,7 @@ def main(argv=None) -> int:
                                         _pairs(args.regime_param, "--regime-param"),
                                         _pairs(args.set, "--set"))
     from ..engine import distributed
-    from ..chapters.common import with_dataset
+    from ..protocol.common import with_dataset
     from ..runs.ensure import ensure
     from ..runs.validation import validate
 

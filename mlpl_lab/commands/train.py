@@ -1,5 +1,5 @@
 """``mlpl-lab train [FAMILY ...] [--profile ...] [--workers N]``: train pending families into the
-store, resumably (:mod:`mlpl_lab.chapters.families`): each run stored the moment it ends, so a
+store, resumably (:mod:`mlpl_lab.protocol.families`): each run stored the moment it ends, so a
 stopped command loses at most the runs in flight and the same command continues where it stopped.
 Without FAMILY, every pending family the store lacks runs of; ``mlpl-lab plan --families`` prices
 them first. A family then joins the shipped pack as a part (``mlpl-lab pack export data/packs/
@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_train(args) -> int:
-    from ..chapters import families as fam
+    from ..protocol import families as fam
 
     workers = args.workers or fam.WORKERS
     found = fam.priced_families(args.profile, notebook_paths(args.notebooks))

@@ -7,7 +7,7 @@ Two records feed it:
   ``notebooks/gpu_plan.json`` (runs, images trained, FLOPs: what ``mlpl-lab plan --profile gpu``
   prints; counting it takes minutes, so the guide reads the stored counts);
 * the GPU check's records: the rate the projection uses, read through
-  :func:`mlpl_lab.chapters.plan.measured_gpu_throughput` (the one function ``mlpl-lab plan`` reads
+  :func:`mlpl_lab.protocol.plan.measured_gpu_throughput` (the one function ``mlpl-lab plan`` reads
   it through, so a new measurement or a new way of measuring flows into the guide), and the check's
   ``summary.json`` (each step, its limit, its exit status and its seconds).
 
@@ -46,8 +46,8 @@ STEPS = {
 def plan_counts(profile: str = "gpu") -> Dict[str, Any]:
     """What ``mlpl-lab plan --profile gpu`` counts for the whole series: the distinct runs (those
     chosen from results counted at stand-in choices), the images they train and their FLOPs
-    (:func:`mlpl_lab.chapters.plan.projection`)."""
-    from ..chapters.plan import plan_series, projection
+    (:func:`mlpl_lab.protocol.plan.projection`)."""
+    from ..protocol.plan import plan_series, projection
     from .notebooks import chapter_notebooks
 
     plan = plan_series(profile, chapter_notebooks())
@@ -71,8 +71,8 @@ def load_json(path: Path) -> Optional[Dict[str, Any]]:
 
 
 def measured_rate():
-    """The rate and the card the projection uses: :func:`mlpl_lab.chapters.plan.measured_gpu_throughput`."""
-    from ..chapters.plan import measured_gpu_throughput
+    """The rate and the card the projection uses: :func:`mlpl_lab.protocol.plan.measured_gpu_throughput`."""
+    from ..protocol.plan import measured_gpu_throughput
 
     return measured_gpu_throughput()
 
@@ -103,7 +103,7 @@ def _step_line(s: Mapping[str, Any]) -> str:
 
 def gpu_markdown(plan: Optional[Mapping[str, Any]], rate, summary: Optional[Mapping[str, Any]]) -> str:
     """The block (markers included): the projection of the gpu series (``plan``: :func:`plan_counts`;
-    ``rate``: a :class:`~mlpl_lab.chapters.plan.Throughput` or None) and what the GPU check ran
+    ``rate``: a :class:`~mlpl_lab.protocol.plan.Throughput` or None) and what the GPU check ran
     (``summary``: its ``summary.json``, or None)."""
     lines = [BEGIN]
     if plan and rate is not None:
@@ -152,7 +152,7 @@ def gpu_markdown(plan: Optional[Mapping[str, Any]], rate, summary: Optional[Mapp
 
 def summary_record() -> Optional[Dict[str, Any]]:
     """The GPU check's summary, from the records the rate is read from."""
-    from ..chapters.plan import GPU_RECORDS
+    from ..protocol.plan import GPU_RECORDS
 
     return load_json(GPU_RECORDS / "summary.json")
 

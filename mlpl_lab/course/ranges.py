@@ -26,7 +26,8 @@ from ..catalogue import LABEL
 class Figure:
     """One figure of a chapter: ``label`` in words, ``record`` and ``keys`` of the value its table
     shows, ``unit`` ("mAP points", "%" for a share the record holds as a fraction, "" for a
-    count), and the per-seed values behind it: ``claim`` and ``side`` ("a", "b" or "diffs")."""
+    count), and the per-seed values behind it: ``claim`` (the key of the claim in the chapter's
+    ``claims`` record, its stable identifier) and ``side`` ("a", "b" or "diffs")."""
 
     label: str
     record: str
@@ -45,46 +46,46 @@ FIGURES: Dict[str, List[Figure]] = {
         Figure("AN's false-negative rate under known 10 %", "an_false_negative_rate", ("known 10 %",), "%")],
     "01_assume_negative": [
         Figure("AN's test mAP under single positive", "mAP", (SP, LABEL.an),
-               claim="full labels beat AN under single positive", side="b"),
+               claim="oracle_beats_an/single", side="b"),
         Figure("full labels' test mAP (the oracle)", "mAP", (SP, LABEL.oracle),
-               claim="full labels beat AN under single positive", side="a"),
+               claim="oracle_beats_an/single", side="a"),
         Figure("the gap AN leaves under single positive", "gap", (SP,),
-               claim="full labels beat AN under single positive", side="diffs")],
+               claim="oracle_beats_an/single", side="diffs")],
     "02_gr_loss": [
-        Figure("GR's test mAP under single positive", "mAP", (LABEL.gr,), claim="GR beats AN (single positive)"),
-        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="GR beats AN (single positive)",
+        Figure("GR's test mAP under single positive", "mAP", (LABEL.gr,), claim="gr_beats_an"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="gr_beats_an",
                side="b"),
         Figure("EM's test mAP under single positive", "mAP", (LABEL.em,),
-               claim="GR beats the best other zoo method (EM)", side="b"),
-        Figure("GR − AN", "GR_minus_AN", (), claim="GR beats AN (single positive)", side="diffs")],
+               claim="gr_beats_best_other", side="b"),
+        Figure("GR − AN", "GR_minus_AN", (), claim="gr_beats_an", side="diffs")],
     "03_opml": [
         Figure("OPML-SP's test mAP under single positive", "mAP", (LABEL.opml_sp,),
-               claim="OPML-SP beats AN (single positive)"),
-        Figure("OPML's test mAP under single positive", "mAP", (LABEL.opml,), claim="OPML beats AN (single positive)"),
-        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="OPML beats AN (single positive)",
+               claim="opml_sp_beats_an"),
+        Figure("OPML's test mAP under single positive", "mAP", (LABEL.opml,), claim="opml_beats_an"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="opml_beats_an",
                side="b")],
     "04_cls": [
-        Figure("CLS's test mAP under single positive", "mAP", (SP, LABEL.cls), claim="CLS beats AN under single positive"),
-        Figure("AN's test mAP under single positive", "mAP", (SP, LABEL.an), claim="CLS beats AN under single positive",
+        Figure("CLS's test mAP under single positive", "mAP", (SP, LABEL.cls), claim="cls_beats_an/single"),
+        Figure("AN's test mAP under single positive", "mAP", (SP, LABEL.an), claim="cls_beats_an/single",
                side="b"),
-        Figure("CLS's test mAP under drop 50 %", "mAP", (D50, LABEL.cls), claim="CLS beats AN under drop 50 %")],
+        Figure("CLS's test mAP under drop 50 %", "mAP", (D50, LABEL.cls), claim="cls_beats_an/drop50")],
     "05_lac": [
         Figure("LAC's test mAP (two stages and the queue)", "mAP", (LABEL.lac_row,),
-               claim="LAC (two stages + queue) beats PLC trained as long (control)"),
+               claim="lac_beats_equal_epochs"),
         Figure("PLC trained as long (the control)", "mAP", (LABEL.lac_control,),
-               claim="LAC (two stages + queue) beats PLC trained as long (control)", side="b"),
-        Figure("AN's test mAP with LAC's label-query head", "mAP", (LABEL.an,), claim="PLC beats AN", side="b")],
+               claim="lac_beats_equal_epochs", side="b"),
+        Figure("AN's test mAP with LAC's label-query head", "mAP", (LABEL.an,), claim="plc_beats_an", side="b")],
     "06_pu_mlc": [
         Figure("PU-MLC's test mAP at p = 0.1", "mAP", ("p=0.1", LABEL.pu_mlc_row),
-               claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.1"),
+               claim="pu_mlc_beats_partial_bce/p0.1"),
         Figure("partial BCE's test mAP at p = 0.1", "mAP", ("p=0.1", LABEL.partial_bce_row),
-               claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.1", side="b"),
+               claim="pu_mlc_beats_partial_bce/p0.1", side="b"),
         Figure("PU-MLC's test mAP at p = 0.5", "mAP", ("p=0.5", LABEL.pu_mlc_row),
-               claim="PU-MLC beats partial BCE (which also reads negatives) at p = 0.5 (clean negatives)")],
+               claim="pu_mlc_beats_partial_bce/p0.5")],
     "07_benchmark": [
-        Figure("GR's test mAP under single positive", "mAP", (LABEL.gr, SP), claim="GR beats AN under single positive"),
-        Figure("LAC's test mAP under single positive", "mAP", (LABEL.lac, SP), claim="LAC beats AN under single positive"),
-        Figure("AN's test mAP under single positive", "mAP", (LABEL.an, SP), claim="GR beats AN under single positive",
+        Figure("GR's test mAP under single positive", "mAP", (LABEL.gr, SP), claim="beats_an/gr/single"),
+        Figure("LAC's test mAP under single positive", "mAP", (LABEL.lac, SP), claim="beats_an/lac/single"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an, SP), claim="beats_an/gr/single",
                side="b"),
         Figure("EM's mean rank over the regimes (1 is best)", "mean_rank", (LABEL.em,), unit="")],
 }

@@ -29,15 +29,16 @@ def _num(x: Any, digits: int = 2) -> str:
 
 
 def claim_line(name: str, c: Mapping[str, Any]) -> str:
-    """One claim as a bullet: margin with its family-wise interval (the one that decides; the
-    family and m are the group's heading), the unadjusted 95 % interval, paired seeds, verdict
+    """One claim (its key ``name``; shown by its sentence, the record's ``claim``) as a bullet:
+    margin with its family-wise interval (the one that decides; the family and m are the group's
+    heading), the unadjusted 95 % interval, paired seeds, verdict
     (§ and the schedule-bound note where the run's targets move to the last epoch, else a run that
     did not converge; and "at risk" where the losing side's did not), as the notebooks' take-aways
     mark them (:func:`mlpl_lab.analysis.claims.takeaways`)."""
     lo, hi = (c.get("ci_family") or [None, None])[:2]
     lo95, hi95 = (c.get("ci95") or [None, None])[:2]
     seeds = ", ".join(str(s) for s in c.get("seeds", []))
-    text = (f"{name}: {_num(c.get('margin'))} [{_num(lo)}, {_num(hi)}] (95 % unadjusted "
+    text = (f"{c.get('claim') or name}: {_num(c.get('margin'))} [{_num(lo)}, {_num(hi)}] (95 % unadjusted "
             f"[{_num(lo95)}, {_num(hi95)}]) over {c.get('n', 0)} paired seed(s) ({seeds or 'none'}) "
             f"— **{c.get('verdict', '?')}**")
     if c.get("schedule_bound"):

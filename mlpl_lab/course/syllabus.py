@@ -168,9 +168,9 @@ PACK_SERVE_RECORD = TIMINGS_FILE.parent.parent / "benchmarks" / "records" / "pac
 
 def live_seconds(profile: str = "cpu") -> Dict[str, float]:
     """``{notebook: seconds}`` of each chapter's live exercise as measured under ``profile``
-    (:func:`mlpl_lab.chapters.live.measured`: only a measurement of the live run this code
+    (:func:`mlpl_lab.protocol.live.measured`: only a measurement of the live run this code
     builds now counts); a chapter without one is left out."""
-    from ..chapters import live
+    from ..protocol import live
 
     out: Dict[str, float] = {}
     stems = {p.stem[:2]: p.stem for p in chapter_notebooks()}
@@ -224,7 +224,7 @@ def syllabus_markdown(course: Dict[str, Any], timings: Optional[Dict] = None, li
 
 
 def _live_chapters() -> Sequence[str]:
-    from ..chapters.live import chapters
+    from ..protocol.live import chapters
 
     return chapters()
 
@@ -298,7 +298,7 @@ def cold_seconds(warm: Dict[str, float], profile: str, store_root: Path, workers
     workers were kept busy, which the plan's longest-first order aims at."""
     import os
 
-    from ..chapters.plan import plan_series
+    from ..protocol.plan import plan_series
 
     saved = os.environ.get("MLPL_LAB_DATA")
     os.environ["MLPL_LAB_DATA"] = str(Path(store_root).resolve().parent)  # the plan reads it

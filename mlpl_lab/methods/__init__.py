@@ -12,5 +12,6 @@ from ..core.discover import import_submodules
 import_submodules(__name__, __path__)
 # The catalogue's rows whose method is a plain registered loss train as a LossMethod.
 from .zoo import register_stateless  # noqa: E402
+from ..catalogue import all_entries  # noqa: E402
 
-STATELESS = tuple(register_stateless())
+STATELESS = tuple(register_stateless(all_entries()))

@@ -133,7 +133,8 @@ def check_method(uf: UserFile) -> None:
         except Exception as exc:  # noqa: BLE001 — any error of the user's method is reported
             raise UserFileError(f"{uf.path}: {cls.__name__} raised {type(exc).__name__} in {step}{_at(point)} "
                                 f"on a tiny batch (4 images of 16 px, 5 classes, the lab's small CNN): {exc}; "
-                                "fix the method (the handbook's 'Add your own method' shows the hooks)") from None
+                                "fix the method (the handbook's 'Rank your own method against the course' "
+                                "shows the hooks)") from None
         if not (isinstance(out, tuple) and len(out) == 2):
             raise UserFileError(f"{uf.path}: {cls.__name__}.training_step returned {type(out).__name__}"
                                 f"{_at(point)}; return (loss, logs), logs a dict of numbers (may be empty)")

@@ -1,7 +1,7 @@
 """A researcher's own method in one plain Python file, read and checked before anything trains.
 
-The file (``mlpl-lab benchmark --add FILE``; the handbook's "Add your own method") holds either
-a loss::
+The file (``mlpl-lab benchmark --add FILE``; the handbook's "Rank your own method against the
+course") holds either a loss::
 
     LABEL = "AN, unknowns at eps"          # the row's name in the benchmark
     GRID = {"eps": [0.05, 0.1]}            # optional: tuned on the lab's equal budget
@@ -78,7 +78,7 @@ class UserFile:
     target: Callable = field(repr=False)
 
     def points(self, budget: Optional[int] = None) -> List[Dict[str, Any]]:
-        """The grid's points in order (a product, walked as :data:`mlpl_lab.chapters.tuning.GRIDS`
+        """The grid's points in order (a product, walked as :data:`mlpl_lab.protocol.tuning.GRIDS`
         are), each naming every grid keyword; the first ``budget`` of them (``[{}]`` without a grid)."""
         if not self.grid:
             return [{}]
@@ -271,7 +271,7 @@ def read_user_file(path, reserved: Mapping[str, str] | None = None) -> UserFile:
         raise UserFileError(f"{path}: no such file; give the path of your method's .py file")
     if path.suffix != ".py":
         raise UserFileError(f"{path}: not a .py file; write the method as Python (see the handbook's "
-                            "'Add your own method')")
+                            "'Rank your own method against the course')")
     return user_file_from(path.read_bytes(), path.resolve(), reserved)
 
 

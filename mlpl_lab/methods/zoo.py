@@ -11,22 +11,22 @@ pseudo-negatives) and ``gr`` (per-epoch schedules, Table 3 ablations).
 """
 from __future__ import annotations
 
-from typing import List
+from typing import Iterable, List
 
 from .loss_method import loss_method_factory
 from .registry import METHODS, register_method
 
 
-def register_stateless() -> List[str]:
-    """Register a plain LossMethod for every method row of the catalogue whose method is a
-    registered loss that no module of this package registered as a method (``wan``, ``hill``,
+def register_stateless(entries: Iterable) -> List[str]:
+    """Register a plain LossMethod for every method row of ``entries`` (the catalogue's:
+    :func:`mlpl_lab.catalogue.all_entries`, or one entry :func:`mlpl_lab.catalogue.register` adds)
+    whose method is a registered loss that no module registered as a method (``wan``, ``hill``,
     GR Loss's Table 1 instantiations ``gr_as_*``, ...): a new loss needs its catalogue entry, not a
     list here. Called once the package's modules have registered theirs; returns the names."""
-    from ..catalogue import ENTRIES
     from ..losses.registry import LOSSES
 
     names = []
-    for e in ENTRIES:
+    for e in entries:
         if e.method in LOSSES and e.method not in METHODS:
             register_method(e.method)(loss_method_factory(e.method))
             names.append(e.method)

@@ -28,7 +28,7 @@ evidence somewhere over maps that are mildly positive everywhere.
 The boosted CAM is the explanation the paper studies: :meth:`BoostLUHead.outputs` returns it as
 ``"cam"`` (B, C, h, w), with the pooled embedding. BoostLU runs with the Large Loss Matters schemes
 (LL-R, LL-Ct, LL-Cp: their loss reads the boosted logits, as they come out of this head); the lab's
-benchmark pairs it with them (``chapters/benchmark.py``, rows "LL-R + BoostLU", ...).
+benchmark pairs it with them (``protocol/recipes.py``, rows "LL-R + BoostLU", ...).
 """
 from __future__ import annotations
 

@@ -57,9 +57,11 @@ def notebook_summary(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
     verdicts = [str(c.get("verdict", "")) for c in claims.values()
                 if isinstance(c, dict) and c.get("kind", "finding") == "finding"]
     # a claim on schedule-bound runs carries its control's verdict (``schedule_bound``): listed apart
-    bound_claims = {k: c["schedule_bound"] for k, c in claims.items() if isinstance(c, dict) and c.get("schedule_bound")}
-    unconverged_claims = [k for k, c in claims.items() if isinstance(c, dict) and k not in bound_claims
-                          and c.get("converged") not in (None, "yes", True)]
+    # a claim is named by its sentence (the record's ``claim``; an older record's key is the sentence)
+    bound_claims = {c.get("claim") or k: c["schedule_bound"] for k, c in claims.items()
+                    if isinstance(c, dict) and c.get("schedule_bound")}
+    unconverged_claims = [c.get("claim") or k for k, c in claims.items() if isinstance(c, dict)
+                          and (c.get("claim") or k) not in bound_claims and c.get("converged") not in (None, "yes", True)]
     counts = convergence_counts(runs)
     return {"runs": counts["runs"], "converged": counts["converged"],
             "schedule-bound": counts["schedule-bound"], "unconverged": counts["unconverged"],

@@ -337,7 +337,7 @@ def setup_notebook(profile, seeds, start: bool = True, chapter: str | None = Non
     sns.set_theme(context="notebook", style="whitegrid")
     extra = {}
     if start:
-        from ..chapters.common import describe_start
+        from ..protocol.common import describe_start
         from .serve import serve_pack
 
         serve_pack(profile, chapter)

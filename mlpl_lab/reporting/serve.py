@@ -4,7 +4,7 @@ say what it must train before it trains.
 :func:`serve_pack` is :func:`mlpl_lab.runs.shipped.import_missing` (the same function ``mlpl-lab
 report`` uses): the shipped pack of the profile is imported, verified whole, when the store lacks
 any run it holds; a run already here is kept. :func:`announce_training` plans the chapter from
-its ``specs`` (:func:`mlpl_lab.chapters.plan.plan_notebook`, with the stored runs read and the
+its ``specs`` (:func:`mlpl_lab.protocol.plan.plan_notebook`, with the stored runs read and the
 notebook's own parameter values), and when runs are still missing prints how many, the images
 they train, the chapter's measured cold time (``notebooks/timings.json``) and how to stop and
 resume; then it starts the chapter's progress line (:class:`mlpl_lab.runs.progress.ChapterProgress`).
@@ -29,7 +29,7 @@ def chapter_of(chapter: Optional[str]) -> Optional[str]:
 def serve_pack(profile: Any, chapter: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """Import the shipped pack when the store lacks runs it holds, printing the one line that
     says so. A chapter that trains nothing (00) imports nothing."""
-    from ..chapters.registry import training_chapter
+    from ..protocol.registry import training_chapter
     from ..runs.shipped import import_missing
 
     chapter = chapter_of(chapter)
@@ -44,7 +44,7 @@ def serve_pack(profile: Any, chapter: Optional[str] = None) -> Optional[Dict[str
 def _parameters(chapter: str, namespace: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """The notebook's parameters: the names of its ``parameters`` cell, with the values the kernel
     holds now (papermill's ``-p`` included), else the cell's own."""
-    from ..chapters.plan import notebook_parameters
+    from ..protocol.plan import notebook_parameters
 
     path = NOTEBOOK_DIR / f"{chapter}.ipynb"
     params = notebook_parameters(path) if path.exists() else {}
@@ -86,9 +86,9 @@ def announce_training(profile: Any, chapter: Optional[str] = None,
     """When the chapter's plan finds runs missing from the store, print what training them
     means and start the chapter's progress line; returns ``{"runs", "images", "cold_seconds",
     "left"}`` (None when nothing is missing, or the notebook is not a chapter)."""
-    from ..chapters.common import as_profile
-    from ..chapters.plan import images_trained, plan_notebook
-    from ..chapters.registry import training_chapter
+    from ..protocol.common import as_profile
+    from ..protocol.plan import images_trained, plan_notebook
+    from ..protocol.registry import training_chapter
     from ..runs.access import CHAPTER_ENV
     from ..runs.progress import chapter_progress
     from ..runs.shipped import disabled, shipped_pack

@@ -2,7 +2,7 @@
 several per GPU (on a GPU, the workers per device the GPU check measured best,
 :mod:`mlpl_lab.runs.gpu_records`: a small run leaves a large card mostly idle).
 
-:func:`train` takes run specs in the order a plan gives them (:mod:`mlpl_lab.chapters.plan`:
+:func:`train` takes run specs in the order a plan gives them (:mod:`mlpl_lab.protocol.plan`:
 dependencies first, longest first), adds any dependency missing from the list, and trains those
 not yet in the store on ``workers`` plain processes (``multiprocessing``'s *spawn*, no cluster
 software). Each worker pins its threads before its first run (``OMP_NUM_THREADS``,

@@ -1,8 +1,8 @@
 """A method with state: each unknown label's target follows the network's own predictions.
 
 A :class:`~mlpl_lab.methods.base.Method` subclass for ``mlpl-lab benchmark --add
-notebooks/examples/soft_targets.py`` (the handbook's "Add your own method"). It keeps a target matrix over
-the training set (N images x C classes): observed positives 1, observed negatives 0, unknowns
+notebooks/examples/soft_targets.py`` (the handbook's "Rank your own method against the course").
+It keeps a target matrix over the training set (N images x C classes): observed positives 1, observed negatives 0, unknowns
 starting at 0 as AN's, then, each time an image is in a batch, moving its unknowns' targets
 towards the network's current probabilities: ``target <- momentum * target + (1 - momentum) * p``.
 The matrix is the method's state: it is saved with the run (``extra_state``).

@@ -6,7 +6,7 @@ return a bool and never raise (:mod:`.core`), so a student copy whose solutions 
 end to end and the notebook continues with the library's reference. Solutions sit between
 ``# BEGIN SOLUTION`` / ``# END SOLUTION`` in the one source; ``make student`` strips them
 (:mod:`mlpl_lab.course.notebooks`). A check states the reference answer only for instructors
-(``$MLPL_LAB_ANSWERS=instructor``: :func:`mlpl_lab.chapters.grading.shows_answers`).
+(``$MLPL_LAB_ANSWERS=instructor``: :func:`mlpl_lab.protocol.grading.shows_answers`).
 """
 from .checks import *  # noqa: F401,F403
 from .checks import CHECKS, holding_claims, paired_t_reference  # noqa: F401

@@ -42,12 +42,13 @@ def _sizes(g):
 # ---------------------------------------------------------------------------------------
 def holding_claims(claims_record: Mapping[str, Any]) -> list:
     """The claims whose verdict says they hold, from a chapter's ``claims`` record
-    (``{claim: {"verdict": ...}}``); a verdict that starts with "holds" counts."""
+    (``{key: {"claim": sentence, "verdict": ...}}``), by the names the claims table shows (their
+    sentences; a record without one: its key); a verdict that starts with "holds" counts."""
     out = []
     for claim, row in claims_record.items():
         v = row.get("verdict", "") if isinstance(row, Mapping) else str(row)
         if str(v).strip().lower().startswith("holds"):
-            out.append(claim)
+            out.append(row.get("claim") or claim if isinstance(row, Mapping) else claim)
     return out
 
 
@@ -134,10 +135,14 @@ def decided_lead(top: str, runner_up: str, claims_record: Mapping[str, Any],
             math.isclose(b, float(values[runner_up]), abs_tol=1e-6)
 
     def compares(c, row) -> bool:  # with the record's values, the runs decide (a claim's name may
-        # shorten "drop 25 %" to "25 %"); without them, the names
+        # shorten "drop 25 %" to "25 %"); without them, the names (its sentence)
         return same_runs(row) if values is not None else (names(c, top) and names(c, runner_up))
 
-    return any(compares(c, row) and c in holding_claims({c: row}) for c, row in claims_record.items())
+    def said(c, row) -> str:  # the claim as the table shows it: its sentence, else its key
+        return (row.get("claim") if isinstance(row, Mapping) else None) or c
+
+    return any(compares(said(c, row), row) and said(c, row) in holding_claims({c: row})
+               for c, row in claims_record.items())
 
 
 def check_lead(title: str, answer, values: Mapping[str, float], decides: Callable[[str, str], bool],

@@ -3,7 +3,7 @@
 A check prints one line that starts with ``✓`` (right) or ``✗`` (not yet, with a hint that
 points at the idea without giving the answer) and returns ``True`` / ``False``; the words that
 state the reference answer go to :func:`verdict` as ``reference``, printed for instructors only
-(:func:`~mlpl_lab.chapters.grading.shows_answers`). It never raises: an unfinished answer (``None``, ``...``, a stub function that returns ``None`` or
+(:func:`~mlpl_lab.protocol.grading.shows_answers`). It never raises: an unfinished answer (``None``, ``...``, a stub function that returns ``None`` or
 raises) is a ``✗`` too, so papermill runs a student copy end to end and the notebook goes on
 with the library's reference.
 """
@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ...chapters.grading import (ANSWERS_ENV, FAIL, INSTRUCTOR, PASS, UNANSWERED, never_raises,  # noqa: F401
+from ...protocol.grading import (ANSWERS_ENV, FAIL, INSTRUCTOR, PASS, UNANSWERED, never_raises,  # noqa: F401
                                  shows_answers, unanswered, verdict)
 
 

@@ -2,8 +2,9 @@
 
 A schedule-bound row (its registry entry's flag: GR, LL-R/LL-Ct/LL-Cp and their BoostLU rows,
 EM+APL, OPML-SP) moves its targets until the last epoch, so its curve can still rise at any length.
-Its control is the same cell, and AN's cell, again at 4/3 of the epochs on the same seeds
-(:func:`mlpl_lab.chapters.benchmark.bound_check_specs`; GR's:
+Its control is the same cell, and AN's cell, again at 4/3 of the epochs on the same seeds (the
+rows' recipes, :mod:`mlpl_lab.protocol.recipes`; 07 asks for them in
+:func:`mlpl_lab.chapters.benchmark.bound_check_specs`, GR's in
 :func:`mlpl_lab.chapters.benchmark.length_check_specs`). A row with a paper claim gets the control as
 a claim of its own; the rows without one (LL-Ct, LL-Cp, their BoostLU rows) would show it nowhere.
 This module shows every stored check, claim or not: each row and AN at the profile's epochs and at
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping
 
 from ..catalogue import LABEL
-from . import gr as gr_chapter
+from .lengths import length_check_record, length_check_runs
 
 #: ``{regime: {row: {"method": runs, "AN": runs}}}``, as :attr:`BenchmarkRuns.bound_length` holds it
 BoundLength = Mapping[str, Mapping[str, Mapping[str, List[Any]]]]
@@ -22,19 +23,20 @@ BoundLength = Mapping[str, Mapping[str, Mapping[str, List[Any]]]]
 Checks = Dict[str, Dict[str, List[Any]]]
 
 
-def checks(results: Mapping[str, Mapping[str, List[Any]]], gr_length: Mapping[str, Mapping[str, List[Any]]],
+def checks(results: Mapping[str, Mapping[str, List[Any]]], with_cells: Mapping[str, Mapping[str, List[Any]]],
            bound_length: BoundLength) -> Checks:
     """``{regime: {row: runs at the longer schedule}}``: every schedule-bound row with a stored
-    length check (GR's from ``gr_length``, ``{regime: {"GR": runs, "AN": runs}}``; the others from
-    ``bound_length``), and AN once per regime, each only where its cell at the profile's epochs is in
-    ``results`` (``{regime: {row: runs}}``). A regime with AN alone is left out."""
+    length check (those checked with the cells, GR's, from ``with_cells``, ``{regime: {row: runs,
+    "AN": runs}}``; the others from ``bound_length``), and AN once per regime, each only where its
+    cell at the profile's epochs is in ``results`` (``{regime: {row: runs}}``). A regime with AN
+    alone is left out."""
     out: Checks = {}
-    for regime in sorted(set(gr_length) | set(bound_length)):
-        gr_side, bound_side = gr_length.get(regime) or {}, bound_length.get(regime) or {}
+    for regime in sorted(set(with_cells) | set(bound_length)):
+        cells_side, bound_side = with_cells.get(regime) or {}, bound_length.get(regime) or {}
         longer = {row: sides.get("method") for row, sides in bound_side.items()}
-        longer[LABEL.gr] = gr_side.get(LABEL.gr)
+        longer.update({row: runs for row, runs in cells_side.items() if row != LABEL.an})
         # AN at the longer schedule: the same runs wherever a check names them (same specs, same keys)
-        longer[LABEL.an] = next((r for r in [gr_side.get(LABEL.an)] + [x.get(LABEL.an) for x in bound_side.values()]
+        longer[LABEL.an] = next((r for r in [cells_side.get(LABEL.an)] + [x.get(LABEL.an) for x in bound_side.values()]
                                  if r), None)
         rows = {row: runs for row, runs in longer.items() if runs and results.get(regime, {}).get(row)}
         if len(rows) > (LABEL.an in rows):  # at least one schedule-bound row, not AN alone
@@ -45,17 +47,17 @@ def checks(results: Mapping[str, Mapping[str, List[Any]]], gr_length: Mapping[st
 def view_runs(results: Mapping[str, Mapping[str, List[Any]]], table: Checks) -> Dict[str, List[Any]]:
     """``{"<regime> · <row> · <E> epochs": runs}``: each row of :func:`checks` at the profile's epochs
     and at the longer schedule, side by side (chapter 02's
-    :func:`mlpl_lab.chapters.gr.length_check_runs`, per regime)."""
+    :func:`mlpl_lab.protocol.lengths.length_check_runs`, per regime)."""
     return {f"{regime} · {name}": runs for regime, rows in table.items()
-            for name, runs in gr_chapter.length_check_runs(results[regime], rows).items()}
+            for name, runs in length_check_runs(results[regime], rows).items()}
 
 
 def record(results: Mapping[str, Mapping[str, List[Any]]], table: Checks) -> Dict[str, Any]:
     """``{"<regime> · <row> · <E> epochs": {"test_mAP", "gain", "converged"}}`` per seed: chapter
-    02's :func:`mlpl_lab.chapters.gr.length_check_record`, per regime (both schedules, so the
+    02's :func:`mlpl_lab.protocol.lengths.length_check_record`, per regime (both schedules, so the
     change can be recomputed)."""
     return {f"{regime} · {name}": value for regime, rows in table.items()
-            for name, value in gr_chapter.length_check_record(results[regime], rows).items()}
+            for name, value in length_check_record(results[regime], rows).items()}
 
 
 def view(results: Mapping[str, Mapping[str, List[Any]]], table: Checks, waiting: Mapping[str, int] | None = None):

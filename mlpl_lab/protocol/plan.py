@@ -1,6 +1,6 @@
 """The series' runs, known before it starts: a plan across the notebooks.
 
-Every chapter declares its runs as data (:mod:`mlpl_lab.chapters.asked`): ``design``
+Every chapter declares its runs as data (:mod:`mlpl_lab.protocol.asked`): ``design``
 from the profile and the notebook's parameters (its ``parameters`` cell, the profile replaced),
 and a pure ``specs(design, stored)``. :func:`plan_series` calls those ``specs``, never the
 notebooks: what is decidable from the stored runs is the notebook's plan (:attr:`NotebookPlan.specs`);
@@ -216,7 +216,7 @@ class NotebookPlan:
     left: Optional[str] = None
     #: those runs under stand-in choices (counted, e.g. by the projection; not trained by a plan)
     later: List[RunSpec] = field(default_factory=list)
-    #: the chapter's pending runs (:attr:`mlpl_lab.chapters.asked.Asked.pending`): designed, trained
+    #: the chapter's pending runs (:attr:`mlpl_lab.protocol.asked.Asked.pending`): designed, trained
     #: only by the cold series or on opt-in; counted apart
     pending: List[RunSpec] = field(default_factory=list)
     #: the names of the chapter's pending families (what ``MLPL_LAB_TRAIN_PENDING`` may name)
@@ -254,7 +254,7 @@ class SeriesPlan:
 
 def chapter_module(name: str):
     """The chapter module of notebook ``name`` when it declares its runs as data (``design`` and
-    ``specs``; :mod:`mlpl_lab.chapters.registry`), else None (00 trains nothing)."""
+    ``specs``; :mod:`mlpl_lab.protocol.registry`), else None (00 trains nothing)."""
     found = training_chapter(name)
     return None if found is None else found.module
 
@@ -273,7 +273,7 @@ def chapter_design(profile, name: str, parameters: Mapping[str, Any] | None = No
 def plan_notebook(profile, name: str, parameters: Mapping[str, Any] | None = None,
                   serve_stored: bool = False, stored=None) -> NotebookPlan:
     """The runs notebook ``name`` (a stem, e.g. ``"02_gr_loss"``) asks for under ``profile``: its
-    chapter's ``specs`` (:mod:`mlpl_lab.chapters.asked`) given what is stored — ``stored``, or the
+    chapter's ``specs`` (:mod:`mlpl_lab.protocol.asked`) given what is stored — ``stored``, or the
     run store when ``serve_stored``, or nothing. The runs that choices made on results still wait
     for are :attr:`NotebookPlan.later` (stand-ins, counted but not trained by a plan)."""
     from .asked import nothing_stored, plan_rounds, store_lookup

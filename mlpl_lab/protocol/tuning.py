@@ -26,7 +26,7 @@ default trial *is* the untuned run: the same spec, the same stored run.
   ``{l: trial_points(l, budget) for l in labels if l in GRIDS}``); ``untuned``: the labels that
   run one configuration on the fresh seeds with no trial.
 * ``selection``: the selection seed; ``fresh``: the reported seeds; ``stored``: a
-  :data:`mlpl_lab.chapters.asked.Stored` (read-only).
+  :data:`mlpl_lab.protocol.asked.Stored` (read-only).
 
 :class:`Stage` holds ``trials`` (``{label: [spec per point]}`` on the selection seed: always
 asked now), ``chosen`` (``{label: index}`` for every tuned label whose trials are all stored:
@@ -35,7 +35,7 @@ decided now: every untuned label, and every chosen label with its kept point) an
 (``{label: [spec per fresh seed]}`` of the labels still waiting, under the stand-in point 0, the
 paper default: for counting only). ``Stage.kept(label)`` is the chosen point, ``Stage.record()``
 the :func:`tuning_record` of the chosen labels, ``Stage.asked()`` the three families ready for
-:class:`mlpl_lab.chapters.asked.Asked`. Pure: it trains nothing and reads only ``stored``.
+:class:`mlpl_lab.protocol.asked.Asked`. Pure: it trains nothing and reads only ``stored``.
 """
 from __future__ import annotations
 
@@ -55,6 +55,8 @@ GRIDS: Dict[str, Dict[str, List[Any]]] = catalogue.grids()
 #: take two, so the path from trials to a choice is still executed
 TRIALS = 3
 TRIALS_OF_PROFILE = {"smoke": 2, "gpu_shape": 2}
+#: the family of a design's tuning trials among the runs it asks for (07's, a researcher's own row's)
+TRIALS_FAMILY = "tuning trials"
 
 
 def trials_for(profile) -> int:

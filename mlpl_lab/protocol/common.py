@@ -20,10 +20,10 @@ DESIGN_OF = {"gpu_shape": "gpu"}
 
 
 def with_pending(asked, families):
-    """``asked`` (a chapter's :class:`mlpl_lab.chapters.asked.Asked`) with ``families`` added to
+    """``asked`` (a chapter's :class:`mlpl_lab.protocol.asked.Asked`) with ``families`` added to
     its *pending* runs: runs the chapter designs (longer runs for verdicts at risk, controls) that
     a notebook or a pack-served report never trains; the cold series trains them (the opt-in of
-    :mod:`mlpl_lab.chapters.asked`), and a notebook reads those that are stored."""
+    :mod:`mlpl_lab.protocol.asked`), and a notebook reads those that are stored."""
     if families:
         asked.pending.update(families)
     return asked

@@ -6,7 +6,7 @@
 components include those of the runs it starts from; :mod:`mlpl_lab.runs.components`), which
 notebooks ask for them, and how long retraining them takes: the **recorded** seconds of each run
 where the store (or the shipped course pack's manifest) has it, else the FLOP **projection** of
-:mod:`mlpl_lab.chapters.plan` at ``--tflops`` or, without it, at the rate the series' recorded
+:mod:`mlpl_lab.protocol.plan` at ``--tflops`` or, without it, at the rate the series' recorded
 runs reached (their FLOPs over their seconds), stated with its source.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The self-check of the live exercises (chapters 01–06): the student's prediction of the test
 mAP of the cut-down run they train in class, graded against what that run recorded.
 
-The runs, the table and the flow live in :mod:`mlpl_lab.chapters.live`; this module only grades,
+The runs, the table and the flow live in :mod:`mlpl_lab.protocol.live`; this module only grades,
 the way every check does (:mod:`.grading`): one ``✓``/``✗`` line, a hint that points at the idea,
 a bool returned, never an exception — ``None``, ``...``, a string or a NaN is a ``✗`` too.
 """

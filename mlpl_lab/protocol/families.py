@@ -2,7 +2,7 @@
 training them resumably (``mlpl-lab train``, ``mlpl-lab plan --families``).
 
 A chapter declares runs it does not train by default as *pending* families
-(:attr:`mlpl_lab.chapters.asked.Asked.pending`: 07's scene families, the length checks, the longer
+(:attr:`mlpl_lab.protocol.asked.Asked.pending`: 07's scene families, the length checks, the longer
 runs). A pack grows by such a family trained in one sitting and exported as one part
 (:mod:`mlpl_lab.runs.parts`), so each must fit a sitting: :data:`SITTING_S` on :data:`WORKERS`
 workers (90 minutes on the two cores of the course machine).
@@ -11,7 +11,7 @@ workers (90 minutes on the two cores of the course machine).
 kind runs here: ``cuda`` where a GPU is visible, else ``cpu``) from records, never from a typed
 rate: the seconds per training image of the stored runs of the same *shape* (method, head, LgConv,
 model, image size, device kind; their median) times the run's images
-(:func:`mlpl_lab.chapters.plan.images_trained`); else the median seconds per image-pixel of every
+(:func:`mlpl_lab.protocol.plan.images_trained`); else the median seconds per image-pixel of every
 stored run of this device kind. The wall time of
 a sitting assumes its runs keep the workers busy (the sum over the workers).
 

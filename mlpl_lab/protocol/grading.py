@@ -1,7 +1,7 @@
 """The line every self-check prints: ``✓`` (right) or ``✗`` (not yet, with a hint that points
 at the idea without giving the answer), a bool returned, never an exception.
 
-The chapters' live exercises grade a prediction with it (:mod:`mlpl_lab.chapters.live_check`) and
+The chapters' live exercises grade a prediction with it (:mod:`mlpl_lab.protocol.live_check`) and
 the course's exercise checks build on it (:mod:`mlpl_lab.course.exercises.core`), so it sits at
 the chapters' layer: the course imports it, the chapters never import the course.
 

@@ -2,7 +2,7 @@
 compares with the chapter's own converged row of the same method.
 
 Each chapter declares its live exercise in its own module (``CHAPTER = Chapter(..., live=Live(...))``,
-:mod:`mlpl_lab.chapters.registry`): the **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS,
+:mod:`mlpl_lab.protocol.registry`): the **key method** — 01 AN, 02 GR Loss, 03 OPML-SP, 04 CLS,
 05 LAC (both stages), 06 PU-MLC — its own spec of it (:func:`converged_spec`: the chapter's regime,
 hyperparameters, schedule and pretrained backbone), the seeds it shows it on and the live sizes. The **reference** is the chapter's row of
 that method (:func:`reference_specs`): the same spec at full length on the seeds the chapter
@@ -17,7 +17,7 @@ The flow in a notebook: :func:`describe` (what will train, what it is compared w
 when measured and under which conditions), the student's prediction of the live test mAP,
 :func:`train` (the run store's progress), :func:`compare` (a table: the live run, the converged run
 of the same seed, the chapter's row over its seeds; and the self-check of
-:mod:`mlpl_lab.chapters.live_check`, which never raises).
+:mod:`mlpl_lab.protocol.live_check`, which never raises).
 
 * The live run is trained **without an access-log entry** (:func:`mlpl_lab.runs.store.log_access`), so
   ``mlpl-lab pack export`` never ships it: a student who imports the pack trains it. The

@@ -1,8 +1,8 @@
 """A researcher's own method as one more row of the benchmark (``mlpl-lab benchmark --add FILE``).
 
-The row follows the benchmark's protocol (:mod:`mlpl_lab.chapters.benchmark`): the design's
-profile, regimes and reported seeds; under a tuned design, the equal-budget tuning stage of
-:mod:`mlpl_lab.chapters.tuning` -- the first ``trials_for(profile)`` points of the file's
+The row follows the benchmark's protocol (chapter 07's design, :mod:`mlpl_lab.chapters.benchmark`,
+handed in by the command): the design's profile, regimes and reported seeds; under a tuned design,
+the equal-budget tuning stage of :mod:`mlpl_lab.protocol.tuning` -- the first ``trials_for(profile)`` points of the file's
 ``GRID`` on the selection seed, the one with the best clean-validation mAP re-run on the fresh
 seeds, and only those reported -- and under an untuned design the grid's first point (its
 default) on the reported seeds. Its specs are the profile's with method
@@ -10,8 +10,8 @@ default) on the reported seeds. Its specs are the profile's with method
 they key by the file's content.
 
 Every other row is read, never trained: :func:`course` takes each cell of the design the
-benchmark itself would report (:func:`mlpl_lab.chapters.benchmark.specs`) where all its runs
-are stored (the shipped pack imported first), and names the cells that are not.
+benchmark itself would report (its ``specs``, handed in) where all its runs are stored (the
+shipped pack imported first), and names the cells that are not.
 
 :func:`claims` asks one question, declared before any run is read: does the new row beat AN,
 and the best course row, under each regime (m = 2 per regime, family-wise intervals; the best
@@ -24,20 +24,24 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..analysis import benchmark as bm
-from ..analysis.claims import Claim, Family, claims_table
+from ..analysis.claims import Claim, Family, claim_id, claims_table
+from ..catalogue import LABEL
 from ..methods.registry import USER_METHOD
 from ..methods.user_file import UserFile
 from ..runs.spec import RunSpec
-from . import benchmark as bench
 from . import tuning as tuner
 from .asked import Asked, Families, Runs, Stored
+from .recipes import reference_rows, rows
+from .regimes import REGIMES, regime_slug
+
+AN = LABEL.an
 
 
 def reserved_labels() -> Dict[str, str]:
     """Lower-cased labels and registered names of the benchmark's rows -> the row: a new row may
     take none of them (``--methods`` resolves both)."""
     out = {}
-    for r in bench.ROWS:
+    for r in rows():
         out.setdefault(r.method.lower(), r.label)
         out[r.label.lower()] = r.label
     return out
@@ -45,9 +49,10 @@ def reserved_labels() -> Dict[str, str]:
 
 @dataclass(frozen=True)
 class AddedRow:
-    """The benchmark design and the method file whose row it adds."""
+    """The benchmark design (chapter 07's :class:`~mlpl_lab.chapters.benchmark.BenchmarkDesign`)
+    and the method file whose row it adds."""
 
-    design: bench.BenchmarkDesign
+    design: Any
     file: UserFile
 
     @property
@@ -61,8 +66,8 @@ class AddedRow:
     def seeds(self, regime: str) -> Tuple[int, ...]:
         """The seeds the row reports under ``regime``: AN's there (the claims pair with them)."""
         d = self.design
-        if (regime, bench.AN) in d.seeds:
-            return tuple(d.seeds[(regime, bench.AN)])
+        if (regime, AN) in d.seeds:
+            return tuple(d.seeds[(regime, AN)])
         return tuple(next(s for (reg, _), s in d.seeds.items() if reg == regime))
 
     def points(self) -> List[Dict[str, Any]]:
@@ -71,7 +76,7 @@ class AddedRow:
 
     def spec(self, regime: str, seed: int, point: Optional[Dict[str, Any]] = None) -> RunSpec:
         """The run of the row under ``regime`` on ``seed`` with ``point`` (None: the default)."""
-        name, params = bench.REGIMES[regime]
+        name, params = REGIMES[regime]
         point = self.file.points(1)[0] if point is None else point
         return self.design.profile.spec(USER_METHOD, dict(point, source=self.file.source), name,
                                         params, seed=seed)
@@ -87,7 +92,7 @@ class AddedRow:
 
 
 #: the family of the new row's trials in :func:`specs`
-TRIALS = "tuning trials"
+TRIALS = tuner.TRIALS_FAMILY
 
 
 def specs(added: AddedRow, stored: Stored) -> Asked:
@@ -116,28 +121,28 @@ def chosen(added: AddedRow, stored: Stored) -> Dict[str, Dict[str, Any]]:
     return out
 
 
-def course(d: bench.BenchmarkDesign, stored: Stored) -> Tuple[Runs, Dict[str, Dict[str, int]]]:
-    """``(results, missing)``: ``{regime: {row: runs}}`` of every course cell whose reported runs
-    are all stored (the cells the benchmark itself reports, its tuning choices read from the
-    stored trials), and ``{regime: {row: runs not stored}}`` of the others (a tuned cell whose
-    trials are not all stored counts its trials and its seeds)."""
-    asked = bench.specs(d, stored)
+def course(d, asked: Asked, trials: Dict[Tuple[str, str], List[RunSpec]], stored: Stored
+           ) -> Tuple[Runs, Dict[str, Dict[str, int]]]:
+    """``(results, missing)``: ``{regime: {row: runs}}`` of every course cell of design ``d`` whose
+    reported runs are all stored -- ``asked``: what the benchmark itself asks under ``d`` (its
+    ``specs(d, stored)``: the cells its tuning choices read from the stored trials decide), and
+    ``trials``: ``{(regime, row): [trial specs]}`` of its tuned cells -- and ``{regime: {row: runs
+    not stored}}`` of the others (a tuned cell whose trials are not all stored counts its trials
+    and its seeds)."""
     results: Runs = {}
     missing: Dict[str, Dict[str, int]] = {}
-    trials = asked.now.get(bench.TRIALS, {})
-    for regime, rows in d.grid.items():
-        for row in rows:
-            ss = asked.now.get(regime, {}).get(row)
+    for regime, labels in d.grid.items():
+        for label in labels:
+            ss = asked.now.get(regime, {}).get(label)
             if ss is None:  # its choice waits on trials that are not stored
-                waiting = [s for label, t in trials.items() if label.startswith(f"{row} · {regime} · ")
-                           for s in t if stored(s) is None]
-                missing.setdefault(regime, {})[row] = len(waiting) + len(asked.later.get(regime, {}).get(row, []))
+                waiting = [s for s in trials.get((regime, label), []) if stored(s) is None]
+                missing.setdefault(regime, {})[label] = len(waiting) + len(asked.later.get(regime, {}).get(label, []))
                 continue
             runs = [stored(s) for s in ss]
             if all(r is not None for r in runs):
-                results.setdefault(regime, {})[row] = runs
+                results.setdefault(regime, {})[label] = runs
             else:
-                missing.setdefault(regime, {})[row] = sum(r is None for r in runs)
+                missing.setdefault(regime, {})[label] = sum(r is None for r in runs)
     return results, missing
 
 
@@ -159,7 +164,7 @@ def ranking(results: Runs, regime: str):
     import pandas as pd
 
     cells = bm.cell_frame({regime: results[regime]})
-    ranks = bm.regime_ranks(cells, exclude=bench.REFERENCE_ROWS)[regime]
+    ranks = bm.regime_ranks(cells, exclude=reference_rows())[regime]
     text = bm.formatted(cells, regimes=[regime])[regime]
     frame = cells.set_index("method")[["mean", "ci95", "seeds"]]
     frame.insert(0, "rank", ranks.reindex(frame.index))
@@ -172,7 +177,7 @@ def best_other(results: Runs, regime: str, label: str) -> Optional[str]:
     """The course row with the highest mean test mAP under ``regime`` (the reference rows and the
     new row left out)."""
     cells = bm.cell_frame({regime: results[regime]})
-    col = cells[~cells.method.isin(list(bench.REFERENCE_ROWS) + [label])].dropna(subset=["mean"])
+    col = cells[~cells.method.isin(list(reference_rows()) + [label])].dropna(subset=["mean"])
     return None if col.empty else str(col.sort_values("mean", ascending=False).method.iloc[0])
 
 
@@ -192,21 +197,22 @@ def claims(results: Runs, label: str, regimes) -> Any:
         cells = results.get(regime, {})
         if label not in cells:
             continue
-        if bench.AN in cells:
-            rows.append(Claim(f"{label} beats AN under {regime}", "— (your method)", label, bench.AN,
-                              cells[label], cells[bench.AN], family=fam))
+        if AN in cells:
+            rows.append(Claim(f"{label} beats AN under {regime}", "— (your method)", label, AN,
+                              cells[label], cells[AN], family=fam, id=claim_id("yours_beats_an", regime_slug(regime))))
         best = best_other(results, regime, label)
-        if best is not None and best != bench.AN:
+        if best is not None and best != AN:
             rows.append(Claim(f"{label} beats {best}, the best course row, under {regime}",
                               "— (the best course row by mean test mAP on these runs)", label, best,
-                              cells[label], cells[best], family=fam))
+                              cells[label], cells[best], family=fam,
+                              id=claim_id("yours_beats_best_course_row", regime_slug(regime))))
     return claims_table(rows)
 
 
 def seconds_per_run(course_results: Runs) -> Optional[float]:
     """AN's mean training + evaluation seconds per run in the served cells (measured where those
     runs were trained), the estimate of one run of the new row; None without AN."""
-    an = [r for cells in course_results.values() for r in cells.get(bench.AN, [])]
+    an = [r for cells in course_results.values() for r in cells.get(AN, [])]
     if not an:
         return None
     return sum(bm.run_cost(r)["seconds"] for r in an) / len(an)
