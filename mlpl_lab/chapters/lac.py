@@ -47,7 +47,7 @@ import numpy as np
 from ..analysis.claims import Claim, Family, claim_id, claims_table, mark_waiting
 from ..analysis.tables import ablation_frames, seed_mean
 from ..methods import build_method
-from ..protocol.asked import Asked, Runs, Stored, nothing_stored
+from ..protocol.asked import Asked, Stored, nothing_stored
 from ..protocol.common import as_profile, splits_for, with_pending
 from ..protocol.design import preset
 from ..protocol.lac_stages import TwoStage, regime_defined, stage2, stage_fields, stage_spec  # noqa: F401 (regime_defined: the chapter's rule, the protocol's)

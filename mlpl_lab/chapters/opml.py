@@ -12,7 +12,7 @@ from typing import Dict, Optional, Tuple
 
 from ..analysis.claims import Claim, Family, claim_id, claims_table
 from ..profiles import Profile
-from ..protocol.asked import Asked, Runs, Stored
+from ..protocol.asked import Asked, Stored
 from ..protocol.common import as_profile, as_spec, specs_for, splits_for
 from ..protocol.design import preset
 from ..protocol.recipes import opml_epochs

@@ -46,7 +46,6 @@ inside the lab).
 """
 from __future__ import annotations
 
-import math
 from typing import Dict, Optional
 
 import torch

@@ -20,7 +20,6 @@ the series is retrained on purpose) or with ``MLPL_LAB_SHIPPED_PACK=off``.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import tarfile

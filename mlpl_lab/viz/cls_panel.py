@@ -106,7 +106,6 @@ class CLSPanel:
         return out
 
     def update(self, change=None) -> None:
-        from IPython.display import display
 
         self.state = self.compute(**self.values())
         self.readout.value = self.readout_text()

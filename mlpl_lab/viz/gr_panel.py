@@ -150,7 +150,6 @@ class GRPanel:
         return text
 
     def _draw(self) -> None:
-        from IPython.display import display
 
         s = self.state
         fig, axes = plt.subplots(1, 3, figsize=(11, 3.0))
