@@ -110,10 +110,31 @@ def summary(table) -> str:
     for c, line in controls.iterrows():
         lines.append(f"* control of *{table.at[line['_control_of'], 'claim']}*: {line['claim']} — {line['verdict']} "
                      f"({line[CI_FAMILY]})")
+    lines += family_size_notes(table)
     risky = [table.at[c, "claim"] for c, r in table["_at_risk"].items() if bool(r)]
     if risky:
         lines.append(f"* ⚠ at risk ({len(risky)}): the losing side did not converge in " + "; ".join(risky))
     return "\n".join(lines)
+
+
+def family_size_notes(table) -> List[str]:
+    """One line per claim that its family's size alone leaves undecided: at least 3 paired seeds,
+    the 95 % interval of a question of its own (m = 1) above 0, the family-wise interval at its
+    m reaching 0. A chapter that asks the same comparison alone (03 asks OPML-SP against AN so)
+    reads it as holding; this chapter, asking it among m comparisons, does not."""
+    from ...analysis.claims import INCONCLUSIVE
+
+    out = []
+    for c, r in table.iterrows():
+        if r["_control_of"] is not None and r["_control_of"] == r["_control_of"]:
+            continue
+        if (str(r["verdict"]).startswith(INCONCLUSIVE) and int(r["_m"]) > 1 and int(r["_n"]) >= 3
+                and float(r["_lo"]) > 0):
+            out.append(f"* *{r['claim']}*: its 95 % interval [{r['_lo']:+.2f}, {r['_hi']:+.2f}] lies above 0, "
+                       f"so a chapter that asks it alone (m = 1) reads it as holding; here it is one of "
+                       f"m = {int(r['_m'])} comparisons of *{r['_family']}*, and its family-wise interval "
+                       f"[{r['_flo']:+.2f}, {r['_fhi']:+.2f}] reaches 0: inconclusive")
+    return out
 
 
 def selection_claims(results, family: Family | None = None) -> List[Claim]:
