@@ -5,7 +5,7 @@ and 04: nbclient mimics the ``Output`` widget, and for every output *captured* b
 (``with output: display(...)``) it sends a ``comm_msg`` to the kernel on the shell socket while it
 awaits the cell's ``execute_reply`` on that socket. jupyter_client's ``Session.send`` sends it
 through a synchronous shadow of the asyncio socket, which consumes the socket's edge-triggered
-wake-up: a reply already there is never read (jupyter/nbclient issue 312). The panels now *set*
+wake-up: a reply already there is never read (an open report of nbclient's). The panels now *set*
 the widget's ``outputs`` (:func:`mlpl_lab.viz.panel_display.show_in`), so nbclient sends nothing.
 
 Oracle: nbclient itself (the client papermill runs) executing a notebook written here, with its

@@ -12,7 +12,7 @@ captured output, sends a ``comm_msg`` to the kernel on the shell socket while it
 cell's ``execute_reply`` on the same socket. jupyter_client's ``Session.send`` sends through a
 plain (synchronous) shadow of the asyncio socket, which drains the socket's edge-triggered
 wake-up; when the reply has already arrived (a fast cell, a busy machine), pyzmq is never told,
-and the wait never ends (jupyter/nbclient issue 312): notebooks 03 and 04 stopped at their panel
+and the wait never ends (an open report of nbclient's): notebooks 03 and 04 stopped at their panel
 cells. With the outputs set directly nbclient sends nothing to the kernel, and it saves the same
 ``outputs`` in the widget state (what the HTML export shows).
 """
