@@ -1,6 +1,8 @@
-"""Executing the notebook series (``report``, ``benchmark``). Notebooks run one after another:
-two torch processes at once are several times slower on 2 cores; only the next notebook's kernel
-starts (and imports) while the current one runs (:mod:`mlpl_lab.reporting.next_kernel`). While a
+"""Executing the notebook series (``report``, ``benchmark``). Notebooks run one after another
+while anything may train (two torch processes at once are several times slower on 2 cores): only
+the next notebook's kernel starts (and imports) while the current one runs
+(:mod:`mlpl_lab.reporting.next_kernel`). Where every planned run is stored they only read, and
+run two at a time (:func:`~mlpl_lab.commands.plan_first.lanes_for`). While a
 notebook trains, the terminal shows which run and epoch, with an estimate of the time left
 (:mod:`mlpl_lab.commands.progress`). No report hangs: a cell may run the profile's
 ``cell_timeout_s`` (``--cell-timeout SECONDS`` overrides it); a notebook whose cell raises,
@@ -25,7 +27,7 @@ from . import benchmark_csv
 from .dask_engine import dask_engine
 from .errors import CommandError
 from .fresh import set_fresh
-from .plan_first import train_plan_first
+from .plan_first import lanes_for, train_plan_first
 from .progress import progress_log, tailing
 
 
@@ -35,9 +37,13 @@ def run_series(args, out: Path, paths, parameters=None, plan_parameters=None) ->
     cluster of ``--workers`` / ``--scheduler`` where one is asked for)."""
     set_fresh(args, out)
     with progress_log(out):
-        train_plan_first(args, paths, plan_parameters)
+        all_stored = train_plan_first(args, paths, plan_parameters)
+        if all_stored and lanes_for(True) > 1:
+            print("[mlpl-lab] every planned run is stored: the notebooks only read, and run side by side",
+                  flush=True)
         with dask_engine(args):
-            run_notebooks(paths, out, args.profile, parameters, cell_timeout=args.cell_timeout)
+            run_notebooks(paths, out, args.profile, parameters, cell_timeout=args.cell_timeout,
+                          lanes=lanes_for(all_stored))
 
 
 @contextlib.contextmanager
@@ -61,14 +67,17 @@ def run_notebooks(paths, out: Path, profile: str, parameters=None, **kwargs) -> 
 
 
 def execute_series(paths, out: Path, profile: str, parameters=None,
-                   cell_timeout: float | None = None) -> None:
+                   cell_timeout: float | None = None, lanes: int = 1) -> None:
     """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
     notebook imports, while the current one runs (:mod:`mlpl_lab.reporting.next_kernel`).
 
     A cell may run ``cell_timeout`` seconds (default: the profile's ``cell_timeout_s``). A notebook
     that fails -- a cell raising, a cell past the limit, a dead kernel -- is reported at once, its
     kernel is stopped, and the series goes on with the next notebook; at the end every failure is
-    listed in one :class:`CommandError` (exit code 1)."""
+    listed in one :class:`CommandError` (exit code 1).
+
+    ``lanes`` > 1: that many notebooks at once, each on its own kernel started for it (threads;
+    each thread runs its own event loop), reported as each ends; for series that only read."""
     from ..profiles import get_profile
     from ..reporting.audit import summarise, summary_text
     from ..reporting.next_kernel import NextKernel
@@ -80,9 +89,13 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
     log_reads_under(profile)
     progress_file = Path(os.environ[PROGRESS_FILE_ENV])
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # before any kernel starts: they inherit it
-    ahead = NextKernel(kernel_config)
+    if lanes > 1 and len(paths) > 1:
+        done, failures = execute_side_by_side(paths, out, profile, parameters, timeout, progress_file, lanes)
+        ahead = None
+    else:
+        ahead = NextKernel(kernel_config)
     try:
-        for i, path in enumerate(paths):
+        for i, path in enumerate(paths if ahead is not None else ()):
             t0 = time.perf_counter()
             km, numerics_before = take_kernel(ahead, path)
             print(f"[mlpl-lab] {path.name} (profile {profile}) ...", flush=True)
@@ -101,13 +114,72 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
             if path.stem == benchmark_csv.BENCHMARK_NOTEBOOK:
                 benchmark_csv.after_benchmark(path, out, profile, parameters, numerics_before)
     finally:
-        ahead.close()
+        if ahead is not None:
+            ahead.close()
     # the protocol, checked on what ran: converged runs and findings vs observations
     summarise(done).to_csv(out / "protocol.csv")
     print("[mlpl-lab] " + summary_text(done).replace("\n", "\n[mlpl-lab] "), flush=True)
     if failures:
         raise CommandError(f"{len(failures)} of {len(paths)} notebooks did not run to their end "
                            "(the others did):\n  " + "\n  ".join(map(str, failures)))
+
+
+def execute_side_by_side(paths, out: Path, profile: str, parameters, timeout, progress_file: Path,
+                         lanes: int):
+    """``paths`` executed ``lanes`` at a time, each in a thread of its own that starts the
+    notebook's kernel (under its chapter's name and figure log) and runs it; a line as each
+    ends. Returns ``(executed notebooks in the series' order, failures)``; 07's CSV tables are
+    written once every notebook has ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..reporting.next_kernel import NextKernel
+    from ..reporting.report import read_records
+
+    print(f"[mlpl-lab] {len(paths)} notebooks, {lanes} at a time", flush=True)
+    for path in paths:
+        enter_chapter(path, profile)  # each access log starts empty, before any kernel reads
+
+    threads = max(1, (os.cpu_count() or 1) // lanes)  # no lane's torch oversubscribes the cores
+
+    def one(path: Path):
+        t0 = time.perf_counter()
+        ahead = NextKernel(kernel_config)
+        start_ahead(ahead, path, out, threads=threads)
+        km, numerics_before = take_kernel(ahead, path)
+        executed, failed = execute_one(path, out, profile, parameters, km, timeout, None)
+        seconds = time.perf_counter() - t0
+        if failed is not None:
+            print(f"[mlpl-lab] {path.name}: FAILED after {seconds:.0f} s: {failed}", flush=True)
+        else:
+            print(f"[mlpl-lab] {path.name} (profile {profile}): done in {seconds:.0f} s; "
+                  f"{len(read_records(executed))} records; HTML: {out / (path.stem + '.html')}", flush=True)
+        return executed, failed, numerics_before
+
+    # longest first (the served times measured for ``make report``), so no lane ends with a long one
+    served = served_seconds(profile)
+    order = sorted(paths, key=lambda p: -served.get(p.stem, 0.0))
+    with tailing(progress_file), ThreadPoolExecutor(max_workers=lanes) as pool:
+        by_path = dict(zip(order, pool.map(one, order)))
+    results = [by_path[path] for path in paths]
+    done = [executed for executed, failed, _ in results if failed is None]
+    failures = [failed for _, failed, _ in results if failed is not None]
+    for path, (executed, failed, numerics_before) in zip(paths, results):
+        if failed is None and path.stem == benchmark_csv.BENCHMARK_NOTEBOOK:
+            benchmark_csv.after_benchmark(path, out, profile, parameters, numerics_before)
+    return done, failures
+
+
+def served_seconds(profile: str) -> dict:
+    """``{notebook stem: seconds}`` each notebook took served from the pack under ``profile``
+    (``notebooks/timings.json``, written by ``mlpl-lab course timings``); empty if not measured."""
+    import json
+
+    from ..reporting.serve import TIMINGS_FILE
+
+    try:
+        return dict(json.loads(TIMINGS_FILE.read_text()).get(f"{profile}-pack", {}))
+    except (OSError, ValueError):
+        return {}
 
 
 def execute_one(path: Path, out: Path, profile: str, parameters, km, timeout, progress_file: Path):
@@ -119,7 +191,7 @@ def execute_one(path: Path, out: Path, profile: str, parameters, km, timeout, pr
 
     executed = failed = None
     try:
-        with tailing(progress_file):
+        with (tailing(progress_file) if progress_file is not None else contextlib.nullcontext()):
             executed = execute_notebook(path, out, profile, parameters, km=km, timeout=timeout)
     except NotebookFailed as exc:
         failed = exc
@@ -139,7 +211,7 @@ def take_kernel(ahead, path: Path):
     return km, (started["numerics"] if km is not None else versions_on_disk())
 
 
-def start_ahead(ahead, path: Path, out: Path | None = None) -> None:
+def start_ahead(ahead, path: Path, out: Path | None = None, threads: int | None = None) -> None:
     """Start ``path``'s kernel now, under its own chapter name (and, with ``out``, its own figure
     log: :mod:`mlpl_lab.reporting.figure_log`), while the current notebook runs."""
     from ..core.numerics import versions_on_disk
@@ -147,6 +219,8 @@ def start_ahead(ahead, path: Path, out: Path | None = None) -> None:
     from ..runs.access import CHAPTER_ENV
 
     env = dict(os.environ) | {CHAPTER_ENV: path.stem}
+    if threads is not None:  # torch's threads in that kernel (notebooks side by side share the cores)
+        env |= {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     if out is not None:  # the kernel inherits its environment now, not when its notebook starts
         env[FIGURE_ENV] = str((Path(out) / f"{path.stem}.figures.jsonl").resolve())
     ahead.start(path, env, numerics=versions_on_disk())

@@ -25,10 +25,6 @@ from typing import Dict, Optional, Sequence, Union
 
 import numpy as np
 import torch
-from torchmetrics.functional.classification import (
-    binary_average_precision,
-    multilabel_average_precision,
-)
 
 from mlpl_lab.core.labels import UNK, validate
 
@@ -110,6 +106,10 @@ def average_precision(probs: ArrayLike, targets: ArrayLike,
     has_pos = (t == 1).any(dim=0)
     ap = torch.zeros(num_classes, dtype=torch.float64)
     if has_pos.any() and p.shape[0] > 0:
+        # imported here: torchmetrics takes about 3 s to import, which every notebook kernel paid
+        # at start-up although a pack-served notebook computes no AP
+        from torchmetrics.functional.classification import binary_average_precision, multilabel_average_precision
+
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Nn]o positive samples.*")
             warnings.filterwarnings("ignore", message=".*[Nn]o negative samples.*")

@@ -26,6 +26,7 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
 
     from .report import describe_failure
 
+    path, out_dir = Path(path).resolve(), Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / path.name
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # progress bars would clutter reports
@@ -41,9 +42,12 @@ def execute_notebook(path: Path, out_dir: Path, profile: str, parameters=None, h
     saved = os.environ.get(FIGURE_ENV)
     os.environ[FIGURE_ENV] = str(figures.resolve())
     try:
+        # papermill's ``cwd`` changes the whole process's working folder while it runs; a kernel
+        # started ahead already runs in the notebook's folder, so none is given with it (two
+        # notebooks run side by side in threads: :func:`mlpl_lab.commands.series.execute_side_by_side`)
+        where = {"km": km} if km is not None else {"cwd": str(path.parent)}
         pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
-                            cwd=str(path.parent), progress_bar=False, execution_timeout=timeout,
-                            config=kernel_config(), **({"km": km} if km is not None else {}))
+                            progress_bar=False, execution_timeout=timeout, config=kernel_config(), **where)
     except Exception as exc:
         (out_dir / (path.stem + ".html")).unlink(missing_ok=True)  # no earlier report passes for this one
         raise describe_failure(path, executed, exc, timeout) from exc

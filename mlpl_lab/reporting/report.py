@@ -11,6 +11,7 @@ import json
 import math
 import numbers
 import os
+import threading
 from pathlib import Path
 from typing import Any, Dict
 
@@ -377,25 +378,41 @@ MathJax.Ajax.loadComplete("[MathJax]/config/local/mlpl_lab.js");
 """
 
 
+#: one MathJax copy at a time in this process (notebooks exported side by side)
+_MATHJAX_LOCK = threading.Lock()
+
+
 def install_mathjax(out_dir: Path) -> str:
     """Copy MathJax (2.7, from the ``jupyter_server_mathjax`` package) next to the reports, once,
     with the configuration that uses the fonts it ships (:data:`MATHJAX_CONFIG`), and return the
     relative URL the HTML loads it from: the equations then render without internet
-    (nbconvert's default points at a CDN, and offline pages showed raw LaTeX)."""
+    (nbconvert's default points at a CDN, and offline pages showed raw LaTeX). Safe when two
+    notebooks export at once (threads share a lock; processes each copy into a folder of their
+    own and the first to rename it wins)."""
     import shutil
+    import tempfile
 
     import jupyter_server_mathjax
 
     source = Path(jupyter_server_mathjax.__file__).parent / "static"
     target = out_dir / "mathjax"
-    if not (target / "MathJax.js").exists():
-        tmp = out_dir / ".mathjax.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(source, tmp)
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-    local = target / "config" / "local" / "mlpl_lab.js"
-    if not local.exists() or local.read_text(encoding="utf-8") != MATHJAX_LOCAL_CONFIG:
-        local.parent.mkdir(parents=True, exist_ok=True)
-        local.write_text(MATHJAX_LOCAL_CONFIG, encoding="utf-8")
+    with _MATHJAX_LOCK:
+        if not (target / "MathJax.js").exists():
+            tmp = Path(tempfile.mkdtemp(prefix=".mathjax.", dir=out_dir))
+            try:
+                shutil.copytree(source, tmp / "mathjax")
+                shutil.rmtree(target, ignore_errors=True)
+                try:
+                    (tmp / "mathjax").rename(target)
+                except OSError:  # another process renamed its copy there first
+                    if not (target / "MathJax.js").exists():
+                        raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        local = target / "config" / "local" / "mlpl_lab.js"
+        if not local.exists() or local.read_text(encoding="utf-8") != MATHJAX_LOCAL_CONFIG:
+            local.parent.mkdir(parents=True, exist_ok=True)
+            part = local.with_name(f".{local.name}.{os.getpid()}")
+            part.write_text(MATHJAX_LOCAL_CONFIG, encoding="utf-8")
+            os.replace(part, local)
     return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"

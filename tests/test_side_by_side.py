@@ -1,0 +1,104 @@
+"""Notebooks executed side by side when every planned run is stored
+(``mlpl_lab.commands.series.execute_side_by_side``, ``mlpl_lab.commands.plan_first.lanes_for``).
+
+Oracles: times each notebook's kernel writes from inside (two intervals that overlap), the
+environment each kernel reports, the process's working folder before and after, and thread
+counts worked out from ``os.cpu_count()`` by hand.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from mlpl_lab.commands import benchmark_csv, series
+from mlpl_lab.commands.errors import CommandError
+from mlpl_lab.commands.plan_first import LANES_ENV, lanes_for
+from mlpl_lab.reporting import next_kernel
+
+
+def _notebook(path: Path, cells) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nbformat.write(nb, str(path))
+    return path
+
+
+PROBE = ("import os, time, json\n"
+         "t0 = time.time(); time.sleep(2.0); t1 = time.time()\n"
+         "print(json.dumps({'chapter': os.environ.get('MLPL_LAB_CHAPTER'), 'cwd': os.getcwd(),\n"
+         "  'omp': os.environ.get('OMP_NUM_THREADS'), 'span': [t0, t1]}))")
+
+
+def _probe(out: Path, name: str) -> dict:
+    nb = nbformat.read(str(out / name), as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("import os, time"))
+    return json.loads(cell.outputs[0]["text"])
+
+
+def test_two_notebooks_run_at_once_each_on_its_own_kernel(tmp_path, monkeypatch):
+    """Bugs caught: the lanes running one after another (no overlap), a kernel carrying the other
+    notebook's chapter name (its access log and progress lines under the wrong chapter), torch
+    free to use every core in each lane (two lanes oversubscribe 2 cores: measured slower than one
+    by one), papermill's ``cwd`` changing the whole process's working folder (a relative output
+    folder then pointed elsewhere: the first try lost two notebooks), a kernel left running."""
+    first = _notebook(tmp_path / "a_first.ipynb", ["profile = 'smoke'", PROBE])
+    second = _notebook(tmp_path / "b_second.ipynb", ["profile = 'smoke'", PROBE])
+    monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
+    monkeypatch.setattr(benchmark_csv, "BENCHMARK_NOTEBOOK", "none")
+    stopped = []
+    real_shutdown = next_kernel.shutdown
+
+    def shutdown(km, now=False):
+        real_shutdown(km, now=now)
+        stopped.append(km)
+
+    monkeypatch.setattr(next_kernel, "shutdown", shutdown)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    series.run_notebooks([first, second], Path("out"), "smoke", lanes=2)  # a relative output folder
+
+    assert Path.cwd() == work
+    a, b = _probe(work / "out", first.name), _probe(work / "out", second.name)
+    assert (a["chapter"], b["chapter"]) == ("a_first", "b_second")
+    assert a["cwd"] == b["cwd"] == str(tmp_path)  # each kernel in its notebook's folder
+    threads = str(max(1, (os.cpu_count() or 1) // 2))
+    assert a["omp"] == b["omp"] == threads
+    assert max(a["span"][0], b["span"][0]) < min(a["span"][1], b["span"][1])  # they overlapped
+    from jupyter_core.utils import run_sync
+    assert len(stopped) == 2 and not any(run_sync(km.is_alive)() for km in stopped)
+
+
+def test_a_failing_notebook_beside_another_is_listed_and_the_other_ends(tmp_path, monkeypatch):
+    """Bugs caught: one lane's failure stopping the series (the other notebook's report lost), a
+    failure not listed in the command's error."""
+    good = _notebook(tmp_path / "a_good.ipynb", ["profile = 'smoke'", "print('ran')"])
+    bad = _notebook(tmp_path / "b_bad.ipynb", ["profile = 'smoke'", "raise ValueError('broken on purpose')"])
+    monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
+    monkeypatch.setattr(benchmark_csv, "BENCHMARK_NOTEBOOK", "none")
+    with pytest.raises(CommandError, match=r"1 of 2 notebooks(.|\n)*b_bad"):
+        series.run_notebooks([bad, good], tmp_path / "out", "smoke", lanes=2)
+    nb = nbformat.read(str(tmp_path / "out" / good.name), as_version=4)
+    assert nb.cells[-1].outputs[0]["text"] == "ran\n"
+
+
+def test_lanes_are_two_only_when_every_run_is_stored_and_the_setting_is_checked(monkeypatch):
+    """Bugs caught: notebooks side by side while they may train (two torch processes on 2 cores
+    train several times slower), more lanes than cores, a bad setting taken silently."""
+    monkeypatch.delenv(LANES_ENV, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert (lanes_for(True), lanes_for(False)) == (2, 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert lanes_for(True) == 1
+    monkeypatch.setenv(LANES_ENV, "3")
+    assert lanes_for(False) == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(LANES_ENV, bad)
+        with pytest.raises(CommandError, match=LANES_ENV):
+            lanes_for(True)
