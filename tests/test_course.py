@@ -359,13 +359,19 @@ def test_results_block_is_written_from_the_records_between_the_markers(tmp_path)
 def test_the_readme_times_are_generated_from_their_records(tmp_path):
     """Hand-made records: 2 h 30 min of cold series, 100 s of pack report, 45 min of gpu_shape;
     the figures the README gets are written out by hand here."""
-    from mlpl_lab.course.readme_times import BEGIN, END, papers_block, sync_readme
+    from mlpl_lab.course.readme_times import BEGIN, END, papers_block
+    from mlpl_lab.course.readme_times import sync_readme as sync
 
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{BEGIN}\nold text\n{END}\nrest\n{papers_block()}\n")
     timings = tmp_path / "timings.json"
     timings.write_text(json.dumps({"cpu": {"a": 5400.0, "b": 3600.0}, "cpu-pack": {"a": 70.0, "b": 30.0}}))
     record = tmp_path / "gpu_shape.json"
+    report = tmp_path / "make_report.json"  # not measured yet: the notebooks' own times stand in
+
+    def sync_readme(write, readme, timings, record):
+        return sync(write, readme, timings, record, report_record=report)
+
     assert sync_readme(False, readme, timings, record) == ["measured times out of date"]
     assert "old text" in readme.read_text()  # a check writes nothing
     sync_readme(True, readme, timings, record)
@@ -378,6 +384,15 @@ def test_the_readme_times_are_generated_from_their_records(tmp_path):
     sync_readme(True, readme, timings, record)
     assert "on the CPU): **45.0 min**, measured 2026-11-25 for 8 notebooks with 2 thread(s)" in readme.read_text()
     assert sync_readme(True, readme, timings, record) == []  # current: nothing to change
+    # make report timed end to end (two at a time, then one by one): the wall clock, not the cells
+    report.write_text(json.dumps({"date": "2026-12-02 06:00 UTC", "cores": 2, "runs": [
+        {"lanes": 2, "seconds": 158.4, "imported_runs": 706, "runs_trained": 0, "notebooks": {"a": 60, "b": 90}},
+        {"lanes": 1, "seconds": 233.0, "imported_runs": 706, "runs_trained": 0, "notebooks": {"a": 99, "b": 120}}]}))
+    sync_readme(True, readme, timings, record)
+    assert ("* `make report` from the course pack, into an empty store: **2.6 min** for 2 notebooks, 2 at a "
+            "time, 706 runs imported, 0 trained, measured 2026-12-02 on 2 cores (one by one: 3.9 min) "
+            "(`benchmarks/records/make_report_cpu.json`).") in readme.read_text()
+    assert "1.7 min" not in readme.read_text()
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="no measured times markers"):
         sync_readme(True, readme, timings, record)
