@@ -18,15 +18,7 @@ from mlpl_lab.commands import benchmark_csv, series
 from mlpl_lab.commands.errors import CommandError
 from mlpl_lab.commands.plan_first import LANES_ENV, lanes_for
 from mlpl_lab.reporting import next_kernel
-
-
-def _notebook(path: Path, cells) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
-    nb.cells[0].metadata["tags"] = ["parameters"]
-    nbformat.write(nb, str(path))
-    return path
+from test_next_kernel import _notebook  # a notebook of code cells, its first the parameters
 
 
 PROBE = ("import os, time, json\n"
