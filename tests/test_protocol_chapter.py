@@ -259,16 +259,16 @@ def test_leaves_out_is_computed_from_both_designs():
 
 def test_the_protocol_share_counts_every_distinct_run_and_a_bound_run_whose_check_agrees():
     """Bug caught: the share's denominator leaving the schedule-bound runs out (484 of 527 read as
-    92 % when 484 of 576 is 84 %). Oracle: a hand-built notebook of 10 distinct runs — 6 converged,
-    1 unconverged, 3 schedule-bound: g1 read by a claim whose length check agrees (and g4, that
-    claim's control run at the longer schedule), g2 by a claim whose check disagrees, g3 by none.
-    By hand: counted converged = 6 + g1 + g4 = 8 of 10 = 80 %; the old share was 6 of 7."""
+    92 % when 484 of 576 is 84 %). Oracle: a hand-built notebook of 10 distinct runs — 5 converged
+    (c0..c4), 1 unconverged (u1), 4 schedule-bound: g1 read by a claim whose length check agrees
+    (and g4, that claim's control run at the longer schedule), g2 by a claim whose check disagrees,
+    g3 by none. By hand: counted converged = 5 + g1 + g4 = 7 of 10 = 70 %; the old share, the §
+    runs apart, was 5 of 6."""
     from mlpl_lab.analysis.tables import RUN_KEYS_SUFFIX
     from mlpl_lab.reporting.audit import protocol_line, summarise_records
 
-    flags = {f"c{i}": True for i in range(6)} | {"u1": False, "g1": "schedule-bound", "g2": "schedule-bound",
+    flags = {f"c{i}": True for i in range(5)} | {"u1": False, "g1": "schedule-bound", "g2": "schedule-bound",
                                                   "g3": "schedule-bound", "g4": "schedule-bound"}
-    flags.pop("c5")  # 5 converged, so 10 runs: c0..c4, u1, g1..g4 -> counted 5 + g1 + g4 = 7 of 10
     claims = {"gr_beats_an": {"kind": "finding", "verdict": "holds", "run_keys": {"a": ["g1"], "b": ["c0"]},
                               "schedule_bound": "schedule-bound; the length check agrees"},
               "length_check/gr_beats_an": {"kind": "control", "verdict": "holds", "control_of": "gr_beats_an",

@@ -298,7 +298,7 @@ def share_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool] | No
         return head
     rows = not_converged_rows(flags, labels, agreement)
     order = sorted(rows.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
-    return (head + " Below it; the rows whose runs are not counted: "
+    return (head + " Below it. The rows whose runs are not counted: "
             + "; ".join(f"{row} (" + ", ".join(f"{k} run{'s' if k > 1 else ''}: {why}" for why, k in whys.items())
                         + ")" for row, whys in order) + ".")
 

@@ -249,6 +249,17 @@ def profile_candidate(profile) -> str | None:
     return None
 
 
+def every_run_convergence(results, cands, curves):
+    """The convergence record of every run the chapter reads, each once: the main comparison, the
+    pretraining candidates' AN and oracle, the two runs from scratch — the union of its three
+    ``convergence*`` records, which is what the protocol's share counts for the chapter
+    (:func:`mlpl_lab.analysis.tables.share_sentence`)."""
+    from ..analysis.tables import convergence_record
+
+    return convergence_record(results, {f"candidate {c}": {k: v for k, v in r.items() if k in (LABEL.an, LABEL.oracle)}
+                                        for c, r in cands.items()}, {"from scratch": curves["scratch"]})
+
+
 def _run_name(label: str, run) -> str:
     """"full labels · seed 0 (run 1a2b3c4d5e, its last quarter added +0.61 mAP)": a run as the
     chapter names it."""
