@@ -159,3 +159,13 @@ def test_07_a_lead_beyond_the_critical_difference_is_decided_only_if_friedman_re
     assert not ex.check_top_rank("t", ("GR", "LAC", True), ranks, dict(rec, friedman_p=0.2))
     # no test at all (too few methods or regimes: the record holds None)
     assert ex.check_top_rank("t", ("GR", "LAC", False), ranks, dict(rec, friedman_p=None, cd=None))
+
+
+def test_07_a_lead_over_five_data_sets_is_never_decided():
+    """By hand: over N = 5 data sets no pairwise test can reach p <= 0.05 (a sign test's smallest p is
+    2/2^5 = 0.0625), so a lead beyond the CD with a rejecting global test is still not decided;
+    at N = 6 (2/2^6 = 0.03125) it is."""
+    ranks = {"GR": 1.0, "LAC": 3.0, "CLS": 3.5, "AN": 4.5}
+    rec = {"p": 0.002, "cd": 1.2, "methods": list(ranks), "N": 5}
+    assert ex.rank_lead_decided("GR", "LAC", ranks, rec) is False
+    assert ex.rank_lead_decided("GR", "LAC", ranks, dict(rec, N=6)) is True

@@ -313,3 +313,23 @@ def test_the_shipped_parts_are_written_as_the_writer_writes_them():
         got = pack.read_pack(folder / "parts" / part["file"], data=data)
         assert pack.pack_bytes(got["manifest"], got["members"], "xz") == data
         assert part["file"].endswith(hashlib.sha256(data).hexdigest()[:10] + ".mlplpart")
+
+
+def test_the_families_block_joins_the_index_alone_and_every_part_keeps_its_bytes(source, tmp_path):
+    """Bug caught: the design's claim families written into a part (every part's bytes would change
+    when a family does), or dropped by an export that does not pass them. Oracle: the files'
+    bytes before and after, and the block as given."""
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    export(st, folder, family_of)
+    before = files(folder)
+    fams = {"02_x": {"GR beats AN": {"m": 1, "members_sha": hashlib.sha256(b"gr_beats_an").hexdigest()}}}
+    index = parts.export_parts(folder, "smoke", ["02_x"], family_of, store=st, name="smoke-parts", families=fams)
+    after = files(folder)
+    assert index["families"] == fams and json.loads(after["pack.json"])["families"] == fams
+    assert {k: v for k, v in after.items() if k != "pack.json"} == {k: v for k, v in before.items() if k != "pack.json"}
+    # an export that passes no families keeps the block; the same block again changes no file
+    export(st, folder, family_of)
+    assert files(folder) == after
+    parts.export_parts(folder, "smoke", ["02_x"], family_of, store=st, name="smoke-parts", families=fams)
+    assert files(folder) == after

@@ -61,7 +61,40 @@ def test_rank_test_on_scores_ranks_higher_first_and_tests_over_data_sets():
     assert t["F"] == pytest.approx(4 * chi2 / (5 * 3 - chi2))
     assert t["p"] < 0.001 and t["p_permutation"] < 0.01
     assert ("A", "D") in t["separated"] and ("B", "C") not in t["separated"]
-    assert rk.cd_separates(t)
+    # but at N = 5 no pairwise test can reject at 0.05 (2/2^5 = 0.0625): the CD separates nothing
+    assert t["pairwise_min_p"] == pytest.approx(0.0625) and t["pairwise"] is False
+    assert not rk.cd_separates(t)
+    # a sixth data set ranking alike: 2/2^6 = 0.03125 <= 0.05, and A's lead over D is separated
+    six = rk.rank_test(np.c_[scores, [95, 85, 84, 40]], ["A", "B", "C", "D"], [f"d{i}" for i in range(6)])
+    assert six["pairwise"] is True and ("A", "D") in six["separated"] and rk.cd_separates(six)
+
+
+def test_the_smallest_p_a_pairwise_test_reaches_over_n_data_sets():
+    """By hand: a two-sided sign test's most extreme outcome (every data set favours one side) has
+    probability 2 × (1/2)^N; scipy's exact binomial test and Wilcoxon's exact signed-rank test agree."""
+    from scipy import stats
+
+    for n, p in [(3, 0.25), (5, 0.0625), (6, 0.03125), (10, 2 / 1024)]:
+        assert rk.smallest_pairwise_p(n) == pytest.approx(p)
+        assert stats.binomtest(n, n, 0.5).pvalue == pytest.approx(p)
+        assert stats.wilcoxon(np.arange(1, n + 1), alternative="two-sided", method="exact").pvalue == pytest.approx(p)
+    assert not rk.pairwise_can_reject(5) and rk.pairwise_can_reject(6)
+    assert "with 5 data sets no pairwise test can reject at α = 0.05" in rk.pairwise_note(5)
+    assert "2/2^5 = 0.0625" in rk.pairwise_note(5)
+
+
+def test_the_family_view_states_no_pairwise_finding_at_five_families():
+    """Chapter 07's caption at N = 5 (the cpu design's scene families): ranks and CD as description,
+    no "ahead of", the computed sentence and the pooling caveat."""
+    from mlpl_lab.chapters.benchmark.views import pairs_text
+
+    scores = np.array([[90, 80, 70, 60, 85], [80, 75, 60, 50, 70], [81, 70, 65, 49, 69],
+                       [50, 40, 30, 20, 35]], dtype=float)
+    t = rk.rank_test(scores, ["GR", "B", "C", "Hill"], [f"d{i}" for i in range(5)])
+    text = pairs_text(t)
+    assert "ahead of" not in text and "GR and Hill" in text
+    assert "with 5 data sets no pairwise test can reject at α = 0.05" in text and "0.0625" in text
+    assert "depend on which methods are pooled" in text
 
 
 def test_no_test_below_three_methods_and_a_clear_error_on_gaps():

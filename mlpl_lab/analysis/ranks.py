@@ -22,7 +22,16 @@ Over independent data sets (:func:`rank_test`):
 * **Nemenyi's critical difference** of mean ranks, CD = q_α √(k(k+1)/(6N)), q_α the studentized
   range quantile (k groups, infinite df) over √2: two mean ranks further apart than CD differ at
   level α. The diagram is worth drawing only where it can separate something
-  (:func:`cd_separates`: the global test rejects and at least one pair is further apart than CD).
+  (:func:`cd_separates`: the global test rejects, at least one pair is further apart than CD, and
+  a pairwise test at this N can reject at all). Its pairs depend on which methods are pooled: the
+  CD grows with k, and each method's mean rank depends on the others ranked beside it.
+
+**A pair of methods is compared on N data sets**, and an exact pairwise test at small N cannot
+reject whatever the data: the two-sided sign test (and Wilcoxon's signed-rank, whose most extreme
+outcome is the same: every data set favouring one side) reaches at best p = 2/2^N
+(:func:`smallest_pairwise_p`), 0.0625 at N = 5. Where that is above α no pairwise statement is a
+finding (:func:`pairwise_can_reject`): ranks and CD are description only, and the chapter says why
+(:func:`pairwise_note`).
 """
 from __future__ import annotations
 
@@ -132,11 +141,40 @@ def separated_pairs(mean_ranks: Dict[str, float], cd: float) -> List[Tuple[str, 
     return [(a, b) for (a, ra), (b, rb) in itertools.combinations(items, 2) if rb - ra > cd]
 
 
+def smallest_pairwise_p(n: int) -> float:
+    """The smallest p an exact two-sided sign test (or Wilcoxon signed-rank test) can reach
+    comparing two methods on ``n`` data sets: every data set favours one side, probability
+    2 × (1/2)^n under the null (at most 1)."""
+    return min(1.0, 2.0 / 2 ** int(n)) if n >= 1 else 1.0
+
+
+def pairwise_can_reject(n: int, alpha: float = ALPHA) -> bool:
+    """Whether any pairwise test over ``n`` data sets can reject at ``alpha``: its smallest
+    attainable p (:func:`smallest_pairwise_p`) is at most ``alpha``."""
+    return smallest_pairwise_p(n) <= alpha
+
+
+def pairwise_note(n: int, alpha: float = ALPHA) -> str:
+    """The sentence a chapter prints where pairs of methods are compared over ``n`` data sets,
+    computed: whether a pairwise test at that N can reject at ``alpha``, with the smallest p."""
+    p = smallest_pairwise_p(n)
+    if p <= alpha:
+        return (f"with {n} data sets a pairwise test can reject at α = {alpha:g} (the smallest p a two-sided "
+                f"sign test can reach is 2/2^{n} = {p:.4g})")
+    return (f"with {n} data sets no pairwise test can reject at α = {alpha:g} (the smallest p a two-sided sign "
+            f"test, or Wilcoxon's signed-rank test, can reach is 2/2^{n} = {p:.4g}): the ranks and the critical "
+            "difference are description only, and no pair of methods is a finding here")
+
+
 def cd_separates(test: Dict[str, Any]) -> bool:
     """Whether a critical-difference diagram can separate something: the global test rejects at
-    its α and at least one pair of mean ranks is further apart than the CD."""
+    its α, at least one pair of mean ranks is further apart than the CD, and a pairwise test at
+    the test's N can reject at all (:func:`pairwise_can_reject`)."""
     p = test.get("p")
-    return bool(p is not None and math.isfinite(p) and p < test.get("alpha", ALPHA) and test.get("separated"))
+    n = test.get("N")
+    alpha = test.get("alpha", ALPHA)
+    return bool(p is not None and math.isfinite(p) and p < alpha and test.get("separated")
+                and n is not None and pairwise_can_reject(int(n), alpha))
 
 
 def rank_test(scores, methods: Sequence[str], datasets: Sequence[str], alpha: float = ALPHA,
@@ -145,8 +183,10 @@ def rank_test(scores, methods: Sequence[str], datasets: Sequence[str], alpha: fl
     columns) and their tests: ``{"mean_ranks", "k", "N", "friedman_chi2", "friedman_p"``
     (χ² approximation, shown only beside the others), ``"F"``, ``"df"``, ``"p"`` (Iman–Davenport:
     the p the chapter reads), ``"p_permutation"``, ``"permutation"`` (exact or Monte Carlo),
-    ``"cd"``, ``"separated"`` (pairs further apart than CD), ``"alpha"``, ``"reason"`` (why
-    there is no test, else "")``}``."""
+    ``"cd"``, ``"separated"`` (pairs further apart than CD: findings only where ``"pairwise"``),
+    ``"pairwise_min_p"`` (the smallest p a pairwise test over these N data sets can reach),
+    ``"pairwise"`` (whether it reaches α), ``"alpha"``, ``"reason"`` (why there is no test, else
+    "")``}``."""
     from scipy import stats
 
     r = ranks(scores)
@@ -166,7 +206,8 @@ def rank_test(scores, methods: Sequence[str], datasets: Sequence[str], alpha: fl
     p_perm, how = permutation_p(r, draws=draws, seed=seed)
     cd = critical_difference(k, n, alpha)
     out.update(friedman_chi2=chi2, friedman_p=float(stats.chi2.sf(chi2, k - 1)), F=f, df=df, p=p,
-               p_permutation=p_perm, permutation=how, cd=cd, separated=separated_pairs(mean, cd))
+               p_permutation=p_perm, permutation=how, cd=cd, separated=separated_pairs(mean, cd),
+               pairwise_min_p=smallest_pairwise_p(n), pairwise=pairwise_can_reject(n, alpha))
     return out
 
 

@@ -8,7 +8,6 @@ deviation (``_std``, ddof = 1); one seed shows no spread. What a notebook *shows
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
@@ -120,9 +119,12 @@ class RunFlags(dict):
     ``run_flags`` is ``{run key: flag}``, every run once. Recording it records both, so a run
     that two chapters read, or two labels of one chapter, is counted once (the protocol audit)."""
 
-    def __init__(self, labelled: Mapping[str, Any], run_flags: Mapping[str, Any]):
+    def __init__(self, labelled: Mapping[str, Any], run_flags: Mapping[str, Any],
+                 labels: Mapping[str, str] | None = None):
         super().__init__(labelled)
         self.run_flags = dict(run_flags)
+        #: ``{run key: label}``: the label each run is listed under (the rows a share names)
+        self.labels = dict(labels or {})
 
 
 def run_convergence(*result_sets) -> Dict[str, Any]:
@@ -157,7 +159,7 @@ def convergence_record(*result_sets) -> Dict[str, Any]:
     (:func:`run_flag`), else False."""
 
     out: Dict[str, Any] = {}
-    seen = set()
+    seen, labels = set(), {}
     for rs in result_sets:
         for label, run in _runs_in(rs):
             key = getattr(getattr(run, "spec", None), "key", None) or id(run)
@@ -165,7 +167,9 @@ def convergence_record(*result_sets) -> Dict[str, Any]:
                 continue
             seen.add(key)
             out[label] = run_flag(run)
-    return RunFlags(out, run_convergence(*result_sets))
+            if isinstance(key, str):
+                labels[key] = label
+    return RunFlags(out, run_convergence(*result_sets), labels)
 
 
 def run_flag(run) -> Any:
@@ -190,22 +194,132 @@ def convergence_counts(record: Mapping[str, Any]) -> Dict[str, int]:
             "unconverged": sum(v is False for v in values)}
 
 
-def convergence_summary(record: Mapping[str, Any]) -> str:
-    """"n of N runs converged", the schedule-bound count, and the labels of the runs that did
-    not converge for another reason."""
+#: what a claims record's ``schedule_bound`` note says when the length check reaches the claim's
+#: verdict, and when it does not (:func:`mlpl_lab.protocol.lengths.length_check_note` writes them)
+LENGTH_CHECK_AGREES = "the length check agrees"
+LENGTH_CHECK_DISAGREES = "the length check disagrees"
+
+
+def length_check_agreement(claims: Mapping[str, Mapping[str, Any]] | None) -> Dict[str, bool]:
+    """``{run key: True | False}`` from a claims record (:func:`mlpl_lab.analysis.claims.claims_record`):
+    every run of a claim whose schedule-bound note says its length check agrees (True) or
+    disagrees (False), and every run of that claim's control (the length check itself: the
+    claim it is ``control_of``). A run read by two such claims agrees only where both do. Runs
+    of claims without a length check are not listed."""
+    claims = claims or {}
+    said: Dict[str, bool] = {}
+    for name, c in claims.items():
+        note = str((c or {}).get("schedule_bound") or "")
+        if LENGTH_CHECK_AGREES in note or LENGTH_CHECK_DISAGREES in note:
+            said[str(c.get("id") or name)] = LENGTH_CHECK_AGREES in note
+    out: Dict[str, bool] = {}
+    for name, c in claims.items():
+        if not isinstance(c, Mapping):
+            continue
+        agrees = said.get(str(c.get("id") or name), said.get(str(c.get("control_of"))))
+        if agrees is None:
+            continue
+        for keys in (c.get("run_keys") or {}).values():
+            for key in keys or ():
+                out[key] = out.get(key, True) and agrees
+    return out
+
+
+def converged_share(flags: Mapping[str, Any], agreement: Mapping[str, bool] | None = None) -> Dict[str, Any]:
+    """The protocol's share over **every** run of ``flags`` (``{run: True | False | "schedule-bound"}``,
+    each run once): a run counts as converged when it converged, or when it is schedule-bound (§)
+    and its length check agrees (``agreement``: ``{run: bool}``, :func:`length_check_agreement`).
+    ``{"runs", "converged", "schedule-bound", "bound agreeing", "bound disagreeing", "bound
+    unchecked", "unconverged", "counted converged", "share"}`` (share NaN without runs)."""
+    agreement = agreement or {}
+    bound = [k for k, v in flags.items() if v == SCHEDULE_BOUND]
+    ok = sum(v is True for v in flags.values())
+    agreeing = sum(agreement.get(k) is True for k in bound)
+    n = len(flags)
+    return {"runs": n, "converged": ok, "schedule-bound": len(bound), "bound agreeing": agreeing,
+            "bound disagreeing": sum(agreement.get(k) is False for k in bound),
+            "bound unchecked": sum(k not in agreement for k in bound),
+            "unconverged": sum(v is False for v in flags.values()),
+            "counted converged": ok + agreeing, "share": (ok + agreeing) / n if n else float("nan")}
+
+
+def _keyed(record: Mapping[str, Any]) -> tuple[Dict[str, Any], Dict[str, str]]:
+    """``({run: flag}, {run: label})`` of a convergence record: its run-keyed twin and labels
+    where it is a :class:`RunFlags` that has them, else the labelled record itself."""
+    flags = getattr(record, "run_flags", None)
+    if isinstance(flags, dict) and flags:
+        labels = getattr(record, "labels", None) or {}
+        return dict(flags), {k: labels.get(k, k) for k in flags}
+    return dict(record), {k: k for k in record}
+
+
+def not_converged_rows(flags: Mapping[str, Any], labels: Mapping[str, str],
+                       agreement: Mapping[str, bool] | None = None) -> Dict[str, Dict[str, int]]:
+    """``{row: {why: runs}}`` of the runs :func:`converged_share` does not count as converged,
+    each under its row (its label without the seed) and why: "still gaining at its last epoch"
+    (†), "schedule-bound, its length check disagrees" or "schedule-bound, no length check stored" (§)."""
+    agreement = agreement or {}
+    out: Dict[str, Dict[str, int]] = {}
+    for key, flag in flags.items():
+        if flag is True or (flag == SCHEDULE_BOUND and agreement.get(key) is True):
+            continue
+        why = ("still gaining at its last epoch" if flag is False else
+               "schedule-bound, its length check disagrees" if agreement.get(key) is False else
+               "schedule-bound, no length check stored")
+        row = _row_of(str(labels.get(key, key)))
+        out.setdefault(row, {})
+        out[row][why] = out[row].get(why, 0) + 1
+    return out
+
+
+def share_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool] | None = None,
+                   what: str = "runs above") -> str:
+    """The protocol's share of a chapter, computed from its ``convergence`` record (never typed):
+    "Share converged: 25 of 28 distinct runs above (89 %; ...)". Every distinct run is counted, a
+    schedule-bound one (§) as converged where its length check agrees (``agreement``:
+    :func:`length_check_agreement`, or None where it is not read yet: then the share waits for it).
+    Below :data:`~mlpl_lab.core.convergence.MIN_CONVERGED_SHARE` it names the rows whose runs it
+    does not count and why."""
+    flags, labels = _keyed(record)
+    s = converged_share(flags, agreement)
+    n = s["runs"]
+    if not n:
+        return "No run was trained or read above."
+    if s["schedule-bound"] and agreement is None:
+        return (f"Share converged: waits for the length checks of the {s['schedule-bound']} schedule-bound "
+                f"run(s) (§), read with the claims below; {s['converged']} of {n} distinct {what} converged.")
+    head = (f"Share converged: {s['counted converged']} of {n} distinct {what} ({100 * s['share']:.0f} %; "
+            f"the protocol asks at least {100 * MIN_CONVERGED_SHARE:.0f} %")
+    if s["schedule-bound"]:
+        head += (f"; a schedule-bound run (§) counts where its length check agrees: {s['bound agreeing']} "
+                 f"of {s['schedule-bound']} do")
+    head += ")."
+    if s["share"] >= MIN_CONVERGED_SHARE:
+        return head
+    rows = not_converged_rows(flags, labels, agreement)
+    order = sorted(rows.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    return (head + " Below it. The rows whose runs are not counted: "
+            + "; ".join(f"{row} (" + ", ".join(f"{k} run{'s' if k > 1 else ''}: {why}" for why, k in whys.items())
+                        + ")" for row, whys in order) + ".")
+
+
+def convergence_summary(record: Mapping[str, Any], agreement: Mapping[str, bool] | None = None) -> str:
+    """"n of N runs converged", the schedule-bound count, the labels of the runs that did
+    not converge for another reason, then the protocol's share (:func:`share_sentence`)."""
     c = convergence_counts(record)
     bad = [k for k, v in record.items() if v is False]
     head = f"{c['converged']} of {c['runs']} runs converged"
     if c["schedule-bound"]:
         head += f", {c['schedule-bound']} schedule-bound (§)"
-    return head + (f"; not converged: {', '.join(bad)}" if bad else "")
+    return head + (f"; not converged: {', '.join(bad)}" if bad else "") + "\n" + share_sentence(record, agreement)
 
 
-def convergence_sentence(record: Mapping[str, Any]) -> str:
+def convergence_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool] | None = None) -> str:
     """The sentence a notebook states about its runs, computed from its ``convergence`` record:
-    "63 of 75 runs above converged; 12 did not converge († in the tables)." (never typed); below the
-    protocol's share (:data:`mlpl_lab.core.convergence.MIN_CONVERGED_SHARE`, schedule-bound runs apart)
-    it adds the share and the rows whose runs were still gaining."""
+    "63 of 75 runs above converged; 12 did not converge († in the tables)." (never typed), then
+    the protocol's share over every distinct run (:func:`share_sentence`: a schedule-bound run
+    counts where its length check agrees, ``agreement``), which below
+    :data:`mlpl_lab.core.convergence.MIN_CONVERGED_SHARE` names the rows it does not count and why."""
     c = convergence_counts(record)
     n, ok = c["runs"], c["converged"]
     if n == 0:
@@ -217,16 +331,13 @@ def convergence_sentence(record: Mapping[str, Any]) -> str:
         parts.append(f"{c['schedule-bound']} are schedule-bound (§: their targets move until the last epoch by design)")
     if c["unconverged"]:
         parts.append(f"{c['unconverged']} did not converge († in the tables)")
-    text = f"{ok} of {n} runs above converged; " + " and ".join(parts) + "."
-    judged = n - c["schedule-bound"]
-    if c["unconverged"] and judged and ok / judged < MIN_CONVERGED_SHARE:
-        rows = Counter(_row_of(k) for k, v in record.items() if v is False)
-        text += (f" That is {100 * ok / judged:.1f} % of the {judged} runs judged (schedule-bound ones apart), below "
-                 f"the {100 * MIN_CONVERGED_SHARE:.0f} % the protocol asks: each row trains the epochs its design gives it, "
-                 "and these were still gaining at the last one: "
-                 + "; ".join(f"{row} ({k} run{'s' if k > 1 else ''})" for row, k in rows.most_common())
-                 + ". A verdict whose losing side is among them is marked ⚠ at risk in the claims table, and a "
-                 "row trained longer, where the design has one, is that claim's control.")
+    text = f"{ok} of {n} runs above converged; " + " and ".join(parts) + ". " + share_sentence(record, agreement)
+    flags, _ = _keyed(record)
+    share = converged_share(flags, agreement)["share"]
+    if c["unconverged"] and share < MIN_CONVERGED_SHARE and not (c["schedule-bound"] and agreement is None):
+        text += (" Each row trains the epochs its design gives it. A verdict whose losing side is among "
+                 "these runs is marked ⚠ at risk in the claims table, and a row trained longer, where the "
+                 "design has one, is that claim's control.")
     return text
 
 
@@ -237,11 +348,11 @@ def _row_of(label: str) -> str:
     return head if sep and tail.strip().isdigit() else label
 
 
-def convergence_markdown(record: Mapping[str, bool]):
+def convergence_markdown(record: Mapping[str, Any], agreement: Mapping[str, bool] | None = None):
     """:func:`convergence_sentence` as notebook output (Markdown)."""
     from IPython.display import Markdown
 
-    return Markdown(convergence_sentence(record))
+    return Markdown(convergence_sentence(record, agreement))
 
 
 # --- what a notebook shows (mlpl_lab.analysis.display: the one table style) --------------------

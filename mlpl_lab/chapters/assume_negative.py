@@ -18,7 +18,7 @@ The chapter as data: :func:`design` holds its per-profile literals (:data:`DESIG
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, paired
 from ..protocol.regimes import regime_slug
@@ -73,6 +73,12 @@ class AssumeNegativeDesign:
         before any run is read: :class:`mlpl_lab.analysis.claims.Family`)."""
         return {ORACLE_FAMILY: Family(ORACLE_FAMILY, len(REGIMES),
                                       "do full labels beat assume-negative, in every regime?")}
+
+    @property
+    def family_members(self) -> Dict[str, Tuple[str, ...]]:
+        """``{family: claim ids}``: the claims each family of :attr:`families` asks, from the design
+        alone (what the course pack's index records: :func:`mlpl_lab.protocol.plan.designed_families`)."""
+        return {ORACLE_FAMILY: tuple(claim_id("oracle_beats_an", regime_slug(r)) for r in REGIMES)}
 
 
 #: how many of the profile's seeds each part takes. Every claim pairs five seeds under cpu and
@@ -241,6 +247,96 @@ def profile_candidate(profile) -> str | None:
         if all(P.pretrain.get(k) == v for k, v in overrides.items()):
             return cand
     return None
+
+
+def every_run_convergence(results, cands, curves):
+    """The convergence record of every run the chapter reads, each once: the main comparison, the
+    pretraining candidates' AN and oracle, the two runs from scratch — the union of its three
+    ``convergence*`` records, which is what the protocol's share counts for the chapter
+    (:func:`mlpl_lab.analysis.tables.share_sentence`)."""
+    from ..analysis.tables import convergence_record
+
+    return convergence_record(results, {f"candidate {c}": {k: v for k, v in r.items() if k in (LABEL.an, LABEL.oracle)}
+                                        for c, r in cands.items()}, {"from scratch": curves["scratch"]})
+
+
+def _run_name(label: str, run) -> str:
+    """"full labels · seed 0 (run 1a2b3c4d5e, its last quarter added +0.61 mAP)": a run as the
+    chapter names it."""
+    spec = getattr(run, "spec", None)
+    gain = (getattr(run, "convergence", None) or {}).get("gain")
+    key = getattr(spec, "key", None)
+    return (f"{label} · seed {getattr(spec, 'seed', '?')}"
+            + (f" (run {str(key)[:10]}" if key else " (")
+            + (f", its last quarter added {float(gain):+.2f} mAP)" if isinstance(gain, (int, float)) else ")"))
+
+
+def _unconverged(runs_by_label: Mapping[str, Sequence[Any]]) -> Dict[Any, str]:
+    """``{run key (or the run): its name}`` of the runs that did not converge."""
+    return {getattr(getattr(r, "spec", None), "key", None) or id(r): _run_name(label, r)
+            for label, runs in runs_by_label.items() for r in runs if getattr(r, "converged", True) is False}
+
+
+def _converged_seeds(c) -> set:
+    """The seeds on which every AN and oracle run of a candidate converged."""
+    seeds = {r.spec.seed for label in (LABEL.an, LABEL.oracle) for r in c[label]}
+    bad = {r.spec.seed for label in (LABEL.an, LABEL.oracle) for r in c[label] if r.converged is False}
+    return seeds - bad
+
+
+def checks_on_unconverged(cands, choice: Mapping[str, Any], in_profile: str | None,
+                          sp: Mapping[str, Sequence[Any]], scene_targets: Mapping[str, Any],
+                          seeds: Sequence[int]) -> str:
+    """What the pretraining check (does the profile use the rule's candidate?) and the scenes'
+    targets rest on, computed from the runs: where either fails because a run did not converge,
+    it names that run (one run when both rest on the same), says what that means, and reads
+    both again on the seeds where every run they read converged (``sp``: the main comparison's
+    single-positive runs ``{label: runs}``; ``seeds``: the profile's). Empty when neither check
+    rests on an unconverged run."""
+    from ..protocol.scenes_choice import targets
+
+    agrees = in_profile == choice.get("chosen")
+    rule_runs = (_unconverged({LABEL.an: cands[in_profile][LABEL.an], LABEL.oracle: cands[in_profile][LABEL.oracle]})
+                 if not agrees and in_profile in cands and in_profile in choice.get("excluded", {}) else {})
+    seed0 = scene_targets["seed"]
+    target_runs = {} if scene_targets["met"] else _unconverged(
+        {label: [r for r in sp[label] if r.spec.seed == seed0] for label in (LABEL.oracle, LABEL.an)})
+    shared = set(rule_runs) & set(target_runs)
+    if not rule_runs and not target_runs:
+        return ""
+    names = {**rule_runs, **target_runs}
+    which = []
+    if rule_runs:
+        which.append(f"the pretraining check (the profile uses {in_profile}, which the rule excluded: not every "
+                     "one of its AN and oracle runs converged)")
+    if target_runs:
+        which.append(f"the scenes' targets (read on seed {seed0}, they count as met only when both runs converged)")
+    head = (f"**These checks rest on {'one run' if len(names) == 1 else f'{len(names)} runs'} that did not "
+            f"converge:** {'; '.join(names.values())}. "
+            + ("It is the same run in both: " if shared and len(names) == 1 else "They fail in ")
+            + " and ".join(which) + ". ")
+    meaning = ("A run still gaining at its last epoch is not a measurement: the failures say that run was still "
+               "learning, not that the choice was wrong. Read on the seeds where every run each check reads "
+               "converged:")
+    lines = [head + meaning]
+    if rule_runs:
+        keep = set.intersection(*(_converged_seeds(c) for c in cands.values()))
+        kept = {cand: {"pretraining": c["pretraining"],
+                       **{label: [r for r in c[label] if r.spec.seed in keep] for label in (LABEL.an, LABEL.oracle)}}
+                for cand, c in cands.items()}
+        again = choose_pretraining(kept) if keep else {"chosen": None, "reason": "no seed left"}
+        lines.append(f"* the pretraining rule on seed(s) {', '.join(map(str, sorted(keep))) or 'none'} (every "
+                     f"candidate's runs converged there): {again['reason']} -> {again['chosen']}; the profile uses "
+                     f"{in_profile}" + (" (agrees)." if again["chosen"] == in_profile else " (still disagrees)."))
+    if target_runs:
+        ok_seeds = [s for s in seeds if all(r.converged is not False for label in (LABEL.oracle, LABEL.an)
+                                            for r in sp[label] if r.spec.seed == s)
+                    and any(r.spec.seed == s for r in sp[LABEL.oracle]) and any(r.spec.seed == s for r in sp[LABEL.an])]
+        met = [s for s in ok_seeds if targets(sp[LABEL.oracle], sp[LABEL.an], seed=s)["met"]]
+        lines.append(f"* the scenes' targets on the {len(ok_seeds)} seed(s) whose oracle and AN runs both converged "
+                     f"({', '.join(map(str, ok_seeds)) or 'none'}): met on {len(met)} of them"
+                     + (f" (not on {', '.join(str(s) for s in ok_seeds if s not in met)})." if len(met) < len(ok_seeds) else "."))
+    return "\n".join(lines)
 
 
 # --- scratch vs pretrained, and the comparison read too early ----------------------------------

@@ -124,6 +124,16 @@ class CLSDesign:
             out[GROWS] = Family(GROWS, 1, "does CLS's margin over AN grow with the missing rate?")
         return out
 
+    @property
+    def family_members(self) -> Dict[str, Tuple[str, ...]]:
+        """``{family: claim ids}``: the claims each family of :attr:`families` asks, from the design
+        alone (what the course pack's index records: :func:`mlpl_lab.protocol.plan.designed_families`)."""
+        out = {CLS_VS_AN: tuple(claim_id("cls_beats_an", regime_slug(r)) for r in self.table_regimes),
+               CLS_VS_COTRAINING: tuple(beats_id(other, r) for r in self.family_regimes for other in FAMILY)}
+        if {"drop 25 %", "drop 75 %"} <= set(self.table_regimes):
+            out[GROWS] = (claim_id("margin_grows", "drop75_vs_drop25"),)
+        return out
+
     def cls_hparams(self, regime_label: str) -> Dict[str, float]:
         regime, params = REGIMES[regime_label]
         return paper_hparams(self.tau_dataset, regime, params.get("alpha"), E_k=self.E_k)

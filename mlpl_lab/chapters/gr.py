@@ -101,6 +101,14 @@ class GRDesign:
                 ABLATION: Family(ABLATION, len(self.ablation_rows),
                                  "does each of GR's components help (Table 3)?")}
 
+    @property
+    def family_members(self) -> Dict[str, Tuple[str, ...]]:
+        """``{family: claim ids}``: the claims each family of :attr:`families` asks, from the design
+        alone (what the course pack's index records: :func:`mlpl_lab.protocol.plan.designed_families`)."""
+        return {GR_VS_AN: (GR_BEATS_AN,), GR_VS_BEST: (GR_BEATS_BEST,),
+                ABLATION: tuple(claim_id("gr_beats_ablation", catalogue.by_label(label).key)
+                                for label in self.ablation_rows)}
+
 
 def design(profile, regime: str = "single_positive") -> GRDesign:
     """The chapter's design under ``profile`` (see :data:`DESIGNS`)."""

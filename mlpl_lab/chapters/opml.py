@@ -66,6 +66,15 @@ class OPMLDesign:
             out[PARTS] = Family(PARTS, 2, "does each part of the loss help: OPML over AN, OPML-SP over OPML?")
         return out
 
+    @property
+    def family_members(self) -> Dict[str, Tuple[str, ...]]:
+        """``{family: claim ids}``: the claims each family of :attr:`families` asks, from the design
+        alone (what the course pack's index records: :func:`mlpl_lab.protocol.plan.designed_families`)."""
+        out = {HEADLINE: (claim_id("opml_sp_beats_an"),), WITH_FULL: (claim_id("opml_beats_bce", "full_labels"),)}
+        if LABEL.opml in self.rows:
+            out[PARTS] = (claim_id("opml_sp_beats_opml"), claim_id("opml_beats_an"))
+        return out
+
 
 #: per profile: the single-positive rows and how many of the profile's seeds the key rows take.
 #: Every claim pairs five seeds under cpu and gpu; smoke keeps four rows so the

@@ -80,14 +80,15 @@ def cmd_pack(args) -> int:
 def export_parts(folder: str, profile: str, names, weights: str, name) -> str:
     """Bring the pack of parts at ``folder`` up to date (:func:`mlpl_lab.runs.parts.export_parts`),
     each run grouped by the designed family that asks for it; returns what changed, in words."""
-    from ..protocol.plan import run_families
+    from ..protocol.plan import designed_families, run_families
     from ..runs import parts
 
     before = set()
     if parts.is_parts(folder):
         before = {p["file"] for p in parts.read_index(folder)["parts"]}
-    index = parts.export_parts(folder, profile, names, run_families(profile, notebook_paths(names)),
-                               weights=weights, name=name)
+    paths = notebook_paths(names)
+    index = parts.export_parts(folder, profile, names, run_families(profile, paths),
+                               weights=weights, name=name, families=designed_families(profile, paths))
     after = {p["file"] for p in index["parts"]}
     return (parts.describe_parts(index) + f"\n{folder}: {len(after - before)} parts written, "
             f"{len(after & before)} kept unchanged, {len(before - after)} removed")

@@ -27,8 +27,8 @@ TOLERANCE = 0.5
 WINDOW = 0.25
 CRITERION = (f"val mAP gained over the last quarter of the epochs < {TOLERANCE} "
              "(best of the last quarter minus best before it)")
-#: the share of a chapter's (and a series') runs that must converge (the protocol); schedule-bound
-#: runs are counted apart, their length check is their control
+#: the share of a chapter's (and a series') runs that must converge (the protocol), over every
+#: distinct run: a schedule-bound run counts where its length check (its control) agrees
 MIN_CONVERGED_SHARE = 0.9
 
 

@@ -350,6 +350,36 @@ def run_families(profile, notebooks: Sequence[str | Path], stored=None) -> Dict[
     return out
 
 
+def members_sha(ids) -> str:
+    """The sha256 (hex) of a claim family's members: its claim ids sorted, one per line."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(str(i) for i in ids)).encode()).hexdigest()
+
+
+def designed_families(profile, notebooks: Sequence[str | Path]) -> Dict[str, Dict[str, Dict[str, Any]]]:
+    """``{notebook: {family: {"m": m, "members_sha": sha256 of its sorted claim ids}}}``: every claim
+    family each chapter's design declares under ``profile`` (its ``families``, with the notebook's
+    parameters), from the design alone, before any result is read. The members are the claim ids
+    the design's ``family_members`` gives (:func:`members_sha`); a design that does not declare
+    them records ``"members_sha": None`` (its m alone). What a pack of parts records in its index
+    (:func:`mlpl_lab.runs.parts.export_parts`), so a later change of a family's members while its
+    runs stay shows."""
+    P = as_profile(profile)
+    out: Dict[str, Dict[str, Dict[str, Any]]] = {}
+    for path in notebooks:
+        path = Path(path)
+        module, design = chapter_design(P, path.stem, notebook_parameters(path) | {"profile": P.name})
+        families = getattr(design, "families", None) if module is not None else None
+        if not families:
+            continue
+        members = getattr(design, "family_members", None) or {}
+        out[path.stem] = {name: {"m": int(f.size),
+                                 "members_sha": members_sha(members[name]) if name in members else None}
+                          for name, f in sorted(families.items())}
+    return out
+
+
 def unknown_pending_families(profile, notebooks: Sequence[str | Path]) -> Tuple[List[str], List[str]]:
     """``(unknown, known)``: the pending families ``MLPL_LAB_TRAIN_PENDING`` names that none of
     ``notebooks`` declares under ``profile``, and those they declare (both empty when it names

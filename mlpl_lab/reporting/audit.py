@@ -9,15 +9,19 @@ Runs are counted **by run key, each once**: per notebook over the union of its c
 records, and for the course over the union of every notebook's (a run that two chapters read —
 02's tuned rows in 07 — or that two tables of one chapter read counts once). A record without
 its run-keyed twin (:data:`mlpl_lab.analysis.tables.RUN_KEYS_SUFFIX`; notebooks executed before
-it existed) is counted by its labels, within its notebook. Schedule-bound runs (§) are counted
-apart: the share converged is over the other runs, and the § runs' control is their length check.
+it existed) is counted by its labels, within its notebook. The share converged is over **every** distinct run: a
+schedule-bound run (§: its method's targets move until the last epoch by design) counts as
+converged where its length check agrees (a claim's note, :func:`length_check_agreement`, or the
+run-keyed ``length_check_agreement`` record of a chapter that checks rows without a claim), and as
+not converged where it disagrees or no check is stored.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
-from ..analysis.tables import RUN_KEYS_SUFFIX, SCHEDULE_BOUND, convergence_counts
+from ..analysis.tables import (RUN_KEYS_SUFFIX, SCHEDULE_BOUND, converged_share,
+                               length_check_agreement)
 from ..core.convergence import MIN_CONVERGED_SHARE
 from .report import read_records
 
@@ -45,9 +49,26 @@ def run_flags(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
     return runs
 
 
+#: the record of a chapter that checks schedule-bound rows without a claim (07): ``{run key: bool}``
+AGREEMENT_RECORD = "length_check_agreement"
+
+
+def agreement_of(records: Mapping[str, Any]) -> Dict[str, bool]:
+    """``{run key: bool}``: whether each checked schedule-bound run's length check agrees, from the
+    notebook's claims (:func:`mlpl_lab.analysis.tables.length_check_agreement`) and its
+    :data:`AGREEMENT_RECORD`; a run two sources judge agrees only where both say so."""
+    out = dict(length_check_agreement(records.get("claims") or {}))
+    for key, agrees in (records.get(AGREEMENT_RECORD) or {}).items():
+        if isinstance(agrees, bool):
+            out[key] = out.get(key, True) and agrees
+    return out
+
+
 def notebook_summary(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
-    """One notebook's distinct runs (:func:`run_flags`) and claims."""
+    """One notebook's distinct runs (:func:`run_flags`), how many count as converged (a § run
+    where its length check agrees: :func:`agreement_of`), and its claims."""
     runs = run_flags(records, stem)
+    agreement = agreement_of(records)
     labels: Dict[str, Any] = {}  # the labels of the runs that did not converge, for the listing
     for name, value in records.items():
         if "convergence" in name and not name.endswith(RUN_KEYS_SUFFIX) and isinstance(value, dict):
@@ -62,11 +83,12 @@ def notebook_summary(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
                     if isinstance(c, dict) and c.get("schedule_bound")}
     unconverged_claims = [c.get("claim") or k for k, c in claims.items() if isinstance(c, dict)
                           and (c.get("claim") or k) not in bound_claims and c.get("converged") not in (None, "yes", True)]
-    counts = convergence_counts(runs)
+    counts = converged_share(runs, agreement)
     return {"runs": counts["runs"], "converged": counts["converged"],
-            "schedule-bound": counts["schedule-bound"], "unconverged": counts["unconverged"],
+            "schedule-bound": counts["schedule-bound"], "bound agreeing": counts["bound agreeing"],
+            "unconverged": counts["unconverged"], "counted converged": counts["counted converged"],
             "not converged": [k for k, v in labels.items() if v is False],
-            "_run_flags": runs,
+            "_run_flags": runs, "_agreement": agreement,
             "claims": len(claims), "findings": sum(k == "finding" for k in kinds),
             "observations": sum(k == "observation" for k in kinds),
             "controls": sum(k == "control" for k in kinds),
@@ -113,7 +135,8 @@ def distinct_findings(claims_by_notebook: Mapping[str, Mapping[str, Any]]) -> Di
 def summarise(executed: Iterable[Path]):
     """A DataFrame, one row per executed notebook and a total row. Runs are distinct runs: the
     total's run columns count the union of the notebooks' runs, each once (not their sum); its
-    claim columns are sums. ``share converged``: converged / (runs − schedule-bound)."""
+    claim columns are sums. ``share converged``: counted converged / runs, every distinct run in
+    the denominator (a § run counted converged where its length check agrees)."""
     return summarise_records({Path(p).stem: read_records(p) for p in sorted(Path(p) for p in executed)})
 
 
@@ -121,34 +144,37 @@ def summarise_records(records_by_notebook: Dict[str, Dict[str, Any]]):
     """:func:`summarise` from ``{notebook stem: its records}``."""
     import pandas as pd
 
-    rows, union = {}, {}
+    rows, union, agreement = {}, {}, {}
     for stem, records in records_by_notebook.items():
         s = notebook_summary(records, stem)
         for k, v in s["_run_flags"].items():
             union.setdefault(k, v)
+        for k, v in s["_agreement"].items():
+            agreement[k] = agreement.get(k, True) and v
         rows[stem] = {k: (len(v) if isinstance(v, list) else v) for k, v in s.items() if not k.startswith("_")}
     frame = pd.DataFrame(rows).T
     if len(frame):
         total = frame.sum(numeric_only=True)
-        total.update(pd.Series(convergence_counts(union)))
+        total.update(pd.Series({k: v for k, v in converged_share(union, agreement).items() if k != "share"}))
         frame.loc["total"] = total
-        judged = frame["runs"] - frame["schedule-bound"]
-        frame["share converged"] = (frame["converged"] / judged.where(judged > 0)).round(3)
+        runs = frame["runs"]
+        frame["share converged"] = (frame["counted converged"] / runs.where(runs > 0)).round(3)
     return frame
 
 
 def protocol_line(row, what: str) -> str:
-    """``"<what>: 180 of 200 distinct runs converged (90 %; ...), 12 schedule-bound (§) counted
-    apart"`` from a :func:`summarise` row."""
-    n, bound, ok = int(row["runs"]), int(row.get("schedule-bound", 0)), int(row["converged"])
+    """``"<what>: 180 of 200 distinct runs converged (90 %; ...; 12 are schedule-bound (§), 10 of
+    them counted converged: their length check agrees)"`` from a :func:`summarise` row: every
+    distinct run in the denominator."""
+    n, bound = int(row["runs"]), int(row.get("schedule-bound", 0))
+    ok = int(row.get("counted converged", row["converged"]))
     if not n:
         return f"{what}: no run recorded its convergence"
-    judged = n - bound
-    share = ok / judged if judged else float("nan")
-    return (f"{what}: {ok} of {judged} distinct runs converged ({share:.0%}; the protocol asks at least "
-            f"{MIN_CONVERGED_SHARE:.0%})"
-            + (f"; {bound} more are schedule-bound (§, counted apart: their length check is the control)"
-               if bound else ""))
+    agreeing = int(row.get("bound agreeing", 0))
+    return (f"{what}: {ok} of {n} distinct runs converged ({ok / n:.0%}; the protocol asks at least "
+            f"{MIN_CONVERGED_SHARE:.0%}"
+            + (f"; {bound} are schedule-bound (§), {agreeing} of them counted converged: their length check "
+               "agrees" if bound else "") + ")")
 
 
 def summary_text(executed: Iterable[Path]) -> str:

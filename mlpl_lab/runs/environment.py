@@ -30,12 +30,17 @@ def git_commit() -> Optional[str]:
     outside a checkout: recorded with each run as provenance, never part of its key."""
     git = Path(__file__).resolve().parents[2] / ".git"
     try:
+        if git.is_file():  # a worktree: ".git" names its own folder, whose "commondir" holds the refs
+            git = (git.parent / git.read_text().strip().removeprefix("gitdir:").strip()).resolve()
         head = (git / "HEAD").read_text().strip()
         if not head.startswith("ref: "):
             return head[:40] or None
         ref = head[5:]
-        if (git / ref).is_file():
-            return (git / ref).read_text().strip()[:40]
+        common = (git / (git / "commondir").read_text().strip()).resolve() if (git / "commondir").is_file() else git
+        for where in (git, common):
+            if (where / ref).is_file():
+                return (where / ref).read_text().strip()[:40]
+        git = common
         for line in (git / "packed-refs").read_text().splitlines():
             if line.endswith(" " + ref):
                 return line.split()[0][:40]

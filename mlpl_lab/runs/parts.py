@@ -145,15 +145,19 @@ def _part_file(group: Tuple[str, str, str], data: bytes) -> str:
 
 def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[str],
                  family_of: Mapping[str, Tuple[str, str]], weights: str = "needed",
-                 store: RunStore | None = None, name: str | None = None) -> Dict[str, Any]:
+                 store: RunStore | None = None, name: str | None = None,
+                 families: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """Write (or bring up to date) the pack of parts at ``folder`` with the runs ``notebooks`` read
     under ``profile``; returns the index. ``family_of``: ``{key: (notebook, family)}``, the designed
     family that asks for each run (a run it does not name goes to its notebook's ``other`` part).
 
     A part already in ``folder`` whose runs are all wanted, with the same bytes, is kept as it is;
     the other runs form new parts, one per family and device kind (split past
-    :data:`TARGET_PART_BYTES`); parts no longer listed are deleted after the index is written. The
-    index is rewritten only when its parts or notebooks change."""
+    :data:`TARGET_PART_BYTES`); parts no longer listed are deleted after the index is written.
+    ``families`` (:func:`mlpl_lab.protocol.plan.designed_families`: ``{notebook: {family: {"m",
+    "members_sha"}}}``, from the designs) is the index's ``families`` block, the claim families
+    declared before any result (None keeps the block the index has). The index is rewritten only
+    when its parts, notebooks or families change; the parts' bytes never depend on the families."""
     store = store or RunStore()
     folder = Path(folder)
     per_notebook, wanted = wanted_runs(store, profile, notebooks, weights)
@@ -185,8 +189,12 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
                    for file, keys in part_keys.items() for key in keys), key=lambda r: r["key"])
     notebooks_covered = {nb: {"runs": len(r), "weights": sum(wanted[k] for k in r)}
                          for nb, r in sorted(per_notebook.items())}
+    if families is None:
+        families = (old or {}).get("families")
+    else:
+        families = json.loads(json.dumps(families, sort_keys=True))
     if old is not None and old["parts"] == parts and old.get("notebooks") == notebooks_covered \
-            and old["runs"] == runs and (name is None or old["name"] == name):
+            and old["runs"] == runs and (name is None or old["name"] == name) and old.get("families") == families:
         index = old  # nothing changed: the index stays as it is, byte for byte
     else:
         now = _dt.datetime.now(_dt.timezone.utc)
@@ -195,6 +203,8 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
                  "key_scheme": KEY_SCHEME, "weights": weights,
                  "environment": _exporter_environment([e[0] for e in entries.values()]),
                  "notebooks": notebooks_covered, "parts": parts, "runs": runs}
+        if families is not None:
+            index["families"] = families
         _write_atomic(folder / INDEX, json.dumps(index, indent=1, sort_keys=True).encode() + b"\n")
     listed = {p["file"] for p in index["parts"]}
     for path in (folder / PARTS).iterdir():  # parts no index lists: replaced or dropped

@@ -60,10 +60,11 @@ from .runs import (LENGTH_CHECK, BenchmarkRuns, bound_check_specs, cell_label, c
                    waiting)
 from .tables import (MIN_FAMILIES, REGIME_RANKS_NOTE, block_mean, bound_length_record, bound_length_table,  # noqa: F401
                      describe_scene, family_frame, family_gaps, family_ranks, family_record, family_table,
+                     length_check_agreement,
                      measured_gaps, observed_tuning_frame, per_class, rare_vs_frequent, records, rows_table,
                      selection_frame, tables, write_csv)
 from .views import (METRIC_WHAT, bound_length_view, convergence_view, cost_view, families_view,  # noqa: F401
-                    family_test_view, friedman_view, gap_view, metric_view, observed_tuning_view, protocol,
+                    family_test_view, friedman_view, gap_view, metric_view, observed_tuning_view, pairs_text, protocol,
                     protocol_view, rare_view, regimes_markdown, rows_view, selection_view, seeds_text,
                     tuning_view)
 

@@ -208,6 +208,33 @@ class BenchmarkDesign:
                                           "methods (pooled over the methods of each regime)?")
         return out
 
+    @property
+    def family_members(self) -> Dict[str, Tuple[str, ...]]:
+        """``{family: claim ids}``: the claims each family of :attr:`families` asks, from the grid
+        alone (the ids :mod:`.claims` gives them; what the course pack's index records:
+        :func:`mlpl_lab.protocol.plan.designed_families`)."""
+        from ...analysis.claims import claim_id
+        from ...catalogue import by_label
+        from ...protocol.regimes import regime_slug
+
+        out: Dict[str, Tuple[str, ...]] = {}
+        for reg, labels in self.grid.items():
+            if AN not in labels:
+                continue
+            ids = tuple(claim_id("beats_an", by_label(label).key, regime_slug(reg))
+                        for label in paper_claims() if label in labels)
+            if ids:
+                out[beats_an_family(reg)] = ids
+        lac = tuple(claim_id("beats_an_on_own_head", by_label(SAME_HEAD_ROW).key, regime_slug(reg))
+                    for reg, labels in self.grid.items() if SAME_HEAD_ROW in labels and AN in labels)
+        if lac:
+            out[SAME_HEAD_FAMILY] = lac
+        flat = tuple(claim_id("clean_validation_flatters", regime_slug(reg)) for reg, labels in self.grid.items()
+                     if any(r not in REFERENCE_ROWS for r in labels))
+        if flat:
+            out[FLATTERS_FAMILY] = flat
+        return out
+
     def tuned_cells(self) -> List[Tuple[str, str]]:
         """The cells that choose their hyperparameters on trials (every cell but the untuned rows')."""
         untuned = untuned_rows()

@@ -139,12 +139,16 @@ def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None, runs: "Bench
     :attr:`BenchmarkRuns.chosen_observed`; ``runs`` (:class:`BenchmarkRuns`): its every run is
     keyed in ``benchmark_convergence``'s run-keyed twin (the cells, LAC's own-head AN, the length
     checks and the scene families), so the protocol counts distinct runs."""
-    from ...analysis.tables import RunFlags, run_convergence
+    from ...analysis.tables import RunFlags, convergence_record, run_convergence
 
     conv = bm.convergence_record(tabs["_cells"])
     if runs is not None:
+        # each run's label, for the rows a share below the protocol's names (the cells first)
+        labels = convergence_record(runs.results, {"LAC's own-head AN": runs.same_head},
+                                    {"length check": runs.length}, {"scene family": runs.families},
+                                    {"length check": runs.bound_length}).labels
         conv = RunFlags(conv, run_convergence(runs.results, runs.same_head, runs.length, runs.families,
-                                              runs.bound_length))
+                                              runs.bound_length), labels)
     def by_row(t):
         return {m: _clean(t.loc[m].to_dict()) for m in t.index}
 
@@ -334,7 +338,7 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
 def family_record(test: Mapping[str, Any]) -> Dict[str, Any]:
     """:func:`family_ranks` as the notebook records it (numbers, NaN as None)."""
     keys = ("families", "methods", "waiting", "mean_ranks", "k", "N", "friedman_chi2", "F", "df", "p",
-            "p_permutation", "permutation", "cd", "separated", "alpha", "reason")
+            "p_permutation", "permutation", "cd", "separated", "pairwise_min_p", "pairwise", "alpha", "reason")
     out = {}
     for k in keys:
         v = test.get(k)
@@ -356,3 +360,33 @@ def bound_length_table(runs: BenchmarkRuns):
 def bound_length_record(runs: BenchmarkRuns) -> Dict[str, Any]:
     """What the notebook records of :func:`bound_length_table` (per seed, both schedules)."""
     return bound_length.record(runs.results, bound_length_table(runs))
+
+
+def length_check_agreement(runs: BenchmarkRuns, design: BenchmarkDesign) -> Dict[str, bool]:
+    """``{run key: bool}``: whether the length check of each schedule-bound row's runs agrees, for
+    the protocol's share (:func:`mlpl_lab.analysis.tables.converged_share`). A row with a paper claim
+    reads its claim's note (:func:`.claims.claims`: the claim's verdict against its control's); a
+    row checked without a claim (LL-Ct, LL-Cp and their BoostLU rows) gets the same rule on its
+    check (:func:`bound_length_table`): "<row> beats AN" decided at the profile's epochs and at the
+    longer schedule, paired by seed, m = 1 at both (:func:`mlpl_lab.analysis.claims.decide`), and
+    it agrees where the two verdicts are the same. Its runs at both lengths are listed."""
+    from ...analysis.claims import by_seed, claims_record, decide, paired
+    from ...analysis.tables import length_check_agreement as from_claims
+    from .claims import claims
+
+    table = claims(runs.results, runs.same_head, runs.length, runs.bound_length, design=design)
+    out = from_claims(claims_record(table))
+    for regime, checked in bound_length_table(runs).items():
+        an_here, an_long = runs.results[regime].get(AN), checked.get(AN)
+        for row, longer in checked.items():
+            here = runs.results[regime].get(row)
+            if row == AN or not here or not an_here or not an_long:
+                continue
+            keys = [k for k in (getattr(getattr(r, "spec", None), "key", None) for r in list(here) + list(longer))
+                    if isinstance(k, str)]
+            if any(k in out for k in keys):  # its claim's note decides
+                continue
+            agrees = (decide(paired(by_seed(here), by_seed(an_here)))[0]
+                      == decide(paired(by_seed(longer), by_seed(an_long)))[0])
+            out.update({k: agrees for k in keys})
+    return out

@@ -120,10 +120,19 @@ def metric_view(tabs: Mapping[str, Any], metric: str = "mAP"):
                   reference=ref, bold=bold)
 
 
-def convergence_view(rec: Mapping[str, Any]):
-    """``records(...)["benchmark_convergence"]`` as a ✓ / ✗ grid: rows = methods, columns = regimes."""
-    from ...analysis.display import flags_table
+def convergence_view(rec: Mapping[str, Any], agreement: Optional[Mapping[str, bool]] = None):
+    """``records(...)["benchmark_convergence"]`` as a ✓ / ✗ grid: rows = methods, columns = regimes;
+    with ``agreement`` (:func:`.tables.length_check_agreement`) the protocol's share over every
+    distinct run of the chapter is said above it
+    (:func:`mlpl_lab.analysis.tables.share_sentence`)."""
+    from IPython.display import Markdown, display
 
+    from ...analysis.display import flags_table
+    from ...analysis.tables import share_sentence
+
+    if agreement is not None:
+        display(Markdown(share_sentence(rec, agreement, what="runs of the chapter (cells, length checks, "
+                                                               "scene families, LAC's own-head AN)")))
     return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.core.convergence)? ✓ yes, "
                        "✗ no (the cell carries a † in the tables above), 'schedule-bound': the runs that did not "
                        "are schedule-bound (§; section 8's length check is their control), — unknown.")
@@ -284,10 +293,30 @@ def family_test_view(test: Mapping[str, Any]):
                f"F = {test['F']:.2f} on ({df1}, {df2}) df, p = {test['p']:.2g} (the p this chapter reads); the "
                f"permutation p = {test['p_permutation']:.2g} ({test['permutation']}); Friedman's χ² = "
                f"{test['friedman_chi2']:.2f}, shown only beside them (its χ² approximation is rough at few data "
-               f"sets). Nemenyi's CD = {test['cd']:.2f}: "
-               + (", ".join(f"{a} ahead of {b}" for a, b in test["separated"]) if test["separated"]
-                  else "no pair of mean ranks lies further apart"))
+               f"sets). " + pairs_text(test))
     return styled(mean, caption, best=False)
+
+
+def pairs_text(test: Mapping[str, Any]) -> str:
+    """What the rank test over the scene families says of pairs of methods, computed from it:
+    Nemenyi's CD and the pairs further apart — stated as findings only where a pairwise test at
+    this N can reject (:func:`mlpl_lab.analysis.ranks.pairwise_can_reject`), else as description
+    with the sentence saying why (:func:`mlpl_lab.analysis.ranks.pairwise_note`) — and that the
+    pairs depend on which methods are pooled."""
+    from ...analysis.ranks import ALPHA, pairwise_can_reject, pairwise_note
+
+    n, alpha = int(test["N"]), float(test.get("alpha", ALPHA))
+    pooled = (f"Nemenyi's CD = {test['cd']:.2f} among these {test['k']} methods; its pairs depend on which "
+              "methods are pooled (the CD grows with k, and each mean rank depends on the others ranked).")
+    apart = [f"{a} and {b}" for a, b in test["separated"]]
+    if not pairwise_can_reject(n, alpha):
+        return (f"{pooled} Mean ranks further apart than it: {', '.join(apart) if apart else 'none'}. But "
+                f"{pairwise_note(n, alpha)}.")
+    if test["p"] >= alpha:
+        return (f"{pooled} The global test does not reject at α = {alpha:g}, so no pair is read "
+                f"(mean ranks further apart than the CD: {', '.join(apart) if apart else 'none'}).")
+    return (f"{pooled} " + (", ".join(f"{a} ahead of {b}" for a, b in test["separated"]) if test["separated"]
+                            else "No pair of mean ranks lies further apart") + f" ({pairwise_note(n, alpha)}).")
 
 
 def bound_length_view(runs: BenchmarkRuns):

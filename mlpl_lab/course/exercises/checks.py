@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from .core import UNANSWERED, implement, never_raises, predict, rng, same_set, unanswered, verdict
+from ...analysis.ranks import pairwise_can_reject
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,7 +239,8 @@ def rank_lead_decided(top: str, runner_up: str, mean_rank: Mapping[str, float], 
     than ``runner_up``'s: the rank test rejects equal ranks (its ``p``, Iman–Davenport's over
     independent data sets, or an older record's ``friedman_p``, < ``alpha``) *and* the two mean ranks
     differ by more than the Nemenyi critical difference ``cd`` (Demšar 2006: the post-hoc test only
-    after the omnibus one). A missing test (too few methods or data sets, or ranks over label
+    after the omnibus one), and a pairwise test over the record's ``N`` data sets can reject at all
+    (:func:`mlpl_lab.analysis.ranks.pairwise_can_reject`). A missing test (too few methods or data sets, or ranks over label
     regimes of one data set, which are description only) decides nothing."""
     try:
         p = ranks_record["p"] if "p" in ranks_record else ranks_record["friedman_p"]
@@ -251,6 +253,9 @@ def rank_lead_decided(top: str, runner_up: str, mean_rank: Mapping[str, float], 
     methods = ranks_record.get("methods")
     if methods is not None and not (top in methods and runner_up in methods):
         return False
+    n = ranks_record.get("N")
+    if isinstance(n, (int, float)) and not pairwise_can_reject(int(n), alpha):
+        return False  # no pairwise test over N data sets can reject at alpha (2/2^N > alpha)
     return p < alpha and gap > cd
 
 
