@@ -308,10 +308,11 @@ def table(chapter, profile, live_run: StoredRun, store: RunStore | None = None):
 RECORDS = Path(__file__).resolve().parents[2] / "benchmarks" / "records"
 
 
-def measured(chapter, profile) -> Optional[Dict[str, Any]]:
+def measured(chapter, profile, store: RunStore | None = None) -> Optional[Dict[str, Any]]:
     """The benchmark's figure for this live run (``benchmarks/bench_live.py``), with the machine's
-    core count, or None when no record measured the live spec this code builds now."""
-    live, _ = live_exercise(chapter, profile)
+    core count, or None when no record measured the live spec this code builds now (a choice made
+    on results, 02's tuned GR, is read from ``store``: the default store when None)."""
+    live, _ = live_exercise(chapter, profile, store)
     try:
         rec = json.loads((RECORDS / f"live_exercises_{as_profile(profile).name}.json").read_text())
         r = rec["chapters"][_chapter(chapter)]
