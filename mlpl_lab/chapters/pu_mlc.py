@@ -42,8 +42,9 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ..analysis.benchmark import converged
-from ..analysis.claims import CI95, CI_FAMILY, Claim, Family, by_seed, claim_id, claims_table, mark_waiting
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
+from ..analysis.equal_epochs import (Difference, equal_sentence, first_crossing as _cross, lesson,
+                                     paired_differences as _differences, unequal_said)
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
@@ -279,17 +280,14 @@ def longer_specs(d: PUDesign) -> Dict[str, Dict[str, List[RunSpec]]]:
 
 def equal_epochs(d: PUDesign, longer: Optional[Mapping[str, List]] = None) -> Dict[float, List]:
     """``{fn_rate: runs}``: partial BCE trained as long as PU-MLC (:func:`longer_specs`, the
-    equal-epochs control) at each noise level where its runs are stored; {} where the design has
-    none or none is stored. The crossings, the sweep's figure and the chapter's lesson read the
-    comparison at equal epochs from these (:func:`crossings`, :func:`sweep_table`)."""
+    equal-epochs control) where its runs are stored, for :func:`crossings` and :func:`sweep_table`."""
     if not d.longer_baseline or not longer:
         return {}
     return {float(fn): list(longer[longer_label(d, fn)]) for fn in map(float, d.fn_rates)
             if longer.get(longer_label(d, fn))}
 
 
-def equal_label(d: PUDesign) -> str:
-    """The sweep table's column of partial BCE trained as long as PU-MLC."""
+def equal_label(d: PUDesign) -> str:  # the sweep table's column of partial BCE trained as long as PU-MLC
     return f"{PBCE} ({d.longer_baseline} epochs, as PU-MLC)"
 
 
@@ -453,8 +451,7 @@ def ladder_table(ladders, metric: str = "test_mAP"):
     return pd.DataFrame(rows).T.fillna("—")
 
 
-#: the sweep table's column of PU-MLC − partial BCE at equal epochs (:func:`sweep_table`)
-EQUAL_DIFF = "PU-MLC − partial BCE (equal epochs)"
+EQUAL_DIFF = "PU-MLC − partial BCE (equal epochs)"  #: :func:`sweep_table`'s difference at equal epochs
 
 
 def sweep_table(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[float, List]] = None,
@@ -474,36 +471,14 @@ def sweep_table(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[
             row[label], row[f"{label} sd"] = seed_mean(cells[label], metric), _sd(cells[label], metric)
         diff = _differences(cells[PU], cells[PBCE], metric)
         row["PU-MLC − partial BCE"], row["PU-MLC − partial BCE sd"] = seed_mean(diff, metric), _sd(diff, metric)
-        if equal and design is not None:
-            long = equal.get(float(fn))
-            label = equal_label(design)
-            row[label], row[f"{label} sd"] = ((seed_mean(long, metric), _sd(long, metric)) if long
-                                              else (math.nan, math.nan))
-            d = _differences(cells[PU], long, metric) if long else []
-            row[EQUAL_DIFF], row[f"{EQUAL_DIFF} sd"] = ((seed_mean(d, metric), _sd(d, metric)) if d
-                                                        else (math.nan, math.nan))
+        long = equal.get(float(fn)) if equal and design is not None else None
+        for name, runs in (((equal_label(design), long), (EQUAL_DIFF, long and _differences(cells[PU], long, metric)))
+                           if equal and design is not None else ()):
+            row[name], row[f"{name} sd"] = (seed_mean(runs, metric), _sd(runs, metric)) if runs else (math.nan,) * 2
         rows[fn] = row
     frame = pd.DataFrame(rows).T.sort_index()
     frame.index.name = "fn_rate"
     return frame
-
-
-@dataclass(frozen=True)
-class Difference:
-    """``a − b`` of one seed's two runs, read as a run by the tables (its seed, ``best[metric]``,
-    and ``converged``: False when either run did not converge)."""
-
-    spec: Any
-    best: Dict[str, float]
-    converged: Optional[bool]
-
-
-def _differences(a_runs, b_runs, metric: str = "test_mAP") -> List[Difference]:
-    """The paired differences ``a − b`` of ``metric``, one per seed both sets hold, by seed."""
-    b = {r.spec.seed: r for r in b_runs}
-    return [Difference(r.spec, {metric: float(r.best[metric]) - float(b[r.spec.seed].best[metric])},
-                       converged([r, b[r.spec.seed]]))
-            for r in sorted(a_runs, key=lambda r: r.spec.seed) if r.spec.seed in b]
 
 
 def _parts(sweep, fn, metric: str) -> Dict[str, List[Difference]]:
@@ -527,19 +502,6 @@ def decomposition(sweep, metric: str = "test_mAP", as_text: bool = True):
     return frame
 
 
-def _cross(x, y) -> Tuple[float, str]:
-    """First sign change of y over x (linear interpolation): (x, "") or (nan, reason)."""
-    for i in range(len(x) - 1):
-        if y[i] == 0:
-            return float(x[i]), ""
-        if y[i] * y[i + 1] < 0:
-            return float(x[i] + (x[i + 1] - x[i]) * (-y[i]) / (y[i + 1] - y[i])), ""
-    if len(y) and y[-1] == 0:
-        return float(x[-1]), ""
-    side = "above" if np.all(np.asarray(y) > 0) else "below"
-    return math.nan, f"no crossing on the sweep: PU-MLC {side} partial BCE at every noise level"
-
-
 def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[float, List]] = None):
     """Per seed (and for the mean curves): where PU-MLC − partial BCE changes sign, as fn_rate
     and as the share of true positives reported negative (that seed's labels); NaN with the
@@ -550,10 +512,8 @@ def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[fl
 
     fns = sorted(sweep)
     at_equal = bool(equal) and all(equal.get(float(fn)) for fn in fns)
-    base = {fn: (equal[float(fn)] if at_equal else sweep[fn][PBCE]) for fn in fns}
-    said = ("partial BCE at equal epochs (trained as long as PU-MLC)" if at_equal
-            else "partial BCE at its own epochs")
-    diffs = {fn: _differences(sweep[fn][PU], base[fn], metric) for fn in fns}
+    said = f"partial BCE at {'equal epochs (trained as long as PU-MLC)' if at_equal else 'its own epochs'}"
+    diffs = {fn: _differences(sweep[fn][PU], equal[float(fn)] if at_equal else sweep[fn][PBCE], metric) for fn in fns}
     per_seed = {fn: by_seed(v, metric) for fn, v in diffs.items()}
     mean_share = noise_table(noise)[SHARE]
     rows = {}
@@ -623,18 +583,8 @@ def training_differences(d: PUDesign):
 
 # -- claims -------------------------------------------------------------------------------------
 def _epochs_said(d: "PUDesign", baseline_epochs: int) -> str:
-    """", PU-MLC 128 epochs vs partial BCE 54": how long each side of a PU-MLC-against-partial-BCE
-    claim trained (empty where the design trains both as long)."""
-    pu = d.epochs_of("pu_mlc")
-    return "" if pu == baseline_epochs else f", PU-MLC {pu} epochs vs partial BCE {baseline_epochs}"
-
-
-def _equal_sentence(claim: str, d: "PUDesign") -> str:
-    """The sentence of the equal-epochs control of ``claim``: the claim's own, with partial BCE at
-    PU-MLC's epochs (the two rows read as one comparison, before and after the epochs are made
-    equal)."""
-    pu = d.epochs_of("pu_mlc")
-    return claim.replace(_epochs_said(d, d.epochs), f", equal epochs: both {pu} (the control)")
+    """How long each side trained, for a claim's sentence (:func:`mlpl_lab.analysis.equal_epochs.unequal_said`)."""
+    return unequal_said("PU-MLC", "partial BCE", d.epochs_of("pu_mlc"), baseline_epochs)
 
 
 def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = None):
@@ -690,7 +640,7 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
         runs = (longer or {}).get(label)
         if runs:
             parent = next(c for c in rows if c.key == claim)
-            rows.append(Claim(_equal_sentence(parent.claim, design),
+            rows.append(Claim(equal_sentence(parent.claim, _epochs_said(design, design.epochs), design.epochs_of("pu_mlc")),
                               "the same comparison, partial BCE trained as long as PU-MLC (the control)",
                               LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim,
                               id=claim_id("trained_longer", *claim.split("/"))))
@@ -706,35 +656,10 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
 
 
 def epochs_lesson(table, d: "PUDesign") -> str:
-    """What the equal-epochs controls found, as Markdown computed from the claims ``table``
-    (:func:`claims`): for each claim of PU-MLC against partial BCE with a control that trains
-    partial BCE as long as PU-MLC, the margin at unequal epochs and at equal epochs (each with its
-    family-wise interval and m, and the unadjusted 95 % interval), on how many seeds each is
-    positive, the swing between them, and the verdict the claim reads after its control. The
-    lesson: a baseline trained shorter flatters the new method."""
-    lines = []
-    for key, ctl in table.iterrows():
-        parent = ctl["_control_of"]
-        if not (isinstance(parent, str) and key.startswith("trained_longer/")):
-            continue
-        row = table.loc[parent]
-        up = sum(x > 0 for x in row["_diffs"])
-        ahead = sum(x > 0 for x in ctl["_diffs"])
-        lines.append(
-            f"* *{row['claim']}*: {row[CI_FAMILY]} (family-wise, m = {int(row['_m'])}; 95 % {row[CI95]}), "
-            f"PU-MLC ahead on {up} of {int(row['_n'])} seeds: alone it {row['_verdict_alone']}. "
-            f"With partial BCE trained {d.longer_baseline} epochs too: {ctl[CI_FAMILY]} (family-wise, "
-            f"m = {int(ctl['_m'])}; 95 % {ctl[CI95]}), PU-MLC ahead on {ahead} of {int(ctl['_n'])} seeds "
-            f"({ctl['verdict']}). The swing, {row['_margin'] - ctl['_margin']:+.2f} points, is what "
-            f"{d.longer_baseline - d.epochs} more epochs of partial BCE were worth. The claim reads: "
-            f"**{row['verdict']}**.")
-    if not lines:
-        return ("**Equal epochs.** No control of this run trains partial BCE as long as PU-MLC "
-                "(its runs are not stored): the claims that compare them at unequal epochs stand alone.")
-    head = (f"**A baseline trained shorter flatters the new method** (computed from the claims table "
-            f"above). PU-MLC trains {d.epochs_of('pu_mlc')} epochs, partial BCE {d.epochs}; each control "
-            "compares them at equal epochs:")
-    return "\n".join([head, ""] + lines)
+    """What the equal-epochs controls found (:func:`mlpl_lab.analysis.equal_epochs.lesson`): PU-MLC
+    trains ``d.epochs_of("pu_mlc")`` epochs, partial BCE ``d.epochs``, and each control trains
+    partial BCE ``d.longer_baseline``."""
+    return lesson(table, "PU-MLC", "partial BCE", d.epochs_of("pu_mlc"), d.epochs, d.longer_baseline)
 
 
 # -- what the notebook shows (the one table style, mlpl_lab.analysis.display) -------------------

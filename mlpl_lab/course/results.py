@@ -119,7 +119,7 @@ def results_markdown(executed: Path) -> str:
             "verdict, then the unadjusted 95 % interval, the seeds it pairs and the verdict. "
             f"Distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated "
             f"again by another chapter on the same runs, counted once); {d['holds']} hold and "
-            f"{d['does not hold']} do not hold wherever stated, {d[OVERTURNED]} are {OVERTURNED}"
+            f"{d['does not hold']} do not hold and {d[OVERTURNED]} are overturned by their control wherever stated"
             + (f"; {d['differ']} get different verdicts in different chapters, each reading it in its "
                "own family" if d["differ"] else "") + ".")
     return "\n".join([BEGIN, said, ""] + lines + [END])

@@ -180,11 +180,11 @@ def summary_text(executed: Iterable[Path]) -> str:
     lines.append(f"claims, chapter by chapter: {int(total['claims'])} ({int(total['findings'])} findings on >= 3 "
                  f"paired seeds, {int(total['observations'])} observations, {int(total.get('controls', 0))} "
                  f"controls); of the findings {int(total['holds'])} hold, {int(total['does not hold'])} do not "
-                 f"hold, {int(total.get(OVERTURNED, 0))} are {OVERTURNED}, the rest are inconclusive")
+                 f"hold, {int(total.get(OVERTURNED, 0))} are overturned by their control, the rest are inconclusive")
     d = distinct_findings({Path(p).stem: read_records(Path(p)).get("claims") or {} for p in executed})
     lines.append(f"distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated again "
                  f"by another chapter on the same runs, counted once); {d['holds']} hold and "
-                 f"{d['does not hold']} do not hold wherever stated, {d[OVERTURNED]} are {OVERTURNED}"
+                 f"{d['does not hold']} do not hold and {d[OVERTURNED]} are overturned by their control wherever stated"
                  + (f", {d['differ']} get different verdicts in different chapters (each reads it in its "
                     "own family)" if d["differ"] else ""))
     return "\n".join(lines)
