@@ -118,8 +118,8 @@ def results_markdown(executed: Path) -> str:
             "test mAP points with its family-wise t-interval (level 1 − 0.05/m), which decides the "
             "verdict, then the unadjusted 95 % interval, the seeds it pairs and the verdict. "
             f"Distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated "
-            f"again by another chapter on the same runs, counted once); {d['holds']} hold and "
-            f"{d['does not hold']} do not hold and {d[OVERTURNED]} are overturned by their control wherever stated"
+            f"again by another chapter on the same runs, counted once); {d['holds']} hold, "
+            f"{d['does not hold']} do not hold, {d[OVERTURNED]} are overturned by their control, wherever stated"
             + (f"; {d['differ']} get different verdicts in different chapters, each reading it in its "
                "own family" if d["differ"] else "") + ".")
     return "\n".join([BEGIN, said, ""] + lines + [END])

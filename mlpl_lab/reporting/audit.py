@@ -183,8 +183,8 @@ def summary_text(executed: Iterable[Path]) -> str:
                  f"hold, {int(total.get(OVERTURNED, 0))} are overturned by their control, the rest are inconclusive")
     d = distinct_findings({Path(p).stem: read_records(Path(p)).get("claims") or {} for p in executed})
     lines.append(f"distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated again "
-                 f"by another chapter on the same runs, counted once); {d['holds']} hold and "
-                 f"{d['does not hold']} do not hold and {d[OVERTURNED]} are overturned by their control wherever stated"
+                 f"by another chapter on the same runs, counted once); {d['holds']} hold, "
+                 f"{d['does not hold']} do not hold, {d[OVERTURNED]} are overturned by their control, wherever stated"
                  + (f", {d['differ']} get different verdicts in different chapters (each reads it in its "
                     "own family)" if d["differ"] else ""))
     return "\n".join(lines)
