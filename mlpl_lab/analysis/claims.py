@@ -113,7 +113,8 @@ class Family:
 
     @property
     def level(self) -> float:
-        """The level of each of its intervals (Bonferroni): 1 − 0.05/m."""
+        """The level of each of its intervals (Bonferroni) before any control: 1 − 0.05/m, m the
+        declared size (a table counts the family's controls on top: :func:`family_sizes`)."""
         return 1 - ALPHA / self.size
 
 
