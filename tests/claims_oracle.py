@@ -9,10 +9,15 @@ from scipy import stats
 
 def check_claims_record(claims: dict, min_seeds: int = 3) -> None:
     """Each claim's diffs are a − b on the seeds both sides ran, n counts them, the kind follows
-    n, every claim names its family and m, and the verdict is read off the family-wise interval
-    (scipy's t interval at level 1 − 0.05/m), which the record shows beside the unadjusted one."""
+    n, every claim names its family and m, and its own verdict (``verdict_alone``) is read off the
+    family-wise interval (scipy's t interval at level 1 − 0.05/m), which the record shows beside
+    the unadjusted one. A control sits in the family of the claim it checks; m counts the
+    family's controls on top of its other claims; a claim that holds (does not hold) alone is
+    "overturned by its control" when a control's own verdict is the opposite, "inconclusive (its
+    control is inconclusive)" when a control's is neither, unchanged otherwise."""
     assert claims, "no claims recorded"
     sizes = {}
+    alone = {}
     for name, c in claims.items():
         assert c["family"] and isinstance(c["family_size"], int) and c["family_size"] >= 1, name
         assert sizes.setdefault(c["family"], c["family_size"]) == c["family_size"], name
@@ -22,12 +27,15 @@ def check_claims_record(claims: dict, min_seeds: int = 3) -> None:
         assert c["diffs"] == pytest.approx(diffs), name
         want_kind = "observation" if len(seeds) < min_seeds else ("control" if c.get("control_of") else "finding")
         assert c["kind"] == want_kind, name
+        own = c.get("verdict_alone", c["verdict"])
         if len(seeds) < min_seeds:
-            assert c["verdict"] == f"inconclusive ({len(seeds)} seeds)", name
+            assert own == f"inconclusive ({len(seeds)} seeds)", name
+            alone[name] = own
             continue
         assert c["margin"] == pytest.approx(float(np.mean(diffs))), name
         if np.std(diffs, ddof=1) <= 1e-9 * max(1.0, abs(np.mean(diffs))):
-            assert c["verdict"] == "inconclusive" and c["p"] is None, name  # zero spread
+            assert own == "inconclusive" and c["p"] is None, name  # zero spread
+            alone[name] = own
             continue
         res = stats.ttest_1samp(diffs, 0.0)
         assert c["p"] == pytest.approx(res.pvalue), name
@@ -35,8 +43,24 @@ def check_claims_record(claims: dict, min_seeds: int = 3) -> None:
         lo, hi = res.confidence_interval(1 - 0.05 / c["family_size"])
         assert c["ci_family"] == pytest.approx([lo, hi]), name
         want = "holds" if lo > 0 else "does not hold" if hi < 0 else "inconclusive"
+        assert own == want, name
+        alone[name] = want
+    # the controls decide with the claims they check (their own verdicts, one level deep)
+    for name, c in claims.items():
+        mine = [k for k, d in claims.items() if d.get("control_of") == name]
+        want = alone[name]
+        if mine and want in ("holds", "does not hold"):
+            other = "does not hold" if want == "holds" else "holds"
+            said = [claims[k]["verdict"] for k in mine]
+            want = ("overturned by its control" if other in said else
+                    "inconclusive (its control is inconclusive)" if any(v not in ("holds", "does not hold") for v in said)
+                    else want)
         assert c["verdict"] == want, name
-    # no family holds more claims than it declared
+    # a control sits in its parent's family; no family holds more claims than its declared m
+    # plus the controls counted in it
+    for name, c in claims.items():
+        if c.get("control_of"):
+            assert c["family"] == claims[c["control_of"]]["family"], name
     for fam, m in sizes.items():
         assert sum(c["family"] == fam for c in claims.values()) <= m, fam
     # keyed by a stable identifier, the sentence a field beside it; a control names the key it checks

@@ -74,19 +74,84 @@ def test_three_seeds_at_two_df():
 
 
 def test_a_family_that_gains_an_unrelated_claim_keeps_its_verdicts():
-    """Adding claims of another question (another family, a control) changes nothing in the first
-    family: neither its intervals nor its verdicts. Bug caught: m counted over the table."""
+    """Adding claims of another question (another family, and a control of a claim of that other
+    family) changes nothing in the first family: neither its intervals nor its verdicts. Bug
+    caught: m counted over the table."""
     base = family_of(2, head=([71.0, 72.0, 73.2, 74.1, 75.3], B5))
     before = claims_table(base)
     other = Family("another question", 3)
     more = base + [Claim(f"o{i}", "", "C", "D", runs([80, 81, 82]), runs([70, 70, 70]), family=other)
-                   for i in range(3)] + [Claim("check", "", "A", "B", runs(A5), runs(B5), control_of="head")]
+                   for i in range(3)] + [Claim("check", "", "C", "D", runs(A5), runs(B5), control_of="o0")]
     after = claims_table(more)
     for claim in before.index:
         for col in ("verdict", "margin [family-wise CI]", "_flo", "_fhi", "_m"):
             assert after.loc[claim, col] == before.loc[claim, col], (claim, col)
-    assert after.loc["check", "_m"] == 1 and after.loc["check", "kind"] == "control"
-    assert after.loc["check", "_family"] == "control of: head"
+    # the control sits in the family of the claim it checks, which counts it: 3 declared + 1
+    assert after.loc["check", "kind"] == "control" and after.loc["check", "_family"] == "another question"
+    assert after.loc["check", "_m"] == after.loc["o1", "_m"] == 4
+    assert after.loc["o1", "family"] == "another question (m = 4: 3 declared + 1 control)"
+
+
+# -- controls decide: a family of two claims and one control, worked by hand ----------------------
+# head: d = 1..5 (A5 − B5), mean 3, s_d/sqrt(5) = sqrt(0.5). The family declares m = 2; the control
+# makes it m = 3, so every interval of the family is at level 1 − 0.05/3 (two-sided: t at
+# 1 − 0.05/6, 4 df, from scipy): 3 ± t·sqrt(0.5) lies above 0, so the head holds alone.
+def _t(m, df=4):
+    from scipy import stats
+
+    return float(stats.t.ppf(1 - 0.05 / (2 * m), df))
+
+
+def _with_control(control_a, control_b):
+    fam = Family("q", 2)
+    return claims_table([Claim("head", "", "A", "B", runs(A5), runs(B5), family=fam),
+                         Claim("other", "", "A", "B", runs([71, 72, 73]), runs([70, 70, 70]), family=fam),
+                         Claim("check", "", "A", "B", runs(control_a), runs(control_b), control_of="head")])
+
+
+def test_a_control_on_the_other_side_overturns_its_claim():
+    """The control: d = −3, −4, −5, −6, −7 (mean −5, the same spread as the head's). At m = 3:
+    head 3 ± 3.96·0.707 = [+0.20, +5.80] (holds alone), control −5 ± 2.80 = [−7.80, −2.20] (does
+    not hold): the head is overturned by its control, and every total counts it so."""
+    t = _with_control([70] * 5, [73, 74, 75, 76, 77])
+    half = _t(3) * SE5
+    assert half == pytest.approx(2.80, abs=5e-3)  # the hand-worked number, from scipy's quantile
+    assert t.loc["head", "_m"] == t.loc["check", "_m"] == t.loc["other", "_m"] == 3
+    assert t.loc["head", "_flo"] == pytest.approx(3 - half) and t.loc["head", "_fhi"] == pytest.approx(3 + half)
+    assert t.loc["check", "_flo"] == pytest.approx(-5 - half) and t.loc["check", "_fhi"] == pytest.approx(-5 + half)
+    # not at the declared m = 2 (t at 1 − 0.05/4): the interval that decides counts the control
+    assert t.loc["head", "_fhi"] - 3 != pytest.approx(_t(2) * SE5, abs=1e-3)
+    assert t.loc["check", "verdict"] == "does not hold" and t.loc["check", "kind"] == "control"
+    assert t.loc["head", "_verdict_alone"] == "holds"
+    assert t.loc["head", "verdict"] == "overturned by its control"
+    assert "check" in t.loc["head", "reason"] and "other side" in t.loc["head", "reason"]
+    rec = json.loads(json.dumps(claims_record(t)))
+    assert rec["head"]["verdict"] == "overturned by its control" and rec["head"]["verdict_alone"] == "holds"
+    assert rec["head"]["controls"] == ["check"] and rec["check"]["family"] == "q"
+    assert rec["head"]["level_family"] == pytest.approx(1 - 0.05 / 3)
+    from claims_oracle import check_claims_record
+
+    check_claims_record({k: dict(v, id=k, claim=f"sentence {k}") for k, v in rec.items()})
+    from mlpl_lab.analysis.claims import takeaways
+
+    assert "**Overturned by its control at this scale** (1):" in takeaways(t)
+
+
+def test_an_inconclusive_control_leaves_its_claim_inconclusive_and_an_agreeing_one_changes_nothing():
+    """Control d = 0.5, −0.5, 1, −1, 0.5: mean 0.1, its interval at m = 3 contains 0, so the head
+    (holds alone) reads "inconclusive (its control is inconclusive)". A control with the head's own
+    differences holds: the head holds. A head inconclusive alone stays inconclusive whatever its
+    control says."""
+    t = _with_control([70.5, 69.5, 71, 69, 70.5], B5)
+    assert t.loc["check", "verdict"] == "inconclusive"
+    assert t.loc["head", "verdict"] == "inconclusive (its control is inconclusive)"
+    agree = _with_control(A5, B5)
+    assert agree.loc["check", "verdict"] == agree.loc["head", "verdict"] == "holds"
+    # the head inconclusive alone: d = 3 ± large spread (m = 3: 0 inside); its control does not hold
+    fam = Family("q", 1)
+    weak = claims_table([Claim("head", "", "A", "B", runs([80, 60, 75, 66, 74]), runs(B5), family=fam),
+                         Claim("check", "", "A", "B", runs([70] * 5), runs([73, 74, 75, 76, 77]), control_of="head")])
+    assert weak.loc["head", "_verdict_alone"] == weak.loc["head", "verdict"] == "inconclusive"
 
 
 def test_m_is_declared_not_counted():

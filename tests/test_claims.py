@@ -148,7 +148,8 @@ def test_values_claim_and_explain():
 
 def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
     """tests/claims_oracle.py (used by the notebook tests) on a table with findings in a declared
-    family of three, an observation and a control; a flipped verdict or a wrong diff must fail it."""
+    family of three, an observation and a control; a flipped verdict, a wrong diff or a control
+    that does not decide with its claim must fail it."""
     from claims_oracle import check_claims_record
 
     fam = Family("q", 3)
@@ -159,11 +160,18 @@ def test_notebook_oracle_accepts_the_record_and_catches_a_wrong_verdict():
                             id="control/q/x")])
     rec = json.loads(json.dumps(claims_record(t)))
     check_claims_record(rec)
-    assert rec["control/q/x"]["family"] == "control of: x"  # named by the sentence of the claim it checks
+    # the control sits in the family of the claim it checks, counted in its m: 3 declared + 1
+    assert rec["control/q/x"]["family"] == rec["q/x"]["family"] == "q"
+    assert rec["control/q/x"]["family_size"] == rec["q/y"]["family_size"] == 4
     bad = json.loads(json.dumps(rec))
     bad["q/x"]["verdict"] = "inconclusive" if rec["q/x"]["verdict"] == "holds" else "holds"
     with pytest.raises(AssertionError):
         check_claims_record(bad)
+    bad = json.loads(json.dumps(rec))
+    bad["control/q/x"]["verdict"] = "does not hold"  # a control on the other side, its claim unchanged
+    if rec["q/x"]["verdict"] == "holds":
+        with pytest.raises(AssertionError):
+            check_claims_record(bad)
     bad = json.loads(json.dumps(rec))
     bad["q/y"]["diffs"][0] += 1.0
     with pytest.raises(AssertionError):

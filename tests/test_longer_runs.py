@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from mlpl_lab.analysis.claims import claims_record
 from mlpl_lab.chapters import cls, lac, pu_mlc
 from claims_oracle import by_sentence
@@ -58,5 +60,37 @@ def test_a_claim_at_risk_waits_for_its_longer_runs_then_reads_them_as_its_contro
     longer = {"+LAC end-to-end (56 epochs)": _runs([75.2, 76.1, 76.8, 76.2, 75.4])}
     rec = by_sentence(claims_record(lac.claims(r, d, longer)))
     ctl = rec["PLC beats +LAC end-to-end (56 epochs)"]
-    assert ctl["control_of"] == rec[e2e]["id"] and ctl["kind"] == "control" and ctl["family_size"] == 1
+    # the control sits in the claim's family (05's ablations: m = 6 declared) and is counted in its m
+    assert ctl["control_of"] == rec[e2e]["id"] and ctl["kind"] == "control"
+    assert ctl["family"] == rec[e2e]["family"] and ctl["family_size"] == rec[e2e]["family_size"] == 6 + 1
     assert ctl["verdict"] == "inconclusive" and rec[e2e]["waiting_for"] is None
+    # the control decides with its claim: PLC leads by ~5.3 on every seed (holds alone), trained
+    # longer the end-to-end rows catch up (the control's interval reaches 0)
+    assert rec[e2e]["verdict_alone"] == "holds"
+    assert rec[e2e]["verdict"] == "inconclusive (its control is inconclusive)"
+
+
+def test_05s_ablation_rows_are_one_family():
+    """Table 3's six ablation rows answer one question: one family, m = 6 (each row's interval at
+    level 1 − 0.05/6), and 6 + 1 once the end-to-end rows' control is stored. Oracle: the interval
+    of "PLC beats AN" worked from its per-seed differences with scipy's t quantile at that m. Bug
+    caught: the rows scattered over five families (m = 1 or 2 each), so scanning six rows for the
+    one that moved went uncorrected."""
+    import math
+
+    from scipy import stats
+
+    d = lac.design("cpu")
+    r = {label: _runs([70, 71, 72, 71, 70]) for label in lac.ROWS}
+    r[lac.CONTROL] = _runs([70, 71, 72, 71, 70])
+    r["+PLC"] = _runs([71, 71.5, 73, 71.2, 70.9])
+    r["+LAC end-to-end"] = _runs([70, 71, 71.5, 70.5, 70.2], converged=False)
+    for longer, m in ((None, 6), ({"+LAC end-to-end (56 epochs)": _runs([75.2, 76.1, 76.8, 76.2, 75.4])}, 7)):
+        rec = claims_record(lac.claims(r, d, longer))
+        found = [c for c in rec.values() if not c["control_of"]]
+        assert len(found) == 6 and len({c["family"] for c in rec.values()}) == 1
+        assert {c["family_size"] for c in rec.values()} == {m}
+        plc = rec["plc_beats_an"]
+        diffs = [1.0, 0.5, 1.0, 0.2, 0.9]
+        half = stats.t.ppf(1 - 0.05 / (2 * m), 4) * stats.tstd(diffs) / math.sqrt(5)
+        assert plc["ci_family"] == pytest.approx([sum(diffs) / 5 - half, sum(diffs) / 5 + half])

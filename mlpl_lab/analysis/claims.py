@@ -15,11 +15,33 @@ checks (``control_of``). A claim without an identifier is keyed by its sentence.
 design before any run is read (:class:`Family`: its name and its size m, the number of
 comparisons the design asks that question with). A family is corrected for its own m and for
 nothing else: a claim added to another family, or another family added to the chapter, leaves
-its verdicts unchanged. A *control* (a length check, an equal-epochs control) is attached to the
-claim it checks (``control_of``) and sits outside every family: its own question, m = 1. A claim
-that declares no family is a question of its own (m = 1). Model-selection diagnostics that are
-not questions of the paper (07's per-cell clean-vs-observed differences) are not claims at all:
-they are an exploratory table with unadjusted intervals (Bender & Lange 2001).
+its verdicts unchanged. A claim that declares no family is a question of its own (m = 1).
+Model-selection diagnostics that are not questions of the paper (07's per-cell
+clean-vs-observed differences) are not claims at all: they are an exploratory table with
+unadjusted intervals (Bender & Lange 2001).
+
+**Controls decide.** A *control* (a length check, an equal-epochs control) is attached to the
+claim it checks (``control_of``) and asks that claim's question once more, with the one thing the
+claim left unequal made equal. So it sits in its parent's family and is one more comparison of
+it: the family's m is its declared size **plus the controls attached to its claims** (a control
+is asked only where its parent's runs made it necessary — a schedule-bound row, a losing side
+still gaining — so the design cannot declare it ahead; it is counted when it is asked). Every
+claim of that family, its controls included, is read at that m (:func:`family_sizes`). Adding a
+control therefore widens the family-wise intervals of its family; no other family moves.
+
+A claim decided on its own interval (*holds* or *does not hold*) is then read against its
+controls (:func:`apply_controls`):
+
+* a control that reaches the same verdict leaves it unchanged;
+* a control whose family-wise interval lies on the **other side** of 0 (the parent holds and the
+  control does not hold, or the reverse) **overturns** it: ``"overturned by its control"``
+  (:data:`OVERTURNED`), counted apart from *holds* and *does not hold* in every total;
+* a control that is inconclusive (its interval contains 0, or fewer than 3 seeds) leaves the
+  claim ``"inconclusive (its control is inconclusive)"`` (:data:`CONTROL_INCONCLUSIVE`): what
+  the claim left unequal may be all there is to its margin.
+
+A claim that is inconclusive on its own stays so, whatever its control says: a control checks a
+verdict, it does not make one. The claim's own verdict stays in the record (``verdict_alone``).
 
 * **margin** = mean of the n paired differences, d̄;
 * **95 % interval (unadjusted)** = d̄ ± t(0.975, n − 1) · s_d / √n (Student t, df = n − 1,
@@ -41,9 +63,11 @@ they are an exploratory table with unadjusted intervals (Bender & Lange 2001).
   ``ttest_1samp`` then returns t = ±inf, p = 0 and a zero-width interval, or NaN when the
   differences are all 0 — a point, not evidence).
 
-**At risk**: a verdict whose *losing* side (B when d̄ > 0, A when d̄ < 0) has a run that did not
-converge: that side was still improving when training stopped, so a longer run could narrow the
-margin. A verdict whose winning side did not converge is conservative, not at risk.
+**At risk**: a verdict (*holds* or *does not hold*, after its controls) whose *losing* side (B
+when d̄ > 0, A when d̄ < 0) has a run that did not converge: that side was still improving when
+training stopped, so a longer run could narrow the margin. A verdict whose winning side did not
+converge is conservative, not at risk. A claim at risk without a control to settle it can be
+marked so in its table (:func:`mark_uncontrolled`).
 
 The ``reason`` column says which. Bouthillier et al. (2021) and Demšar (2006) motivate pairing;
 the notebooks display :func:`explain` instead of restating the rule. Prose in the notebooks
@@ -58,6 +82,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+#: a claim whose control's family-wise interval lies on the other side of 0 (module docstring)
+OVERTURNED = "overturned by its control"
+#: a claim decided alone whose control is inconclusive (module docstring)
+CONTROL_INCONCLUSIVE = f"{INCONCLUSIVE} (its control is inconclusive)"
 FINDING, OBSERVATION, CONTROL = "finding", "observation", "control"
 MIN_SEEDS = 3          # paired seeds a claim needs to be a finding
 LEVEL = 0.95           # the unadjusted interval's level
@@ -85,13 +113,9 @@ class Family:
 
     @property
     def level(self) -> float:
-        """The level of each of its intervals (Bonferroni): 1 − 0.05/m."""
+        """The level of each of its intervals (Bonferroni) before any control: 1 − 0.05/m, m the
+        declared size (a table counts the family's controls on top: :func:`family_sizes`)."""
         return 1 - ALPHA / self.size
-
-
-def control_family(of: str) -> Family:
-    """The family of a control attached to claim ``of`` (its sentence): outside every family, m = 1."""
-    return Family(f"control of: {of}", 1, "a check of the claim named, not a question of its own")
 
 
 def claim_id(*parts: Any) -> str:
@@ -237,7 +261,8 @@ def _p(x: float) -> str:
 class Claim:
     """One row of a chapter's claims table: "A beats B" on ``metric``, paired by seed.
     ``family``: the question it answers (:class:`Family`, declared in the chapter's design);
-    ``control_of``: the claim it checks, for a control (outside every family)."""
+    ``control_of``: the claim it checks, for a control (it sits in that claim's family and is
+    counted in its m; module docstring, "Controls decide")."""
 
     claim: str                    # "A beats B under <regime>"
     paper: str                    # the paper's number(s), as a short text
@@ -256,7 +281,8 @@ class Claim:
     def __post_init__(self):
         if self.family is not None and self.control_of is not None:
             raise ValueError(f"claim {self.claim!r} is a control of {self.control_of!r} and names "
-                             f"family {self.family.name!r}: a control is outside every family; drop one")
+                             f"family {self.family.name!r}: a control sits in the family of the claim it checks; "
+                             "drop the family")
 
     @property
     def key(self) -> str:
@@ -275,11 +301,16 @@ class Claim:
         return cls(claim, paper, a_label, b_label, [], [], values=(dict(a), dict(b)),
                    groups=dict(runs or {}), family=family, control_of=control_of, side_labels=sides, id=id)
 
-    def family_of(self, sentences: Optional[Mapping[str, str]] = None) -> Family:
-        """The claim's family: declared, a control's own (named by the sentence of the claim it
-        checks, ``sentences``: ``{key: sentence}``), or a question of its own (m = 1)."""
+    def family_of(self, claims: Optional[Mapping[str, "Claim"]] = None) -> Family:
+        """The claim's family: declared, or a question of its own (m = 1); a control's is the
+        family of the claim it checks (``claims``: ``{key: Claim}`` of the table, followed up to
+        a claim that is no control)."""
         if self.control_of is not None:
-            return control_family((sentences or {}).get(self.control_of, self.control_of))
+            parent = (claims or {}).get(self.control_of)
+            if parent is None or parent is self:
+                raise KeyError(f"controls of claims not in the table: [{self.key!r}] checks "
+                               f"{self.control_of!r}; a control is shown with the claim it checks")
+            return parent.family_of({k: c for k, c in claims.items() if c is not self})
         return self.family if self.family is not None else own_family(self.claim)
 
     def sides(self) -> tuple[Dict[int, float], Dict[int, float]]:
@@ -298,9 +329,11 @@ class Claim:
         g = self.groups or {}
         return ([r for k in labels[0] for r in g.get(k, ())], [r for k in labels[1] for r in g.get(k, ())])
 
-    def row(self, m: int = 1, sentences: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
-        """The row: its 95 % (unadjusted) and family-wise (m claims) intervals, and its verdict
-        (``sentences``: ``{key: sentence}`` of the table, naming a control's family)."""
+    def row(self, m: int = 1, family: Optional[Family] = None, controls: int = 0) -> Dict[str, Any]:
+        """The row: its 95 % (unadjusted) and family-wise (m comparisons) intervals, and its
+        verdict on its own interval (:func:`apply_controls` then reads it against its controls).
+        ``family``: the family it is read in (default :meth:`family_of`); ``controls``: how many
+        of the family's m are controls (shown in the family column)."""
         a, b = self.sides()
         c = paired(a, b)
         seeds = c["seeds"]
@@ -314,7 +347,7 @@ class Claim:
         flo, fhi = (t_interval(c["diffs"], 1 - ALPHA / m) if math.isfinite(c["lo"])
                     else (math.nan, math.nan))
         verdict, kind, reason = decide({"n": c["n"], "lo": flo, "hi": fhi, "reason": c["reason"]}, m)
-        fam = self.family_of(sentences)
+        fam = family if family is not None else self.family_of()
         if self.control_of is not None and kind == FINDING:
             kind = CONTROL
         # at risk: the losing side (B when the margin is positive, A when negative) did not converge
@@ -325,10 +358,12 @@ class Claim:
             lose_runs = runs[1] if c["margin"] > 0 else runs[0]
             at_risk = bool(_not_converged(lose_runs)) and verdict in (HOLDS, FAILS)
         if at_risk:
-            conv = f"{conv} ⚠ at risk: the losing side ({losing}) did not converge"
+            conv = f"{conv}{AT_RISK.format(losing)}"
         keys = None if runs is None else tuple(sorted(k for k in (_key(r) for r in side) if k)
                                                for side in runs)
-        return {"id": self.key, "family": f"{fam.name} (m = {fam.size})", "claim": self.claim, "paper": self.paper,
+        size = (f"m = {m}" if not controls else
+                 f"m = {m}: {m - controls} declared + {controls} control{'s' if controls > 1 else ''}")
+        return {"id": self.key, "family": f"{fam.name} ({size})", "claim": self.claim, "paper": self.paper,
                 "ours": f"{self.a_label} {ma:.1f} vs {self.b_label} {mb:.1f}",
                 CI_FAMILY: f"{_num(c['margin'])} [{_num(flo)}, {_num(fhi)}]",
                 CI95: f"[{_num(c['lo'])}, {_num(c['hi'])}]",
@@ -336,9 +371,10 @@ class Claim:
                 "p": _p(c["p"]), "verdict": verdict, "kind": kind, "reason": reason, "converged": conv,
                 "_a": a, "_b": b, "_seeds": seeds, "_diffs": c["diffs"], "_n": c["n"],
                 "_margin": c["margin"], "_lo": c["lo"], "_hi": c["hi"], "_p": c["p"],
-                "_flo": flo, "_fhi": fhi, "_family": fam.name, "_m": fam.size,
+                "_flo": flo, "_fhi": fhi, "_family": fam.name, "_m": m,
                 "_control_of": self.control_of, "_reason": c["reason"], "_converged": flag,
-                "_at_risk": at_risk, "_losing": losing if at_risk else None, "_keys": keys}
+                "_at_risk": at_risk, "_losing": losing if at_risk else None, "_keys": keys,
+                "_verdict_alone": verdict, "_controls": (), "_uncontrolled": None}
 
 
 COLUMNS = ["claim", "family", "paper", "ours", CI_FAMILY, CI95, "seeds", "p", "verdict", "kind", "reason",
@@ -347,7 +383,7 @@ COLUMNS = ["claim", "family", "paper", "ours", CI_FAMILY, CI95, "seeds", "p", "v
 
 def _ordered(claims: List[Claim]) -> List[Claim]:
     """Grouped by family (families in the order of their first claim), each control right after
-    the family of the claim it checks."""
+    the claims of its family (the family of the claim it checks)."""
     families: Dict[str, List[Claim]] = {}
     controls: Dict[str, List[Claim]] = {}
     for c in claims:
@@ -356,55 +392,147 @@ def _ordered(claims: List[Claim]) -> List[Claim]:
         else:
             families.setdefault(c.family_of().name, []).append(c)
     out: List[Claim] = []
+
+    def with_controls(key: str) -> List[Claim]:
+        got = controls.pop(key, [])
+        return got + [d for c in got for d in with_controls(c.key)]
+
     for members in families.values():
         out += members
         for c in members:
-            out += controls.pop(c.key, [])
+            out += with_controls(c.key)
     return out + [c for cs in controls.values() for c in cs]
 
 
 def check_families(claims: Sequence[Claim]) -> Dict[str, Family]:
     """``{name: Family}`` of the claims, after checking the declarations: one definition per
-    name, no family holding more claims than it declared, no claim named twice, every control
-    attached to a claim of the table. Bad declarations are errors that name the fix."""
+    name, no family holding more claims than it declared (its controls apart: they are counted
+    on top, :func:`family_sizes`), no claim named twice, every control attached to a claim of the
+    table. Bad declarations are errors that name the fix."""
     names = [c.key for c in claims]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"claims named twice: {twice}; give each comparison its own name")
-    sentences = {c.key: c.claim for c in claims}
+    orphans = [c.key for c in claims if c.control_of is not None and c.control_of not in names]
+    if orphans:
+        raise KeyError(f"controls of claims not in the table: {orphans}; a control is shown with "
+                       "the claim it checks")
+    by_key = {c.key: c for c in claims}
     fams: Dict[str, Family] = {}
     count: Dict[str, int] = {}
     for c in claims:
-        f = c.family_of(sentences)
+        f = c.family_of(by_key)
         if fams.setdefault(f.name, f) != f:
             raise ValueError(f"family {f.name!r} is declared twice with different sizes or questions "
                              f"({fams[f.name]} and {f}); declare it once in the chapter's design")
-        count[f.name] = count.get(f.name, 0) + 1
+        if c.control_of is None:
+            count[f.name] = count.get(f.name, 0) + 1
     over = {n: (count[n], fams[n].size) for n in count if count[n] > fams[n].size}
     if over:
         raise ValueError("a family holds more claims than its design declared: "
                          + "; ".join(f"{n!r} has {k} claims, declared m = {m}" for n, (k, m) in over.items())
                          + ". Declare every comparison of the question in the chapter's design")
-    orphans = [c.key for c in claims if c.control_of is not None and c.control_of not in names]
-    if orphans:
-        raise KeyError(f"controls of claims not in the table: {orphans}; a control is shown with "
-                       "the claim it checks")
     return fams
+
+
+def family_sizes(claims: Sequence[Claim]) -> Dict[str, tuple[int, int]]:
+    """``{family name: (m, controls)}``: m = the family's declared size plus the controls attached
+    to its claims (each control is one more comparison of its parent's question, module
+    docstring, "Controls decide"); ``controls``: how many of the m are controls."""
+    fams = check_families(claims)
+    by_key = {c.key: c for c in claims}
+    controls = {name: 0 for name in fams}
+    for c in claims:
+        if c.control_of is not None:
+            controls[c.family_of(by_key).name] += 1
+    return {name: (f.size + controls[name], controls[name]) for name, f in fams.items()}
+
+
+#: the at-risk mark of the ``converged`` column (its losing side's label in the braces)
+AT_RISK = " ⚠ at risk: the losing side ({}) did not converge"
+
+
+def apply_controls(rows: Dict[str, Dict[str, Any]], sentences: Mapping[str, str]) -> None:
+    """Each claim's verdict read against its controls, in place (``rows``: ``{key: row}`` of
+    :meth:`Claim.row`, each with ``_verdict_alone``; ``sentences``: ``{key: sentence}``). A claim
+    decided alone (*holds* / *does not hold*) is :data:`OVERTURNED` when a control's family-wise
+    interval lies on the other side of 0, :data:`CONTROL_INCONCLUSIVE` when a control is
+    inconclusive, unchanged when every control agrees; an inconclusive claim stays inconclusive.
+    A control of a control is applied first (deepest first). A claim whose final verdict is
+    neither *holds* nor *does not hold* is at risk of nothing: its mark is dropped."""
+    kids: Dict[str, List[str]] = {}
+    for key, r in rows.items():
+        if _text(r["_control_of"]):
+            kids.setdefault(r["_control_of"], []).append(key)
+
+    def settle(key: str, seen: tuple = ()) -> None:
+        if key in seen:
+            raise ValueError(f"controls that check each other: {seen + (key,)}")
+        for k in kids.get(key, []):
+            settle(k, seen + (key,))
+        r = rows[key]
+        mine = kids.get(key, [])
+        r["_controls"] = tuple(mine)
+        if not mine or r["verdict"] not in (HOLDS, FAILS):
+            return
+        other = FAILS if r["verdict"] == HOLDS else HOLDS
+        against = [k for k in mine if rows[k]["verdict"] == other]
+        unsure = [k for k in mine if rows[k]["verdict"] not in (HOLDS, FAILS)]
+
+        def said(ks: List[str]) -> str:
+            return "; ".join(f"*{sentences.get(k, k)}* ({rows[k][CI_FAMILY]}, family-wise, m = "
+                             f"{int(rows[k]['_m'])})" for k in ks)
+
+        if against:
+            r["verdict"] = OVERTURNED
+            r["reason"] = (f"alone it {r['_verdict_alone']}; its control {said(against)} "
+                           f"{other}: its family-wise interval lies on the other side of 0")
+        elif unsure:
+            r["verdict"] = CONTROL_INCONCLUSIVE
+            r["reason"] = (f"alone it {r['_verdict_alone']}; its control {said(unsure)} is inconclusive: "
+                           "its family-wise interval reaches 0")
+
+    for key, r in rows.items():
+        if not _text(r["_control_of"]):
+            settle(key)
+    for r in rows.values():
+        if r["_at_risk"] and r["verdict"] not in (HOLDS, FAILS):
+            r["converged"] = r["converged"].replace(AT_RISK.format(r["_losing"]), "")
+            r["_at_risk"], r["_losing"] = False, None
 
 
 def claims_table(claims: List[Claim]):
     """The claims as a DataFrame (one row each), indexed by each claim's key (its identifier;
     :attr:`Claim.key`), its sentence in the ``claim`` column, grouped by family (:func:`_ordered`);
-    each claim decided on its family-wise interval, m being its family's declared size
-    (:class:`Family`), never the number of rows of this table."""
+    each claim decided on its family-wise interval, m being its family's declared size plus the
+    controls attached to its claims (:func:`family_sizes`), never the number of rows of this
+    table, and then read against its controls (:func:`apply_controls`)."""
     import pandas as pd
 
-    fams = check_families(claims)
-    sentences = {c.key: c.claim for c in claims}
-    rows = [c.row(fams[c.family_of(sentences).name].size, sentences) for c in _ordered(list(claims))]
+    sizes = family_sizes(claims)
+    by_key = {c.key: c for c in claims}
+    out: Dict[str, Dict[str, Any]] = {}
+    for c in _ordered(list(claims)):
+        fam = c.family_of(by_key)
+        m, k = sizes[fam.name]
+        out[c.key] = c.row(m, fam, k)
+    apply_controls(out, {c.key: c.claim for c in claims})
+    rows = list(out.values())
     t = pd.DataFrame(rows, columns=["id"] + COLUMNS
                      + [k for k in (rows[0] if rows else {}) if k.startswith("_")])
     return t.set_index("id")
+
+
+def mark_uncontrolled(table, notes: Mapping[str, str]):
+    """``table`` with the claims in ``notes`` marked as resting on a losing side that was still
+    gaining, with no control to settle it (``notes[claim]``: why there is none, e.g. the runs it
+    would need are not in the design): the ``converged`` column says "‡ no control: <note>" and
+    ``_uncontrolled`` keeps it for the record and the take-aways. Only a claim whose losing side
+    did not converge is marked (a claim not at risk needs no control); a claim not in the table
+    is an error."""
+    at_risk = {c: n for c, n in notes.items() if c not in table.index or bool(table.at[c, "_at_risk"])}
+    return _marked(table, at_risk, "_uncontrolled", "as uncontrolled",
+                   lambda t, claim, note: f"{t.at[claim, 'converged']} ‡ no control: {note}")
 
 
 def mark_schedule_bound(table, notes: Mapping[str, str]):
@@ -459,8 +587,10 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
     (the Bonferroni interval at level 1 − 0.05/m: the one that decides), ``level_family``,
     ``control_of`` (the claim a control checks, else None), ``sd`` and ``spread`` (its alias:
     the differences' sample standard deviation), ``p`` (unadjusted), ``verdict``, ``kind``,
-    ``reason``, ``converged`` (True/False/None), ``at_risk`` (the losing side did not converge)
-    and ``losing_side``, ``schedule_bound``, ``waiting_for`` and ``run_keys`` (``{"a": [...],
+    ``reason``, ``verdict_alone`` (the verdict of its own interval, before its controls),
+    ``controls`` (the keys of the controls attached to it), ``converged`` (True/False/None),
+    ``at_risk`` (the losing side did not converge) and ``losing_side``, ``schedule_bound``,
+    ``waiting_for``, ``uncontrolled`` (at risk with no control: why) and ``run_keys`` (``{"a": [...],
     "b": [...]}``: the stored runs compared, which identify the comparison across chapters;
     None where unknown). NaN becomes None."""
     out = {}
@@ -479,10 +609,12 @@ def claims_record(table) -> Dict[str, Dict[str, Any]]:
                       "level_family": 1 - ALPHA / m, "control_of": _text(row["_control_of"]),
                       "sd": _json(sd), "spread": _json(sd), "p": _json(row["_p"]),
                       "verdict": row["verdict"], "kind": row["kind"], "reason": row["reason"],
+                      "verdict_alone": row["_verdict_alone"], "controls": list(row["_controls"]),
                       "converged": None if row["_converged"] is None else bool(row["_converged"]),
                       "at_risk": bool(row["_at_risk"]), "losing_side": _text(row["_losing"]),
                       "schedule_bound": _text(row.get("_schedule")),
                       "waiting_for": _text(row.get("_waiting")),
+                      "uncontrolled": _text(row.get("_uncontrolled")),
                       "run_keys": (None if not isinstance(row["_keys"], tuple) or not any(row["_keys"])
                                    else {"a": list(row["_keys"][0]), "b": list(row["_keys"][1])})}
     return out
@@ -505,8 +637,10 @@ def claims_view(table, what: str = "The chapter's claims, each paired by seed"):
            "size m). margin: the mean of the paired differences A − B with its family-wise "
            "interval (Bonferroni, level 1 − 0.05/m): the interval that decides the verdict; "
            f"{CI95}: the plain 95 % interval, for reference only; p: the paired t-test, "
-           "unadjusted; converged: whether every run of the row met the convergence criterion "
-           "(⚠ at risk: the losing side did not).")
+           "unadjusted; a control sits in the family of the claim it checks, is counted in its m, "
+           f"and decides with it (\"{OVERTURNED}\": the control lies on the other side of 0); "
+           "converged: whether every run of the row met the convergence criterion "
+           "(⚠ at risk: the losing side did not; ‡: at risk with no control).")
     return styled(display_table(table), cap, best=False)
 
 
@@ -529,27 +663,37 @@ def explain() -> str:
         f"* **inconclusive (n seeds)**: fewer than {MIN_SEEDS} paired seeds. Such a row is an "
         "*observation* (kind column): its numbers are shown, not judged.\n\n"
         f"The {CI95} column ($m = 1$) and **p** (the paired $t$-test) are shown for reference; "
-        "neither decides. A *control* (a length check, say) is attached to the claim it checks and "
-        "belongs to no family ($m = 1$). `converged` says whether every run of the row met the run "
+        "neither decides. A *control* (a length check, an equal-epochs control) asks its claim's "
+        "question once more with what the claim left unequal made equal: it sits in that claim's "
+        "family and is counted in its $m$ (declared comparisons + controls), and it decides with "
+        "the claim. A claim that holds (or does not hold) on its own interval is\n\n"
+        f"* **{OVERTURNED}** when the control's family-wise interval lies on the other side of 0;\n"
+        f"* **{CONTROL_INCONCLUSIVE}** when the control's interval contains 0 (or it has too few "
+        "seeds);\n"
+        "* unchanged when the control agrees. A claim inconclusive alone stays inconclusive.\n\n"
+        "`converged` says whether every run of the row met the run "
         "store's convergence criterion; **⚠ at risk** marks a verdict whose *losing* side did not "
-        "converge (it was still improving, so a longer run could narrow the margin). Each claim's "
+        "converge (it was still improving, so a longer run could narrow the margin); **‡ no "
+        "control** marks such a verdict that no control checks. Each claim's "
         "record holds both sides per seed and the differences, so every verdict can be recomputed "
         "from it.")
 
 
 def takeaways(table) -> str:
     """The chapter's claims grouped by verdict, as Markdown computed from ``table``
-    (:func:`claims_table`): what *holds*, what *does not hold*, what is *inconclusive* and why
+    (:func:`claims_table`): what *holds*, what *does not hold*, what is *overturned by its
+    control* and by which, what is *inconclusive* and why
     (the family-wise interval contains 0, too few seeds, a missing value), and which rows rest
     on runs that did not converge or are at risk. The notebooks' take-aways display this
     instead of stating outcomes."""
-    groups = {HOLDS: [], FAILS: [], INCONCLUSIVE: []}
+    groups = {HOLDS: [], FAILS: [], OVERTURNED: [], INCONCLUSIVE: []}
+    controls = []
     for claim, row in table.iterrows():
         verdict = str(row["verdict"])
-        key = HOLDS if verdict == HOLDS else FAILS if verdict == FAILS else INCONCLUSIVE
+        key = verdict if verdict in (HOLDS, FAILS, OVERTURNED) else INCONCLUSIVE
         text = (f"*{row.get('claim', claim)}* — margin {row[CI_FAMILY]} (family-wise, m = {int(row['_m'])}), "
                 f"{int(row['_n'])} paired seed(s)")
-        if key == INCONCLUSIVE:
+        if key in (INCONCLUSIVE, OVERTURNED):
             text += f": {row['reason'] or verdict}"
         if _text(row.get("_schedule")):
             text += f" (§ {row['_schedule']})"
@@ -559,11 +703,23 @@ def takeaways(table) -> str:
             text += f" ⚠ at risk: the losing side ({row['_losing']}) did not converge"
         if _text(row.get("_waiting")):
             text += f"; waits for {row['_waiting']}"
+        if _text(row.get("_uncontrolled")):
+            text += f" ‡ no control: {row['_uncontrolled']}"
+        if _text(row.get("_control_of")):
+            parent = row["_control_of"]
+            of = table.at[parent, "claim"] if parent in table.index and "claim" in table.columns else parent
+            controls.append(f"{text} — {verdict}; the control of *{of}*")
+            continue
         groups[key].append(text)
     heads = {HOLDS: "Holds at this scale", FAILS: "Does not hold at this scale",
-             INCONCLUSIVE: "Inconclusive at this scale"}
-    lines = [f"**These runs' verdicts** ({len(table)} claim(s), computed from the claims table above):", ""]
+             OVERTURNED: "Overturned by its control at this scale", INCONCLUSIVE: "Inconclusive at this scale"}
+    n = len(table) - len(controls)
+    lines = [f"**These runs' verdicts** ({n} claim(s)" + (f" and {len(controls)} control(s), each deciding "
+             "with the claim it checks" if controls else "") + ", computed from the claims table above):", ""]
     for key, items in groups.items():
         lines.append(f"* **{heads[key]}** ({len(items)}):" + ("" if items else " none"))
         lines += [f"    * {t}" for t in items]
+    if controls:
+        lines.append(f"* **Controls** ({len(controls)}), counted in their claims' families:")
+        lines += [f"    * {t}" for t in controls]
     return "\n".join(lines)

@@ -368,7 +368,7 @@ def claims(results, ablation, length_check: Mapping[str, list] | None = None, *,
     in the families ``design`` declares (:attr:`GRDesign.families`). ``length_check``
     (:attr:`GRRuns.longer`) adds GR against AN, against the best other method and against each of
     Table 3's rows it holds, each pair trained :data:`LENGTH_FACTOR` times longer: controls of the
-    claims they repeat, outside every family."""
+    claims they repeat, each in the family of the claim it checks and counted in its m."""
     fam = design.families
     rows = [Claim("GR beats AN (single positive)", "VOC: GR 89.83 ± 0.12 vs AN 85.1 (Table 2; AN from LL)",
                   LABEL.gr, LABEL.an, results[LABEL.gr], results[LABEL.an], family=fam[GR_VS_AN], id=GR_BEATS_AN)]

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ..analysis.benchmark import converged
 from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
+from ..analysis.equal_epochs import (Difference, equal_sentence, first_crossing as _cross, lesson,
+                                     paired_differences as _differences, unequal_said)
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
@@ -277,6 +278,19 @@ def longer_specs(d: PUDesign) -> Dict[str, Dict[str, List[RunSpec]]]:
                                             for s in _baseline(d, fn)] for fn in map(float, d.fn_rates)}}
 
 
+def equal_epochs(d: PUDesign, longer: Optional[Mapping[str, List]] = None) -> Dict[float, List]:
+    """``{fn_rate: runs}``: partial BCE trained as long as PU-MLC (:func:`longer_specs`, the
+    equal-epochs control) where its runs are stored, for :func:`crossings` and :func:`sweep_table`."""
+    if not d.longer_baseline or not longer:
+        return {}
+    return {float(fn): list(longer[longer_label(d, fn)]) for fn in map(float, d.fn_rates)
+            if longer.get(longer_label(d, fn))}
+
+
+def equal_label(d: PUDesign) -> str:  # the sweep table's column of partial BCE trained as long as PU-MLC
+    return f"{PBCE} ({d.longer_baseline} epochs, as PU-MLC)"
+
+
 class PUResults(NamedTuple):
     """The chapter's ensured runs, arranged for its tables."""
 
@@ -437,10 +451,16 @@ def ladder_table(ladders, metric: str = "test_mAP"):
     return pd.DataFrame(rows).T.fillna("—")
 
 
-def sweep_table(sweep, noise, metric: str = "test_mAP"):
+EQUAL_DIFF = "PU-MLC − partial BCE (equal epochs)"  #: :func:`sweep_table`'s difference at equal epochs
+
+
+def sweep_table(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[float, List]] = None,
+                design: Optional["PUDesign"] = None):
     """Indexed by fn_rate: the share of true positives reported negative (mean over seeds), then
     test mAP (mean and sd over seeds) of PU-MLC, partial BCE and the control, and the paired
-    difference PU-MLC − partial BCE (mean and sd over seeds)."""
+    difference PU-MLC − partial BCE (mean and sd over seeds). With ``equal`` (:func:`equal_epochs`)
+    and ``design``: also partial BCE trained as long as PU-MLC (:func:`equal_label`) and the paired
+    difference at equal epochs (:data:`EQUAL_DIFF`), NaN at a noise level without those runs."""
     import pandas as pd
 
     share = noise_table(noise)[SHARE]
@@ -451,28 +471,14 @@ def sweep_table(sweep, noise, metric: str = "test_mAP"):
             row[label], row[f"{label} sd"] = seed_mean(cells[label], metric), _sd(cells[label], metric)
         diff = _differences(cells[PU], cells[PBCE], metric)
         row["PU-MLC − partial BCE"], row["PU-MLC − partial BCE sd"] = seed_mean(diff, metric), _sd(diff, metric)
+        long = equal.get(float(fn)) if equal and design is not None else None
+        for name, runs in (((equal_label(design), long), (EQUAL_DIFF, long and _differences(cells[PU], long, metric)))
+                           if equal and design is not None else ()):
+            row[name], row[f"{name} sd"] = (seed_mean(runs, metric), _sd(runs, metric)) if runs else (math.nan,) * 2
         rows[fn] = row
     frame = pd.DataFrame(rows).T.sort_index()
     frame.index.name = "fn_rate"
     return frame
-
-
-@dataclass(frozen=True)
-class Difference:
-    """``a − b`` of one seed's two runs, read as a run by the tables (its seed, ``best[metric]``,
-    and ``converged``: False when either run did not converge)."""
-
-    spec: Any
-    best: Dict[str, float]
-    converged: Optional[bool]
-
-
-def _differences(a_runs, b_runs, metric: str = "test_mAP") -> List[Difference]:
-    """The paired differences ``a − b`` of ``metric``, one per seed both sets hold, by seed."""
-    b = {r.spec.seed: r for r in b_runs}
-    return [Difference(r.spec, {metric: float(r.best[metric]) - float(b[r.spec.seed].best[metric])},
-                       converged([r, b[r.spec.seed]]))
-            for r in sorted(a_runs, key=lambda r: r.spec.seed) if r.spec.seed in b]
 
 
 def _parts(sweep, fn, metric: str) -> Dict[str, List[Difference]]:
@@ -496,27 +502,18 @@ def decomposition(sweep, metric: str = "test_mAP", as_text: bool = True):
     return frame
 
 
-def _cross(x, y) -> Tuple[float, str]:
-    """First sign change of y over x (linear interpolation): (x, "") or (nan, reason)."""
-    for i in range(len(x) - 1):
-        if y[i] == 0:
-            return float(x[i]), ""
-        if y[i] * y[i + 1] < 0:
-            return float(x[i] + (x[i + 1] - x[i]) * (-y[i]) / (y[i + 1] - y[i])), ""
-    if len(y) and y[-1] == 0:
-        return float(x[-1]), ""
-    side = "above" if np.all(np.asarray(y) > 0) else "below"
-    return math.nan, f"no crossing on the sweep: PU-MLC {side} partial BCE at every noise level"
-
-
-def crossings(sweep, noise, metric: str = "test_mAP"):
+def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[float, List]] = None):
     """Per seed (and for the mean curves): where PU-MLC − partial BCE changes sign, as fn_rate
     and as the share of true positives reported negative (that seed's labels); NaN with the
-    reason when the curves do not cross on the sweep."""
+    reason when the curves do not cross on the sweep. With ``equal`` (:func:`equal_epochs`) holding
+    every noise level, partial BCE is read at equal epochs (trained as long as PU-MLC): the
+    ``baseline`` column says which partial BCE the row reads."""
     import pandas as pd
 
     fns = sorted(sweep)
-    diffs = {fn: _differences(sweep[fn][PU], sweep[fn][PBCE], metric) for fn in fns}
+    at_equal = bool(equal) and all(equal.get(float(fn)) for fn in fns)
+    said = f"partial BCE at {'equal epochs (trained as long as PU-MLC)' if at_equal else 'its own epochs'}"
+    diffs = {fn: _differences(sweep[fn][PU], equal[float(fn)] if at_equal else sweep[fn][PBCE], metric) for fn in fns}
     per_seed = {fn: by_seed(v, metric) for fn, v in diffs.items()}
     mean_share = noise_table(noise)[SHARE]
     rows = {}
@@ -526,7 +523,7 @@ def crossings(sweep, noise, metric: str = "test_mAP"):
         xs = [noise[fn][s][SHARE] if s != "mean" else float(mean_share[fn]) for fn in fns]
         at_fn, why = _cross(fns, y)
         at_share, _ = _cross(xs, y)
-        rows[s] = {"fn_rate": at_fn, "positives reported negative": at_share, "note": why}
+        rows[s] = {"fn_rate": at_fn, "positives reported negative": at_share, "note": why, "baseline": said}
     frame = pd.DataFrame(rows).T
     frame.index.name = "seed"
     return frame
@@ -585,6 +582,11 @@ def training_differences(d: PUDesign):
 
 
 # -- claims -------------------------------------------------------------------------------------
+def _epochs_said(d: "PUDesign", baseline_epochs: int) -> str:
+    """How long each side trained, for a claim's sentence (:func:`mlpl_lab.analysis.equal_epochs.unequal_said`)."""
+    return unequal_said("PU-MLC", "partial BCE", d.epochs_of("pu_mlc"), baseline_epochs)
+
+
 def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = None):
     """The chapter's claims table, in the families ``design`` declares
     (:attr:`PUDesign.families`). Every claim compares two sets of runs paired by seed, and no
@@ -610,14 +612,15 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
         p = float(key.split("=")[1])
         paper = PAPER[LABEL.pu_mlc_row].get(p), PAPER[LABEL.partial_bce_row].get(p)
         clean = " (clean negatives)" if p != p_low else ""
-        rows.append(Claim(f"PU-MLC beats partial BCE (which also reads negatives) at p = {p}{clean}",
+        rows.append(Claim(f"PU-MLC beats partial BCE (which also reads negatives) at p = {p}{clean}"
+                          f"{_epochs_said(design, design.epochs)}",
                           f"Table I, COCO {int(p * 100)} %: {paper[0][0]} vs {paper[1][0]}; VOC {paper[0][1]} vs "
                           f"{paper[1][1]}" if None not in paper else "—",
                           LABEL.pu_mlc, LABEL.partial_bce, ladders[key][LABEL.pu_mlc_row],
                           ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE],
                           id=claim_id("pu_mlc_beats_partial_bce", f"p{p}")))
     hi = max(sweep)
-    rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE",
+    rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE{_epochs_said(design, design.epochs)}",
                       "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE],
                       id=claim_id("pu_mlc_beats_partial_bce", f"fn{hi}")))
     rows.append(Claim(f"wrong negatives cost partial BCE at fn_rate {hi}: the control (missed positives "
@@ -636,7 +639,9 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
             continue
         runs = (longer or {}).get(label)
         if runs:
-            rows.append(Claim(f"PU-MLC beats {label}", "the same comparison, partial BCE trained as long as PU-MLC",
+            parent = next(c for c in rows if c.key == claim)
+            rows.append(Claim(equal_sentence(parent.claim, _epochs_said(design, design.epochs), design.epochs_of("pu_mlc")),
+                              "the same comparison, partial BCE trained as long as PU-MLC (the control)",
                               LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim,
                               id=claim_id("trained_longer", *claim.split("/"))))
         else:
@@ -648,6 +653,13 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
     table = claims_table(rows)
     waiting = {c: w for c, w in waiting.items() if bool(table.at[c, "_at_risk"])}
     return mark_waiting(table, waiting) if waiting else table
+
+
+def epochs_lesson(table, d: "PUDesign") -> str:
+    """What the equal-epochs controls found (:func:`mlpl_lab.analysis.equal_epochs.lesson`): PU-MLC
+    trains ``d.epochs_of("pu_mlc")`` epochs, partial BCE ``d.epochs``, and each control trains
+    partial BCE ``d.longer_baseline``."""
+    return lesson(table, "PU-MLC", "partial BCE", d.epochs_of("pu_mlc"), d.epochs, d.longer_baseline)
 
 
 # -- what the notebook shows (the one table style, mlpl_lab.analysis.display) -------------------
@@ -703,10 +715,12 @@ def gamma_view(gamma_tab):
                   "selected on the clean validation split (✓).", percent=["val mAP", "test mAP"], best=False)
 
 
-def sweep_view(sweep, noise, metric: str = "test_mAP"):
+def sweep_view(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[float, List]] = None,
+               design: Optional["PUDesign"] = None):
     """:func:`sweep_table` as the notebook shows it: each method's test mAP and the paired
     difference PU-MLC − partial BCE as mean ± 95 % interval (seeds), † where a run did not
-    converge; the best method of each noise level in bold."""
+    converge; the best method of each noise level in bold. With ``equal`` and ``design``, partial
+    BCE trained as long as PU-MLC and the difference at equal epochs as well."""
     import pandas as pd
 
     from ..analysis.display import caption, styled
@@ -715,6 +729,12 @@ def sweep_view(sweep, noise, metric: str = "test_mAP"):
     cols = [PU, PBCE, CONTROL, f"{PU} − {PBCE}"]
     columns = {label: {fn: sweep[fn][label] for fn in fns} for label in cols[:3]}
     columns[cols[3]] = {fn: _differences(sweep[fn][PU], sweep[fn][PBCE], metric) for fn in fns}
+    if equal and design is not None:
+        long = equal_label(design)
+        columns[long] = {fn: equal[float(fn)] for fn in fns if equal.get(float(fn))}
+        columns[EQUAL_DIFF] = {fn: _differences(sweep[fn][PU], equal[float(fn)], metric)
+                               for fn in fns if equal.get(float(fn))}
+        cols = cols[:3] + [long, cols[3], EQUAL_DIFF]
     mean, half, n, unconv = _frames(columns, fns, metric)
     share = noise_table(noise)[SHARE].reindex(fns).astype(float).rename("positives reported negative")
     frame = pd.concat([share, mean], axis=1)
@@ -724,7 +744,7 @@ def sweep_view(sweep, noise, metric: str = "test_mAP"):
                                  "positives reported negative: the share of true positives the noise flips "
                                  "(mean over seeds)", bold="row"),
                   percent=cols, half=half, seeds=n, unconverged=unconv, axis=1,
-                  reference=["positives reported negative", cols[3]])
+                  reference=["positives reported negative"] + [c for c in cols if " − " in c])
 
 
 def crossings_view(cross):
@@ -732,7 +752,8 @@ def crossings_view(cross):
     from ..analysis.display import styled
 
     return styled(cross, "Where PU-MLC − partial BCE changes sign, per seed and for the mean curves: as fn_rate "
-                  "and as the share of true positives reported negative (— no crossing, the note says why).",
+                  "and as the share of true positives reported negative (— no crossing, the note says why); "
+                  "baseline: which partial BCE it reads (at equal epochs where its longer runs are stored).",
                   digits={"fn_rate": 3, "positives reported negative": 3}, best=False)
 
 

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping
 
+from ..analysis.claims import OVERTURNED
 from ..analysis.tables import RUN_KEYS_SUFFIX, SCHEDULE_BOUND, convergence_counts
 from ..reporting.audit import distinct_findings
 from ..reporting.report import NOTEBOOK_DIR, read_records
@@ -47,12 +48,14 @@ def claim_line(name: str, c: Mapping[str, Any]) -> str:
         text += f" (at risk: the losing side, {c.get('losing_side')}, did not converge)"
     elif c.get("converged") is False and not c.get("schedule_bound"):
         text += " (a run of it did not converge)"
+    if c.get("uncontrolled"):
+        text += f" (‡ no control: {c['uncontrolled']})"
     return "    * " + text
 
 
 def family_lines(claims: Mapping[str, Mapping[str, Any]]) -> List[str]:
     """The claims grouped by family (in the order the record lists them), each group headed by
-    its family and m; a control under the heading "control of: <claim>"."""
+    its family and m (a control in the family of the claim it checks, counted in its m)."""
     groups: Dict[str, List[str]] = {}
     for name, c in claims.items():
         head = f"{c.get('family', name)} (m = {c.get('family_size', 1)})"
@@ -115,8 +118,8 @@ def results_markdown(executed: Path) -> str:
             "test mAP points with its family-wise t-interval (level 1 − 0.05/m), which decides the "
             "verdict, then the unadjusted 95 % interval, the seeds it pairs and the verdict. "
             f"Distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated "
-            f"again by another chapter on the same runs, counted once); {d['holds']} hold and "
-            f"{d['does not hold']} do not hold wherever stated"
+            f"again by another chapter on the same runs, counted once); {d['holds']} hold, "
+            f"{d['does not hold']} do not hold, {d[OVERTURNED]} are overturned by their control, wherever stated"
             + (f"; {d['differ']} get different verdicts in different chapters, each reading it in its "
                "own family" if d["differ"] else "") + ".")
     return "\n".join([BEGIN, said, ""] + lines + [END])

@@ -43,8 +43,10 @@ def lengthen_each(family: Mapping[str, list], epochs: int) -> Dict[str, list]:
 
 def length_check_note(table, claim: str, check: str) -> str:
     """The schedule-bound note of ``claim`` (a claims table's row): whether its length check
-    ``check`` (the same comparison at the longer schedule) reaches the same verdict."""
-    here, there = table.at[claim, "verdict"], table.at[check, "verdict"]
+    ``check`` (the same comparison at the longer schedule) reaches the same verdict as the claim
+    on its own interval (``_verdict_alone``: before the check decides with it)."""
+    alone = "_verdict_alone" if "_verdict_alone" in table.columns else "verdict"
+    here, there = table.at[claim, alone], table.at[check, "verdict"]
     return ("schedule-bound; the length check agrees" if here == there else
             f"schedule-bound; the length check disagrees ({there} at the longer schedule)")
 

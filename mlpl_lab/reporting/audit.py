@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
+from ..analysis.claims import OVERTURNED
 from ..analysis.tables import (RUN_KEYS_SUFFIX, SCHEDULE_BOUND, converged_share,
                                length_check_agreement)
 from ..core.convergence import MIN_CONVERGED_SHARE
@@ -94,6 +95,7 @@ def notebook_summary(records: Dict[str, Any], stem: str = "") -> Dict[str, Any]:
             "controls": sum(k == "control" for k in kinds),
             "holds": sum(v == "holds" for v in verdicts),
             "does not hold": sum(v == "does not hold" for v in verdicts),
+            OVERTURNED: sum(v == OVERTURNED for v in verdicts),
             "claims on unconverged runs": unconverged_claims,
             "claims on schedule-bound runs": [f"{k} ({note})" for k, note in bound_claims.items()]}
 
@@ -116,8 +118,8 @@ def distinct_findings(claims_by_notebook: Mapping[str, Mapping[str, Any]]) -> Di
     """The course's findings counted once each: ``claims_by_notebook`` is ``{notebook: its claims
     record}``; a finding (kind "finding": ≥ 3 paired seeds, not a control) that two chapters state
     on the same runs (:func:`comparison`) counts once. ``{"distinct", "stated", "shared"
-    (comparisons stated in more than one notebook), "holds" and "does not hold" (in every
-    notebook that states it), "differ" (the verdicts differ between notebooks: each reads it in
+    (comparisons stated in more than one notebook), "holds", "does not hold" and
+    "overturned by its control" (in every notebook that states it), "differ" (the verdicts differ between notebooks: each reads it in
     its own family), "where": {comparison: [(notebook, claim, verdict)]}}``."""
     where: Dict[frozenset, List[Tuple[str, str, str]]] = {}
     for nb, claims in claims_by_notebook.items():
@@ -129,6 +131,7 @@ def distinct_findings(claims_by_notebook: Mapping[str, Mapping[str, Any]]) -> Di
             "shared": sum(len({nb for nb, _, _ in v}) > 1 for v in where.values()),
             "holds": sum(v == {"holds"} for v in verdicts),
             "does not hold": sum(v == {"does not hold"} for v in verdicts),
+            OVERTURNED: sum(v == {OVERTURNED} for v in verdicts),
             "differ": sum(len(v) > 1 for v in verdicts), "where": where}
 
 
@@ -203,11 +206,11 @@ def summary_text(executed: Iterable[Path]) -> str:
     lines.append(f"claims, chapter by chapter: {int(total['claims'])} ({int(total['findings'])} findings on >= 3 "
                  f"paired seeds, {int(total['observations'])} observations, {int(total.get('controls', 0))} "
                  f"controls); of the findings {int(total['holds'])} hold, {int(total['does not hold'])} do not "
-                 "hold, the rest are inconclusive")
+                 f"hold, {int(total.get(OVERTURNED, 0))} are overturned by their control, the rest are inconclusive")
     d = distinct_findings({Path(p).stem: read_records(Path(p)).get("claims") or {} for p in executed})
     lines.append(f"distinct findings of the course: {d['distinct']} ({d['stated'] - d['distinct']} stated again "
-                 f"by another chapter on the same runs, counted once); {d['holds']} hold and "
-                 f"{d['does not hold']} do not hold wherever stated"
+                 f"by another chapter on the same runs, counted once); {d['holds']} hold, "
+                 f"{d['does not hold']} do not hold, {d[OVERTURNED]} are overturned by their control, wherever stated"
                  + (f", {d['differ']} get different verdicts in different chapters (each reads it in its "
                     "own family)" if d["differ"] else ""))
     return "\n".join(lines)

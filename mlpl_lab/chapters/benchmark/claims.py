@@ -9,7 +9,8 @@ from typing import List, Mapping
 import numpy as np
 
 from ...analysis import benchmark as bm
-from ...analysis.claims import CI_FAMILY, Claim, Family, claim_id, claims_table, mark_schedule_bound
+from ...analysis.claims import (CI_FAMILY, OVERTURNED, Claim, Family, claim_id, claims_table, mark_schedule_bound,
+                                mark_uncontrolled)
 from ...catalogue import LABEL, by_label, paper_claims
 from ...core.bibliography import cite
 from ...protocol.lengths import length_check_note
@@ -23,6 +24,9 @@ SAME_HEAD_PAPER = f"{cite('lac')}, Table 3: VOC 89.6 vs 87.6, COCO 75.6 vs 72.3 
 
 #: the note of a schedule-bound claim whose control is not trained yet
 CONTROL_WAITS = "schedule-bound; its length check (the control) waits for runs not trained yet"
+#: why "LAC beats AN with LAC's own head" has no control where AN on LAC's head was still gaining
+SAME_HEAD_UNCONTROLLED = ("AN on LAC's head, the losing side, was still gaining; its control, AN on "
+                          "LAC's head trained longer, would need runs the design does not train")
 
 
 def beats_an_id(label: str, regime: str) -> str:
@@ -43,10 +47,14 @@ def claims(results, same_head: Mapping[str, list] | None = None,
     with the cells (its recipe's: GR) from ``length`` (:attr:`BenchmarkRuns.length`), the others
     (LL-R, EM+APL, OPML-SP, ...) from ``bound_length`` (:attr:`BenchmarkRuns.bound_length`) where it
     is stored; where it is not, their claim says that its control waits (:data:`CONTROL_WAITS`).
-    Last, whether clean validation flatters the methods, pooled per regime (:func:`selection_claims`)."""
+    Last, whether clean validation flatters the methods, pooled per regime (:func:`selection_claims`).
+    A control sits in the family of the claim it checks and is counted in its m
+    (:mod:`mlpl_lab.analysis.claims`, "Controls decide"). A same-head claim whose losing side (AN
+    on LAC's head) did not converge has no control in the design: it is marked ‡
+    (:func:`mlpl_lab.analysis.claims.mark_uncontrolled`, :data:`SAME_HEAD_UNCONTROLLED`)."""
     fam = design.families
     papers = paper_claims()
-    out, notes = [], {}
+    out, notes, same = [], {}, []
     for regime, methods in results.items():
         if AN not in methods:
             continue
@@ -60,6 +68,7 @@ def claims(results, same_head: Mapping[str, list] | None = None,
                              SAME_HEAD_ROW, SAME_HEAD_LABEL, methods[SAME_HEAD_ROW], same_head[regime],
                              family=fam[SAME_HEAD_FAMILY],
                              id=claim_id("beats_an_on_own_head", by_label(SAME_HEAD_ROW).key, regime_slug(regime))))
+            same.append(out[-1].key)
         for label in papers:
             if label not in methods or bm.convergence_mark(methods[label]) != "schedule-bound":
                 continue
@@ -83,6 +92,7 @@ def claims(results, same_head: Mapping[str, list] | None = None,
     if FLATTERS_FAMILY in fam:
         out += selection_claims(results, fam[FLATTERS_FAMILY])
     table = claims_table(out)
+    table = mark_uncontrolled(table, {claim: SAME_HEAD_UNCONTROLLED for claim in same})
     return mark_schedule_bound(table, {claim: CONTROL_WAITS if check is None else
                                        length_check_note(table, claim, check)
                                        for claim, check in notes.items()})
@@ -90,30 +100,37 @@ def claims(results, same_head: Mapping[str, list] | None = None,
 
 def summary(table) -> str:
     """What the benchmark's claims found, as a few computed lines of Markdown (the claims table
-    :func:`claims` holds every row): per family, how many of its m claims hold, which do not and
-    why; the controls; the verdicts at risk."""
+    :func:`claims` holds every row): per family, how many of its claims hold, which do not and
+    why (overturned by a control included), with m counting its controls; the controls; the
+    verdicts at risk and those at risk with no control (‡)."""
     from ...analysis.claims import HOLDS
 
-    lines = [f"**What the benchmark found** ({len(table)} claims in "
-             f"{table['_family'].nunique()} families and controls; every number below is computed "
-             "from the claims table above):", ""]
-    for fam, part in table.groupby("_family", sort=False):
-        if part["_control_of"].notna().any():
-            continue
-        m = int(part["_m"].iloc[0])
+    is_control = table["_control_of"].map(lambda x: isinstance(x, str) and bool(x))
+    lines = [f"**What the benchmark found** ({int((~is_control).sum())} claims in "
+             f"{table['_family'].nunique()} families, and {int(is_control.sum())} controls counted in "
+             "their claims' families; every number below is computed from the claims table above):", ""]
+    for fam, whole in table.groupby("_family", sort=False):
+        part = whole[~is_control.loc[whole.index]]
+        k = int(is_control.loc[whole.index].sum())
+        m = int(whole["_m"].iloc[0])
         held = [part.at[c, "claim"] for c, v in part["verdict"].items() if v == HOLDS]
         rest = [f"{part.at[c, 'claim']} ({v}: {part.at[c, 'reason'] or 'the interval lies below 0'})"
                 for c, v in part["verdict"].items() if v != HOLDS]
-        lines.append(f"* *{fam}* (m = {m}): {len(held)} of {len(part)} hold"
-                     + (f"; not: {'; '.join(rest)}" if rest else ""))
-    controls = table[table["_control_of"].notna()]
-    for c, line in controls.iterrows():
+        lines.append(f"* *{fam}* (m = {m}" + (f", {k} of them control{'s' if k > 1 else ''}" if k else "")
+                     + f"): {len(held)} of {len(part)} hold" + (f"; not: {'; '.join(rest)}" if rest else ""))
+    for c, line in table[is_control].iterrows():
         lines.append(f"* control of *{table.at[line['_control_of'], 'claim']}*: {line['claim']} — {line['verdict']} "
-                     f"({line[CI_FAMILY]})")
+                     f"({line[CI_FAMILY]}, m = {int(line['_m'])})")
+    turned = [table.at[c, "claim"] for c, v in table["verdict"].items() if v == OVERTURNED]
+    if turned:
+        lines.append(f"* {OVERTURNED} ({len(turned)}): " + "; ".join(turned))
     lines += family_size_notes(table)
     risky = [table.at[c, "claim"] for c, r in table["_at_risk"].items() if bool(r)]
     if risky:
         lines.append(f"* ⚠ at risk ({len(risky)}): the losing side did not converge in " + "; ".join(risky))
+    bare = [f"{table.at[c, 'claim']} ({n})" for c, n in table["_uncontrolled"].items() if isinstance(n, str) and n]
+    if bare:
+        lines.append(f"* ‡ at risk with no control ({len(bare)}): " + "; ".join(bare))
     return "\n".join(lines)
 
 

@@ -189,8 +189,9 @@ class BenchmarkDesign:
         AN" (one claim per row with a paper claim, :func:`mlpl_lab.catalogue.paper_claims`, the
         regime holds); LAC's gain on its
         own network (one claim per regime with LAC); whether clean validation flatters (one pooled
-        claim per regime). The length checks are controls of the GR claims they repeat, outside
-        every family; the per-cell selection differences are exploratory, not claims."""
+        claim per regime). The length checks are controls of the claims they repeat: each sits in
+        its claim's family and is counted in its m when it is asked (:func:`mlpl_lab.analysis.claims.
+        family_sizes`); the per-cell selection differences are exploratory, not claims."""
         out: Dict[str, Family] = {}
         for reg, labels in self.grid.items():
             if AN not in labels:
