@@ -49,13 +49,14 @@ def parse(log: str) -> dict:
             "plan_said": "nothing to train" if "nothing to train" in log else "it trained", "notebooks": notebooks}
 
 
-def one(profile: str, lanes: int) -> dict:
+def one(profile: str, lanes: int, keep: str | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="mlpl-bench-report-") as tmp:
+        out = Path(keep) if keep else Path(tmp) / "reports"
         env = dict(os.environ, MLPL_LAB_DATA=str(Path(tmp) / "data"), MLPL_LAB_REPORT_LANES=str(lanes))
         load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         proc = subprocess.run([str(Path(sys.executable).parent / "mlpl-lab"), "report", "--profile", profile,
-                               "--out", str(Path(tmp) / "reports")],
+                               "--out", str(out)],
                               cwd=ROOT, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - t0
         from mlpl_lab.runs.store import RunStore
@@ -75,8 +76,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--lanes", type=int, nargs="+", default=[2, 1])
+    ap.add_argument("--keep", default=None, help="write the first report here and keep it (e.g. for "
+                    "`mlpl-lab course results --executed`)")
     args = ap.parse_args(argv)
-    rows = [one(args.profile, lanes) for lanes in args.lanes]
+    rows = [one(args.profile, lanes, args.keep if i == 0 else None) for i, lanes in enumerate(args.lanes)]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     write_record(ROOT / "benchmarks" / "records" / f"make_report_{args.profile}.json", {
