@@ -226,10 +226,10 @@ def test_noise_counts_match_the_training_splits():
 def test_crossing_by_hand():
     """y = (2, 1, −1) at x = (0, 0.05, 0.1): the sign changes between 0.05 and 0.1, at
     0.05 + 0.05 · 1/2 = 0.075; no sign change gives NaN and which side."""
-    assert chapter._cross([0, 0.05, 0.1], [2, 1, -1]) == (pytest.approx(0.075), "")
-    x, why = chapter._cross([0, 0.1], [1.0, 0.5])
+    assert chapter._cross([0, 0.05, 0.1], [2, 1, -1], "PU-MLC", "partial BCE") == (pytest.approx(0.075), "")
+    x, why = chapter._cross([0, 0.1], [1.0, 0.5], "PU-MLC", "partial BCE")
     assert math.isnan(x) and "above" in why
-    x, why = chapter._cross([0, 0.1], [-1.0, -0.5])
+    x, why = chapter._cross([0, 0.1], [-1.0, -0.5], "PU-MLC", "partial BCE")
     assert math.isnan(x) and "below" in why
 
 

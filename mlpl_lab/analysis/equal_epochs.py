@@ -49,7 +49,7 @@ def equal_sentence(claim: str, said: str, epochs: int) -> str:
     return claim.replace(said, f", equal epochs: both {epochs} (the control)") if said else f"{claim} (the control)"
 
 
-def first_crossing(x, y, a: str = "PU-MLC", b: str = "partial BCE") -> Tuple[float, str]:
+def first_crossing(x, y, a: str, b: str) -> Tuple[float, str]:
     """First sign change of y = a − b over x (linear interpolation): (x, "") or (nan, reason)."""
     for i in range(len(x) - 1):
         if y[i] == 0:

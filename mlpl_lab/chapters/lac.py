@@ -292,7 +292,7 @@ def flat_map_comparison(loc) -> Tuple[Any, List[str]]:
 
 
 #: the chapter's one question: the ablations of Table 3, six rows read together (:func:`families`)
-ABLATIONS = "the ablations of Table 3"
+ABLATIONS = "the ablations of chapter 05's Table 3"
 #: how many comparisons the ablation family asks (the six rows of :func:`claims`)
 ABLATION_ROWS = 6
 

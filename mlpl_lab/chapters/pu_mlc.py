@@ -521,8 +521,8 @@ def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[fl
     for s in seeds + ["mean"]:
         y = [per_seed[fn][s] if s != "mean" else seed_mean(diffs[fn], metric) for fn in fns]
         xs = [noise[fn][s][SHARE] if s != "mean" else float(mean_share[fn]) for fn in fns]
-        at_fn, why = _cross(fns, y)
-        at_share, _ = _cross(xs, y)
+        at_fn, why = _cross(fns, y, LABEL.pu_mlc, LABEL.partial_bce)
+        at_share, _ = _cross(xs, y, LABEL.pu_mlc, LABEL.partial_bce)
         rows[s] = {"fn_rate": at_fn, "positives reported negative": at_share, "note": why, "baseline": said}
     frame = pd.DataFrame(rows).T
     frame.index.name = "seed"
@@ -584,7 +584,7 @@ def training_differences(d: PUDesign):
 # -- claims -------------------------------------------------------------------------------------
 def _epochs_said(d: "PUDesign", baseline_epochs: int) -> str:
     """How long each side trained, for a claim's sentence (:func:`mlpl_lab.analysis.equal_epochs.unequal_said`)."""
-    return unequal_said("PU-MLC", "partial BCE", d.epochs_of("pu_mlc"), baseline_epochs)
+    return unequal_said(LABEL.pu_mlc, LABEL.partial_bce, d.epochs_of("pu_mlc"), baseline_epochs)
 
 
 def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = None):
@@ -659,7 +659,7 @@ def epochs_lesson(table, d: "PUDesign") -> str:
     """What the equal-epochs controls found (:func:`mlpl_lab.analysis.equal_epochs.lesson`): PU-MLC
     trains ``d.epochs_of("pu_mlc")`` epochs, partial BCE ``d.epochs``, and each control trains
     partial BCE ``d.longer_baseline``."""
-    return lesson(table, "PU-MLC", "partial BCE", d.epochs_of("pu_mlc"), d.epochs, d.longer_baseline)
+    return lesson(table, LABEL.pu_mlc, LABEL.partial_bce, d.epochs_of("pu_mlc"), d.epochs, d.longer_baseline)
 
 
 # -- what the notebook shows (the one table style, mlpl_lab.analysis.display) -------------------
