@@ -57,8 +57,8 @@ def train_plan_first(args, paths, parameters=None) -> bool:
 
 def lanes_for(all_stored: bool) -> int:
     """How many notebooks a series executes at once: two on a machine of two cores or more when
-    every planned run is stored (the notebooks only read: on 2 cores a pack-served cpu report took
-    207 s one by one, most of it single-threaded reading, plotting and export); one otherwise
+    every planned run is stored (the notebooks only read; ``benchmarks/bench_make_report.py`` times
+    both ways, record ``benchmarks/records/make_report_cpu.json``); one otherwise
     (two torch processes training at once are several times slower on 2 cores).
     ``MLPL_LAB_REPORT_LANES`` sets it (1: one by one)."""
     env = os.environ.get(LANES_ENV)

@@ -36,8 +36,8 @@ MIN_GAP = 10.0
 MAX_PIXEL_CORRELATION = 0.2
 
 #: the candidates: ``{name: {"scene": generator arguments, "seeds": run seeds}}``. The first is
-#: the profile's own scenes (the chapters' data: coloured shapes, seeds 1–5); every other names
-#: its vocabulary, and its seeds start at its own hundred.
+#: the profile's own scenes (the chapters' data: coloured shapes, on its first three seeds, as 07's
+#: scene families train); every other names its vocabulary, and its seeds start at its own hundred.
 DATASETS: Dict[str, Dict[str, Any]] = {
     "coloured shapes": {"scene": dict(SCENE_CANDIDATES["harder"]), "seeds": (1, 2, 3)},
     "two-tone symbols": {"scene": {"glyphs": "symbols", "structure_seed": 11, "num_contexts": 4,
