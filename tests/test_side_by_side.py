@@ -1,7 +1,7 @@
 """Notebooks executed side by side when every planned run is stored
 (``mlpl_lab.commands.series.execute_side_by_side``, ``mlpl_lab.commands.plan_first.lanes_for``).
 
-Oracles: times each notebook's kernel writes from inside (two intervals that overlap), the
+Oracles: marks each notebook leaves and waits for (each sees the other's only if they ran at once), the
 environment each kernel reports, the process's working folder before and after, and thread
 counts worked out from ``os.cpu_count()`` by hand.
 """
@@ -21,10 +21,15 @@ from mlpl_lab.reporting import next_kernel
 from test_next_kernel import _notebook  # a notebook of code cells, its first the parameters
 
 
-PROBE = ("import os, time, json\n"
-         "t0 = time.time(); time.sleep(2.0); t1 = time.time()\n"
-         "print(json.dumps({'chapter': os.environ.get('MLPL_LAB_CHAPTER'), 'cwd': os.getcwd(),\n"
-         "  'omp': os.environ.get('OMP_NUM_THREADS'), 'span': [t0, t1]}))")
+# each notebook leaves a mark and waits (up to 60 s) for the other's: both see the other's mark
+# only if they ran at once (one after another, the first waits in vain and says so)
+PROBE = ("import os, time, json, pathlib\n"
+         "me = os.environ.get('MLPL_LAB_CHAPTER'); marks = pathlib.Path(os.getcwd())\n"
+         "(marks / (me + '.here')).write_text('')\n"
+         "t0 = time.time()\n"
+         "while len(list(marks.glob('*.here'))) < 2 and time.time() - t0 < 60: time.sleep(0.1)\n"
+         "print(json.dumps({'chapter': me, 'cwd': os.getcwd(),\n"
+         "  'omp': os.environ.get('OMP_NUM_THREADS'), 'met': len(list(marks.glob('*.here'))) == 2}))")
 
 
 def _probe(out: Path, name: str) -> dict:
@@ -62,7 +67,7 @@ def test_two_notebooks_run_at_once_each_on_its_own_kernel(tmp_path, monkeypatch)
     assert a["cwd"] == b["cwd"] == str(tmp_path)  # each kernel in its notebook's folder
     threads = str(max(1, (os.cpu_count() or 1) // 2))
     assert a["omp"] == b["omp"] == threads
-    assert max(a["span"][0], b["span"][0]) < min(a["span"][1], b["span"][1])  # they overlapped
+    assert a["met"] and b["met"]  # each saw the other's mark while it ran: they overlapped
     from jupyter_core.utils import run_sync
     assert len(stopped) == 2 and not any(run_sync(km.is_alive)() for km in stopped)
 
