@@ -64,6 +64,14 @@ def environment_unchanged():
 
 
 def pytest_sessionfinish(session, exitstatus):
+    # CI hands the smoke series' runs this session trained to `make book` (tests/keep_runs.py)
+    target = os.environ.get("MLPL_LAB_TEST_KEEP_RUNS")
+    runs = Path(_DATA) / "runs"
+    if target and runs.is_dir() and any(runs.iterdir()):
+        from keep_runs import keep_smoke_runs
+
+        n = keep_smoke_runs(target, NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+        print(f"\n[conftest] kept {n} runs of the smoke series in {target} (MLPL_LAB_TEST_KEEP_RUNS)")
     shutil.rmtree(_DATA, ignore_errors=True)
 
 

@@ -65,9 +65,15 @@ def test_training_mode_restored_and_hooks_released(model, mode):
     model.train(mode)
     model.classifier.train(not mode)   # a mixed state must come back exactly
     before = {name: m.training for name, m in model.named_modules()}
+    frozen = next(model.parameters())
+    frozen.requires_grad_(False)       # a frozen layer stays frozen, the others trainable
+    grads = {name: p.requires_grad for name, p in model.named_parameters()}
     class_cams(model, torch.rand(3, 16, 16), [2])
     assert {name: m.training for name, m in model.named_modules()} == before
+    assert {name: p.requires_grad for name, p in model.named_parameters()} == grads
+    assert all(p.grad is None for p in model.parameters())  # no gradient left on the weights
     assert not model.last_conv._forward_hooks
+    frozen.requires_grad_(True)
     with torch.no_grad():              # works inside no_grad (notebooks often are)
         assert class_cams(model, torch.rand(3, 16, 16), [1]).shape == (1, 16, 16)
 

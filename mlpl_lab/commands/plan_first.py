@@ -22,8 +22,9 @@ def train_plan_first(args, paths, parameters=None) -> bool:
     """``report`` and ``benchmark``: train the notebooks' planned runs (under ``parameters``, the
     notebooks' own where None) on worker processes before the notebooks run (skipped with
     ``--plan-workers 0`` and under Dask's ``--workers`` / ``--scheduler``). Planned in rounds
-    (:data:`PLAN_ROUNDS`): after a round is trained the series is planned again with the stored
-    runs served, so runs chosen from results (tuning, chapter 06's γ) are trained here too.
+    (:data:`PLAN_ROUNDS`), each reading the stored runs: after a round is trained the series is
+    planned again, so runs chosen from results (tuning, chapter 06's γ) are trained here too; a
+    store that already holds every planned run is planned once.
 
     Returns True when the last round found every planned run stored (nothing trained, nothing
     failed): the notebooks then only read, and may run side by side (:func:`lanes_for`)."""
@@ -37,13 +38,17 @@ def train_plan_first(args, paths, parameters=None) -> bool:
     store = RunStore()
     for round_ in range(1, PLAN_ROUNDS + 1):
         t0 = time.perf_counter()
-        plan = plan_series(args.profile, paths, parameters, serve_stored=round_ > 1)
+        # every round reads the stored runs, so the choices made from them (tuning, 06's γ) are
+        # planned as far as the store reaches: a store that holds the series is planned once
+        plan = plan_series(args.profile, paths, parameters, serve_stored=True)
         todo = [s for s in plan.order if not workers.looks_stored(store, s)]
         if round_ > 1 and not todo:
             return True
         text = describe(plan, stored=lambda spec: workers.looks_stored(store, spec))
         print(f"[mlpl-lab] round {round_}, planned in {time.perf_counter() - t0:.1f} s: "
               + text.replace("\n", "\n[mlpl-lab] "), flush=True)
+        if not todo and not any(nb.left for nb in plan.notebooks):
+            return True
         report = workers.train(plan.order, store, workers=n, per_device=getattr(args, "workers_per_device", None),
                                note=lambda text: print("  [plan] " + text, flush=True))
         print(f"[mlpl-lab] plan: {report.describe()}", flush=True)

@@ -29,9 +29,10 @@ returns the same values; the result has channels-last strides (NHWC memory, NCHW
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
-from torchvision.transforms import v2
 
 #: images per RandAugment call (each group draws its own ops and magnitudes' signs)
 RANDAUG_GROUP = 8
@@ -40,14 +41,18 @@ HUE_PRESERVING_OPS = ("Identity", "ShearX", "ShearY", "TranslateX", "TranslateY"
                       "Brightness", "Contrast", "Sharpness", "Posterize", "AutoContrast")
 
 
-class _HuePreservingRandAugment(v2.RandAugment):
-    """torchvision's RandAugment with only :data:`HUE_PRESERVING_OPS`."""
+@functools.lru_cache(maxsize=None)
+def _randaug():
+    """torchvision's RandAugment (2 ops, magnitude 9) with only :data:`HUE_PRESERVING_OPS`, made on
+    first use: torchvision is imported when a run augments, not by every notebook that imports the
+    training loop (its import costs ~1-2 s). It draws no random number when made."""
+    from torchvision.transforms import v2
 
-    _AUGMENTATION_SPACE = {k: v for k, v in v2.RandAugment._AUGMENTATION_SPACE.items()
-                           if k in HUE_PRESERVING_OPS}
+    class _HuePreservingRandAugment(v2.RandAugment):
+        _AUGMENTATION_SPACE = {k: v for k, v in v2.RandAugment._AUGMENTATION_SPACE.items()
+                               if k in HUE_PRESERVING_OPS}
 
-
-_RANDAUG = _HuePreservingRandAugment(num_ops=2, magnitude=9)
+    return _HuePreservingRandAugment(num_ops=2, magnitude=9)
 
 
 def random_flip(x: torch.Tensor) -> torch.Tensor:
@@ -104,7 +109,7 @@ def rand_augment(x: torch.Tensor, group: int = RANDAUG_GROUP) -> torch.Tensor:
     lo, hi = x.amin(), x.amax()
     scale = (hi - lo).clamp(min=1e-6)
     u = (x - lo) / scale
-    u = torch.cat([_RANDAUG(chunk) for chunk in u.split(group)]).clamp(0, 1)
+    u = torch.cat([_randaug()(chunk) for chunk in u.split(group)]).clamp(0, 1)
     return u * scale + lo
 
 

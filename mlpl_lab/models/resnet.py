@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import torch
-import torchvision
 from torch import nn
 
 from .base import Classifier
@@ -29,6 +28,8 @@ def weights_enum(arch: str, weights: str):
     """Resolve ``weights`` ("IMAGENET1K_V1", "DEFAULT", ...) through torchvision's API."""
     if arch not in ARCHS:
         raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHS}")
+    import torchvision  # imported when a ResNet is asked for (its import costs a notebook ~1-2 s)
+
     enum = torchvision.models.get_model_weights(arch)
     try:
         return enum[weights] if weights != "DEFAULT" else enum.DEFAULT
@@ -79,6 +80,8 @@ class ResNetClassifier(Classifier):
         super().__init__()
         if arch not in ARCHS:
             raise ValueError(f"unknown architecture {arch!r}; choose one of {ARCHS}")
+        import torchvision
+
         net = getattr(torchvision.models, arch)(weights=None)
         if weights is not None:
             net.load_state_dict(load_pretrained_state(arch, weights))

@@ -105,22 +105,40 @@ def pair_cams(model_or_method, images: torch.Tensor, classes: Sequence[int],
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     modes = {m: m.training for m in model.modules()}
+    grads = {p: p.requires_grad for p in model.parameters()}
     device = next(model.parameters()).device
-    out = []
-    cam = GradCAM(model=model, target_layers=[target_layer(model)])  # calls model.eval()
+    layer = target_layer(model)
+    # the maps need d logit / d activation of the target layer only: every parameter frozen and the
+    # layer's output made a leaf that requires grad (a hook run before pytorch-grad-cam's), so
+    # autograd stops there instead of computing every layer's gradients down to the image (the
+    # maps are the same, bit for bit; the backward pass is several times cheaper)
+    for p in grads:
+        p.requires_grad_(False)
+
+    def _leaf(module, inputs, output):
+        return output.detach().requires_grad_(True) if torch.is_tensor(output) else output
+
+    leaf = layer.register_forward_hook(_leaf, prepend=True)
+    out, cam = [], None
     try:
+        cam = GradCAM(model=model, target_layers=[layer])  # calls model.eval()
         with torch.enable_grad():
             for start in range(0, len(classes), batch_size):
-                x = images[start:start + batch_size].to(device).float().clone().requires_grad_(True)
+                x = images[start:start + batch_size].to(device).float()
                 targets = [ClassifierOutputTarget(c) for c in classes[start:start + batch_size]]
                 maps = cam(input_tensor=x, targets=targets)
                 if maps.shape[0] != len(targets):
                     raise RuntimeError(f"Grad-CAM returned {maps.shape[0]} maps for {len(targets)} targets")
                 out.append(np.asarray(maps, dtype=np.float32))
     finally:
-        cam.activations_and_grads.release()
+        leaf.remove()
+        if cam is not None:
+            cam.activations_and_grads.release()
         for m, mode in modes.items():
             m.train(mode)
+        for p, needed in grads.items():
+            p.requires_grad_(needed)
+            p.grad = None
     if not out:
         return np.zeros((0,) + tuple(images.shape[-2:]), dtype=np.float32)
     return np.concatenate(out)
