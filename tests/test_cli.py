@@ -129,7 +129,7 @@ def test_a_fresh_report_or_its_resumption_imports_no_course_pack(flags, tmp_path
 
 def test_a_cold_report_trains_the_pending_runs_and_an_ordinary_one_does_not(tmp_path, monkeypatch):
     """Bug caught: the cold series that makes the pack leaving out the runs the chapters design as
-    pending (length checks, longer runs, the scene families), so the pack it made could never
+    pending (length checks, longer runs, 07's data sets), so the pack it made could never
     serve them. Oracle: what the series (and the kernels it starts) see in the environment."""
     from mlpl_lab.commands import report
 

@@ -77,23 +77,23 @@ def test_a_stopped_trainer_started_again_completes_the_family_training_no_run_tw
 
 def fake_family(seconds):
     specs = [P.spec("an", seed=s) for s in range(len(seconds))]
-    return fam.Family("07_x", "scene families: milder", specs,
+    return fam.Family("07_x", "data sets: printed letters", specs,
                       seconds={s.key: t for s, t in zip(specs, seconds)},
                       how={s.key: "shape" for s in specs})
 
 
 def test_a_family_that_fits_a_sitting_is_one_sitting_and_a_longer_one_is_cut_in_order():
     small = fake_family([3600.0, 3600.0, 3600.0])  # 3 h of work on 2 workers: 90 min
-    assert [p.name for p in fam.sittings(small, workers=2)] == ["scene families: milder"]
+    assert [p.name for p in fam.sittings(small, workers=2)] == ["data sets: printed letters"]
     big = fake_family([3600.0] * 7)  # 7 h on 2 workers: 210 min -> 3 h, 3 h, 1 h of work
     parts = fam.sittings(big, workers=2)
-    assert [p.name for p in parts] == [f"scene families: milder [{i}/3]" for i in (1, 2, 3)]
+    assert [p.name for p in parts] == [f"data sets: printed letters [{i}/3]" for i in (1, 2, 3)]
     assert [len(p.specs) for p in parts] == [3, 3, 1]
     assert [s.key for p in parts for s in p.specs] == [s.key for s in big.specs]
     assert all(p.wall(2) <= fam.SITTING_S for p in parts)
-    chosen = fam.select([big], ["scene families: milder [2/3]"])
-    assert [c.name for c in chosen] == ["scene families: milder [2/3]"]
-    assert [c.name for c in fam.select([big], ["scene families: milder"])] == [p.name for p in parts]
+    chosen = fam.select([big], ["data sets: printed letters [2/3]"])
+    assert [c.name for c in chosen] == ["data sets: printed letters [2/3]"]
+    assert [c.name for c in fam.select([big], ["data sets: printed letters"])] == [p.name for p in parts]
 
 
 def test_pricing_reads_the_stored_runs_of_the_same_shape(tmp_path):
@@ -125,4 +125,4 @@ def test_the_cli_refuses_an_unknown_family_before_any_training(tmp_path, monkeyp
     assert exit_.value.code == 1
     err = capsys.readouterr().err
     assert "no notebook declares the pending family 'no such family'" in err
-    assert "scene families: milder" in err
+    assert "data sets: printed letters" in err

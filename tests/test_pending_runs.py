@@ -1,5 +1,5 @@
 """Pending runs (mlpl_lab.protocol.asked): designed by a chapter, trained only by the cold series or
-on opt-in, read when stored, counted apart by a plan; and 07's scene families and controls as such."""
+on opt-in, read when stored, counted apart by a plan; and 07's data sets and controls as such."""
 from types import SimpleNamespace
 
 import pytest
@@ -70,45 +70,46 @@ def test_a_pending_family_named_like_a_family_of_now_is_an_error(fake_store):
         A.ensure_asked(clash, None, store=object())
 
 
-def test_07_declares_five_scene_families_as_pending_runs_of_eight_ranked_methods(monkeypatch):
-    """Oracle: the issue's floor (≥ 5 families, ≥ 8 ranked methods, ≥ 3 seeds) and the measurement
-    record's own numbers for the measured families (oracle minus AN test mAP ≥ 10)."""
+def test_07_declares_five_independent_data_sets_as_pending_runs_of_eight_ranked_methods(monkeypatch):
+    """Oracle: the issue's floor (≥ 5 data sets, ≥ 8 ranked methods, ≥ 3 seeds), each data set with
+    its own vocabulary, structure seed and seeds (no seed shared: read from the specs themselves),
+    and the measurement record's own numbers (oracle minus AN test mAP ≥ 10 on each)."""
     import json
 
     from mlpl_lab.chapters import benchmark as b
-    from mlpl_lab.protocol.scenes_choice import CPU_RECORD
+    from mlpl_lab.protocol.datasets import CPU_RECORD
 
     monkeypatch.delenv(A.PENDING_ENV, raising=False)
     d = b.design("cpu")
-    assert len(d.scenes) >= 5 and "default" in d.scenes
+    assert len(d.scenes) >= 5 and d.scenes[0] == b.OWN_DATA_SET
     ranked = [r for r in d.family_rows if r not in b.REFERENCE_ROWS]
     assert len(ranked) >= 8 and len(d.family_seeds) >= 3
-    # the settings differ from each other and from the default (independent data sets, not one set twice)
-    settings = [json.dumps(b.SCENE_FAMILIES[f], sort_keys=True) for f in d.scenes]
-    assert len(set(settings)) == len(settings)
     asked = b.specs(d, A.nothing_stored)
-    for row in ranked:
-        for family in d.scenes:
-            if family == "default":
-                continue
-            # each scene family is its own pending family (trained in one sitting, alone)
-            ss = asked.pending[f"scene families: {family}"][f"{row} · {family}"]
-            assert [s.seed for s in ss] == list(d.family_seeds)
-            assert all(s.regime == "single_positive" for s in ss)
-            # the family's scenes, and the default family's hyperparameters (no tuning again)
+    cell_seeds = {s.seed for rs in asked.later.get(b.FAMILY_REGIME, {}).values() for s in rs}
+    seeds, vocabularies, structures = {b.OWN_DATA_SET: set(d.family_seeds)}, set(), set()
+    for family in d.scenes[1:]:
+        for row in ranked:
+            # each data set is its own pending family (trained in one sitting, alone)
+            ss = asked.pending[f"data sets: {family}"][f"{row} · {family}"]
+            assert len(ss) == len(d.family_seeds) and all(s.regime == "single_positive" for s in ss)
+            # the own data set's hyperparameters (no tuning again)
             cell = asked.later.get(b.FAMILY_REGIME, {}).get(row) or asked.now[b.FAMILY_REGIME][row]
             assert ss[0].method_params == cell[0].method_params
-            assert all(ss[0].data.get(k) == v for k, v in b.SCENE_FAMILIES[family].items())
+            seeds.setdefault(family, set()).update(s.seed for s in ss)
+            vocabularies.add(ss[0].data["glyphs"])
+            structures.add(ss[0].data["structure_seed"])
+    # no seed shared between two data sets, nor with the cells; a vocabulary and a structure each
+    assert sum(len(v) for v in seeds.values()) == len(set().union(*seeds.values()))
+    assert not (set().union(*(seeds[f] for f in d.scenes[1:])) & cell_seeds)
+    assert len(vocabularies) == len(structures) == len(d.scenes) - 1 and "shapes" not in vocabularies
     # pending runs never enter the notebook's own runs
     now_keys = {s.key for s in asked.flat("now")} | {s.key for s in asked.flat("later")}
     assert not now_keys & {s.key for s in asked.flat("pending")}
-    # measured families: their gap in the record itself
+    # every data set's gap in the measurement's record, from its runs themselves
     runs = json.loads(CPU_RECORD.read_text())["runs"]
-    for family, cand in b.FAMILY_CANDIDATE.items():
-        if cand is None:
-            continue
-        full = [r["test_mAP"] for r in runs if r["candidate"] == cand and r["method"] == "full labels"]
-        an = [r["test_mAP"] for r in runs if r["candidate"] == cand and r["method"] == "AN"]
+    for family in d.scenes:
+        full = [r["test_mAP"] for r in runs[f"{family} · full labels"]]
+        an = [r["test_mAP"] for r in runs[f"{family} · AN"]]
         assert sum(full) / len(full) - sum(an) / len(an) >= 10.0, family
 
 
@@ -140,15 +141,16 @@ def test_07_ranks_over_families_once_their_runs_are_stored_and_waits_before():
     # the record keeps a small p's significant digits (rounded to 4 decimals it would read 0)
     rec = b.family_record({"p": 3.4e-12, "p_permutation": 1 / 100_001, "F": 34.88889, "mean_ranks": {}})
     assert rec["p"] == 3.4e-12 and rec["p_permutation"] == 1e-05 and rec["F"] == 34.8889
-    # one family's runs missing: no test, and the reason names what it waits for
-    del fams["other co-occurrence"]["GR"]
-    runs.waiting = {b.FAMILIES: {"GR · other co-occurrence": 3}}
+    # one data set's runs missing: no test, and the reason names what it waits for
+    last, first = d.scenes[-1], d.scenes[1]
+    del fams[last]["GR"]
+    runs.waiting = {b.FAMILIES: {f"GR · {last}": 3}}
     t = b.family_ranks(runs)
     assert t["p"] is None and "waits for 3 runs" in t["reason"]
     # the table the notebook records (family_mAP): the hand-made means, blank where nothing is stored
     table = b.family_table(runs)
     assert table[b.ORACLE] == {f: 95.0 for f in d.scenes} and table[b.AN] == {f: 50.0 for f in d.scenes}
-    assert table["GR"]["other co-occurrence"] is None and table["GR"]["milder"] == 60.0 + 3 * ranked.index("GR")
+    assert table["GR"][last] is None and table["GR"][first] == 60.0 + 3 * ranked.index("GR")
 
 
 def test_a_named_pending_family_is_trained_alone(fake_store, monkeypatch):
@@ -181,17 +183,17 @@ def test_report_refuses_a_pending_family_no_notebook_declares(monkeypatch, tmp_p
     refusal comes before any work (exit 2) and names 07's real pending families."""
     from mlpl_lab.cli import main
 
-    monkeypatch.setenv(A.PENDING_ENV, "scene familes")
+    monkeypatch.setenv(A.PENDING_ENV, "data set: printed letters")
     with pytest.raises(SystemExit) as exc:
         main(["report", "--profile", "cpu", "--notebooks", "07", "--out", str(tmp_path / "r")])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "'scene familes'" in err and "'scene families: milder'" in err
+    assert "'data set: printed letters'" in err and "'data sets: printed letters'" in err
     assert not (tmp_path / "r").exists()
 
 
 def test_07s_pending_runs_come_in_parts_a_sitting_can_train(monkeypatch):
-    """Each scene family and each schedule-bound row's length check is its own pending family (so
+    """Each data set and each schedule-bound row's length check is its own pending family (so
     ``MLPL_LAB_TRAIN_PENDING`` can name one), and the parts together are every pending run: the
     same keys as the whole groups. Oracle: the design's own lists, counted by hand."""
     from mlpl_lab.chapters import benchmark as b
@@ -199,9 +201,9 @@ def test_07s_pending_runs_come_in_parts_a_sitting_can_train(monkeypatch):
     monkeypatch.delenv(A.PENDING_ENV, raising=False)
     d = b.design("cpu")
     asked = b.specs(d, A.nothing_stored)
-    scene = sorted(n for n in asked.pending if n.startswith("scene families: "))
-    assert scene == sorted(f"scene families: {f}" for f in d.scenes if f != "default")
-    ranked_rows = len(d.family_rows) - 1  # the oracle runs one seed per family
+    scene = sorted(n for n in asked.pending if n.startswith("data sets: "))
+    assert scene == sorted(f"data sets: {f}" for f in d.scenes if f != b.OWN_DATA_SET)
+    ranked_rows = len(d.family_rows) - 1  # the oracle runs one seed per data set
     for name in scene:
         assert sum(len(ss) for ss in asked.pending[name].values()) == ranked_rows * len(d.family_seeds) + 1
     checks = [n for n in asked.pending if n.startswith("length check of schedule-bound rows: ")]

@@ -84,7 +84,7 @@ def test_the_smallest_p_a_pairwise_test_reaches_over_n_data_sets():
 
 
 def test_the_family_view_states_no_pairwise_finding_at_five_families():
-    """Chapter 07's caption at N = 5 (the cpu design's scene families): ranks and CD as description,
+    """Chapter 07's caption at N = 5 (the cpu design's data sets): ranks and CD as description,
     no "ahead of", the computed sentence and the pooling caveat."""
     from mlpl_lab.chapters.benchmark.views import pairs_text
 

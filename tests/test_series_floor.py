@@ -16,7 +16,7 @@ def _run(notebook, kind, method, epochs, seed=1, pretraining=False, n_train=4000
 
 
 PLAN = ([_run("01", "planned", "full", 8, pretraining=True, n_train=8000)]
-        + [_run("07", "pending", "an", 54, seed=s) for s in (1, 2, 3)]    # a scene family's runs
+        + [_run("07", "pending", "an", 54, seed=s) for s in (1, 2, 3)]    # a data set's runs
         + [_run("07", "pending", "ll_r", 72, seed=s) for s in (1, 2, 3)]  # 07's own length checks
         + [_run("02", "planned", "gr", 54, seed=s) for s in range(5)]     # a chapter's rows
         + [_run("07", "chosen later", "em", 54)])

@@ -12,7 +12,7 @@ from .errors import CommandError
 
 
 def add_parser(sub) -> None:
-    tr = sub.add_parser("train", help="train pending families (07's scene families, length checks, ...) "
+    tr = sub.add_parser("train", help="train pending families (07's data sets, length checks, ...) "
                                       "into the store, resumably; each run stored when it ends")
     tr.add_argument("families", nargs="*", default=None,
                     help="pending families (or one sitting of one, 'NAME [i/n]') by name; default: every "

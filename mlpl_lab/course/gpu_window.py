@@ -51,7 +51,7 @@ def plan_counts(profile: str = "gpu") -> Dict[str, Any]:
     from .notebooks import chapter_notebooks
 
     plan = plan_series(profile, chapter_notebooks())
-    # the pending runs (controls, longer runs, scene families): the series that makes a pack trains them
+    # the pending runs (controls, longer runs, 07's data sets): the series that makes a pack trains them
     later, pending = plan.stand_ins()
     groups, unknown = projection(plan.order + later + pending)
     return {"profile": profile, "notebooks": len(plan.notebooks),

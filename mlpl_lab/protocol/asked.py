@@ -10,7 +10,7 @@ Every chapter module exposes
   ``Asked.later`` holds, for each choice still waiting on runs of ``now``, the runs it will ask for
   under a *stand-in* choice (the grid's first point), so a plan can count them and their cost;
   ``Asked.pending`` holds runs the chapter designs but does **not** train by default: runs a
-  later cold series makes (07's scene families, the length checks of schedule-bound methods). A
+  later cold series makes (07's data sets, the length checks of schedule-bound methods). A
   notebook reads those of them that are stored (a pack that carries them serves them) and says
   which of its claims wait for the rest; :data:`PENDING_ENV` ``=1`` (the cold series, or a
   student who opts in) trains them like ``now``. A plan counts them apart (:func:`plan_rounds`);
@@ -40,7 +40,7 @@ Runs = Dict[str, Dict[str, List[StoredRun]]]
 
 #: set to 1 to train a chapter's pending runs (:attr:`Asked.pending`) like the others: what the cold
 #: series does; without it a notebook trains none of them and reads those that are stored. Set to
-#: pending families' names (separated by ``;``, e.g. ``scene families: milder``) to train those alone: a pack
+#: pending families' names (separated by ``;``, e.g. ``data sets: printed letters``) to train those alone: a pack
 #: can then gain one designed family at a time, each trained start to finish in one sitting
 PENDING_ENV = "MLPL_LAB_TRAIN_PENDING"
 #: :func:`pending_choice` when every pending family is trained

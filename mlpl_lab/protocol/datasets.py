@@ -2,8 +2,8 @@
 
 A rank test across data sets (Friedman, Iman–Davenport; Demšar 2006) counts each data set as one
 independent draw. Settings of one generator that share seeds, layouts or labels are not
-independent: 07's scene families (one glyph set, one seed list, shared per-image contexts) were
-measured as such (:mod:`mlpl_lab.analysis.independence`). Each candidate here differs from every
+independent: 07's former scene families (one glyph set, one seed list, shared per-image contexts)
+were measured as such (:mod:`mlpl_lab.analysis.independence`). Each candidate here differs from every
 other in what it *is*:
 
 * its own **label space**: a glyph vocabulary and number of classes of its own
@@ -35,9 +35,10 @@ MIN_GAP = 10.0
 #: the most a same-index pixel correlation's median may be between two data sets
 MAX_PIXEL_CORRELATION = 0.2
 
-#: the candidates: ``{name: {"scene": generator arguments, "seeds": run seeds}}``. The first is
-#: the profile's own scenes (the chapters' data: coloured shapes, on its first three seeds, as 07's
-#: scene families train); every other names its vocabulary, and its seeds start at its own hundred.
+#: the data sets: ``{name: {"scene": generator arguments, "seeds": run seeds}}``, the ones 07's rank
+#: test runs over (``chapters.benchmark.DATA_SETS``). The first is the profile's own scenes (the
+#: chapters' data: coloured shapes, on 07's first three reported seeds); every other names its
+#: vocabulary, and its seeds start at its own hundred.
 DATASETS: Dict[str, Dict[str, Any]] = {
     "coloured shapes": {"scene": dict(SCENE_CANDIDATES["harder"]), "seeds": (1, 2, 3)},
     "two-tone symbols": {"scene": {"glyphs": "symbols", "structure_seed": 11, "num_contexts": 4,

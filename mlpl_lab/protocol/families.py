@@ -2,7 +2,7 @@
 training them resumably (``mlpl-lab train``, ``mlpl-lab plan --families``).
 
 A chapter declares runs it does not train by default as *pending* families
-(:attr:`mlpl_lab.protocol.asked.Asked.pending`: 07's scene families, the length checks, the longer
+(:attr:`mlpl_lab.protocol.asked.Asked.pending`: 07's data sets, the length checks, the longer
 runs). A pack grows by such a family trained in one sitting and exported as one part
 (:mod:`mlpl_lab.runs.parts`), so each must fit a sitting: :data:`SITTING_S` on :data:`WORKERS`
 workers (90 minutes on the two cores of the course machine).

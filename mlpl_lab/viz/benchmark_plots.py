@@ -220,7 +220,7 @@ def plot_selection(frame, ax=None):
 
 
 def plot_family_ranks(test, ax=None):
-    """The critical-difference diagram over the scene families (``test``: the chapter's
+    """The critical-difference diagram over the data sets (``test``: the chapter's
     ``family_ranks``), drawn only where it can separate something
     (:func:`mlpl_lab.analysis.ranks.cd_separates`); else None."""
     import pandas as pd
@@ -232,7 +232,7 @@ def plot_family_ranks(test, ax=None):
     table = pd.DataFrame({"mean_rank": pd.Series(test["mean_ranks"])}).sort_values("mean_rank")
     rank = {"table": table, "cd": test["cd"], "friedman": {"p": test["p"], "statistic": math.nan, "N": test["N"]}}
     ax = plot_ranks(rank, ax=ax)
-    ax.set_xlabel("mean rank over the scene families (1 = best)")
-    ax.set_title(f"ranks: {test['k']} methods × {test['N']} scene families · Iman–Davenport F = {test['F']:.2f}, "
+    ax.set_xlabel("mean rank over the data sets (1 = best)")
+    ax.set_title(f"ranks: {test['k']} methods × {test['N']} data sets · Iman–Davenport F = {test['F']:.2f}, "
                  f"p = {test['p']:.2g}", fontsize=9)
     return ax

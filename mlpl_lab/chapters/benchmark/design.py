@@ -1,5 +1,5 @@
-"""Chapter 07's design: the grid of every profile (:data:`DESIGNS`), the scene families ranked as
-independent data sets, and :func:`design`, which turns a profile and the notebook's parameters into
+"""Chapter 07's design: the grid of every profile (:data:`DESIGNS`), the independent data sets the
+ranks are taken over (:data:`DATA_SETS`), and :func:`design`, which turns a profile and the notebook's parameters into
 a :class:`BenchmarkDesign` (regime -> rows, the seeds each cell reports, whether it is tuned).
 
 The rows are the catalogue's entries for 07 with their recipes (:mod:`mlpl_lab.protocol.recipes`),
@@ -19,7 +19,7 @@ from ...protocol.common import with_dataset
 from ...protocol.design import preset
 from ...protocol.recipes import reference_rows, resolve_methods, row, rows, untuned_rows
 from ...protocol.regimes import REGIMES, resolve_regimes
-from ...protocol.scenes_choice import SCENE_CANDIDATES
+from ...protocol.datasets import DATASETS, scene_of
 
 ORACLE, AN = LABEL.oracle, LABEL.an
 #: rows shown, never ranked (the oracle): their recipes say so
@@ -34,55 +34,53 @@ TUNING_GRIDS = tuner.GRIDS
 _CPU_BLOCK = (ORACLE, LABEL.an, LABEL.gr, LABEL.em, LABEL.role, LABEL.ll_r, LABEL.cls, LABEL.lac, LABEL.opml_sp, LABEL.pu_mlc)
 
 
-#: **the benchmark's data sets** (ranks with a p need independent data sets, Demšar 2006): scene
-#: families, each a setting of the generator's own knobs over the profile's scenes, trained under
-#: uniform single positive. "default" is the profile's scenes (its cells are the single-positive
-#: cells above, shared). Two are settings measured as candidates for the default scenes
-#: (``protocol.scenes_choice.SCENE_CANDIDATES``, record ``benchmarks/records/scene_candidates_cpu.json``,
-#: the oracle and AN on the selection seed at the cpu protocol: gaps 12.2 and 15.0 mAP); two are
-#: not measured — smaller and more numerous objects, and another class co-occurrence structure
-#: with stronger contexts (which classes appear together and how often) — so the chapter checks
-#: their gap from their own runs. Every family's gap must be ≥ :data:`FAMILY_MIN_GAP` mAP; the
-#: glyph set is not varied (the digit glyphs are the pretraining's classes).
-SCENE_FAMILIES: Dict[str, Dict[str, Any]] = {
-    "default": {},
-    "milder": dict(SCENE_CANDIDATES["milder"]),
-    "less noise": dict(SCENE_CANDIDATES["probe, less noise"]),
-    "small objects, up to 8": {"size_range": [0.17, 0.34], "max_objects": 8},
-    "other co-occurrence": {"structure_seed": 1, "context_strength": 0.9},
-}
+#: **the benchmark's data sets** (ranks with a p need independent data sets, Demšar 2006): each
+#: differs from every other in what it is -- its own label space (glyph vocabulary and number of
+#: classes), co-occurrence structure, objects per image, backgrounds and seeds -- not only in a knob
+#: of one generator (:data:`mlpl_lab.protocol.datasets.DATASETS`; their independence and their
+#: oracle − AN gaps are measured by ``benchmarks/dataset_candidates.py``, record
+#: ``benchmarks/records/dataset_candidates_cpu.json``). The first, :data:`OWN_DATA_SET`, is the
+#: profile's own scenes: its runs are the single-positive cells above, on their first seeds. Every
+#: other trains under uniform single positive on its own seeds, its scenes over the generator's
+#: defaults (not over the profile's chosen scenes).
+DATA_SETS: Tuple[str, ...] = tuple(DATASETS)
+OWN_DATA_SET = DATA_SETS[0]
 
 
-#: the candidate of the measurement record each family is (None: not measured)
-FAMILY_CANDIDATE: Dict[str, Optional[str]] = {
-    "default": "harder", "milder": "milder", "less noise": "probe, less noise",
-    "small objects, up to 8": None, "other co-occurrence": None}
+def data_set_scene(name: str) -> Dict[str, Any]:
+    """The generator arguments of data set ``name`` (:func:`mlpl_lab.protocol.datasets.scene_of`)."""
+    return scene_of(name)
+
+
+def data_set_seeds(name: str, n: int) -> Tuple[int, ...]:
+    """The first ``n`` run seeds of data set ``name`` (its own: no other data set shares one)."""
+    return tuple(int(s) for s in DATASETS[name]["seeds"])[:n]
 
 
 FAMILY_MIN_GAP = 10.0
 
 
-#: the methods ranked over the families (the oracle is trained for each family's gap, not ranked):
-#: eight of the block above, each under the setting tuning kept for it on the default family's
-#: single positive (no tuning again per family). LAC (own head, two stages) and ROLE (its k read
-#: from each family's clean labels) are left out for their cost.
+#: the methods ranked over the data sets (the oracle is trained for each data set's gap, not ranked):
+#: eight of the block above, each under the setting tuning kept for it on the own data set's
+#: single positive (no tuning again per data set). LAC (own head, two stages) and ROLE (its k read
+#: from each data set's clean labels) are left out for their cost.
 FAMILY_BLOCK = (ORACLE, LABEL.an, LABEL.hill, LABEL.em, LABEL.ll_r, LABEL.gr, LABEL.opml_sp, LABEL.cls, LABEL.pu_mlc)
 
 
 FAMILY_REGIME = "single positive"
 
 
-#: the pending runs' families (:attr:`mlpl_lab.protocol.asked.Asked.pending`)
-FAMILIES = "scene families"
+#: the pending runs' families (:attr:`mlpl_lab.protocol.asked.Asked.pending`): one per data set
+FAMILIES = "data sets"
 
 
 BOUND_CHECK = "length check of schedule-bound rows"
 
 
 def pending_name(group: str, part: str) -> str:
-    """The pending family of one part of a group (a scene family of :data:`FAMILIES`, a row of
+    """The pending family of one part of a group (a data set of :data:`FAMILIES`, a row of
     :data:`BOUND_CHECK`): each part is its own pending family, so it can be trained in one sitting
-    and join a pack alone (``MLPL_LAB_TRAIN_PENDING="scene families: milder"``)."""
+    and join a pack alone (``MLPL_LAB_TRAIN_PENDING="data sets: printed letters"``)."""
     return f"{group}: {part}"
 
 
@@ -104,8 +102,8 @@ class Preset:
     grid: Optional[Mapping[str, Optional[Tuple[str, ...]]]]
     tuned: bool
     seeds_per_cell: Optional[Mapping[Tuple[str, str], int]] = None
-    #: the scene families ranked as independent data sets (:data:`SCENE_FAMILIES`), their rows
-    #: and how many of the reported seeds each family trains (its first ones)
+    #: the data sets ranked (:data:`DATA_SETS`), their rows and how many seeds each trains (its
+    #: first ones: the own data set's are the cells' first reported seeds)
     families: Tuple[str, ...] = ()
     family_rows: Tuple[str, ...] = ()
     family_seeds: int = 3
@@ -126,7 +124,7 @@ DESIGNS: Dict[str, Preset] = {
                     tuned=False),
     # cpu: every row under single positive, the block under two more regimes (one size-biased, one
     # partial); every cell on the five fresh seeds. The other 4 regimes are the gpu grid's (left_out())
-    "cpu": Preset(grid=dict(DESIGNS_CPU_GRID), tuned=True, families=tuple(SCENE_FAMILIES),
+    "cpu": Preset(grid=dict(DESIGNS_CPU_GRID), tuned=True, families=DATA_SETS,
                   family_rows=FAMILY_BLOCK, family_seeds=3),
     # gpu, sized for a course (one evening on one GPU, `mlpl-lab plan --profile gpu`): the cpu grid's
     # shape at the gpu scale, tuned, five fresh seeds. What it costs: the full grid (every row under
@@ -164,15 +162,22 @@ SAME_HEAD_ROW = LABEL.lac
 @dataclass(frozen=True)
 class BenchmarkDesign:
     """The benchmark under one profile: which rows run under which regime, the seeds each cell
-    reports, whether the cells are tuned, and the scene families ranked as data sets."""
+    reports, whether the cells are tuned, and the data sets the ranks are taken over."""
 
     profile: Profile                     # the profile itself (it may read a real dataset)
     grid: Dict[str, Tuple[str, ...]]     # regime -> row labels
     seeds: Dict[Tuple[str, str], Tuple[int, ...]]  # (regime, row) -> reported seeds
     tuning: bool = False
-    scenes: Tuple[str, ...] = ()         # scene families ranked as data sets (SCENE_FAMILIES)
+    scenes: Tuple[str, ...] = ()         # the data sets ranked (DATA_SETS)
     family_rows: Tuple[str, ...] = ()
-    family_seeds: Tuple[int, ...] = ()
+    family_seeds: Tuple[int, ...] = ()   # the own data set's (the cells' first reported seeds)
+
+    def seeds_of(self, data_set: str) -> Tuple[int, ...]:
+        """The seeds data set ``data_set`` trains: the own data set's are :attr:`family_seeds`
+        (its runs are the cells'), every other's its own first as many."""
+        if data_set == OWN_DATA_SET:
+            return self.family_seeds
+        return data_set_seeds(data_set, len(self.family_seeds))
 
     @property
     def selection_seed(self) -> Optional[int]:
@@ -285,8 +290,8 @@ def design(profile="cpu", methods: Sequence[str] | None = None, regimes: Sequenc
         for label in labels:
             n = len(pool) if lit.seeds_per_cell is None else lit.seeds_per_cell.get((reg, label), 1)
             seeds[(reg, label)] = pool[:max(1, n)]
-    # the scene families: only with the design's own grid on the scenes (a restricted or real-data
-    # benchmark has no families), and only where the default family's cells are in the grid
+    # the data sets: only with the design's own grid on the scenes (a restricted or real-data
+    # benchmark has none), and only where the own data set's cells are in the grid
     fam_rows = tuple(r for r in lit.family_rows if r in grid.get(FAMILY_REGIME, ()))
     families = (lit.families if lit.families and methods is None and regimes is None
                 and P.dataset == "scenes" and len(fam_rows) == len(lit.family_rows) else ())

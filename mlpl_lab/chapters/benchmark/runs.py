@@ -6,13 +6,13 @@ chapter builds for the same method, so a run two chapters ask for is trained onc
 takes the one tuning stage (:func:`mlpl_lab.protocol.tuning.stage`). Besides the cells: the tuning
 trials, AN on LAC's own network (LAC's recipe's control), the length checks of the schedule-bound
 rows (:mod:`mlpl_lab.protocol.lengths`: GR's asked with the cells, the others' pending) and the
-scene families (pending). Every label of a family is rendered from its cell by one function here
+data sets' runs (pending). Every label of a family is rendered from its cell by one function here
 (:func:`cell_label`, :func:`trial_label`, :func:`paired_an_label`), and :func:`results` looks the
 runs up by those labels, never by parsing them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...catalogue import LABEL
@@ -22,7 +22,7 @@ from ...protocol.lengths import length_check_epochs, lengthen, lengthened_epochs
 from ...protocol.recipes import WITH_CELLS, row, same_head_spec, spec_for, trial_params
 from ...runs.spec import RunSpec
 from .design import (AN, BOUND_CHECK, FAMILIES, FAMILY_REGIME, ORACLE, REFERENCE_ROWS, SAME_HEAD_LABEL,
-                     SAME_HEAD_ROW, SCENE_FAMILIES, TRIALS, BenchmarkDesign, merged, pending_name)
+                     OWN_DATA_SET, SAME_HEAD_ROW, TRIALS, BenchmarkDesign, data_set_scene, merged, pending_name)
 
 #: a cell of the grid: (regime label, row label)
 Cell = Tuple[str, str]
@@ -30,7 +30,7 @@ Cell = Tuple[str, str]
 
 def cell_label(row_label: str, part: str) -> str:
     """The label of a row's runs in one part of a family: ``"<row> · <regime>"`` (a length check),
-    ``"<row> · <scene family>"`` (a scene family)."""
+    ``"<row> · <data set>"`` (a data set)."""
     return f"{row_label} · {part}"
 
 
@@ -136,25 +136,29 @@ def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[
 
 
 def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]]) -> Families:
-    """The scene families' runs (pending: :attr:`mlpl_lab.protocol.asked.Asked.pending`), family
-    ``pending_name(FAMILIES, family)`` per scene family: ``{"<row> · <family>": [RunSpec per family
-    seed]}`` for every family but the
-    default one (whose runs are the single-positive cells) and every row of the block, each with the
-    hyperparameters of its default-family cell (``cells``: decided or stand-in specs), so no family
-    is tuned again. The oracle, which is not ranked and only checks the family's full-label → AN
-    gap, runs on the first family seed alone (the gap is paired on that seed)."""
+    """The data sets' runs (pending: :attr:`mlpl_lab.protocol.asked.Asked.pending`), family
+    ``pending_name(FAMILIES, data set)`` per data set: ``{"<row> · <data set>": [RunSpec per seed of
+    the data set]}`` for every data set but the own one (whose runs are the single-positive cells)
+    and every row of the block, each with the hyperparameters of its own-data-set cell (``cells``:
+    decided or stand-in specs), so no data set is tuned again. Each data set's scenes are its own
+    generator arguments over the generator's defaults (not over the profile's chosen scenes) and its
+    seeds its own (:meth:`BenchmarkDesign.seeds_of`). The oracle, which is not ranked and only
+    checks the data set's full-label → AN gap, runs on its first seed alone (the gap is paired on
+    that seed)."""
     out: Families = {}
+    generator = replace(d.profile, scene={})
     for label in d.family_rows:
         cell = cells.get((FAMILY_REGIME, label))
         if not cell:
             continue
         params = cell[0].method_params
         for family in d.scenes:
-            if family == "default":
+            if family == OWN_DATA_SET:
                 continue
-            seeds = d.family_seeds[:1] if label == ORACLE else d.family_seeds
+            seeds = d.seeds_of(family)
+            seeds = seeds[:1] if label == ORACLE else seeds
             out.setdefault(pending_name(FAMILIES, family), {})[cell_label(label, family)] = [
-                spec_for(d.profile, label, FAMILY_REGIME, s, params, scene=SCENE_FAMILIES[family]) for s in seeds]
+                spec_for(generator, label, FAMILY_REGIME, s, params, scene=data_set_scene(family)) for s in seeds]
     return out
 
 
@@ -215,7 +219,7 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     length_now, length_later = length_check_specs(d, decided_cells, stored)
     now.update(length_now)
     later.update(length_later)
-    # designed, not trained by the notebook: the scene families (under the default family's choices,
+    # designed, not trained by the notebook: the data sets (under the own data set's choices,
     # stand-ins while undecided) and the other schedule-bound rows' length checks
     any_cells = {cell: ss for st in decided for cell, ss in list(st.later.items()) + list(st.fresh.items())}
     pending: Families = {}
@@ -238,8 +242,8 @@ class BenchmarkRuns:
     chosen: Dict[Tuple[str, str], Dict[str, Any]]
     chosen_observed: Dict[Tuple[str, str], Optional[Dict[str, Any]]] = field(default_factory=dict)
     length: Dict[str, Dict[str, list]] = field(default_factory=dict)
-    #: ``{family: {row: runs}}`` of the scene families whose runs are stored (the default family:
-    #: the single-positive cells on the family seeds)
+    #: ``{data set: {row: runs}}`` of the data sets whose runs are stored (the own data set: the
+    #: single-positive cells on its seeds)
     families: Dict[str, Dict[str, list]] = field(default_factory=dict)
     #: ``{regime: {row: {"method": runs, "AN": runs}}}``: the stored length checks of the other
     #: schedule-bound rows (:func:`bound_check_specs`)
@@ -250,7 +254,7 @@ class BenchmarkRuns:
 
 def waiting(d: BenchmarkDesign, store=None) -> Dict[str, Dict[str, int]]:
     """``{family: {label: runs}}`` of the pending runs (:func:`specs`) the store lacks: what the
-    chapter's claims on scene families and schedule-bound controls wait for (read-only)."""
+    chapter's rank test over the data sets and its schedule-bound controls wait for (read-only)."""
     from ...protocol.asked import pending_missing, store_lookup
 
     stored = store_lookup(store)
@@ -280,7 +284,7 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
         seeds = set(d.family_seeds)
         default = {label: [r for r in cells[FAMILY_REGIME][label] if int(r.spec.seed) in seeds]
                    for label in d.family_rows if label in cells[FAMILY_REGIME]}
-        families["default"] = default
+        families[OWN_DATA_SET] = default
         scene_runs = merged(runs, FAMILIES)
         for family in d.scenes:
             for label in d.family_rows:

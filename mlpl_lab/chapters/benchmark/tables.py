@@ -1,5 +1,5 @@
 """Chapter 07's tables, computed from its ensured runs (:class:`.runs.BenchmarkRuns`): the cells
-per metric, ranks, the share of the AN → oracle gap, cost, per-class gains, the scene families and
+per metric, ranks, the share of the AN → oracle gap, cost, per-class gains, the data sets and
 their rank test, the length checks, the clean-vs-observed selection; and what the notebook records.
 Nothing here trains or asks for a run."""
 from __future__ import annotations
@@ -14,13 +14,13 @@ from ...protocol import tuning as tuner
 from ...protocol.common import as_profile, splits_for
 from ...protocol.recipes import rows, trial_params
 from ...protocol.regimes import REGIMES
-from .design import (AN, FAMILIES, FAMILY_CANDIDATE, FAMILY_MIN_GAP, ORACLE, REFERENCE_ROWS, SCENE_FAMILIES,
-                     BenchmarkDesign, left_out, merged)
+from .design import (AN, FAMILIES, FAMILY_MIN_GAP, ORACLE, OWN_DATA_SET, REFERENCE_ROWS, BenchmarkDesign,
+                     data_set_scene, left_out, merged)
 from .runs import BenchmarkRuns, cell_label
 
 REGIME_RANKS_NOTE = ("description only: the label regimes of one data set share its images, test set, seeds "
                      "and backbone, so they are not the independent data sets a rank test needs (Demšar 2006); "
-                     "no p and no critical difference over them (section 3's scene families give the test)")
+                     "no p and no critical difference over them (section 3's independent data sets give the test)")
 
 
 def tables(results) -> Dict[str, Any]:
@@ -138,14 +138,14 @@ def records(design: BenchmarkDesign, tabs, chosen, chosen_obs=None, runs: "Bench
     """What the notebook records (numbers stay numbers; NaN becomes None); ``chosen_obs``:
     :attr:`BenchmarkRuns.chosen_observed`; ``runs`` (:class:`BenchmarkRuns`): its every run is
     keyed in ``benchmark_convergence``'s run-keyed twin (the cells, LAC's own-head AN, the length
-    checks and the scene families), so the protocol counts distinct runs."""
+    checks and the data sets), so the protocol counts distinct runs."""
     from ...analysis.tables import RunFlags, convergence_record, run_convergence
 
     conv = bm.convergence_record(tabs["_cells"])
     if runs is not None:
         # each run's label, for the rows a share below the protocol's names (the cells first)
         labels = convergence_record(runs.results, {"LAC's own-head AN": runs.same_head},
-                                    {"length check": runs.length}, {"scene family": runs.families},
+                                    {"length check": runs.length}, {"data set": runs.families},
                                     {"length check": runs.bound_length}).labels
         conv = RunFlags(conv, run_convergence(runs.results, runs.same_head, runs.length, runs.families,
                                               runs.bound_length), labels)
@@ -230,18 +230,18 @@ def observed_tuning_frame(runs: "BenchmarkRuns"):
 
 
 def measured_gaps(record=None) -> Dict[str, Dict[str, Any]]:
-    """``{family: {"gap", "seeds"}}``: the full-label → AN test-mAP gap the scene-candidates
-    measurement recorded for each family that is one of its candidates (mean over its seeds;
-    :data:`FAMILY_CANDIDATE`), read from its record (``protocol.scenes_choice.CPU_RECORD``)."""
-    from ...protocol.scenes_choice import CPU_RECORD, runs_from_record, summarise
+    """``{data set: {"gap", "seeds"}}``: the full-label → AN test-mAP gap the data sets'
+    measurement recorded for each (mean over its seeds), read from its record
+    (``protocol.datasets.CPU_RECORD``, written by ``benchmarks/dataset_candidates.py``)."""
+    import json
+
+    from ...protocol.datasets import CPU_RECORD
 
     try:
-        cands = runs_from_record(record or CPU_RECORD)
-    except (OSError, ValueError, KeyError):
+        gaps = json.loads(Path(record or CPU_RECORD).read_text())["gaps"]
+        return {name: {"gap": float(g["gap test"]), "seeds": int(g["seeds"])} for name, g in gaps.items()}
+    except (OSError, ValueError, KeyError, TypeError):
         return {}
-    summary = summarise(cands)
-    return {fam: {"gap": summary[c]["gap test"], "seeds": summary[c]["seeds"]}
-            for fam, c in FAMILY_CANDIDATE.items() if c in summary}
 
 
 def family_frame(runs: "BenchmarkRuns", metric: str = "test_mAP"):
@@ -282,30 +282,44 @@ def family_gaps(runs: "BenchmarkRuns"):
         gap = (sum(full[s] - an[s] for s in shared) / len(shared)) if shared else math.nan
         m = measured.get(family)
         labels = {cell_label(label, family) for label in d.family_rows}
-        out.append({"family": family, "scenes": describe_scene(SCENE_FAMILIES[family]),
+        out.append({"family": family, "what it is": describe_data_set(family),
                     "measured gap": m["gap"] if m else math.nan,
                     "gap from the runs": gap, "seeds of the gap": len(shared),
                     f"gap ≥ {FAMILY_MIN_GAP:g}": ("—" if not shared else "✓" if gap >= FAMILY_MIN_GAP else "✗"),
                     "runs waiting": sum(n for label, n in waiting.items() if label in labels)})
-    columns = ["family", "scenes", "measured gap", "gap from the runs", "seeds of the gap",
+    columns = ["family", "what it is", "measured gap", "gap from the runs", "seeds of the gap",
                f"gap ≥ {FAMILY_MIN_GAP:g}", "runs waiting"]
     return pd.DataFrame(out, columns=columns).set_index("family")  # no row: a design without families
 
 
-def describe_scene(scene: Mapping[str, Any]) -> str:
-    """A family's setting as text: the profile's scenes, or what it changes."""
-    if not scene:
-        return "the profile's scenes"
-    return ", ".join(f"{k} {'–'.join(str(x) for x in v) if isinstance(v, (list, tuple)) else v}"
-                     for k, v in scene.items())
+def describe_data_set(name: str) -> str:
+    """What data set ``name`` is, as text: its vocabulary and number of classes, its co-occurrence
+    structure, objects per image and backgrounds, and its seeds."""
+    import inspect
+
+    from ...data.glyphs import class_names
+    from ...data.scenes import make_scenes
+    from .design import data_set_seeds
+
+    scene = data_set_scene(name)
+    defaults = {k: p.default for k, p in inspect.signature(make_scenes).parameters.items()}
+    get = lambda k: scene.get(k, defaults.get(k))  # noqa: E731  (the generator's default where unset)
+    glyphs, size = get("glyphs"), get("size_range")
+    sizes = f" of {size[0]:g}–{size[1]:g} of the image" if size else ""
+    seeds = data_set_seeds(name, 99)
+    return (f"{glyphs} ({len(class_names(glyphs))} classes), co-occurrence structure {get('structure_seed')} "
+            f"({get('num_contexts')} contexts, strength {get('context_strength')}), up to {get('max_objects')} "
+            f"objects{sizes}, noise {get('noise')}, background gradient {get('background_gradient')}; "
+            f"seeds {seeds[0]}–{seeds[-1]}"
+            + (" (the chapters' own scenes)" if name == OWN_DATA_SET else ""))
 
 
-#: a rank test needs this many scene families with every ranked row stored and the gap met
+#: a rank test needs this many data sets with every ranked row stored and the gap met
 MIN_FAMILIES = 5
 
 
 def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
-    """The ranks of the families' block (the oracle left out) over the scene families that are
+    """The ranks of the families' block (the oracle left out) over the data sets that are
     complete (every row stored) and keep a gap ≥ :data:`FAMILY_MIN_GAP`, with Iman–Davenport's p
     and the permutation p (:func:`mlpl_lab.analysis.ranks.rank_test`) when at least
     :data:`MIN_FAMILIES` remain; else ``"reason"`` says what waits. Keys: rank_test's, plus
@@ -316,7 +330,7 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
     methods = [r for r in d.family_rows if r not in REFERENCE_ROWS]
     if not d.scenes:
         return dict(families=[], methods=methods, waiting=0, p=None, mean_ranks={},
-                    reason=f"the {d.profile.name} design declares no scene families (the cpu design is the one that "
+                    reason=f"the {d.profile.name} design declares no data sets to rank over (the cpu design is the one that "
                            "ranks methods over independent data sets)")
     frame = family_frame(runs)
     gaps = family_gaps(runs)
@@ -325,7 +339,7 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
     waiting = sum(merged(runs.waiting, FAMILIES).values())
     base = {"families": ok, "methods": methods, "waiting": waiting}
     if len(ok) < MIN_FAMILIES:
-        reason = (f"{len(ok)} of the {len(d.scenes)} scene families have every ranked method stored and a "
+        reason = (f"{len(ok)} of the {len(d.scenes)} data sets have every ranked method stored and a "
                   f"full-label → AN gap ≥ {FAMILY_MIN_GAP:g} mAP; the test needs {MIN_FAMILIES}")
         if waiting:
             reason += (f": it waits for {waiting} runs not trained yet (a cold series trains them all; "

@@ -132,7 +132,7 @@ def convergence_view(rec: Mapping[str, Any], agreement: Optional[Mapping[str, bo
 
     if agreement is not None:
         display(Markdown(share_sentence(rec, agreement, what="runs of the chapter (cells, length checks, "
-                                                               "scene families, LAC's own-head AN)")))
+                                                               "data sets, LAC's own-head AN)")))
     return flags_table(rec, "Did every run of the cell converge (criterion of mlpl_lab.core.convergence)? ✓ yes, "
                        "✗ no (the cell carries a † in the tables above), 'schedule-bound': the runs that did not "
                        "are schedule-bound (§; section 8's length check is their control), — unknown.")
@@ -252,8 +252,8 @@ def tuning_view():
 
 
 def families_view(runs: "BenchmarkRuns"):
-    """The scene families: what each changes, its gap (measured and from the runs) and the runs it
-    still waits for; then the rank test over them, or a sentence saying what it waits for."""
+    """The data sets: what each is, its gap (measured and from the runs) and the runs it still waits
+    for; then the rank test over them, or a sentence saying what it waits for."""
     from IPython.display import Markdown, display
 
     from ...analysis.display import styled
@@ -262,15 +262,16 @@ def families_view(runs: "BenchmarkRuns"):
         return Markdown(f"**No rank test here.** {family_ranks(runs)['reason']}: the ranks of section 3 "
                         "are description only, and the paired claims of section 8 are the comparisons to read.")
     gaps = family_gaps(runs)
-    display(styled(gaps, f"The benchmark's data sets: scene families, each a setting of the generator's knobs, "
-                   f"under uniform single positive. 'measured gap': full labels minus AN (test mAP) in the "
-                   f"measurement that chose the default scenes (— not measured); 'gap from the runs': the same "
-                   f"from this chapter's runs (on the seeds the oracle ran); every family must keep ≥ {FAMILY_MIN_GAP:g} "
-                   "mAP; 'runs waiting': its runs not trained yet.",
+    display(styled(gaps, f"The benchmark's data sets, under uniform single positive: each with its own label "
+                   f"space, co-occurrence structure, objects, backgrounds and seeds (no seed or layout shared; "
+                   f"their independence is measured in benchmarks/records/dataset_candidates_cpu.json). "
+                   f"'measured gap': full labels minus AN (test mAP) in that measurement (its first seed); "
+                   f"'gap from the runs': the same from this chapter's runs (on the seeds the oracle ran); every "
+                   f"data set must keep ≥ {FAMILY_MIN_GAP:g} mAP; 'runs waiting': its runs not trained yet.",
                    percent=["measured gap", "gap from the runs"], counts=["seeds of the gap", "runs waiting"],
                    best=False))
     frame = family_frame(runs)
-    display(styled(frame, f"Test mAP on each scene family under uniform single positive: the mean over the seeds "
+    display(styled(frame, f"Test mAP on each data set under uniform single positive: the mean over the seeds "
                    f"stored (up to {len(runs.design.family_seeds)}); blank: not trained yet. The oracle is shown, "
                    "not ranked; no cell is bold (a comparison of two rows rests on a paired claim).",
                    percent=True, reference=[ORACLE], best=False))
@@ -282,14 +283,14 @@ def families_view(runs: "BenchmarkRuns"):
 
 
 def family_test_view(test: Mapping[str, Any]):
-    """The rank test over the scene families as a table (mean ranks, then the tests)."""
+    """The rank test over the data sets as a table (mean ranks, then the tests)."""
     import pandas as pd
 
     from ...analysis.display import styled
 
     mean = pd.Series(test["mean_ranks"], name="mean rank").sort_values().to_frame()
     df1, df2 = test["df"]
-    caption = (f"Mean ranks over {test['N']} scene families ({test['k']} methods; 1 = best). Iman–Davenport's "
+    caption = (f"Mean ranks over {test['N']} independent data sets ({test['k']} methods; 1 = best). Iman–Davenport's "
                f"F = {test['F']:.2f} on ({df1}, {df2}) df, p = {test['p']:.2g} (the p this chapter reads); the "
                f"permutation p = {test['p_permutation']:.2g} ({test['permutation']}); Friedman's χ² = "
                f"{test['friedman_chi2']:.2f}, shown only beside them (its χ² approximation is rough at few data "
@@ -298,7 +299,7 @@ def family_test_view(test: Mapping[str, Any]):
 
 
 def pairs_text(test: Mapping[str, Any]) -> str:
-    """What the rank test over the scene families says of pairs of methods, computed from it:
+    """What the rank test over the data sets says of pairs of methods, computed from it:
     Nemenyi's CD and the pairs further apart — stated as findings only where a pairwise test at
     this N can reject (:func:`mlpl_lab.analysis.ranks.pairwise_can_reject`), else as description
     with the sentence saying why (:func:`mlpl_lab.analysis.ranks.pairwise_note`) — and that the
