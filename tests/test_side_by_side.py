@@ -99,3 +99,40 @@ def test_lanes_are_two_only_when_every_run_is_stored_and_the_setting_is_checked(
         monkeypatch.setenv(LANES_ENV, bad)
         with pytest.raises(CommandError, match=LANES_ENV):
             lanes_for(True)
+
+
+PID = ("import os, json\n"
+       "print(json.dumps({'pid': os.getpid(), 'chapter': os.environ.get('MLPL_LAB_CHAPTER'),\n"
+       "  'omp': os.environ.get('OMP_NUM_THREADS')}))")
+
+
+def test_kernels_started_while_the_series_is_planned_run_its_first_notebooks(tmp_path, monkeypatch):
+    """``series.prewarm`` starts the first notebooks' kernels before the plan; side by side, each
+    notebook then runs on the kernel started for it (the pid its cell prints is that kernel's), under
+    its own chapter and one lane's threads; a kernel no notebook took is shut down. Bugs caught: a
+    warm kernel handed to the wrong notebook (its access log and figure log under another chapter),
+    both started and then ignored (a second kernel started per notebook), one left running."""
+    from jupyter_core.utils import run_sync
+
+    first = _notebook(tmp_path / "a_first.ipynb", ["profile = 'smoke'", PID])
+    second = _notebook(tmp_path / "b_second.ipynb", ["profile = 'smoke'", PID])
+    monkeypatch.setenv(LANES_ENV, "2")
+    monkeypatch.setenv("MLPL_LAB_PROGRESS_FILE", str(tmp_path / "progress"))
+    monkeypatch.setattr(benchmark_csv, "BENCHMARK_NOTEBOOK", "none")
+    out = tmp_path / "out"
+    warm = series.prewarm([first, second], out, "smoke")
+    assert set(warm) == {first, second}
+    pids = {path.name: ahead.km.provisioner.process.pid for path, ahead in warm.items()}
+    kms = [ahead.km for ahead in warm.values()]
+    series.run_notebooks([first, second], out, "smoke", lanes=2, warm=warm)
+    assert warm == {}  # each taken by its notebook
+    for path in (first, second):
+        nb = nbformat.read(str(out / path.name), as_version=4)
+        got = json.loads(nb.cells[-1].outputs[0]["text"])
+        assert got == {"pid": pids[path.name], "chapter": path.stem, "omp": str(max(1, (os.cpu_count() or 1) // 2))}
+    assert not any(run_sync(km.is_alive)() for km in kms)
+    # a series that does not run side by side shuts the kernels started for it
+    warm = series.prewarm([first, second], out, "smoke")
+    kms = [ahead.km for ahead in warm.values()]
+    series.close_all(warm)
+    assert warm == {} and not any(run_sync(km.is_alive)() for km in kms)

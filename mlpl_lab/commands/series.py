@@ -37,13 +37,64 @@ def run_series(args, out: Path, paths, parameters=None, plan_parameters=None) ->
     cluster of ``--workers`` / ``--scheduler`` where one is asked for)."""
     set_fresh(args, out)
     with progress_log(out):
-        all_stored = train_plan_first(args, paths, plan_parameters)
-        if all_stored and lanes_for(True) > 1:
-            print("[mlpl-lab] every planned run is stored: the notebooks only read, and run side by side",
-                  flush=True)
-        with dask_engine(args):
-            run_notebooks(paths, out, args.profile, parameters, cell_timeout=args.cell_timeout,
-                          lanes=lanes_for(all_stored))
+        # the first notebooks' kernels start (and import) while the series is planned: the plan is
+        # one Python thread, so the kernels' imports take the idle core; used if the notebooks run
+        # side by side (every planned run stored), shut down otherwise
+        warm = prewarm(paths, out, args.profile) if not (getattr(args, "workers", None)
+                                                         or getattr(args, "scheduler", None)) else {}
+        try:
+            all_stored = train_plan_first(args, paths, plan_parameters)
+            lanes = lanes_for(all_stored)
+            if all_stored and lanes > 1:
+                print("[mlpl-lab] every planned run is stored: the notebooks only read, and run side by side",
+                      flush=True)
+            else:
+                close_all(warm)
+            with dask_engine(args):
+                run_notebooks(paths, out, args.profile, parameters, cell_timeout=args.cell_timeout,
+                              lanes=lanes, warm=warm)
+        finally:
+            close_all(warm)
+
+
+def prewarm(paths, out: Path, profile: str) -> dict:
+    """``{path: NextKernel}``: the kernels of the notebooks a side-by-side series runs first (one per
+    lane, :func:`side_by_side_order`), each started now under the environment it would get when its
+    notebook starts (its chapter, figure log, profile, one lane's torch threads) and importing what
+    its notebook imports. Empty where the series could not run side by side."""
+    from ..reporting.next_kernel import NextKernel
+
+    lanes = lanes_for(True)
+    if lanes < 2 or len(paths) < 2:
+        return {}
+    warm = {}
+    with environment_kept():
+        log_reads_under(profile)
+        os.environ.setdefault("MLPL_LAB_PROGRESS", "0")
+        for path in side_by_side_order(paths, profile)[:lanes]:
+            ahead = NextKernel(kernel_config)
+            start_ahead(ahead, path, out, threads=lane_threads(lanes))
+            warm[path] = ahead
+    return warm
+
+
+def close_all(warm: dict) -> None:
+    """Shut down the kernels of :func:`prewarm` no notebook took."""
+    while warm:
+        _, ahead = warm.popitem()
+        ahead.close()
+
+
+def lane_threads(lanes: int) -> int:
+    """Torch threads per kernel when ``lanes`` notebooks run at once: no lane oversubscribes the cores."""
+    return max(1, (os.cpu_count() or 1) // lanes)
+
+
+def side_by_side_order(paths, profile: str) -> list:
+    """``paths`` longest first by their measured served times (:func:`served_seconds`), so no lane
+    ends with a long one."""
+    served = served_seconds(profile)
+    return sorted(paths, key=lambda p: -served.get(Path(p).stem, 0.0))
 
 
 @contextlib.contextmanager
@@ -67,7 +118,7 @@ def run_notebooks(paths, out: Path, profile: str, parameters=None, **kwargs) -> 
 
 
 def execute_series(paths, out: Path, profile: str, parameters=None,
-                   cell_timeout: float | None = None, lanes: int = 1) -> None:
+                   cell_timeout: float | None = None, lanes: int = 1, warm: dict | None = None) -> None:
     """Execute ``paths`` in order; each next notebook's kernel starts, and imports what that
     notebook imports, while the current one runs (:mod:`mlpl_lab.reporting.next_kernel`).
 
@@ -77,7 +128,8 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
     listed in one :class:`CommandError` (exit code 1).
 
     ``lanes`` > 1: that many notebooks at once, each on its own kernel started for it (threads;
-    each thread runs its own event loop), reported as each ends; for series that only read."""
+    each thread runs its own event loop), reported as each ends; for series that only read.
+    ``warm``: kernels already started for some of ``paths`` (:func:`prewarm`), taken by them."""
     from ..profiles import get_profile
     from ..reporting.audit import summarise, summary_text
     from ..reporting.next_kernel import NextKernel
@@ -90,7 +142,8 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
     progress_file = Path(os.environ[PROGRESS_FILE_ENV])
     os.environ.setdefault("MLPL_LAB_PROGRESS", "0")  # before any kernel starts: they inherit it
     if lanes > 1 and len(paths) > 1:
-        done, failures = execute_side_by_side(paths, out, profile, parameters, timeout, progress_file, lanes)
+        done, failures = execute_side_by_side(paths, out, profile, parameters, timeout, progress_file, lanes,
+                                              warm)
         ahead = None
     else:
         ahead = NextKernel(kernel_config)
@@ -125,7 +178,7 @@ def execute_series(paths, out: Path, profile: str, parameters=None,
 
 
 def execute_side_by_side(paths, out: Path, profile: str, parameters, timeout, progress_file: Path,
-                         lanes: int):
+                         lanes: int, warm: dict | None = None):
     """``paths`` executed ``lanes`` at a time, each in a thread of its own that starts the
     notebook's kernel (under its chapter's name and figure log) and runs it; a line as each
     ends. Returns ``(executed notebooks in the series' order, failures)``; 07's CSV tables are
@@ -139,12 +192,15 @@ def execute_side_by_side(paths, out: Path, profile: str, parameters, timeout, pr
     for path in paths:
         enter_chapter(path, profile)  # each access log starts empty, before any kernel reads
 
-    threads = max(1, (os.cpu_count() or 1) // lanes)  # no lane's torch oversubscribes the cores
+    threads = lane_threads(lanes)
+    warm = warm if warm is not None else {}
 
     def one(path: Path):
         t0 = time.perf_counter()
-        ahead = NextKernel(kernel_config)
-        start_ahead(ahead, path, out, threads=threads)
+        ahead = warm.pop(path, None)  # started while the series was planned (prewarm)
+        if ahead is None:
+            ahead = NextKernel(kernel_config)
+            start_ahead(ahead, path, out, threads=threads)
         km, numerics_before = take_kernel(ahead, path)
         executed, failed = execute_one(path, out, profile, parameters, km, timeout, None)
         seconds = time.perf_counter() - t0
@@ -156,8 +212,7 @@ def execute_side_by_side(paths, out: Path, profile: str, parameters, timeout, pr
         return executed, failed, numerics_before
 
     # longest first (the served times measured for ``make report``), so no lane ends with a long one
-    served = served_seconds(profile)
-    order = sorted(paths, key=lambda p: -served.get(p.stem, 0.0))
+    order = side_by_side_order(paths, profile)
     with tailing(progress_file), ThreadPoolExecutor(max_workers=lanes) as pool:
         by_path = dict(zip(order, pool.map(one, order)))
     results = [by_path[path] for path in paths]
