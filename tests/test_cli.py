@@ -116,7 +116,8 @@ def test_a_fresh_report_or_its_resumption_imports_no_course_pack(flags, tmp_path
 
     imported = []
     monkeypatch.setattr(report, "import_shipped_pack", lambda profile: imported.append(profile))
-    monkeypatch.setattr(report, "run_series", lambda *a, **kw: None)
+    # the series runs the import it is given before it plans (while its first kernels start)
+    monkeypatch.setattr(report, "run_series", lambda *a, before_plan=None, **kw: before_plan and before_plan())
     monkeypatch.setattr(report, "cold_estimate", lambda *a, **kw: "")
     monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path / "data"))
     from mlpl_lab.cli import main

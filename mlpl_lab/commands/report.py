@@ -102,18 +102,20 @@ def cmd_report(args) -> int:
         # a fresh series (or its resumption) retrains what it reads: importing the course pack into
         # its store would only mix another series' runs into it
         print("[mlpl-lab] --fresh/--fresh-after: the shipped course pack is not imported", flush=True)
-    else:
-        import_shipped_pack(args.profile)
-        if args.no_cold and args.profile != "smoke" and not any(True for _ in RunStore().keys()):
-            raise CommandError(f"the run store is empty and no course pack is shipped for profile "
-                               f"{args.profile}: {cold_estimate(args.profile, paths)}. Start it on "
-                               "purpose (make report COLD=1), or import a pack first (mlpl-lab pack "
-                               "import FILE)")
+    serve_pack = None
+    if not (args.cold or args.fresh or args.fresh_after is not None):
+        def serve_pack():  # run by the series while the first kernels start (they import meanwhile)
+            import_shipped_pack(args.profile)
+            if args.no_cold and args.profile != "smoke" and not any(True for _ in RunStore().keys()):
+                raise CommandError(f"the run store is empty and no course pack is shipped for profile "
+                                   f"{args.profile}: {cold_estimate(args.profile, paths)}. Start it on "
+                                   "purpose (make report COLD=1), or import a pack first (mlpl-lab pack "
+                                   "import FILE)")
     total = time.perf_counter()
     try:
         # a report trains nothing a pack does not hold: the live exercises are left to class
         with answers_for(args.instructor, paths) as executed:
-            run_series(args, out, executed, {"live_training": False})
+            run_series(args, out, executed, {"live_training": False}, before_plan=serve_pack)
     finally:
         if args.cold:
             if pending_before is None:

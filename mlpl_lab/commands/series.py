@@ -31,18 +31,21 @@ from .plan_first import lanes_for, train_plan_first
 from .progress import progress_log, tailing
 
 
-def run_series(args, out: Path, paths, parameters=None, plan_parameters=None) -> None:
-    """``report`` and ``benchmark``: ``--fresh``, the progress file, the planned runs trained
-    first (under ``plan_parameters``), then the notebooks under ``parameters`` (on the Dask
-    cluster of ``--workers`` / ``--scheduler`` where one is asked for)."""
+def run_series(args, out: Path, paths, parameters=None, plan_parameters=None, before_plan=None) -> None:
+    """``report`` and ``benchmark``: ``--fresh``, the progress file, ``before_plan()`` (the report's
+    import of the shipped pack), the planned runs trained first (under ``plan_parameters``), then the
+    notebooks under ``parameters`` (on the Dask cluster of ``--workers`` / ``--scheduler`` where one
+    is asked for)."""
     set_fresh(args, out)
     with progress_log(out):
-        # the first notebooks' kernels start (and import) while the series is planned: the plan is
-        # one Python thread, so the kernels' imports take the idle core; used if the notebooks run
-        # side by side (every planned run stored), shut down otherwise
+        # the first notebooks' kernels start (and import) while the pack is imported and the series
+        # planned: one Python thread, so the kernels' imports take the idle core; used if the
+        # notebooks run side by side (every planned run stored), shut down otherwise
         warm = prewarm(paths, out, args.profile) if not (getattr(args, "workers", None)
                                                          or getattr(args, "scheduler", None)) else {}
         try:
+            if before_plan is not None:
+                before_plan()
             all_stored = train_plan_first(args, paths, plan_parameters)
             lanes = lanes_for(all_stored)
             if all_stored and lanes > 1:
