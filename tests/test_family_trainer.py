@@ -31,9 +31,27 @@ from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore
 P = get_profile("smoke", init="scratch")
 family = Family("99_test", "a family", [P.spec("an", seed=s) for s in range(4)])
-done = train_families([family], RunStore(sys.argv[1]), workers=1)
+task = None
+if sys.argv[2:] == ["paced"]:  # the first trainer: a pause after each stored run (see paced_task)
+    from test_family_trainer import paced_task as task
+done = train_families([family], RunStore(sys.argv[1]), workers=1, task=task)
 print("RESULT " + json.dumps(done["a family"]), flush=True)
 """
+
+
+#: seconds a worker of the first trainer waits after storing each run: a smoke run trains in about
+#: a second, so without it a loaded machine stored the whole family before the stop landed
+PACE = 5.0
+
+
+def paced_task(spec, root):
+    """The worker's own task (the run trained and stored), then a pause: the stop lands while the
+    family is incomplete however fast the runs train."""
+    from mlpl_lab.runs import workers
+
+    out = workers._train_one(spec, root)
+    time.sleep(PACE)
+    return out
 
 
 def folders(root: Path):
@@ -41,9 +59,10 @@ def folders(root: Path):
             for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")} if root.exists() else {}
 
 
-def start(root: Path) -> subprocess.Popen:
-    env = dict(os.environ, MLPL_LAB_PROGRESS="0", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-c", TRAINER, str(root)], env=env, stdout=subprocess.PIPE,
+def start(root: Path, *extra: str) -> subprocess.Popen:
+    env = dict(os.environ, MLPL_LAB_PROGRESS="0", OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
+    return subprocess.Popen([sys.executable, "-c", TRAINER, str(root), *extra], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
@@ -51,7 +70,7 @@ def start(root: Path) -> subprocess.Popen:
 @pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
 def test_a_stopped_trainer_started_again_completes_the_family_training_no_run_twice(tmp_path, stop):
     root = tmp_path / "runs"
-    first = start(root)
+    first = start(root, "paced")
     deadline = time.time() + 240
     while time.time() < deadline and len(folders(root)) < 1:
         assert first.poll() is None, first.stdout.read()
