@@ -51,13 +51,18 @@ def main(argv=None) -> int:
     subprocess.run(["git", "clone", "-q", "--no-local", str(ROOT), str(clone)], check=True)
     commit = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    env = dict(os.environ, CI="true", PS4="+ $EPOCHREALTIME ")
+    env = dict(os.environ, CI="true")
     env.pop("MLPL_LAB_DATA", None)
     load0 = os.getloadavg()[0]
     t0 = time.time()
     log = work / "ci.log"
     with open(log, "w") as f:
-        proc = subprocess.run(["bash", "-x", ".ci/run"], cwd=clone, env=env, stdout=f, stderr=subprocess.STDOUT)
+        # PS4 is set by a start-up file (BASH_ENV): bash running as root ignores a PS4 it inherits
+        # (the record of 2026-12-02's first rehearsal came out without its steps)
+        ps4 = work / "ps4.sh"
+        ps4.write_text("PS4='+ $EPOCHREALTIME '\n")
+        proc = subprocess.run(["bash", "-x", ".ci/run"], cwd=clone, env=dict(env, BASH_ENV=str(ps4)),
+                              stdout=f, stderr=subprocess.STDOUT)
     end = time.time()
     text = log.read_text(errors="replace")
     top = [(cmd, s) for cmd, s in steps(text, end) if not cmd.startswith(("export ", "cd ", "set ", "{ ", "uptime"))]
