@@ -343,8 +343,8 @@ def family_ranks(runs: "BenchmarkRuns") -> Dict[str, Any]:
                   f"full-label → AN gap ≥ {FAMILY_MIN_GAP:g} mAP; the test needs {MIN_FAMILIES}")
         if waiting:
             reason += (f": it waits for {waiting} runs not trained yet (a cold series trains them all; "
-                       "`MLPL_LAB_TRAIN_PENDING` trains one family on its own, and the handbook's Run packs says how "
-                       "it joins the pack)")
+                       f"`mlpl-lab train \"{FAMILIES}: <name>\" --profile {d.profile.name}` trains one data set on its "
+                       "own, resumably, and the handbook's Run packs says how it joins the pack as a part)")
         return dict(base, p=None, reason=reason, mean_ranks={})
     return dict(base, **rank_test(frame.loc[methods, ok], methods, ok))
 
