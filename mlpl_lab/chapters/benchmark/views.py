@@ -263,8 +263,8 @@ def families_view(runs: "BenchmarkRuns"):
                         "are description only, and the paired claims of section 8 are the comparisons to read.")
     gaps = family_gaps(runs)
     display(styled(gaps, f"The benchmark's data sets, under uniform single positive: each with its own label "
-                   f"space, co-occurrence structure, objects, backgrounds and seeds (no seed or layout shared; "
-                   f"their independence is measured in benchmarks/records/dataset_candidates_cpu.json). "
+                   f"space, co-occurrence structure, objects, backgrounds and seeds (no seed or layout shared; the "
+                   f"lab's measurement of the candidates found every pair's same-index images uncorrelated). "
                    f"'measured gap': full labels minus AN (test mAP) in that measurement (its first seed); "
                    f"'gap from the runs': the same from this chapter's runs (on the seeds the oracle ran); every "
                    f"data set must keep ≥ {FAMILY_MIN_GAP:g} mAP; 'runs waiting': its runs not trained yet.",
