@@ -213,3 +213,18 @@ def test_07s_pending_runs_come_in_parts_a_sitting_can_train(monkeypatch):
     # the merged view the chapter reads holds every label once
     merged = b.merged(asked.pending, b.FAMILIES)
     assert len(merged) == sum(len(asked.pending[n]) for n in scene)
+
+
+def test_the_data_sets_caption_reads_their_independence_from_the_record(tmp_path):
+    """Oracle: a hand-made record of two pairs (largest median 0.03, one shared seed)."""
+    import json
+
+    from mlpl_lab.chapters.benchmark.views import independence_sentence
+
+    rec = tmp_path / "r.json"
+    rec.write_text(json.dumps({"independence": {
+        "a | b": {"median_pixel_correlation": 0.01, "seeds": [], "structure_seeds": []},
+        "a | c": {"median_pixel_correlation": 0.03, "seeds": [7], "structure_seeds": []}}}))
+    assert independence_sentence(rec) == ("over the 2 pairs the lab measured, the median same-index pixel "
+                                          "correlation is at most 0.0300 and 1 seeds are shared")
+    assert independence_sentence(tmp_path / "absent.json") == "their independence not measured here"

@@ -4,6 +4,8 @@ Markdown, in the lab's one table style (:mod:`mlpl_lab.analysis.display`). No vi
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Any, Dict, Mapping, Optional
 
 from ...analysis import benchmark as bm
@@ -263,8 +265,7 @@ def families_view(runs: "BenchmarkRuns"):
                         "are description only, and the paired claims of section 8 are the comparisons to read.")
     gaps = family_gaps(runs)
     display(styled(gaps, f"The benchmark's data sets, under uniform single positive: each with its own label "
-                   f"space, co-occurrence structure, objects, backgrounds and seeds (no seed or layout shared; the "
-                   f"lab's measurement of the candidates found every pair's same-index images uncorrelated). "
+                   f"space, co-occurrence structure, objects, backgrounds and seeds ({independence_sentence()}). "
                    f"'measured gap': full labels minus AN (test mAP) in that measurement (its first seed); "
                    f"'gap from the runs': the same from this chapter's runs (on the seeds the oracle ran); every "
                    f"data set must keep ≥ {FAMILY_MIN_GAP:g} mAP; 'runs waiting': its runs not trained yet.",
@@ -280,6 +281,24 @@ def families_view(runs: "BenchmarkRuns"):
         return Markdown(f"**No rank test yet.** {test['reason']}. Until then the ranks of section 3 are "
                         "description only, and the paired claims of section 8 are the comparisons to read.")
     return family_test_view(test)
+
+
+def independence_sentence(record=None) -> str:
+    """What the data sets' measurement found of their independence, read from its record
+    (``protocol.datasets.CPU_RECORD``): the largest median same-index pixel correlation over the
+    pairs and the seeds they share."""
+    import json
+
+    from ...protocol.datasets import CPU_RECORD
+
+    try:
+        pairs = json.loads(Path(record or CPU_RECORD).read_text())["independence"]
+        worst = max(float(p["median_pixel_correlation"]) for p in pairs.values())
+        shared = sum(len(p.get("seeds") or []) for p in pairs.values())
+    except (OSError, ValueError, KeyError, TypeError):
+        return "their independence not measured here"
+    return (f"over the {len(pairs)} pairs the lab measured, the median same-index pixel correlation is at most "
+            f"{worst:.4f} and {shared} seeds are shared")
 
 
 def family_test_view(test: Mapping[str, Any]):
