@@ -25,7 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 P = get_profile("smoke", init="scratch")
 
 TRAINER = """
-import json, sys
+import json, signal, sys
+# ctrl-c as in a terminal: a process started with SIGINT ignored (pytest-xdist's workers ignore it,
+# and children inherit that) would otherwise never see it, and train the whole family
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from mlpl_lab.protocol.families import Family, train_families
 from mlpl_lab.profiles import get_profile
 from mlpl_lab.runs.store import RunStore
