@@ -67,6 +67,17 @@ DATASETS: Dict[str, Dict[str, Any]] = {
 CPU_RECORD = Path(__file__).resolve().parents[2] / "benchmarks" / "records" / "dataset_candidates_cpu.json"
 
 
+def read_record(record=None) -> Dict[str, Any]:
+    """The data sets' measurement record (:data:`CPU_RECORD` by default); ``{}`` where it cannot be
+    read. The one reader of it (07's table of gaps and its caption on independence)."""
+    import json
+
+    try:
+        return json.loads(Path(record or CPU_RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def scene_of(name: str, datasets: Mapping[str, Mapping[str, Any]] | None = None) -> Dict[str, Any]:
     """The generator arguments of data set ``name`` (a clear error naming the known ones)."""
     sets = DATASETS if datasets is None else datasets

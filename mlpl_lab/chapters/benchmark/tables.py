@@ -233,12 +233,10 @@ def measured_gaps(record=None) -> Dict[str, Dict[str, Any]]:
     """``{data set: {"gap", "seeds"}}``: the full-label → AN test-mAP gap the data sets'
     measurement recorded for each (mean over its seeds), read from its record
     (``protocol.datasets.CPU_RECORD``, written by ``benchmarks/dataset_candidates.py``)."""
-    import json
-
-    from ...protocol.datasets import CPU_RECORD
+    from ...protocol.datasets import read_record
 
     try:
-        gaps = json.loads(Path(record or CPU_RECORD).read_text())["gaps"]
+        gaps = read_record(record)["gaps"]
         return {name: {"gap": float(g["gap test"]), "seeds": int(g["seeds"])} for name, g in gaps.items()}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
@@ -299,6 +297,7 @@ def describe_data_set(name: str) -> str:
 
     from ...data.glyphs import class_names
     from ...data.scenes import make_scenes
+    from ...protocol.datasets import DATASETS
     from .design import data_set_seeds
 
     scene = data_set_scene(name)
@@ -306,7 +305,7 @@ def describe_data_set(name: str) -> str:
     get = lambda k: scene.get(k, defaults.get(k))  # noqa: E731  (the generator's default where unset)
     glyphs, size = get("glyphs"), get("size_range")
     sizes = f" of {size[0]:g}–{size[1]:g} of the image" if size else ""
-    seeds = data_set_seeds(name, 99)
+    seeds = data_set_seeds(name, len(DATASETS[name]["seeds"]))
     return (f"{glyphs} ({len(class_names(glyphs))} classes), co-occurrence structure {get('structure_seed')} "
             f"({get('num_contexts')} contexts, strength {get('context_strength')}), up to {get('max_objects')} "
             f"objects{sizes}, noise {get('noise')}, background gradient {get('background_gradient')}; "

@@ -4,8 +4,6 @@ Markdown, in the lab's one table style (:mod:`mlpl_lab.analysis.display`). No vi
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from typing import Any, Dict, Mapping, Optional
 
 from ...analysis import benchmark as bm
@@ -287,12 +285,10 @@ def independence_sentence(record=None) -> str:
     """What the data sets' measurement found of their independence, read from its record
     (``protocol.datasets.CPU_RECORD``): the largest median same-index pixel correlation over the
     pairs and the seeds they share."""
-    import json
-
-    from ...protocol.datasets import CPU_RECORD
+    from ...protocol.datasets import read_record
 
     try:
-        pairs = json.loads(Path(record or CPU_RECORD).read_text())["independence"]
+        pairs = read_record(record)["independence"]
         worst = max(float(p["median_pixel_correlation"]) for p in pairs.values())
         shared = sum(len(p.get("seeds") or []) for p in pairs.values())
     except (OSError, ValueError, KeyError, TypeError):
