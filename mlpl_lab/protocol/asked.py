@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..runs.ensure import ensure_grid, load_method
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
+from .pilots import attach_pilots, pilot_families, with_pilots
 
 #: ``stored(spec)``: the stored run of ``spec``, or ``None`` (read-only; never trains)
 Stored = Callable[[RunSpec], Optional[StoredRun]]
@@ -114,13 +115,16 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
         if clash:
             raise ValueError(f"{getattr(specs, '__module__', specs)}.specs names families both now and "
                              f"pending: {sorted(clash)}; give the pending runs their own family")
+        pilots = pilot_families(asked) if not asked.later else {}
         families = dict(asked.now) | {f: labels for f, labels in asked.pending.items() if train_pending(f)}
+        families |= {f: labels for f, labels in pilots.items() if train_pending(f)}
         grid = {(fam, lab): ss for fam, labels in families.items() for lab, ss in labels.items()}
         done = ensure_grid(grid, store=store, label=label, **engine)
         if not asked.later:
-            out: Runs = {fam: {} for fam in families}
+            out: Runs = {fam: {} for fam in families if fam not in pilots}
             for (fam, lab), runs in done.items():
-                out[fam][lab] = runs
+                if fam not in pilots:
+                    out[fam][lab] = runs
             for fam, labels in asked.pending.items():  # not trained: the labels whose runs are all stored
                 if fam in out:
                     continue
@@ -128,6 +132,7 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
                     runs = [stored(s) for s in ss]
                     if runs and all(r is not None for r in runs):
                         out.setdefault(fam, {})[lab] = runs
+            attach_pilots(asked, out, stored)  # a stored pilot decides its row's convergence
             return out
     raise RuntimeError(f"{getattr(specs, '__module__', specs)}.specs still waits on results after "
                        f"{max_rounds} rounds: a choice reads a run its own round never asks for")
@@ -164,7 +169,7 @@ def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stor
     ``stored`` (with the pending runs when :func:`train_pending`); the next round is ``later``
     (provisional), when something waits; the last, the pending runs (:attr:`Round.pending`), when
     they are not trained in this process."""
-    asked = specs(design, stored)
+    asked = with_pilots(specs(design, stored))
     trained = Asked(now={f: labels for f, labels in asked.pending.items() if train_pending(f)})
     waits = Asked(now={f: labels for f, labels in asked.pending.items() if not train_pending(f)})
     first = asked.flat("now") + trained.flat("now")

@@ -57,6 +57,9 @@ TRIALS = 3
 TRIALS_OF_PROFILE = {"smoke": 2, "gpu_shape": 2}
 #: the family of a design's tuning trials among the runs it asks for (07's, a researcher's own row's)
 TRIALS_FAMILY = "tuning trials"
+#: the families that hold tuning trials (07's and a user row's; chapter 02's ``trial``): runs that
+#: choose a setting, not rows; the row they choose gets the pilot (:mod:`mlpl_lab.protocol.pilots`)
+TRIAL_FAMILIES = (TRIALS_FAMILY, "trial")
 
 
 def trials_for(profile) -> int:

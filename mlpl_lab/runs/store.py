@@ -116,11 +116,22 @@ class StoredRun(EpochRows):
     path: Optional[Path] = None
     loader: Optional[Callable[["StoredRun"], Any]] = None
     _method: Any = None
+    #: the verdict of its row's pilot (:func:`mlpl_lab.protocol.pilots.pilot_verdict`: the row's
+    #: first run trained 4/3 as long), set where the pilot is stored; it then decides
+    #: :attr:`converged` in place of the last-quarter criterion
+    pilot: Optional[Dict[str, Any]] = None
 
     @property
     def convergence(self) -> Dict[str, Any]:
-        """The convergence record of :mod:`mlpl_lab.core.convergence` (written with the run)."""
-        return self.summary.get("convergence") or run_convergence(self.history)
+        """The convergence record of :mod:`mlpl_lab.core.convergence` (written with the run); where
+        its row's pilot is stored (:attr:`pilot`), ``converged``, ``criterion`` and ``reason`` are the
+        pilot's and ``last_quarter`` keeps the run's own ``{"converged", "reason"}``."""
+        own = self.summary.get("convergence") or run_convergence(self.history)
+        if self.pilot is None:
+            return own
+        return {**own, "converged": bool(self.pilot["converged"]), "criterion": self.pilot["criterion"],
+                "reason": self.pilot["reason"], "pilot": dict(self.pilot),
+                "last_quarter": {"converged": own.get("converged"), "reason": own.get("reason")}}
 
     @property
     def selected(self) -> Dict[str, Dict[str, Any]]:
@@ -131,7 +142,8 @@ class StoredRun(EpochRows):
 
     @property
     def converged(self) -> bool:
-        """Did the clean-validation curve flatten (:data:`mlpl_lab.core.convergence.CRITERION`)?"""
+        """Did the row's pilot gain < 0.5 test mAP (:attr:`pilot`, where stored), else did the
+        clean-validation curve flatten (:data:`mlpl_lab.core.convergence.CRITERION`)?"""
         return bool(self.convergence["converged"])
 
     @property
