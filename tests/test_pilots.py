@@ -102,3 +102,53 @@ def test_a_pilot_that_gains_little_makes_a_run_still_rising_at_its_end_converged
     attach_pilots(Asked(now={"t": {"AN": [r.spec]}}), {"t": {"AN": [r]}},
                   lambda s: run(spec(epochs=72), 80.3) if s.key == spec(epochs=72).key else None)
     assert r.converged is True
+
+
+def _store(*runs):
+    table = {r.spec.key: r for r in runs}
+    return lambda s: table.get(s.key)
+
+
+def test_a_row_whose_pilot_gains_trains_longer_on_every_seed_and_waits_as_a_family_until_stored():
+    """Bug caught: a gaining row left at its length with nothing asked, lengthened on its pilot's
+    seed only, or swapped to runs that are not all stored (a report that would train them). By
+    hand: EM at 54 epochs, pilot (seed 0, 72) gains 81.2 - 80.0 = 1.2 ≥ 0.5 → EM trains 72 epochs
+    on seeds 0 and 1; seed 1's is missing, so the row stays and `longer: table` asks for both."""
+    from mlpl_lab.protocol.pilots import settle
+
+    em = [spec("em", 0), spec("em", 1)]
+    asked = Asked(now={"table": {"EM": em, "AN": [spec(seed=0)]}})
+    stored = _store(run(em[0], 80.0), run(em[1], 79.0), run(spec("em", 0, 72), 81.2), run(spec(seed=0), 60.0))
+    out = settle(asked, stored)
+    assert [s.key for s in out.now["table"]["EM"]] == [s.key for s in em]
+    assert {k: [s.key for s in v] for k, v in out.pending["longer: table"].items()} == {
+        "EM": [spec("em", 0, 72).key, spec("em", 1, 72).key]}
+
+
+def test_a_row_trained_longer_on_every_seed_is_read_at_that_length_and_gets_the_next_pilot():
+    """By hand: both seeds at 72 are stored, so the row is them; its pilot is then seed 0 at
+    round(72 × 4/3) = 96 epochs, and nothing waits in `longer: table`."""
+    from mlpl_lab.protocol.pilots import settle
+
+    em = [spec("em", 0), spec("em", 1)]
+    stored = _store(run(em[0], 80.0), run(em[1], 79.0), run(spec("em", 0, 72), 81.2), run(spec("em", 1, 72), 80.1))
+    out = settle(Asked(now={"table": {"EM": em}}), stored)
+    assert [s.key for s in out.now["table"]["EM"]] == [spec("em", 0, 72).key, spec("em", 1, 72).key]
+    assert "longer: table" not in out.pending
+    assert [s.key for s in pilot_families(out)["pilot: table"]["EM"]] == [spec("em", 0, 96).key]
+
+
+def test_schedule_bound_rows_and_rows_whose_pilot_the_chapter_asks_for_are_left_to_their_controls():
+    """Bug caught: GR (its targets move to the end of any schedule) lengthened without end, or a
+    chapter's own length check swapped in for the row it checks."""
+    from mlpl_lab.protocol.pilots import settle
+
+    gr, pb = [spec("gr", 0)], [spec("partial_bce", 0)]
+    asked = Asked(now={"table": {"GR": gr, "partial BCE": pb}},
+                  pending={"trained longer": {"partial BCE (128)": [spec("partial_bce", 0, 128)]}})
+    stored = _store(run(gr[0], 70.0), run(spec("gr", 0, 72), 73.0), run(pb[0], 80.0),
+                    run(spec("partial_bce", 0, 128), 84.0))
+    out = settle(asked, stored)
+    assert [s.key for s in out.now["table"]["GR"]] == [gr[0].key]
+    assert [s.key for s in out.now["table"]["partial BCE"]] == [pb[0].key]
+    assert set(out.pending) == {"trained longer"}

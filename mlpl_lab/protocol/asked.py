@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..runs.ensure import ensure_grid, load_method
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
-from .pilots import attach_pilots, pilot_families, with_pilots
+from .pilots import attach_pilots, pilot_families, protocol_asked, settle
 
 #: ``stored(spec)``: the stored run of ``spec``, or ``None`` (read-only; never trains)
 Stored = Callable[[RunSpec], Optional[StoredRun]]
@@ -110,7 +110,7 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
     store = store or RunStore()
     stored = store_lookup(store)
     for _ in range(max_rounds):
-        asked = specs(design, stored)
+        asked = settle(specs(design, stored), stored)  # a row whose pilot gains trains longer
         clash = set(asked.now) & set(asked.pending)
         if clash:
             raise ValueError(f"{getattr(specs, '__module__', specs)}.specs names families both now and "
@@ -169,7 +169,7 @@ def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stor
     ``stored`` (with the pending runs when :func:`train_pending`); the next round is ``later``
     (provisional), when something waits; the last, the pending runs (:attr:`Round.pending`), when
     they are not trained in this process."""
-    asked = with_pilots(specs(design, stored))
+    asked = protocol_asked(specs(design, stored), stored)
     trained = Asked(now={f: labels for f, labels in asked.pending.items() if train_pending(f)})
     waits = Asked(now={f: labels for f, labels in asked.pending.items() if not train_pending(f)})
     first = asked.flat("now") + trained.flat("now")

@@ -87,7 +87,7 @@ def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore |
     (the choices their designs make read it), with its runs and those stored."""
     from ..runs.workers import looks_stored
     from .asked import store_lookup
-    from .pilots import with_pilots
+    from .pilots import protocol_asked
 
     P = as_profile(profile)
     store = store or RunStore()
@@ -98,7 +98,7 @@ def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore |
         module, design = chapter_design(P, path.stem, notebook_parameters(path) | {"profile": P.name})
         if module is None:
             continue
-        for name, labels in with_pilots(module.specs(design, stored)).pending.items():
+        for name, labels in protocol_asked(module.specs(design, stored), stored).pending.items():
             specs: Dict[str, RunSpec] = {}
             for runs in labels.values():
                 for spec in runs:

@@ -25,6 +25,14 @@ train "pilot: <family>"`` trains them in sittings, and a notebook reads those th
 (:func:`attach_pilots`, called by :func:`mlpl_lab.protocol.asked.ensure_asked`): a stored pilot
 decides its row's ``converged`` (:attr:`mlpl_lab.runs.store.StoredRun.pilot`), a row without one
 keeps its last-quarter flag.
+
+**A row whose pilot gains trains longer on every seed** (:func:`settle`): where every seed's run at
+the pilot's length is stored, the row *is* those runs (and its pilot is the next 4/3 step: 54 → 72
+→ 96 → 128 ...); where they are not, the row stays at its length, marked †, and the longer runs are
+a pending family ``longer: <family>`` that ``mlpl-lab train`` trains in a sitting. Two kinds of row
+are left to their chapter: a schedule-bound method's (its targets move to the end of any schedule,
+so its length check decides its claims) and a row whose pilot is a longer run the chapter asks for
+itself (the chapter's own control reads that comparison).
 """
 from __future__ import annotations
 
@@ -38,6 +46,10 @@ from .tuning import TRIAL_FAMILIES
 
 #: the pending family of the pilots of a chapter's family ``F`` is ``PILOT_PREFIX + F``
 PILOT_PREFIX = "pilot: "
+#: the pending family of the rows of ``F`` that train longer on every seed (:func:`settle`)
+LONGER_PREFIX = "longer: "
+#: how many 4/3 steps :func:`settle` takes a row at most (54 -> 72 -> 96 -> 128 -> 171)
+MAX_STEPS = 4
 #: what a pilot's verdict is measured in (the run's selected-epoch score on the test set)
 PILOT_METRIC = "test_mAP"
 #: the criterion, as the records and tables state it
@@ -78,7 +90,7 @@ def _rows(asked) -> Iterator[Tuple[Row, List[RunSpec]]]:
     and the tuning trials' (:data:`~mlpl_lab.protocol.tuning.TRIAL_FAMILIES`: they choose a setting;
     the row they choose gets the pilot)."""
     for family, labels in list(asked.now.items()) + list(asked.pending.items()):
-        if is_pilot_family(family) or family in TRIAL_FAMILIES:
+        if is_pilot_family(family) or family in TRIAL_FAMILIES or str(family).startswith(LONGER_PREFIX):
             continue
         for label, specs in labels.items():
             if specs and all(isinstance(s, RunSpec) for s in specs):
@@ -125,9 +137,7 @@ def pilot_families(asked) -> Dict[str, Dict[str, List[RunSpec]]]:
 def with_pilots(asked):
     """``asked`` with its pilots' families (:func:`pilot_families`) among its pending families: what
     the plan, ``mlpl-lab train`` and a pack's grouping of runs read."""
-    from .asked import Asked
-
-    return Asked(now=asked.now, later=asked.later, pending={**asked.pending, **pilot_families(asked)})
+    return type(asked)(now=asked.now, later=asked.later, pending={**asked.pending, **pilot_families(asked)})
 
 
 def _score(run) -> Optional[float]:
@@ -175,3 +185,46 @@ def attach_pilots(asked, runs: Mapping[str, Mapping[str, List[Any]]], stored) ->
             if run is not None and getattr(run, "pilot", None) is None:
                 run.pilot = verdict
     return out
+
+
+def settle(asked, stored):
+    """``asked`` with every row whose stored pilot gains ≥ 0.5 test mAP trained longer on every seed
+    (module docstring): the row replaced by its runs at the pilot's length where all are stored (and
+    checked again against its next pilot, :data:`MAX_STEPS` times at most), else those runs added as
+    the pending family ``longer: <family>``. Schedule-bound rows and rows whose pilot the chapter
+    asks for itself are left as they are. ``stored``: a read-only lookup."""
+    from ..methods.registry import is_schedule_bound
+
+    Asked = type(asked)  # the chapter's Asked (protocol.asked imports this module)
+    now = {f: dict(labels) for f, labels in asked.now.items()}
+    pending = {f: dict(labels) for f, labels in asked.pending.items()}
+    extra: Dict[str, Dict[str, List[RunSpec]]] = {}
+    for _ in range(MAX_STEPS):
+        current = Asked(now=now, later=asked.later, pending=pending)
+        asked_keys = {s.key for _, specs in _rows(current) for s in specs}
+        changed = False
+        for (family, label), pilot in row_pilots(current).items():
+            where = now if family in now else pending
+            specs = where[family][label]
+            if pilot.key in asked_keys or is_schedule_bound(specs[0].method, specs[0].method_params):
+                continue
+            first, long = stored(specs[0]), stored(pilot)
+            verdict = pilot_verdict(first, long) if first is not None and long is not None else None
+            if verdict is None or verdict["converged"]:
+                continue
+            longer = [s.replace(train=dict(s.train, epochs=verdict["epochs"])) for s in specs]
+            if all(stored(s) is not None for s in longer):
+                where[family][label] = longer
+                changed = True
+            else:
+                extra.setdefault(LONGER_PREFIX + family, {})[label] = longer
+        if not changed:
+            break
+    return Asked(now=now, later=asked.later, pending={**pending, **extra})
+
+
+def protocol_asked(asked, stored):
+    """What the protocol makes of a chapter's ``asked``: its rows settled (:func:`settle`), then
+    their pilots among the pending families (:func:`with_pilots`). What the plan, ``mlpl-lab
+    train`` and a pack's grouping read; :func:`~mlpl_lab.protocol.asked.ensure_asked` trains it."""
+    return with_pilots(settle(asked, stored))

@@ -331,7 +331,7 @@ def run_families(profile, notebooks: Sequence[str | Path], stored=None) -> Dict[
     ``pending``), a run's dependencies going with it; ``stored``: what the choices read (the run
     store by default). What a pack of parts groups its runs by (:mod:`mlpl_lab.runs.parts`)."""
     from .asked import store_lookup
-    from .pilots import with_pilots
+    from .pilots import protocol_asked
 
     P = as_profile(profile)
     stored = stored or store_lookup()
@@ -342,7 +342,7 @@ def run_families(profile, notebooks: Sequence[str | Path], stored=None) -> Dict[
         module, design = chapter_design(P, path.stem, params)
         if module is None:
             continue
-        asked = with_pilots(module.specs(design, stored))
+        asked = protocol_asked(module.specs(design, stored), stored)
         for family, labels in list(asked.now.items()) + list(asked.pending.items()):
             for specs in labels.values():
                 for spec in specs:
