@@ -82,6 +82,9 @@ class Profile:
     #: may train all of a notebook's runs: by default 12 h, several times the longest cold cpu
     #: notebook (measured in notebooks/timings.json)
     cell_timeout_s: int = 43_200
+    #: whether a row whose pilot gains trains longer on every seed (:func:`mlpl_lab.protocol.pilots.settle`):
+    #: off under smoke, whose two-epoch runs prove the code runs and are not meant to converge
+    lengthen_rows: bool = True
 
     def __post_init__(self):
         if self.init not in INITS:
@@ -186,6 +189,7 @@ PROFILES: Dict[str, Profile] = {
                      epochs=2, batch_size=64, lr=2e-3, model="small_cnn",
                      model_kwargs={"width": 8}, seeds=[0, 1], test_every_epoch=False,
                      cell_timeout_s=1_800,  # a whole smoke notebook takes under 2 min (course.yml)
+                     lengthen_rows=False,
                      pretrain=PRETRAIN_DIGITS | {"n_train": 256, "n_val": 128, "n_test": 128, "epochs": 2}),
     # cpu: a student's laptop (2 cores). Runs start from the pretrained backbone and train until
     # their validation curve flattens: 54 epochs of cosine decay at lr 2e-3 is where AN, the

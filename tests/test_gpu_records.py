@@ -90,12 +90,13 @@ def test_report_takes_workers_per_device():
 def test_the_gpu_series_fits_an_evening_at_the_committed_rate():
     """The course-sized gpu design at the newest GPU record's rate: at most 4 h on one GPU for the
     runs every series trains (the plan's FLOPs, runs chosen from results counted at stand-in
-    choices, over the measured rate), and at most half an hour more for the pending runs a cold
-    series adds (controls and longer runs; from scratch every schedule-bound cell's length check
-    is counted, an upper bound: a series trains only those of cells that did not converge). At
-    the single-run rate of the committed record the two are 3.9 h and 0.4 h: under 4 h in all
-    waits for the throughput levers measured on a card. Bug caught: a design change that grows
-    the gpu series past an instructor's evening."""
+    choices, over the measured rate), and at most three quarters of an hour more for the pending
+    runs a cold series adds (controls and longer runs, and one pilot per row at 4/3 of its epochs;
+    from scratch every schedule-bound cell's length check is counted, an upper bound: a series
+    trains only those of cells that did not converge). At the single-run rate of the committed
+    record the two are 3.9 h and 0.63 h (0.4 h before the pilots): under 4 h in all waits for the
+    throughput levers measured on a card. Bug caught: a design change that grows the gpu series
+    past an instructor's evening."""
     from mlpl_lab.protocol.plan import plan_series, projection
     from mlpl_lab.commands.arguments import notebook_paths
 
@@ -113,4 +114,4 @@ def test_the_gpu_series_fits_an_evening_at_the_committed_rate():
     pending = list({s.key: s for nb in plan.notebooks for s in nb.pending if s.key not in keys}.values())
     p_groups, _ = projection(pending)
     p_hours = sum(g.flops for g in p_groups) / (rate.tflops * 1e12) / 3600
-    assert p_hours <= 0.5, f"pending runs: {p_hours:.2f} h at {rate.tflops:.2f} TFLOP/s"
+    assert p_hours <= 0.75, f"pending runs: {p_hours:.2f} h at {rate.tflops:.2f} TFLOP/s"

@@ -110,7 +110,8 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
     store = store or RunStore()
     stored = store_lookup(store)
     for _ in range(max_rounds):
-        asked = settle(specs(design, stored), stored)  # a row whose pilot gains trains longer
+        # a row whose pilot gains trains longer
+        asked = settle(specs(design, stored), stored, getattr(design, "profile", None))
         clash = set(asked.now) & set(asked.pending)
         if clash:
             raise ValueError(f"{getattr(specs, '__module__', specs)}.specs names families both now and "
@@ -169,7 +170,7 @@ def plan_rounds(specs: Callable[[Any, Stored], Asked], design: Any, stored: Stor
     ``stored`` (with the pending runs when :func:`train_pending`); the next round is ``later``
     (provisional), when something waits; the last, the pending runs (:attr:`Round.pending`), when
     they are not trained in this process."""
-    asked = protocol_asked(specs(design, stored), stored)
+    asked = protocol_asked(specs(design, stored), stored, getattr(design, "profile", None))
     trained = Asked(now={f: labels for f, labels in asked.pending.items() if train_pending(f)})
     waits = Asked(now={f: labels for f, labels in asked.pending.items() if not train_pending(f)})
     first = asked.flat("now") + trained.flat("now")

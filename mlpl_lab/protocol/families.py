@@ -98,7 +98,7 @@ def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore |
         module, design = chapter_design(P, path.stem, notebook_parameters(path) | {"profile": P.name})
         if module is None:
             continue
-        for name, labels in protocol_asked(module.specs(design, stored), stored).pending.items():
+        for name, labels in protocol_asked(module.specs(design, stored), stored, P).pending.items():
             specs: Dict[str, RunSpec] = {}
             for runs in labels.values():
                 for spec in runs:

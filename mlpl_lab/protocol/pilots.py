@@ -187,12 +187,15 @@ def attach_pilots(asked, runs: Mapping[str, Mapping[str, List[Any]]], stored) ->
     return out
 
 
-def settle(asked, stored):
+def settle(asked, stored, profile=None):
     """``asked`` with every row whose stored pilot gains ≥ 0.5 test mAP trained longer on every seed
     (module docstring): the row replaced by its runs at the pilot's length where all are stored (and
     checked again against its next pilot, :data:`MAX_STEPS` times at most), else those runs added as
     the pending family ``longer: <family>``. Schedule-bound rows and rows whose pilot the chapter
-    asks for itself are left as they are. ``stored``: a read-only lookup."""
+    asks for itself are left as they are. ``stored``: a read-only lookup; ``profile``: where given
+    and its ``lengthen_rows`` is off (smoke), nothing is settled."""
+    if profile is not None and not getattr(profile, "lengthen_rows", True):
+        return asked
     from ..methods.registry import is_schedule_bound
 
     Asked = type(asked)  # the chapter's Asked (protocol.asked imports this module)
@@ -223,8 +226,9 @@ def settle(asked, stored):
     return Asked(now=now, later=asked.later, pending={**pending, **extra})
 
 
-def protocol_asked(asked, stored):
+def protocol_asked(asked, stored, profile=None):
     """What the protocol makes of a chapter's ``asked``: its rows settled (:func:`settle`), then
     their pilots among the pending families (:func:`with_pilots`). What the plan, ``mlpl-lab
-    train`` and a pack's grouping read; :func:`~mlpl_lab.protocol.asked.ensure_asked` trains it."""
-    return with_pilots(settle(asked, stored))
+    train`` and a pack's grouping read; :func:`~mlpl_lab.protocol.asked.ensure_asked` trains it.
+    ``profile``: the design's (:func:`settle`)."""
+    return with_pilots(settle(asked, stored, profile))

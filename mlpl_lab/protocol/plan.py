@@ -342,7 +342,7 @@ def run_families(profile, notebooks: Sequence[str | Path], stored=None) -> Dict[
         module, design = chapter_design(P, path.stem, params)
         if module is None:
             continue
-        asked = protocol_asked(module.specs(design, stored), stored)
+        asked = protocol_asked(module.specs(design, stored), stored, P)
         for family, labels in list(asked.now.items()) + list(asked.pending.items()):
             for specs in labels.values():
                 for spec in specs:
