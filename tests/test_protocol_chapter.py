@@ -304,6 +304,24 @@ def test_the_share_sentence_names_the_rows_below_the_protocol_and_why():
     assert "sp · GR (1 run: schedule-bound, no length check stored)" in text
 
 
+def test_the_share_sentence_says_when_a_rows_pilot_made_its_runs_unconverged():
+    """Bug caught: runs a pilot judged (their last quarter flat, their row gaining when trained 4/3
+    as long) named as "still gaining at their last epoch". By hand: EM's two runs carry a pilot that
+    gained 1.2 -> both †, 2 of 4 = 50 %; AN's run without a pilot keeps its own reason."""
+    from mlpl_lab.analysis.tables import PILOT_GAINED, RunFlags, share_sentence
+
+    labelled = {"sp · EM · seed 0": False, "sp · EM · seed 1": False, "sp · AN · seed 0": False,
+                "sp · AN · seed 1": True}
+    keys = {f"k{i}": label for i, label in enumerate(labelled)}
+    verdict = {"converged": False, "gain": 1.2}
+    rec = RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys,
+                   pilots={"k0": verdict, "k1": verdict})
+    text = share_sentence(rec, {})
+    assert text.startswith("Share converged: 1 of 4 distinct runs above (25 %")
+    assert f"sp · EM (2 runs: {PILOT_GAINED})" in text
+    assert "sp · AN (1 run: still gaining at its last epoch)" in text
+
+
 def test_chapter_01_names_the_unconverged_run_its_two_checks_rest_on():
     """Bug caught: 01 printing "DISAGREES with the rule" and "targets NOT met" from one oracle run that
     did not converge, with no sentence saying so. Oracle: hand-made runs — the profile's candidate's

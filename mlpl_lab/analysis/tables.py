@@ -120,11 +120,14 @@ class RunFlags(dict):
     that two chapters read, or two labels of one chapter, is counted once (the protocol audit)."""
 
     def __init__(self, labelled: Mapping[str, Any], run_flags: Mapping[str, Any],
-                 labels: Mapping[str, str] | None = None):
+                 labels: Mapping[str, str] | None = None, pilots: Mapping[str, Any] | None = None):
         super().__init__(labelled)
         self.run_flags = dict(run_flags)
         #: ``{run key: label}``: the label each run is listed under (the rows a share names)
         self.labels = dict(labels or {})
+        #: ``{run key: its row's pilot verdict}`` where the pilot is stored
+        #: (:func:`mlpl_lab.protocol.pilots.pilot_verdict`): it decided the run's flag
+        self.pilots = dict(pilots or {})
 
 
 def run_convergence(*result_sets) -> Dict[str, Any]:
@@ -159,7 +162,7 @@ def convergence_record(*result_sets) -> Dict[str, Any]:
     (:func:`run_flag`), else False."""
 
     out: Dict[str, Any] = {}
-    seen, labels = set(), {}
+    seen, labels, pilots = set(), {}, {}
     for rs in result_sets:
         for label, run in _runs_in(rs):
             key = getattr(getattr(run, "spec", None), "key", None) or id(run)
@@ -169,7 +172,9 @@ def convergence_record(*result_sets) -> Dict[str, Any]:
             out[label] = run_flag(run)
             if isinstance(key, str):
                 labels[key] = label
-    return RunFlags(out, run_convergence(*result_sets), labels)
+                if isinstance(getattr(run, "pilot", None), Mapping):
+                    pilots[key] = dict(run.pilot)
+    return RunFlags(out, run_convergence(*result_sets), labels, pilots)
 
 
 def run_flag(run) -> Any:
@@ -253,17 +258,24 @@ def _keyed(record: Mapping[str, Any]) -> tuple[Dict[str, Any], Dict[str, str]]:
     return dict(record), {k: k for k in record}
 
 
+#: why a run its row's pilot judged is not counted (:func:`not_converged_rows`)
+PILOT_GAINED = "its row's pilot gained ≥ 0.5 test mAP trained 4/3 as long"
+
+
 def not_converged_rows(flags: Mapping[str, Any], labels: Mapping[str, str],
-                       agreement: Mapping[str, bool] | None = None) -> Dict[str, Dict[str, int]]:
+                       agreement: Mapping[str, bool] | None = None,
+                       pilots: Mapping[str, Any] | None = None) -> Dict[str, Dict[str, int]]:
     """``{row: {why: runs}}`` of the runs :func:`converged_share` does not count as converged,
-    each under its row (its label without the seed) and why: "still gaining at its last epoch"
-    (†), "schedule-bound, its length check disagrees" or "schedule-bound, no length check stored" (§)."""
-    agreement = agreement or {}
+    each under its row (its label without the seed) and why: :data:`PILOT_GAINED` (†, where
+    ``pilots``, ``{run key: pilot verdict}``, says so), "still gaining at its last epoch" (†),
+    "schedule-bound, its length check disagrees" or "schedule-bound, no length check stored" (§)."""
+    agreement, pilots = agreement or {}, pilots or {}
     out: Dict[str, Dict[str, int]] = {}
     for key, flag in flags.items():
         if flag is True or (flag == SCHEDULE_BOUND and agreement.get(key) is True):
             continue
-        why = ("still gaining at its last epoch" if flag is False else
+        gained = flag is False and (pilots.get(key) or {}).get("converged") is False
+        why = (PILOT_GAINED if gained else "still gaining at its last epoch" if flag is False else
                "schedule-bound, its length check disagrees" if agreement.get(key) is False else
                "schedule-bound, no length check stored")
         row = _row_of(str(labels.get(key, key)))
@@ -296,7 +308,7 @@ def share_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool] | No
     head += ")."
     if s["share"] >= MIN_CONVERGED_SHARE:
         return head
-    rows = not_converged_rows(flags, labels, agreement)
+    rows = not_converged_rows(flags, labels, agreement, getattr(record, "pilots", None))
     order = sorted(rows.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     return (head + " Below it. The rows whose runs are not counted: "
             + "; ".join(f"{row} (" + ", ".join(f"{k} run{'s' if k > 1 else ''}: {why}" for why, k in whys.items())
@@ -335,9 +347,10 @@ def convergence_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool
     flags, _ = _keyed(record)
     share = converged_share(flags, agreement)["share"]
     if c["unconverged"] and share < MIN_CONVERGED_SHARE and not (c["schedule-bound"] and agreement is None):
-        text += (" Each row trains the epochs its design gives it. A verdict whose losing side is among "
-                 "these runs is marked ⚠ at risk in the claims table, and a row trained longer, where the "
-                 "design has one, is that claim's control.")
+        text += (" A row whose pilot (its first seed trained 4/3 as long) gains trains longer on every "
+                 "seed once those runs are stored; until then a verdict whose losing side is among these "
+                 "runs is marked ⚠ at risk in the claims table, and a row trained longer, where the design "
+                 "has one, is that claim's control.")
     return text
 
 
