@@ -152,3 +152,17 @@ def test_schedule_bound_rows_and_rows_whose_pilot_the_chapter_asks_for_are_left_
     assert [s.key for s in out.now["table"]["GR"]] == [gr[0].key]
     assert [s.key for s in out.now["table"]["partial BCE"]] == [pb[0].key]
     assert set(out.pending) == {"trained longer"}
+
+
+def test_what_settling_changed_is_said_in_words():
+    """Bug caught: a row read at 72 epochs with nothing telling the reader, or a waiting row unnamed."""
+    from mlpl_lab.protocol.pilots import settle, settled_sentence
+
+    em, an = [spec("em", 0), spec("em", 1)], [spec(seed=0), spec(seed=1)]
+    stored = _store(run(em[0], 80.0), run(em[1], 79.0), run(spec("em", 0, 72), 81.2), run(spec("em", 1, 72), 80.1),
+                    run(an[0], 60.0), run(an[1], 61.0), run(spec(seed=0, epochs=72), 62.0))
+    asked = Asked(now={"table": {"EM": em, "AN": an}})
+    text = settled_sentence(asked, settle(asked, stored))
+    assert "EM in table (54 → 72 epochs)" in text
+    assert "AN in table (72 epochs)" in text and "longer: <family>" in text
+    assert settled_sentence(asked, asked) == ""

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..runs.ensure import ensure_grid, load_method
 from ..runs.spec import RunSpec
 from ..runs.store import RunStore, StoredRun
-from .pilots import attach_pilots, pilot_families, protocol_asked, settle
+from .pilots import attach_pilots, pilot_families, protocol_asked, settle, settled_sentence
 
 #: ``stored(spec)``: the stored run of ``spec``, or ``None`` (read-only; never trains)
 Stored = Callable[[RunSpec], Optional[StoredRun]]
@@ -110,8 +110,8 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
     store = store or RunStore()
     stored = store_lookup(store)
     for _ in range(max_rounds):
-        # a row whose pilot gains trains longer
-        asked = settle(specs(design, stored), stored, getattr(design, "profile", None))
+        designed = specs(design, stored)
+        asked = settle(designed, stored, getattr(design, "profile", None))  # a row whose pilot gains trains longer
         clash = set(asked.now) & set(asked.pending)
         if clash:
             raise ValueError(f"{getattr(specs, '__module__', specs)}.specs names families both now and "
@@ -134,6 +134,9 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
                     if runs and all(r is not None for r in runs):
                         out.setdefault(fam, {})[lab] = runs
             attach_pilots(asked, out, stored)  # a stored pilot decides its row's convergence
+            said = settled_sentence(designed, asked)
+            if said:
+                print(said, flush=True)
             return out
     raise RuntimeError(f"{getattr(specs, '__module__', specs)}.specs still waits on results after "
                        f"{max_rounds} rounds: a choice reads a run its own round never asks for")

@@ -232,3 +232,26 @@ def protocol_asked(asked, stored, profile=None):
     train`` and a pack's grouping read; :func:`~mlpl_lab.protocol.asked.ensure_asked` trains it.
     ``profile``: the design's (:func:`settle`)."""
     return with_pilots(settle(asked, stored, profile))
+
+
+def settled_sentence(before, after) -> str:
+    """What :func:`settle` changed, in words (empty when nothing): the rows read at a longer length
+    than their design's, and the rows whose longer runs wait (``longer: <family>``)."""
+    moved, waiting = [], []
+    for family, labels in list(after.now.items()) + list(after.pending.items()):
+        if str(family).startswith(LONGER_PREFIX):
+            waiting += [f"{label} in {family[len(LONGER_PREFIX):]} ({_epochs(specs[0])} epochs)"
+                        for label, specs in labels.items() if specs]
+            continue
+        old = (before.now.get(family) if family in before.now else before.pending.get(family)) or {}
+        for label, specs in labels.items():
+            if specs and label in old and old[label] and specs[0].key != old[label][0].key:
+                moved.append(f"{label} in {family} ({_epochs(old[label][0])} → {_epochs(specs[0])} epochs)")
+    out = []
+    if moved:
+        out.append("Read at a longer length than the design's, because the row's pilot (its first seed "
+                   "trained 4/3 as long) gained ≥ 0.5 test mAP: " + "; ".join(moved) + ".")
+    if waiting:
+        out.append("Rows whose pilot gained and whose longer runs are not stored yet († until they are; "
+                   "`mlpl-lab train \"longer: <family>\"` trains them): " + "; ".join(waiting) + ".")
+    return " ".join(out)
