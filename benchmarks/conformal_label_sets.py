@@ -14,8 +14,10 @@ scenes, then per miscoverage level α (:mod:`mlpl_lab.analysis.conformal`):
 * **oracle**: thresholds read on the test labels themselves (a ceiling, never a method).
 
 Each is scored on the test scenes: the share of positives in their image's set (coverage), the
-smallest per-class coverage, and the mean set size. The mean over runs and draws per method and α
-is the record's summary; every run's values are kept. Nothing is trained.
+smallest per-class coverage, and the mean set size. Beside them, the class priors Crisp's estimator
+(Eq. 2) reads off each run's training-set scores and observed positives, against the true priors
+of its training labels. The mean over runs and draws per method and α is the record's summary;
+every run's values are kept. Nothing is trained.
 
 Usage: ``python benchmarks/conformal_label_sets.py [--family "data sets: printed letters"]
 [--cal 200] [--draws 20] [--alphas 0.1 0.2]`` (``MLPL_LAB_DATA`` names the store).
@@ -52,12 +54,27 @@ def scores(run) -> Dict[str, np.ndarray]:
     splits = build_splits(run.spec)
     method = load_method(run)
     out = {}
-    for name in ("val", "test"):
+    for name in ("train", "val", "test"):
         ds = getattr(splits, name)
         out[f"p_{name}"] = predict_dataset(method, ds, torch.device("cpu")).double().numpy()
         out[f"y_{name}"] = ds.scenes.labels.numpy()
     out["obs_val"] = splits.val.observed.numpy()
+    out["obs_train"] = splits.train.observed.numpy()
     return out
+
+
+def prior_errors(s: Dict[str, np.ndarray]) -> Dict[str, float]:
+    """Crisp's estimator (Eq. 2, :func:`mlpl_lab.losses.crisp.estimate_class_priors`) on this run's
+    training-set probabilities and observed positives, against the true training priors."""
+    import torch
+
+    from mlpl_lab.losses.crisp import estimate_class_priors
+
+    est = estimate_class_priors(torch.as_tensor(s["p_train"]), torch.as_tensor(s["obs_train"])).double().numpy()
+    true = (s["y_train"] == 1).mean(axis=0)
+    err = est - true
+    return {"mean_abs_error": float(np.abs(err).mean()), "max_abs_error": float(np.abs(err).max()),
+            "mean_signed_error": float(err.mean()), "mean_true_prior": float(true.mean())}
 
 
 def evaluate_run(s: Dict[str, np.ndarray], alphas: List[float], cal: int, draws: int, seed: int) -> Dict[str, Any]:
@@ -108,15 +125,21 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     per_run, per_method = {}, {}
     for i, run in enumerate(sorted(runs, key=lambda r: (r.spec.method, r.spec.seed))):
-        res = evaluate_run(scores(run), args.alphas, args.cal, args.draws, seed=1000 + i)
+        sc = scores(run)
+        res = evaluate_run(sc, args.alphas, args.cal, args.draws, seed=1000 + i)
+        res["priors"] = prior_errors(sc)
         label = f"{run.spec.method} · seed {run.spec.seed}"
         per_run[label] = res
         per_method.setdefault(run.spec.method, []).append(res)
         print(f"{label}: " + "; ".join(f"α={a}: cal cov {res[str(a)]['calibrated']['coverage']:.3f} "
                                        f"size {res[str(a)]['calibrated']['mean_set_size']:.2f}, obs cov "
-                                       f"{res[str(a)]['observed']['coverage']:.3f}" for a in args.alphas), flush=True)
+                                       f"{res[str(a)]['observed']['coverage']:.3f}" for a in args.alphas)
+              + f"; prior MAE {res['priors']['mean_abs_error']:.3f}", flush=True)
+    alphas = [str(a) for a in args.alphas]
     summary = {m: {a: {k: {f: statistics.fmean(r[a][k][f] for r in rs) for f in rs[0][a][k]}
-                       for k in rs[0][a]} for a in rs[0]} for m, rs in per_method.items()}
+                       for k in rs[0][a]} for a in alphas}
+               | {"priors": {f: statistics.fmean(r["priors"][f] for r in rs) for f in rs[0]["priors"]}}
+               for m, rs in per_method.items()}
     record = {"benchmark": "conformal_label_sets", "profile": args.profile, "family": args.family,
               "calibration_images": args.cal, "draws": args.draws, "alphas": args.alphas,
               "runs": len(per_run), "seconds": round(time.perf_counter() - t0, 1),
