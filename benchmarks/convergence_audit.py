@@ -2,7 +2,7 @@
 pack by default) whole and writes ``benchmarks/records/convergence_audit_<profile>.json``:
 
 * **rows and pilots**: a row is every run of one spec but its seed; its pilot is the longer twin of
-  its first (lowest) seed at ≥ 4/3 of its epochs, the shortest such (what
+  lowest seed that has one at ≥ 4/3 of its epochs, the shortest such (what
   :mod:`mlpl_lab.protocol.pilots` reads; here from the pack alone, without the chapters' families,
   so a row two chapters share is one row). How many rows have a pilot, and of those how many gain
   ≥ 0.5 test mAP (not converged at their length);
@@ -60,8 +60,11 @@ def audit(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     called: Dict[str, bool] = {}
     with_pilot = gaining = 0
     for members in rows.values():
-        first = min(members, key=lambda m: m["seed"])
-        pilot = longer_twin(first, twins[first["twins"]]) if first["test"] is not None else None
+        # the row's pilot: the longer twin of its lowest seed that has one (chapters pilot their first
+        # seed, which is not always the lowest a row shares with another chapter)
+        pairs = [(m, longer_twin(m, twins[m["twins"]])) for m in sorted(members, key=lambda m: m["seed"])
+                 if m["test"] is not None]
+        first, pilot = next(((m, t) for m, t in pairs if t is not None), (None, None))
         verdict = None if pilot is None else pilot["test"] - first["test"] < TOLERANCE
         with_pilot += pilot is not None
         gaining += verdict is False

@@ -148,3 +148,24 @@ def test_the_cli_refuses_an_unknown_family_before_any_training(tmp_path, monkeyp
     err = capsys.readouterr().err
     assert "no notebook declares the pending family 'no such family'" in err
     assert "data sets: printed letters" in err
+
+
+def test_the_sittings_log_names_the_family_that_trained_each_run(tmp_path):
+    """Bug caught: a family trained in one sitting split over several parts because another
+    chapter's family asks for some of its runs (07's pilots are also 02's), or a sitting's part name
+    ("[1/2]") kept as the family. By hand: two sittings of 'pilot: x' log k1, k2 and k3 under it; a
+    later sitting of 'longer: y' retrains k3; an empty sitting logs nothing; a damaged line is skipped."""
+    from mlpl_lab.protocol.families import SITTINGS_LOG, base_family, record_sitting, sitting_families
+    from mlpl_lab.runs.store import RunStore
+
+    store = RunStore(tmp_path)
+    assert sitting_families(store) == {}
+    record_sitting(store, "07_benchmark", "pilot: x [1/2]", ["k2", "k1"])
+    record_sitting(store, "07_benchmark", "pilot: x [2/2]", ["k3"])
+    record_sitting(store, "02_gr_loss", "longer: y", [])
+    (tmp_path / SITTINGS_LOG).open("a").write("{not json\n")
+    record_sitting(store, "02_gr_loss", "longer: y", ["k3"])
+    assert sitting_families(store) == {"k1": ("07_benchmark", "pilot: x"), "k2": ("07_benchmark", "pilot: x"),
+                                       "k3": ("02_gr_loss", "longer: y")}
+    assert base_family("data sets: printed letters") == "data sets: printed letters"
+    assert base_family("tuning trials [2/3]") == "tuning trials"

@@ -79,15 +79,21 @@ def cmd_pack(args) -> int:
 
 def export_parts(folder: str, profile: str, names, weights: str, name) -> str:
     """Bring the pack of parts at ``folder`` up to date (:func:`mlpl_lab.runs.parts.export_parts`),
-    each run grouped by the designed family that asks for it; returns what changed, in words."""
+    each run grouped by the family whose sitting trained it (the store's sittings log,
+    :func:`mlpl_lab.protocol.families.sitting_families`), else by the designed family that first asks
+    for it; returns what changed, in words."""
+    from ..protocol.families import sitting_families
     from ..protocol.plan import designed_families, run_families
     from ..runs import parts
+    from ..runs.store import RunStore
 
     before = set()
     if parts.is_parts(folder):
         before = {p["file"] for p in parts.read_index(folder)["parts"]}
     paths = notebook_paths(names)
-    index = parts.export_parts(folder, profile, names, run_families(profile, paths),
+    family_of = run_families(profile, paths)
+    family_of.update({k: v for k, v in sitting_families(RunStore()).items() if k in family_of})  # the sitting that trained it
+    index = parts.export_parts(folder, profile, names, family_of,
                                weights=weights, name=name, families=designed_families(profile, paths))
     after = {p["file"] for p in index["parts"]}
     return (parts.describe_parts(index) + f"\n{folder}: {len(after - before)} parts written, "

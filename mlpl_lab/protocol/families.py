@@ -270,9 +270,49 @@ def train_families(chosen: Sequence[Family], store: RunStore | None = None, work
             out[fam.name] = {"trained": 0, "stored_before": before, "failed": 0, "seconds": 0.0}
             continue
         report = train(todo, store=store, workers=workers, note=lambda t: note(f"[mlpl-lab]   {t}"), task=task)
+        record_sitting(store, fam.notebook, fam.name, report.trained)
         out[fam.name] = {"trained": len(report.trained), "stored_before": before, "failed": len(report.failed),
                          "seconds": report.seconds}
         note(f"[mlpl-lab] {fam.name}: {report.describe()}")
+    return out
+
+
+#: the store's log of which family each sitting trained (one JSON line per sitting): a pack groups a
+#: run under the family whose sitting trained it (:func:`sitting_families`), so a family trained in
+#: one sitting is one part even where another chapter's family also asks for some of its runs
+SITTINGS_LOG = ".sittings.jsonl"
+
+
+def base_family(name: str) -> str:
+    """A sitting's family: ``name`` without its ``[i/n]`` part (:func:`sittings`)."""
+    head, _, tail = str(name).rpartition(" [")
+    return head if head and tail.endswith("]") and "/" in tail else str(name)
+
+
+def record_sitting(store: RunStore, notebook: str, family: str, keys: Sequence[str]) -> None:
+    """Append to the store's :data:`SITTINGS_LOG` that ``keys`` were trained as ``family`` of
+    ``notebook`` (nothing when ``keys`` is empty)."""
+    if not keys:
+        return
+    line = json.dumps({"notebook": notebook, "family": base_family(family), "keys": sorted(keys)})
+    with open(store.root / SITTINGS_LOG, "a") as f:
+        f.write(line + "\n")
+
+
+def sitting_families(store: RunStore) -> Dict[str, Tuple[str, str]]:
+    """``{key: (notebook, family)}`` of every run the store's sittings log names (the last sitting
+    that trained a key wins); {} without a log. A damaged line is skipped."""
+    out: Dict[str, Tuple[str, str]] = {}
+    path = store.root / SITTINGS_LOG
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+            for key in entry["keys"]:
+                out[str(key)] = (str(entry["notebook"]), str(entry["family"]))
+        except (ValueError, KeyError, TypeError):
+            continue
     return out
 
 
