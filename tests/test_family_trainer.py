@@ -146,7 +146,7 @@ def test_the_cli_refuses_an_unknown_family_before_any_training(tmp_path, monkeyp
         main(["train", "no such family", "--profile", "smoke"])
     assert exit_.value.code == 1
     err = capsys.readouterr().err
-    assert "no notebook declares the pending family 'no such family'" in err
+    assert "no notebook declares the family 'no such family'" in err
     assert "data sets: printed letters" in err
 
 

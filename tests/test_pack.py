@@ -469,4 +469,4 @@ def test_export_without_notebooks_takes_every_notebook_that_asks_for_runs(tmp_pa
         cli.main(["pack", "export", str(tmp_path / "p.mlplpack"), "--profile", "smoke"])
     assert exit_.value.code != 0
     assert seen["names"] == ["01_assume_negative", "02_gr_loss", "03_opml", "04_cls", "05_lac",
-                             "06_pu_mlc", "07_benchmark"]
+                             "06_pu_mlc", "07_benchmark", "08_side_information"]

@@ -46,7 +46,7 @@ def test_the_widget_notebooks_are_found():
     """The list below is read from the notebooks; a notebook whose panel the reader missed would
     go untested."""
     assert WIDGET_NOTEBOOKS == ["02_gr_loss.ipynb", "03_opml.ipynb", "04_cls.ipynb", "05_lac.ipynb",
-                                "06_pu_mlc.ipynb"]
+                                "06_pu_mlc.ipynb", "08_side_information.ipynb"]
 
 
 def _papermill() -> list:

@@ -2,7 +2,8 @@
 store, resumably (:mod:`mlpl_lab.protocol.families`): each run stored the moment it ends, so a
 stopped command loses at most the runs in flight and the same command continues where it stopped.
 Without FAMILY, every pending family the store lacks runs of; ``mlpl-lab plan --families`` prices
-them first. A family then joins the shipped pack as a part (``mlpl-lab pack export data/packs/
+them first. A family a notebook trains when it runs (08's "class priors", say) can be named too:
+it then trains in a sitting of its own instead of inside a report. A family then joins the shipped pack as a part (``mlpl-lab pack export data/packs/
 <profile>-course``, :mod:`mlpl_lab.runs.parts`)."""
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ def add_parser(sub) -> None:
     tr = sub.add_parser("train", help="train pending families (07's data sets, length checks, ...) "
                                       "into the store, resumably; each run stored when it ends")
     tr.add_argument("families", nargs="*", default=None,
-                    help="pending families (or one sitting of one, 'NAME [i/n]') by name; default: every "
-                         "pending family with runs missing from the store")
+                    help="families (or one sitting of one, 'NAME [i/n]') by name, pending or trained by a "
+                         "notebook; default: every pending family with runs missing from the store")
     tr.add_argument("--profile", default="cpu", choices=PROFILE_NAMES)
     tr.add_argument("--notebooks", nargs="*", default=None, help="names or unique prefixes (default: all)")
     tr.add_argument("--workers", type=positive_int, default=None,
@@ -28,9 +29,11 @@ def cmd_train(args) -> int:
     from ..protocol import families as fam
 
     workers = args.workers or fam.WORKERS
-    found = fam.priced_families(args.profile, notebook_paths(args.notebooks))
+    paths = notebook_paths(args.notebooks)
+    found = fam.priced_families(args.profile, paths)
     try:
-        chosen = (fam.select(found, args.families, workers) if args.families
+        chosen = (fam.select(fam.priced_families(args.profile, paths, now=True), args.families, workers)
+                  if args.families
                   else [p for f in found if f.missing for p in fam.sittings(f, workers)])
     except fam.FamilyError as exc:
         raise CommandError(str(exc)) from None

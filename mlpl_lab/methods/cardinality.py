@@ -19,6 +19,11 @@ The side information comes from the training set's ``side_info`` when it has one
 true labels, read once at setup (:mod:`~mlpl_lab.methods.side_information`); ``max_k`` (an
 integer) or ``distribution`` (a list of P(k), k = 0, 1, ...) give it in the spec instead.
 
+``k_offset`` (default 0) adds a whole number to the k each grain gives (K, the matched k̂_i or
+k_i), floored at the image's observed positives (and at 0) and capped at the number of classes:
+the lab's knob for *wrong* side information (chapter 08's sweep: the cardinality off by ±1, or
+P(k) shifted by one).
+
 Warm-up: the first ``warmup_epochs`` epochs (default 1, the lab's choice: a fresh head's ranking is
 noise) train with AN. Per-epoch diagnostic for ``"distribution"``: ``cardinality_exact`` (the
 share of images whose k̂ equals their true k, where the truth is kept; for the log only).
@@ -42,10 +47,11 @@ METHOD_GRAINS = ("max", "distribution", "per_image")
 class CardinalityMethod(LossMethod):
     """Top-k pseudo-labels from label-cardinality side information at one ``grain`` (module
     docstring). Hyperparameters: ``grain``, ``max_k`` / ``distribution`` (the side information in
-    the spec, optional), ``warmup_epochs`` (1)."""
+    the spec, optional), ``warmup_epochs`` (1), ``k_offset`` (0: the side information as given)."""
 
     def __init__(self, grain: str = "max", max_k: Optional[int] = None,
-                 distribution: Optional[Sequence[float]] = None, warmup_epochs: int = 1):
+                 distribution: Optional[Sequence[float]] = None, warmup_epochs: int = 1,
+                 k_offset: int = 0):
         if grain not in METHOD_GRAINS:
             raise ValueError(f"grain must be one of {METHOD_GRAINS}, got {grain!r}")
         super().__init__(loss="cardinality", grain="max" if grain == "max" else "per_image")
@@ -60,34 +66,47 @@ class CardinalityMethod(LossMethod):
             distribution = [float(v) for v in distribution]
         if isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, int) or warmup_epochs < 0:
             raise ValueError(f"warmup_epochs must be an integer >= 0, got {warmup_epochs!r}")
+        if isinstance(k_offset, bool) or not isinstance(k_offset, int):
+            raise ValueError(f"k_offset must be a whole number (0: the cardinality as given), got {k_offset!r}")
+        self.k_offset = k_offset
         self.grain, self.max_k, self.distribution = grain, max_k, distribution
         self.warmup_epochs = warmup_epochs
         self.hparams = {"grain": grain, "max_k": max_k, "distribution": distribution,
-                        "warmup_epochs": warmup_epochs}
+                        "warmup_epochs": warmup_epochs, "k_offset": k_offset}
         self.an = losses.get("an")
         self.k: Optional[torch.Tensor] = None
 
     def setup(self, ctx):
         super().setup(ctx)
+        self.num_classes = ctx.num_classes
         if self.grain == "max":
-            self.k = torch.tensor(self.max_k if self.max_k is not None
-                                  else int(side_information(ctx, "max_cardinality")))
+            K = self.max_k if self.max_k is not None else int(side_information(ctx, "max_cardinality"))
+            self.k = torch.tensor(min(max(K + self.k_offset, 0), self.num_classes))
         elif self.grain == "per_image":
-            self.k = torch.as_tensor(side_information(ctx, "cardinality")).long().flatten().cpu()
-            if self.k.numel() != ctx.num_train:
-                raise ValueError(f"side information 'cardinality' has {self.k.numel()} entries for "
+            k = torch.as_tensor(side_information(ctx, "cardinality")).long().flatten().cpu()
+            if k.numel() != ctx.num_train:
+                raise ValueError(f"side information 'cardinality' has {k.numel()} entries for "
                                  f"{ctx.num_train} training images")
+            self.k = self.shifted(k)
         else:
             self.pk = (self.distribution if self.distribution is not None
                        else side_information(ctx, "cardinality_distribution"))
             self.k = None
         self.true_k = ctx.train_true_labels.eq(1).sum(1).cpu() if ctx.train_true_labels is not None else None
 
+    def shifted(self, k: torch.Tensor) -> torch.Tensor:
+        """Per-image ``k`` plus :attr:`k_offset`, floored at each image's observed positives and
+        capped at the number of classes (unchanged at offset 0)."""
+        if self.k_offset == 0:
+            return k
+        floor = (self.labels == 1).sum(dim=1).cpu()
+        return torch.maximum(k + self.k_offset, floor).clamp(0, self.num_classes)
+
     def on_epoch_start(self, epoch):
         if self.grain != "distribution" or epoch < self.warmup_epochs:
             return
         probs = self.ctx.predict_train()
-        self.k = match_cardinalities(probs.sum(dim=1), self.pk, min_k=(self.labels == 1).sum(dim=1))
+        self.k = self.shifted(match_cardinalities(probs.sum(dim=1), self.pk, min_k=(self.labels == 1).sum(dim=1)))
         if self.true_k is not None:  # diagnostics only
             self.log_epoch(cardinality_exact=float((self.k == self.true_k).double().mean()))
 

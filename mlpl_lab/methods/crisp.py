@@ -15,7 +15,9 @@ prior-weighted risk (Algorithm 1). The estimator (Eq. 2) and the risk (Eq. 7) ar
 ``priors`` chooses where the priors come from: ``"estimated"`` (default, the paper), ``"true"``
 (the training set's true priors, side information read once at setup:
 :mod:`~mlpl_lab.methods.side_information` — the comparison a chapter draws), or numbers (one for
-every class, or one per class: the paper's fixed-prior ablation, Fig. 2c).
+every class, or one per class: the paper's fixed-prior ablation, Fig. 2c). ``prior_scale`` (default 1)
+multiplies whatever priors the source gives, clipped to [0, 1]: the lab's knob for *wrong* side
+information (chapter 08's sweep: the true priors off by a factor).
 
 Per-epoch diagnostics: ``prior_mean`` (mean π over classes) and, where the training set keeps its
 true labels, ``prior_abs_error`` (mean |π − π_true|; the truth read for the log only).
@@ -40,10 +42,12 @@ class CrispMethod(LossMethod):
     """Crisp: AN warm-up, then the risk of Eq. (7) at priors re-estimated each epoch (module
     docstring). Hyperparameters: ``priors`` ("estimated" | "true" | numbers), ``delta``, ``tau``
     (Eq. 2; 0.01 each, the paper's), ``absolute`` (Eq. 7; False: Eq. 5), ``warmup_epochs`` (1),
-    ``estimate_every`` (1)."""
+    ``estimate_every`` (1), ``prior_scale`` (1: the priors as the source gives them; else multiplied
+    by it and clipped to [0, 1])."""
 
     def __init__(self, priors="estimated", delta: float = CRISP_DELTA, tau: float = CRISP_TAU,
-                 absolute: bool = True, warmup_epochs: int = 1, estimate_every: int = 1):
+                 absolute: bool = True, warmup_epochs: int = 1, estimate_every: int = 1,
+                 prior_scale: float = 1.0):
         super().__init__(loss="crisp", absolute=bool(absolute))
         if isinstance(priors, str):
             if priors not in PRIOR_SOURCES:
@@ -56,11 +60,15 @@ class CrispMethod(LossMethod):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         check_delta_tau(delta, tau)
+        if isinstance(prior_scale, bool) or not isinstance(prior_scale, (int, float)) or not prior_scale > 0:
+            raise ValueError(f"prior_scale must be a number > 0 (1: the priors as given), got {prior_scale!r}")
+        self.prior_scale = float(prior_scale)
         self.priors_source = priors
         self.delta, self.tau = float(delta), float(tau)
         self.warmup_epochs, self.estimate_every = warmup_epochs, estimate_every
         self.hparams = {"priors": priors, "delta": delta, "tau": tau, "absolute": bool(absolute),
-                        "warmup_epochs": warmup_epochs, "estimate_every": estimate_every}
+                        "warmup_epochs": warmup_epochs, "estimate_every": estimate_every,
+                        "prior_scale": self.prior_scale}
         self.an = losses.get("an")
         self.priors: Optional[torch.Tensor] = None
 
@@ -68,21 +76,25 @@ class CrispMethod(LossMethod):
         super().setup(ctx)
         C = ctx.num_classes
         if self.priors_source == "true":
-            self.priors = prior_vector(side_information(ctx, "class_priors"), C)
+            self.priors = self.scaled(prior_vector(side_information(ctx, "class_priors"), C))
         elif self.priors_source == "estimated":
             self.priors = None
         else:
-            self.priors = prior_vector(self.priors_source, C)
+            self.priors = self.scaled(prior_vector(self.priors_source, C))
         self.true_priors = (prior_vector(side_information(ctx, "class_priors"), C)
                             if ctx.train_true_labels is not None or "class_priors" in ctx.extras else None)
+
+    def scaled(self, priors: torch.Tensor) -> torch.Tensor:
+        """``priors`` times :attr:`prior_scale`, clipped to [0, 1] (unchanged at scale 1)."""
+        return priors if self.prior_scale == 1.0 else (priors * self.prior_scale).clamp(0.0, 1.0)
 
     def on_epoch_start(self, epoch):
         if epoch < self.warmup_epochs:
             return
         due = (epoch - self.warmup_epochs) % self.estimate_every == 0
         if self.priors_source == "estimated" and (due or self.priors is None):
-            self.priors = estimate_class_priors(self.ctx.predict_train(), self.labels,
-                                                delta=self.delta, tau=self.tau)
+            self.priors = self.scaled(estimate_class_priors(self.ctx.predict_train(), self.labels,
+                                                            delta=self.delta, tau=self.tau))
         self.log_epoch(prior_mean=float(self.priors.mean()))
         if self.true_priors is not None:  # diagnostics only
             self.log_epoch(prior_abs_error=float((self.priors - self.true_priors).abs().mean()))

@@ -82,9 +82,12 @@ def device_kind() -> str:
     return "cuda" if gpu_count() else "cpu"
 
 
-def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore | None = None) -> List[Family]:
+def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore | None = None,
+                     now: bool = False) -> List[Family]:
     """Every pending family the ``notebooks`` declare under ``profile``, given what the store holds
-    (the choices their designs make read it), with its runs and those stored."""
+    (the choices their designs make read it), with its runs and those stored. ``now``: the families
+    a notebook trains when it runs come too, after the pending ones (``mlpl-lab train`` names them
+    to train one in a sitting of its own, so it joins a pack as one part)."""
     from ..runs.workers import looks_stored
     from .asked import store_lookup
     from .pilots import protocol_asked
@@ -98,7 +101,8 @@ def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore |
         module, design = chapter_design(P, path.stem, notebook_parameters(path) | {"profile": P.name})
         if module is None:
             continue
-        for name, labels in protocol_asked(module.specs(design, stored), stored, P).pending.items():
+        asked = protocol_asked(module.specs(design, stored), stored, P)
+        for name, labels in list(asked.pending.items()) + (list(asked.now.items()) if now else []):
             specs: Dict[str, RunSpec] = {}
             for runs in labels.values():
                 for spec in runs:
@@ -160,12 +164,13 @@ def price(family: Family, store: RunStore | None = None, device: str | None = No
     return family
 
 
-def priced_families(profile, notebooks: Sequence[str | Path], store: RunStore | None = None) -> List[Family]:
-    """:func:`pending_families`, each priced (:func:`price`) at the rates of this store's runs made
-    on this machine's device kind."""
+def priced_families(profile, notebooks: Sequence[str | Path], store: RunStore | None = None,
+                    now: bool = False) -> List[Family]:
+    """:func:`pending_families` (``now``: with the families the notebooks train themselves), each
+    priced (:func:`price`) at the rates of this store's runs made on this machine's device kind."""
     store = store or RunStore()
     rates = stored_rates(store, device_kind())
-    return [price(f, store, rates=rates) for f in pending_families(profile, notebooks, store)]
+    return [price(f, store, rates=rates) for f in pending_families(profile, notebooks, store, now=now)]
 
 
 def sittings(family: Family, workers: int = WORKERS, limit_s: float = SITTING_S) -> List[Family]:
@@ -207,7 +212,7 @@ def select(families: Sequence[Family], names: Sequence[str], workers: int = WORK
                 table.setdefault(p.name, []).append(p)
     unknown = [n for n in names if n not in table]
     if unknown:
-        raise FamilyError(f"no notebook declares the pending family {unknown[0]!r}; the pending families: "
+        raise FamilyError(f"no notebook declares the family {unknown[0]!r}; the families: "
                           + "; ".join(sorted(table)) + " (`mlpl-lab plan --families` prices them)")
     out: Dict[str, Family] = {}
     for n in names:

@@ -1,4 +1,4 @@
-r"""The exercises' checks, chapter by chapter (notebooks 00–07).
+r"""The exercises' checks, chapter by chapter (notebooks 00–08).
 
 Three kinds: *implement a piece* — the student's function is compared with the
 library's reference on random inputs; *predict, then check* — a number or a choice compared
@@ -692,6 +692,47 @@ def check_paired_t(student: Callable) -> bool:
     return verdict(True, title, f"matches scipy.stats.t.interval on {len(cases)} cases ({len(verdicts)} kinds of verdict)")
 
 
+# ---------------------------------------------------------------------------------------
+# 08 · side information and label sets
+# ---------------------------------------------------------------------------------------
+def _conformal_reference(scores, alpha):
+    from ...analysis.conformal import conformal_quantile
+
+    return torch.tensor(conformal_quantile(np.asarray(scores, dtype=float), float(alpha)), dtype=torch.float64)
+
+
+def check_conformal_threshold(student: Callable) -> bool:
+    """*Implement*: ``student(scores, alpha) -> t``, the ⌈(n + 1)(1 − α)⌉-th smallest score (inf
+    when that rank exceeds n), against :func:`mlpl_lab.analysis.conformal.conformal_quantile`."""
+    g = rng(108)
+    cases = []
+    for n in (1, 4, 9, 10, 19, 37):
+        for alpha in (0.05, 0.1, 0.2, 0.5):
+            cases.append((torch.as_tensor(g.uniform(0, 1, n)), alpha))
+
+    def wrapped(scores, alpha):
+        return torch.as_tensor(float(student(scores, alpha)), dtype=torch.float64)
+
+    return implement("Exercise — the class-wise conformal threshold", wrapped, _conformal_reference, cases,
+                     "sort the n scores and take the one at rank ⌈(n + 1)(1 − α)⌉ (1-based); when that rank "
+                     "exceeds n, every label passes: return infinity", atol=1e-12)
+
+
+def prior_ratio(scores, positive_scores, z: float) -> float:
+    """q̂(z) / q̂^p(z) of Eq. 2: the share of all scores at or above ``z`` over the share of the
+    observed positives' scores at or above it."""
+    s, sp = np.asarray(scores, dtype=float), np.asarray(positive_scores, dtype=float)
+    return float((s >= z).mean() / (sp >= z).mean())
+
+
+def check_prior_ratio(answer, scores, positive_scores, z: float) -> bool:
+    """*Predict, then check*: the prior estimate q̂(z)/q̂^p(z) at threshold ``z``."""
+    return predict(f"Exercise — Crisp's prior estimate at the threshold z = {z:g}", answer,
+                   lambda: prior_ratio(scores, positive_scores, z), 1e-6,
+                   "count the scores at or above z among all images and among the observed positives; "
+                   "divide the two shares")
+
+
 CHECKS = {
     "00": ("check_hidden_share", "check_an_targets", "check_pick"),
     "01": ("check_an_loss", "check_an_penalty", "check_top_interval", "check_claims_that_hold"),
@@ -702,5 +743,6 @@ CHECKS = {
     "05": ("check_plc_selection", "check_ignored_share", "check_claims_that_hold"),
     "06": ("check_vpu_class", "check_rebalance_direction", "check_claims_that_hold"),
     "07": ("check_paired_t", "check_top_rank", "check_claims_that_hold"),
+    "08": ("check_prior_ratio", "check_conformal_threshold", "check_claims_that_hold"),
 }
 """Which checks each notebook's exercises call (the tests read it to count them)."""
