@@ -32,6 +32,7 @@ from ..protocol.asked import Asked, Stored
 from ..protocol.common import as_profile
 from ..protocol.design import preset
 from ..protocol.recipes import spec_for
+from ..protocol.regimes import regime_slug
 from ..protocol.registry import Chapter
 from ..protocol.tuning import fresh_seeds
 
@@ -87,12 +88,12 @@ class SideInfoDesign:
         """``{family: claim ids}``: the claims each family asks, from the design alone."""
         priors = []
         if LABEL.crisp in self.prior_rows and LABEL.an in self.baselines:
-            priors.append(claim_id("beats_an", catalogue.entry("crisp").key, "single_positive"))
+            priors.append(claim_id("beats_an", catalogue.entry("crisp").key, regime_slug(REGIME)))
         if LABEL.crisp in self.prior_rows and LABEL.gr in self.baselines:
             priors.append(claim_id("crisp_beats_gr"))
         if LABEL.crisp in self.prior_rows and LABEL.crisp_true in self.prior_rows:
             priors.append(claim_id("true_priors_beat_estimated"))
-        cards = [claim_id("beats_an", catalogue.by_label(r).key, "single_positive")
+        cards = [claim_id("beats_an", catalogue.by_label(r).key, regime_slug(REGIME))
                  for r in self.cardinality_rows if LABEL.an in self.baselines]
         return {k: tuple(v) for k, v in ((PRIORS_Q, priors), (CARDINALITY_Q, cards)) if v}
 
@@ -230,7 +231,7 @@ def claims(runs, d: SideInfoDesign):
         rows.append(Claim(f"{LABEL.crisp} beats AN (single positive)",
                           "COCO / NUS-WIDE: 74.64 / 50.00 (ResNet-50)", LABEL.crisp, LABEL.an,
                           pri[LABEL.crisp], base[LABEL.an], family=fam[PRIORS_Q],
-                          id=claim_id("beats_an", catalogue.entry("crisp").key, "single_positive")))
+                          id=claim_id("beats_an", catalogue.entry("crisp").key, regime_slug(REGIME))))
     if LABEL.crisp in pri and LABEL.gr in base:
         rows.append(Claim(f"{LABEL.crisp} beats GR (single positive)",
                           "COCO: 74.64 vs 73.17; NUS-WIDE: 50.00 vs 49.08; VOC, CUB equal",
@@ -247,7 +248,7 @@ def claims(runs, d: SideInfoDesign):
                      else "above AN on every data set")
             rows.append(Claim(f"{row} beats AN (single positive)", paper, row, LABEL.an, card[row], base[LABEL.an],
                               family=fam[CARDINALITY_Q],
-                              id=claim_id("beats_an", catalogue.by_label(row).key, "single_positive")))
+                              id=claim_id("beats_an", catalogue.by_label(row).key, regime_slug(REGIME))))
     return claims_table(rows)
 
 
@@ -311,6 +312,41 @@ def label_sets(d: SideInfoDesign, runs, alphas=None, calibration: int | None = N
             per_run.setdefault(label, {})[run.spec.seed] = label_set_rows(
                 s, alphas, calibration, draws, seed=1000 * (i + 1) + int(run.spec.seed))
     return label_set_table(per_run), scores
+
+
+def findings(vanish, sets, slack: float = 0.02) -> str:
+    """What the sweeps and the label sets found, as Markdown computed from the vanishing table
+    (:func:`vanishing_table`) and the label-set table (:func:`label_sets`): per sweep the gain at
+    the truth and where it vanishes; per α the calibrated and the observed-label coverage over the
+    methods, and whether every calibrated mean reaches 1 − α − ``slack``."""
+    import math
+
+    def where(v):
+        return "does not vanish within the sweep" if v is None or (isinstance(v, float) and math.isnan(v)) \
+            else f"reaches 0 at {v:.2f}"
+
+    lines = ["**What the sweeps and the label sets found** (computed from the tables above):", ""]
+    for name, row in vanish.iterrows():
+        g = row["gain at the truth"]
+        if g <= 0:
+            lines.append(f"* *{name}*: no gain over AN even with the side information right "
+                         f"({g:+.2f} points at the truth), so there is no gain to lose.")
+        else:
+            lines.append(f"* *{name}*: {g:+.2f} points over AN at the truth; below it the gain "
+                         f"{where(row['vanishes below at'])}, above it the gain {where(row['vanishes above at'])} "
+                         f"(sweep {row['sweep']}).")
+    frame = sets.reset_index()
+    for alpha in sorted(frame["α"].unique()):
+        at = frame[frame["α"] == alpha]
+        cal, obs = at[at["thresholds"] == "calibrated"], at[at["thresholds"] == "observed"]
+        ok = bool((cal["coverage"] >= 1 - alpha - slack).all())
+        lines.append(f"* α = {alpha:g} (target {1 - alpha:.2f}): calibrated thresholds cover "
+                     f"{cal['coverage'].min():.3f}–{cal['coverage'].max():.3f} of the test positives with "
+                     f"{cal['mean_set_size'].min():.2f}–{cal['mean_set_size'].max():.2f} labels per image "
+                     f"({'every method' if ok else 'not every method'} within {slack:g} of the target); the "
+                     f"observed-label thresholds cover {obs['coverage'].min():.3f}–{obs['coverage'].max():.3f} "
+                     f"over {len(cal)} method(s).")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------ what the notebook shows

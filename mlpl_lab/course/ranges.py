@@ -88,6 +88,13 @@ FIGURES: Dict[str, List[Figure]] = {
         Figure("AN's test mAP under single positive", "mAP", (LABEL.an, SP), claim="beats_an/gr/single",
                side="b"),
         Figure("EM's mean rank over the regimes (1 is best)", "mean_rank", (LABEL.em,), unit="")],
+    "08_side_information": [
+        Figure(f"{LABEL.crisp}'s test mAP under single positive", "mAP", (LABEL.crisp,),
+               claim="beats_an/crisp/single"),
+        Figure("AN's test mAP under single positive", "mAP", (LABEL.an,), claim="beats_an/crisp/single",
+               side="b"),
+        Figure(f"{LABEL.cardinality_per_image}'s test mAP under single positive", "mAP",
+               (LABEL.cardinality_per_image,), claim="beats_an/cardinality_per_image/single")],
 }
 
 

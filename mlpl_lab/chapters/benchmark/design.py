@@ -63,8 +63,10 @@ FAMILY_MIN_GAP = 10.0
 #: the methods ranked over the data sets (the oracle is trained for each data set's gap, not ranked):
 #: eight of the block above, each under the setting tuning kept for it on the own data set's
 #: single positive (no tuning again per data set). LAC (own head, two stages) and ROLE (its k read
-#: from each data set's clean labels) are left out for their cost.
-FAMILY_BLOCK = (ORACLE, LABEL.an, LABEL.hill, LABEL.em, LABEL.ll_r, LABEL.gr, LABEL.opml_sp, LABEL.cls, LABEL.pu_mlc)
+#: from each data set's clean labels) are left out for their cost. Chapter 08's Crisp and its P(k)
+#: grain of label cardinality are ranked too.
+FAMILY_BLOCK = (ORACLE, LABEL.an, LABEL.hill, LABEL.em, LABEL.ll_r, LABEL.gr, LABEL.opml_sp, LABEL.cls, LABEL.pu_mlc,
+                LABEL.crisp, LABEL.cardinality_distribution)
 
 
 FAMILY_REGIME = "single positive"
