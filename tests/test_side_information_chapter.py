@@ -178,3 +178,15 @@ def test_the_design_shares_07s_cells_and_declares_its_claims():
     assert len({s.seed for fam in asked.now.values() for runs in fam.values() for s in runs}) == len(d.seeds)
     declared = {i for ids in d.family_members.values() for i in ids}
     assert declared and all(f.size == len(d.family_members[name]) for name, f in d.families.items())
+
+
+def test_the_default_warm_up_is_a_sixth_of_the_run():
+    """54 epochs → 9 (54 / 6), 2 → 1 (never zero), 1 → 1, a given length as given. Bug caught: the
+    default still one epoch, a zero-length warm-up on short runs."""
+    from mlpl_lab.methods import build_method
+    from mlpl_lab.methods.side_information import warmup_length
+
+    assert [warmup_length(None, e) for e in (54, 72, 2, 1)] == [9, 12, 1, 1]
+    assert warmup_length(0, 54) == 0 and warmup_length(3, 54) == 3
+    assert build_method("crisp").warmup_epochs is None
+    assert build_method("cardinality").warmup_epochs is None

@@ -81,8 +81,8 @@ VERSIONS: Dict[str, int] = {
     "method.expected_negative": 1,  # methods/expected_negative.py, losses/pseudo_negative.py: EN
     "method.role": 1,             # methods/role.py: ROLE's label matrix
     "method.apl": 1,              # methods/apl.py: EM+APL's pseudo-labels
-    "method.crisp": 1,            # methods/crisp.py, losses/crisp.py: Crisp's prior estimator and risk
-    "method.cardinality": 1,      # methods/cardinality.py, losses/cardinality.py: top-k pseudo-labels from cardinality
+    "method.crisp": 2,            # methods/crisp.py, losses/crisp.py: Crisp's prior estimator and risk
+    "method.cardinality": 2,      # methods/cardinality.py, losses/cardinality.py: top-k pseudo-labels from cardinality
     # methods/user_method.py: how a researcher's method file trains (benchmark --add); the file's
     # own code is keyed by its content hash in the spec, not by this version
     "method.user_method": 1,

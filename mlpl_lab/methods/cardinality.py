@@ -24,7 +24,8 @@ k_i), floored at the image's observed positives (and at 0) and capped at the num
 the lab's knob for *wrong* side information (chapter 08's sweep: the cardinality off by ±1, or
 P(k) shifted by one).
 
-Warm-up: the first ``warmup_epochs`` epochs (default 1, the lab's choice: a fresh head's ranking is
+Warm-up: the first ``warmup_epochs`` epochs (default ``None``: a sixth of the run's epochs, at least
+one, :func:`~mlpl_lab.methods.side_information.warmup_length`; the lab's choice: a fresh head's ranking is
 noise) train with AN. Per-epoch diagnostic for ``"distribution"``: ``cardinality_exact`` (the
 share of images whose k̂ equals their true k, where the truth is kept; for the log only).
 """
@@ -38,7 +39,7 @@ from .. import losses
 from ..losses.cardinality import match_cardinalities, slot_counts
 from .loss_method import LossMethod
 from .registry import register_method
-from .side_information import side_information
+from .side_information import side_information, warmup_length
 
 METHOD_GRAINS = ("max", "distribution", "per_image")
 
@@ -47,10 +48,10 @@ METHOD_GRAINS = ("max", "distribution", "per_image")
 class CardinalityMethod(LossMethod):
     """Top-k pseudo-labels from label-cardinality side information at one ``grain`` (module
     docstring). Hyperparameters: ``grain``, ``max_k`` / ``distribution`` (the side information in
-    the spec, optional), ``warmup_epochs`` (1), ``k_offset`` (0: the side information as given)."""
+    the spec, optional), ``warmup_epochs`` (None: a sixth of the run), ``k_offset`` (0: the side information as given)."""
 
     def __init__(self, grain: str = "max", max_k: Optional[int] = None,
-                 distribution: Optional[Sequence[float]] = None, warmup_epochs: int = 1,
+                 distribution: Optional[Sequence[float]] = None, warmup_epochs: Optional[int] = None,
                  k_offset: int = 0):
         if grain not in METHOD_GRAINS:
             raise ValueError(f"grain must be one of {METHOD_GRAINS}, got {grain!r}")
@@ -64,7 +65,8 @@ class CardinalityMethod(LossMethod):
                 raise ValueError(f"distribution goes with grain='distribution' only, not {grain!r}")
             slot_counts(distribution, 1)  # a valid P(k)
             distribution = [float(v) for v in distribution]
-        if isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, int) or warmup_epochs < 0:
+        if warmup_epochs is not None and (isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, int)
+                                          or warmup_epochs < 0):
             raise ValueError(f"warmup_epochs must be an integer >= 0, got {warmup_epochs!r}")
         if isinstance(k_offset, bool) or not isinstance(k_offset, int):
             raise ValueError(f"k_offset must be a whole number (0: the cardinality as given), got {k_offset!r}")
@@ -78,6 +80,7 @@ class CardinalityMethod(LossMethod):
 
     def setup(self, ctx):
         super().setup(ctx)
+        self.warmup = warmup_length(self.warmup_epochs, ctx.epochs)
         self.num_classes = ctx.num_classes
         if self.grain == "max":
             K = self.max_k if self.max_k is not None else int(side_information(ctx, "max_cardinality"))
@@ -103,7 +106,7 @@ class CardinalityMethod(LossMethod):
         return torch.maximum(k + self.k_offset, floor).clamp(0, self.num_classes)
 
     def on_epoch_start(self, epoch):
-        if self.grain != "distribution" or epoch < self.warmup_epochs:
+        if self.grain != "distribution" or epoch < self.warmup:
             return
         probs = self.ctx.predict_train()
         self.k = self.shifted(match_cardinalities(probs.sum(dim=1), self.pk, min_k=(self.labels == 1).sum(dim=1)))
@@ -119,7 +122,7 @@ class CardinalityMethod(LossMethod):
     def training_step(self, batch, epoch):
         labels = self.batch_labels(batch)
         logits = self.net(batch["image"])
-        if epoch < self.warmup_epochs:
+        if epoch < self.warmup:
             return self.an(logits, labels), {}
         k = self.batch_k(batch).to(logits.device)
         return self.loss_fn(logits, labels, k=k, **self.loss_hparams), {}

@@ -4,7 +4,10 @@ prior-weighted risk (Algorithm 1). The estimator (Eq. 2) and the risk (Eq. 7) ar
 
 * **Warm-up** (Appendix A.6: "we first initialize the predictive network by performing warm-up
   training with AN"): the first ``warmup_epochs`` epochs train with AN. The paper does not say
-  how long; the lab's default is one epoch.
+  how long; the lab's default (``None``) is a sixth of the run's epochs, at least one
+  (:func:`~mlpl_lab.methods.side_information.warmup_length`): Eq. 2 reads the classifier's scores,
+  and after one epoch of AN on the cpu profile they are too poor for a pure top bin (the estimated
+  priors came out three times the true ones, and the risk at those priors never recovered).
 * **Estimation** (Algorithm 1, steps 2–6; Appendix A.6: "after each epoch, the class prior is
   re-estimated via the trained model"): at the start of every epoch from the warm-up on,
   ``ctx.predict_train()`` (eval-mode probabilities over the training set) gives f_j(x), and
@@ -32,7 +35,7 @@ from .. import losses
 from ..losses.crisp import CRISP_DELTA, CRISP_TAU, check_delta_tau, estimate_class_priors, prior_vector
 from .loss_method import LossMethod
 from .registry import register_method
-from .side_information import side_information
+from .side_information import side_information, warmup_length
 
 PRIOR_SOURCES = ("estimated", "true")
 
@@ -41,12 +44,12 @@ PRIOR_SOURCES = ("estimated", "true")
 class CrispMethod(LossMethod):
     """Crisp: AN warm-up, then the risk of Eq. (7) at priors re-estimated each epoch (module
     docstring). Hyperparameters: ``priors`` ("estimated" | "true" | numbers), ``delta``, ``tau``
-    (Eq. 2; 0.01 each, the paper's), ``absolute`` (Eq. 7; False: Eq. 5), ``warmup_epochs`` (1),
+    (Eq. 2; 0.01 each, the paper's), ``absolute`` (Eq. 7; False: Eq. 5), ``warmup_epochs`` (None: a sixth of the run),
     ``estimate_every`` (1), ``prior_scale`` (1: the priors as the source gives them; else multiplied
     by it and clipped to [0, 1])."""
 
     def __init__(self, priors="estimated", delta: float = CRISP_DELTA, tau: float = CRISP_TAU,
-                 absolute: bool = True, warmup_epochs: int = 1, estimate_every: int = 1,
+                 absolute: bool = True, warmup_epochs: Optional[int] = None, estimate_every: int = 1,
                  prior_scale: float = 1.0):
         super().__init__(loss="crisp", absolute=bool(absolute))
         if isinstance(priors, str):
@@ -57,6 +60,8 @@ class CrispMethod(LossMethod):
             priors = [float(v) for v in torch.as_tensor(priors, dtype=torch.float64).flatten()]
             priors = priors[0] if len(priors) == 1 else priors
         for name, value, low in (("warmup_epochs", warmup_epochs, 0), ("estimate_every", estimate_every, 1)):
+            if value is None and name == "warmup_epochs":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         check_delta_tau(delta, tau)
@@ -74,6 +79,7 @@ class CrispMethod(LossMethod):
 
     def setup(self, ctx):
         super().setup(ctx)
+        self.warmup = warmup_length(self.warmup_epochs, ctx.epochs)
         C = ctx.num_classes
         if self.priors_source == "true":
             self.priors = self.scaled(prior_vector(side_information(ctx, "class_priors"), C))
@@ -89,9 +95,9 @@ class CrispMethod(LossMethod):
         return priors if self.prior_scale == 1.0 else (priors * self.prior_scale).clamp(0.0, 1.0)
 
     def on_epoch_start(self, epoch):
-        if epoch < self.warmup_epochs:
+        if epoch < self.warmup:
             return
-        due = (epoch - self.warmup_epochs) % self.estimate_every == 0
+        due = (epoch - self.warmup) % self.estimate_every == 0
         if self.priors_source == "estimated" and (due or self.priors is None):
             self.priors = self.scaled(estimate_class_priors(self.ctx.predict_train(), self.labels,
                                                             delta=self.delta, tau=self.tau))
@@ -102,7 +108,7 @@ class CrispMethod(LossMethod):
     def training_step(self, batch, epoch):
         labels = self.batch_labels(batch)
         logits = self.net(batch["image"])
-        if epoch < self.warmup_epochs:
+        if epoch < self.warmup:
             return self.an(logits, labels), {}
         priors = self.priors.to(logits.device)
         return self.loss_fn(logits, labels, priors=priors, **self.loss_hparams), {}

@@ -56,3 +56,15 @@ def side_information(ctx, key: str) -> Any:
         raise ValueError(f"side information {key!r}: the training set gives none (side_info) and has "
                          "no true labels to compute it from; give it as train.side_info[{key!r}]")
     return _from_truth(key, ctx.train_true_labels)
+
+
+#: the share of a run's epochs the side-information methods warm up with AN by default
+WARMUP_SHARE = 1 / 6
+
+
+def warmup_length(warmup_epochs, epochs: int) -> int:
+    """The AN warm-up of a side-information method: ``warmup_epochs`` where given, else
+    :data:`WARMUP_SHARE` of the run's ``epochs`` rounded, at least 1 (never the whole run)."""
+    if warmup_epochs is not None:
+        return int(warmup_epochs)
+    return max(1, min(int(round(epochs * WARMUP_SHARE)), max(int(epochs) - 1, 1)))
