@@ -169,3 +169,25 @@ def test_the_sittings_log_names_the_family_that_trained_each_run(tmp_path):
                                        "k3": ("02_gr_loss", "longer: y")}
     assert base_family("data sets: printed letters") == "data sets: printed letters"
     assert base_family("tuning trials [2/3]") == "tuning trials"
+
+
+def test_a_family_a_notebook_trains_itself_is_found_only_when_named(tmp_path, monkeypatch):
+    """``mlpl-lab train "class priors" --notebooks 08`` trains one of 08's own families in a sitting
+    of its own: with ``now=True`` the notebook's families come after the pending ones; without it
+    they are not listed (the default command trains pending families only). Oracle: the family
+    names chapter 08 declares, read from its module, and the runs its smoke design asks for."""
+    from mlpl_lab.chapters import side_information as ch
+    from mlpl_lab.commands.arguments import notebook_paths
+
+    monkeypatch.setenv("MLPL_LAB_DATA", str(tmp_path))
+    st = RunStore(tmp_path / "runs")
+    paths = notebook_paths(["08"])
+    pending = {f.name for f in fam.pending_families("smoke", paths, st)}
+    named = {f.name: f for f in fam.pending_families("smoke", paths, st, now=True)}
+    assert ch.PRIORS not in pending
+    assert {ch.BASELINES, ch.PRIORS, ch.CARDINALITY, ch.PRIOR_ERROR, ch.CARDINALITY_ERROR} <= set(named)
+    d = ch.design("smoke")
+    own = {s.key for runs in ch.specs(d, lambda s: None).now[ch.PRIORS].values() for s in runs}
+    assert own <= {s.key for s in named[ch.PRIORS].specs}
+    chosen = fam.select(list(named.values()), [ch.PRIORS])
+    assert [c.name for c in chosen] == [ch.PRIORS]

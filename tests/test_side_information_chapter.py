@@ -190,3 +190,27 @@ def test_the_default_warm_up_is_a_sixth_of_the_run():
     assert warmup_length(0, 54) == 0 and warmup_length(3, 54) == 3
     assert build_method("crisp").warmup_epochs is None
     assert build_method("cardinality").warmup_epochs is None
+
+
+def test_the_findings_read_the_tables_they_are_given():
+    """A sweep that gains 2 at the truth and vanishes at 0.6 below; one that gains nothing; label sets
+    where one method's calibrated coverage misses 1 − α − 0.02 (0.85 < 0.88). Bug caught: a typed
+    outcome, the sides swapped, 'every method' said when one misses the target."""
+    import pandas as pd
+
+    from mlpl_lab.chapters.side_information import findings
+
+    vanish = pd.DataFrame({"gain at the truth": [2.0, -0.5], "vanishes below at": [0.6, 0.0],
+                           "vanishes above at": [None, 0.0], "sweep": ["0.5 … 2", "-1 … 1"]},
+                          index=["A: prior factor", "B: k offset"])
+    rows = []
+    for m, cov in (("X", 0.91), ("Y", 0.85)):
+        rows += [{"method": m, "α": 0.1, "thresholds": "calibrated", "coverage": cov, "mean_set_size": 3.0},
+                 {"method": m, "α": 0.1, "thresholds": "observed", "coverage": 0.7, "mean_set_size": 2.0}]
+    sets = pd.DataFrame(rows).set_index(["method", "α", "thresholds"])
+    text = findings(vanish, sets)
+    assert "*A: prior factor*: +2.00 points over AN at the truth; below it the gain reaches 0 at 0.60, " \
+           "above it the gain does not vanish within the sweep" in text
+    assert "*B: k offset*: no gain over AN even with the side information right (-0.50" in text
+    assert "cover 0.850–0.910 of the test positives" in text and "not every method within 0.02" in text
+    assert "observed-label thresholds cover 0.700–0.700 over 2 method(s)" in text

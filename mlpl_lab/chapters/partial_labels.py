@@ -2,7 +2,7 @@
 
 Chapter 00 trains nothing. It shows the **training split of the profile's scenes** — the same
 scene set, built by :func:`~mlpl_lab.protocol.common.splits_for` from the profile's data
-settings, that the runs of chapters 01–07 train on for the same seed — and what each regime of
+settings, that the runs of chapters 01–08 train on for the same seed — and what each regime of
 those chapters hides in it. Every number its prose states is computed here from those splits.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..protocol.regimes import REGIMES as PROTOCOL_REGIMES
 from ..protocol.common import as_profile, splits_for
 from ..protocol.registry import Chapter
 
-#: the regimes of chapters 01–07 (display label -> (regime name, parameters)): the full labels, then
+#: the regimes of chapters 01–08 (display label -> (regime name, parameters)): the full labels, then
 #: the benchmark's regimes, which hold every regime a chapter trains
 REGIMES: Dict[str, Tuple[str, Dict[str, Any]]] = {"full": ("full", {}), **PROTOCOL_REGIMES}
 

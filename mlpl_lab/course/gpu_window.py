@@ -34,7 +34,7 @@ STEPS = {
     "tests_gpu": "runs the GPU tests: bfloat16 autocast, channels-last images, the data held on the device",
     "throughput": "times the gpu profile's training step through the lab's loop, then the levers: worker "
                   "processes sharing the card, channels-last, CUDA graphs, a larger batch, torch.compile",
-    "notebooks": "executes all eight notebooks with papermill under the gpu design cut to fit the window, "
+    "notebooks": "executes every notebook with papermill under the gpu design cut to fit the window, "
                  "the planned runs trained first on workers sharing the card",
     "train_run": "trains one gpu-profile run end to end from an empty store (the pretraining run, then AN "
                  "under single positive)",

@@ -1,6 +1,6 @@
 """Self-checked exercises for the notebooks.
 
-Every notebook 00–07 ends with 3–5 exercises under ``### Exercise N — …``. Their checks live
+Every notebook 00–08 ends with 3–5 exercises under ``### Exercise N — …``. Their checks live
 here (:mod:`.checks`), print ``✓`` or ``✗`` with a hint that does not give the answer away,
 return a bool and never raise (:mod:`.core`), so a student copy whose solutions are stubs runs
 end to end and the notebook continues with the library's reference. Solutions sit between
