@@ -1,6 +1,6 @@
 """Every widget panel of the lab in JupyterLab, in headless Chromium, as a student uses it.
 
-A notebook with one cell per panel (GR, OPML, CLS, LAC, PU-MLC; the LAC panel on a tiny model
+A notebook with one cell per panel (GR, OPML, CLS, LAC, PU-MLC, side information; the LAC panel on a tiny model
 trained in the cell) is opened and run through the Run menu. For each panel: it renders; every
 slider's value readout is visible — ``document.elementFromPoint`` at the readout's centre is
 the readout, not the plot; a slider moved with the keyboard (focus the handle, ArrowRight)
@@ -28,6 +28,7 @@ from mlpl_lab.viz.opml_panel import OPMLPanel
 from mlpl_lab.viz.cls_panel import CLSPanel
 from mlpl_lab.viz.lac_panel import LACPanel
 from mlpl_lab.viz.pu_panel import PUPanel
+from mlpl_lab.viz.side_info_panel import SideInfoPanel
 '''
 CELLS = {
     "gr": "GRPanel(num_epochs=8)",
@@ -43,10 +44,19 @@ LACPanel(fit("lac_plc", splits.train, splits.val, splits.test, cfg).method, spli
 logits = torch.randn(128, 20, generator=g, dtype=torch.float64) * 0.5
 observed = torch.where(torch.rand(128, 20, generator=g) < 0.1, 1, -1)
 PUPanel(logits=logits, observed=observed).widget''',
+    "side-info": '''import numpy as np, pandas as pd
+rng = np.random.default_rng(0)
+y = (rng.uniform(size=(400, 6)) < 0.3).astype(int)
+p = np.clip(0.4 * y + rng.uniform(0, 0.6, size=y.shape), 0, 1)
+obs = np.where((y == 1) & (rng.uniform(size=y.shape) < 0.3), 1, -1)
+s = {"p_val": p[:200], "y_val": y[:200], "obs_val": obs[:200], "p_test": p[200:], "y_test": y[200:]}
+curve = pd.DataFrame({"gain": [-1.0, 1.0, 2.0, 0.5], "low": [-2.0, 0.0, 1.0, -0.5], "high": [0.0, 2.0, 3.0, 1.5]},
+                     index=[0.5, 0.75, 1.0, 2.0])
+SideInfoPanel(curve, {"Crisp": s}, calibration=100).widget''',
 }
 MOVES = 5
 #: the slider each panel's test moves (matched in its label)
-MOVED = {"gr": "q₂", "opml": "a (", "cls": "τ_h", "lac": "δ", "pu": "γ"}
+MOVED = {"gr": "q₂", "opml": "a (", "cls": "τ_h", "lac": "δ", "pu": "γ", "side-info": "α ("}
 
 
 def _write_notebook(root):
