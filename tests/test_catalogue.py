@@ -77,11 +77,14 @@ def test_every_chapter_row_resolves_to_an_entry_of_that_chapter(chapter):
 
 
 def test_benchmark_rows_are_the_catalogue_entries_of_07_with_their_methods():
-    """Oracle: the benchmark's rows as the papers name them (27 rows; BoostLU on the LL losses)."""
+    """Oracle: the benchmark's rows as the papers name them (27 rows; BoostLU on the LL losses),
+    and chapter 08's Crisp and P(k) grain, taught in 08."""
     from mlpl_lab.chapters import benchmark
 
     rows = {r.label: r.method for r in recipes.rows()}
-    assert len(rows) == 27
+    assert len(rows) == 29
+    assert rows[LABEL.crisp] == "crisp" and rows[LABEL.cardinality_distribution] == "cardinality"
+    assert recipes.row(LABEL.crisp).chapter == "08"
     assert rows[LABEL.ll_ct_boostlu] == "ll_ct" and rows[LABEL.lac] == "lac" and rows[LABEL.oracle] == "full"
     assert [r.label for r in recipes.rows()][:3] == ["full labels", "AN", "WAN"]
     row = recipes.row(LABEL.opml_sp)

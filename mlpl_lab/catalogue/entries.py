@@ -201,7 +201,7 @@ ENTRIES: Tuple[Entry, ...] = (
     _E("cardinality_max", "cardinality (max k)", "cardinality", "side information", ("08",),
        params={"grain": "max"}, colour="#b35806", bib="cardinality"),
     _E("cardinality_distribution", "cardinality (P(k))", "cardinality", "side information", ("08", "07"),
-       params={"grain": "distribution"}, colour="#f1a340", bib="cardinality"),
+       params={"grain": "distribution"}, colour="#35978f", bib="cardinality"),
     _E("cardinality_per_image", "cardinality (per-image k)", "cardinality", "side information", ("08",),
        params={"grain": "per_image"}, colour="#542788", bib="cardinality"),
 )
