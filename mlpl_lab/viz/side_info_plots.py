@@ -38,7 +38,8 @@ def plot_sweeps(curves: Mapping[str, tuple], vanishing=None, highlight: Mapping[
                 axes=None):
     """One panel per sweep (``{name: (curve, truth)}``, :func:`mlpl_lab.chapters.side_information.
     sweep_curves`): the mean gain over AN against the sweep's x with its 95 % interval, 0 dashed,
-    the truth dotted, and the vanishing points (``vanishing``: the chapter's table) marked ✕.
+    the truth dotted, and the vanishing points (``vanishing``: the chapter's table) marked ✕ where
+    there is a gain at the truth to lose.
     ``highlight``: ``{name: x}`` marks one x per panel (the widget's slider)."""
     names = list(curves)
     if axes is None:
@@ -54,7 +55,8 @@ def plot_sweeps(curves: Mapping[str, tuple], vanishing=None, highlight: Mapping[
         ax.plot(x, curve["gain"], "o-", color=c, label="mean gain over AN")
         ax.axhline(0, color="#666666", lw=1, ls="--")
         ax.axvline(truth, color="#999999", lw=1, ls=":", label="side information right")
-        if vanishing is not None and name in vanishing.index:
+        at_truth = [float(g) for xv, g in zip(x, curve["gain"]) if abs(xv - truth) < 1e-12]
+        if vanishing is not None and name in vanishing.index and at_truth and at_truth[0] > 0:
             for side in ("vanishes below at", "vanishes above at"):
                 v = vanishing.loc[name, side]
                 if v is not None and not (isinstance(v, float) and math.isnan(v)):
