@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import lzma
 import os
 import tarfile
@@ -132,6 +133,30 @@ def test_a_family_that_joins_adds_its_part_and_a_retrained_family_replaces_only_
         assert dest.get(gr[0]).best["test_mAP"] == 77.0 + 2
     finally:
         os.environ.pop("MLPL_LAB_FOREIGN_RUNS")
+
+
+def test_a_part_keeps_a_run_no_notebook_reads_any_more_while_the_store_holds_it(source, tmp_path):
+    """A row read at its pilot's length leaves its shorter runs unread: the part holding them is
+    kept byte for byte (and the index still lists them), never rewritten without them; once such a
+    run leaves the store, its part is written again without it. Bug caught: the first export of
+    pack cpu-2026-12-02f rewrote 02's main part to drop one superseded run."""
+    from mlpl_lab.runs.access import forget_access
+
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    export(st, folder, family_of)
+    first = files(folder)
+    forget_access(st.root, "smoke", "02_x")
+    read(st, an + gr[:1], weights=(an[0],))  # gr[1] no longer read
+    index = export(st, folder, family_of)
+    parts_of = lambda f: {k: v for k, v in f.items() if k.startswith("parts/")}  # noqa: E731
+    assert parts_of(files(folder)) == parts_of(first)  # the index's notebook counts may change
+    assert gr[1].key in {r["key"] for r in index["runs"]}
+    shutil.rmtree(st.root / gr[1].key)
+    index = export(st, folder, family_of)
+    assert gr[1].key not in {r["key"] for r in index["runs"]}
+    changed = {k for k in set(files(folder)) ^ set(first) if k.startswith("parts/")}
+    assert sorted(c.split("-cpu-")[0] for c in changed) == ["parts/02-gr-tuned", "parts/02-gr-tuned"]
 
 
 def test_runs_of_one_family_on_two_device_kinds_go_to_two_parts(tmp_path):
