@@ -168,7 +168,11 @@ def test_the_design_shares_07s_cells_and_declares_its_claims():
 
     d = ch.design("cpu")
     asked = ch.specs(d, lambda s: None)
-    for label in (LABEL.oracle, LABEL.an, LABEL.em):
+    # oracle: the specs written out here (the registered method, no hyperparameter, uniform single
+    # positive, the profile's length), not through the recipes the chapter calls; then 07's own cells
+    for label, method in ((LABEL.oracle, "full"), (LABEL.an, "an"), (LABEL.em, "em")):
+        assert [s.key for s in asked.now[ch.BASELINES][label]] == \
+            [d.profile.spec(method, {}, "single_positive", {}, seed=s).key for s in d.seeds]
         assert [s.key for s in asked.now[ch.BASELINES][label]] == \
             [spec_for(d.profile, label, "single positive", s).key for s in d.seeds]
     half = asked.now[ch.PRIOR_ERROR][f"{LABEL.crisp_true} × 0.5"][0]

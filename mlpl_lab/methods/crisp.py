@@ -6,8 +6,8 @@ prior-weighted risk (Algorithm 1). The estimator (Eq. 2) and the risk (Eq. 7) ar
   training with AN"): the first ``warmup_epochs`` epochs train with AN. The paper does not say
   how long; the lab's default (``None``) is a sixth of the run's epochs, at least one
   (:func:`~mlpl_lab.methods.side_information.warmup_length`): Eq. 2 reads the classifier's scores,
-  and after one epoch of AN on the cpu profile they are too poor for a pure top bin (the estimated
-  priors came out three times the true ones, and the risk at those priors never recovered).
+  and after one epoch of AN on the cpu profile they were too poor for a pure top bin (the runs of
+  that first default are described in the commit that changed it).
 * **Estimation** (Algorithm 1, steps 2–6; Appendix A.6: "after each epoch, the class prior is
   re-estimated via the trained model"): at the start of every epoch from the warm-up on,
   ``ctx.predict_train()`` (eval-mode probabilities over the training set) gives f_j(x), and
