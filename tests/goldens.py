@@ -7,14 +7,16 @@ stored runs and the shipped course pack would be served for code that no longer 
 These records catch such a change: each holds a frozen spec (one per method family: AN's plain
 loss, GR Loss, OPML, CLS's two networks, LAC's two stages, PU-MLC, EM's expected negatives, the
 large-loss selection), **the components it guards and their versions**, every epoch's metrics
-and the sha256 of the best weights, made at one thread in the environment named in the file.
+and the sha256 of the best weights, made at one thread in the environment named in the file (or,
+for a record added later on another machine, in the record's own ``environment``).
 ``tests/test_goldens.py`` retrains each spec and compares; a difference names the component(s)
 to bump (:func:`suspects`: those of the failing records that no agreeing record uses).
 
-    python tests/goldens.py --write     # regenerate (after bumping a version)
+    python tests/goldens.py --write          # regenerate every record (after bumping a version)
+    python tests/goldens.py --add NAME ...   # add the named specs' records, made on this machine
 
 Comparison: **bitwise** (every number equal, the weights' sha256 equal) where this machine's
-environment matches the goldens' (:data:`BITWISE_FIELDS`), else within :data:`TOLERANCE` (metrics
+environment matches the record's (:data:`BITWISE_FIELDS`; :func:`environment_of`), else within :data:`TOLERANCE` (metrics
 in mAP points, losses relative), and the failure says which was applied.
 """
 from __future__ import annotations
@@ -67,6 +69,8 @@ def _specs() -> Dict[str, Any]:
         "LAC stage 1 (+PLC)": lac2.init_from,
         "LAC stage 2": lac2,
         "PU-MLC": P.spec("pu_mlc", regime=pu_regime, regime_params=pu_params),
+        "Crisp": P.spec("crisp"),
+        "label cardinality (P(k))": P.spec("cardinality", {"grain": "distribution"}),
     }
 
 
@@ -174,6 +178,36 @@ def make() -> Dict[str, Any]:
     return {"key_scheme": KEY_SCHEME, "environment": environment(), "runs": runs}
 
 
+def add(stored: Dict[str, Any], names) -> Dict[str, Any]:
+    """``stored`` with the records of the specs ``names`` (keys of :func:`_specs` not stored yet)
+    made now, each carrying this machine's environment (the file's stays that of the others)."""
+    specs = _specs()
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        raise SystemExit(f"no golden spec named {unknown}: choose among {sorted(specs)}")
+    have = [n for n in names if n in stored["runs"]]
+    if have:
+        raise SystemExit(f"{have} already have records: regenerate them all with --write instead")
+    out = json.loads(json.dumps(stored))
+    with _isolated():
+        for name in names:
+            out["runs"][name] = dict(record(specs[name]), environment=environment())
+    return out
+
+
+def environment_of(stored: Dict[str, Any], name: str) -> Dict[str, Any]:
+    """The environment record ``name`` was made in: its own, where it was added on another machine
+    (:func:`add`), else the file's."""
+    return stored["runs"][name].get("environment") or stored["environment"]
+
+
+def bitwise_here(stored: Dict[str, Any], name: str) -> bool:
+    """Whether record ``name`` is compared bitwise on this machine (its environment's
+    :data:`BITWISE_FIELDS` equal this one's)."""
+    here, there = environment(), environment_of(stored, name)
+    return all(here[k] == there.get(k) for k in BITWISE_FIELDS)
+
+
 def retrain(stored: Dict[str, Any]) -> Dict[str, Any]:
     """The records of the stored goldens' specs, trained now (same thread count)."""
     from mlpl_lab.runs.spec import RunSpec
@@ -192,15 +226,18 @@ def suspects(stored: Dict[str, Any], failing) -> List[str]:
     return sorted(bad - good)
 
 
-def failing(stored: Dict[str, Any], now: Dict[str, Any], bitwise: bool) -> List[str]:
-    """The names of the records ``now`` differs from."""
+def failing(stored: Dict[str, Any], now: Dict[str, Any], bitwise) -> List[str]:
+    """The names of the records ``now`` differs from (``bitwise`` as in :func:`differences`)."""
     return [name for name in stored["runs"] if differences({"runs": {name: stored["runs"][name]}}, now, bitwise)]
 
 
-def differences(stored: Dict[str, Any], now: Dict[str, Any], bitwise: bool) -> List[str]:
-    """Every way ``now`` differs from ``stored`` (empty when they agree)."""
+def differences(stored: Dict[str, Any], now: Dict[str, Any], bitwise) -> List[str]:
+    """Every way ``now`` differs from ``stored`` (empty when they agree); ``bitwise``: one bool for
+    every record, or ``{name: bool}`` (:func:`bitwise_here` of each)."""
     out = []
+    every = bitwise
     for name, want in stored["runs"].items():
+        bitwise = every.get(name, False) if isinstance(every, dict) else every
         got = now[name]
         if got["best_epoch"] != want["best_epoch"]:
             out.append(f"{name}: best epoch {got['best_epoch']} != {want['best_epoch']}")
@@ -230,14 +267,19 @@ def load() -> Dict[str, Any]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help="regenerate tests/goldens/records.json")
+    parser.add_argument("--add", nargs="+", metavar="NAME", help="add the records of these golden specs, "
+                        "made on this machine (each keeps its own environment)")
     args = parser.parse_args(argv)
-    if not args.write:
-        parser.error("nothing to do: pass --write to regenerate the golden records")
-    goldens = make()
+    if not args.write and not args.add:
+        parser.error("nothing to do: pass --write to regenerate the golden records, or --add NAME ...")
+    if args.write and args.add:
+        parser.error("--write regenerates every record; --add adds some: pass one of them")
+    goldens = make() if args.write else add(load(), args.add)
     GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN_FILE.write_text(json.dumps(goldens, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {GOLDEN_FILE} ({len(goldens['runs'])} runs, key scheme {goldens['key_scheme']}, "
-          f"environment {goldens['environment']})")
+    made = (f"environment {goldens['environment']}" if args.write else
+            f"added {', '.join(args.add)}, made in {environment()}")
+    print(f"wrote {GOLDEN_FILE} ({len(goldens['runs'])} runs, key scheme {goldens['key_scheme']}, {made})")
     return 0
 
 

@@ -49,25 +49,25 @@ def test_every_method_family_and_model_of_the_goldens_is_guarded(stored):
     guarded = set().union(*(r["components"] for r in stored["runs"].values()))
     assert {"engine", "data.scenes", "data.regimes", "model.small_cnn", "head.linear", "head.label_query",
             "method.basic", "method.gr", "method.opml", "method.cls", "method.entropy", "method.large_loss",
-            "method.lac", "method.pu_mlc"} <= guarded <= set(VERSIONS)
+            "method.lac", "method.pu_mlc", "method.crisp", "method.cardinality"} <= guarded <= set(VERSIONS)
 
 
 def test_the_goldens_cover_every_family(stored):
     """Bug caught: a golden set that silently lost a family (a method's numerics unguarded)."""
     methods = {r["spec"]["method"] for r in stored["runs"].values()}
-    assert {"full", "an", "gr", "opml_sp", "cls", "em", "ll_r", "lac_plc", "lac", "pu_mlc"} <= methods
+    assert {"full", "an", "gr", "opml_sp", "cls", "em", "ll_r", "lac_plc", "lac", "pu_mlc",
+            "crisp", "cardinality"} <= methods
     stage2 = [r for r in stored["runs"].values() if r["spec"]["init_from"] is not None]
     assert stage2 and all(r["spec"]["init_from"] in [s["spec"] for s in stored["runs"].values()]
                           for r in stage2)
 
 
 def test_retrained_runs_equal_their_goldens(stored, retrained):
-    bitwise = {k: goldens.environment()[k] for k in goldens.BITWISE_FIELDS} == \
-        {k: stored["environment"].get(k) for k in goldens.BITWISE_FIELDS}
+    bitwise = {name: goldens.bitwise_here(stored, name) for name in stored["runs"]}
     diffs = goldens.differences(stored, retrained, bitwise)
-    how = ("bitwise (this environment matches the goldens')" if bitwise else
-           f"within {goldens.TOLERANCE} (this environment {goldens.environment()} differs from the "
-           f"goldens' {stored['environment']})")
+    exact = sorted(n for n, b in bitwise.items() if b)
+    how = (f"bitwise where this environment matches the record's ({exact or 'none'}), elsewhere within "
+           f"{goldens.TOLERANCE} (this environment: {goldens.environment()})")
     bad = goldens.failing(stored, retrained, bitwise)
     culprits = goldens.suspects(stored, bad) or sorted(set().union(*(stored["runs"][n]["components"]
                                                                     for n in bad)) if bad else [])
@@ -104,4 +104,32 @@ def test_a_difference_names_the_component_to_bump(stored):
     assert goldens.suspects(stored, list(stored["runs"])) == sorted(
         ["engine", "data.scenes", "data.regimes", "model.small_cnn", "head.linear", "method.basic",
          "head.label_query", "method.cls", "method.entropy", "method.gr", "method.lac", "method.large_loss",
-         "method.opml", "method.pu_mlc"])
+         "method.opml", "method.pu_mlc", "method.crisp", "method.cardinality"])
+    for name, family in (("Crisp", "method.crisp"), ("label cardinality (P(k))", "method.cardinality")):
+        assert goldens.suspects(stored, [name]) == [family]
+
+
+def test_a_record_is_compared_bitwise_only_where_it_was_made(stored):
+    """Bug caught: a record added on another machine compared bitwise against the file's
+    environment (it would fail everywhere but there), or every record compared at the tolerance
+    (a changed last bit unnoticed where it could be seen). Oracle: this machine's environment and
+    one with another CPU, written here by hand."""
+    import copy
+
+    here = goldens.environment()
+    elsewhere = dict(here, cpu="family 0 model 0 stepping 0; cache 1 KB; none")
+    runs = copy.deepcopy(stored["runs"])
+    a, b = list(runs)[:2]
+    runs[a]["environment"], runs[b]["environment"] = here, elsewhere
+    both = {"environment": elsewhere, "runs": {a: runs[a], b: runs[b]}}
+    assert goldens.bitwise_here(both, a) is True and goldens.bitwise_here(both, b) is False
+    runs[b].pop("environment")
+    assert goldens.bitwise_here(both, b) is False  # the file's environment, another CPU
+    both["environment"] = here
+    assert goldens.bitwise_here(both, b) is True
+    nudged = copy.deepcopy(both["runs"])
+    for name in (a, b):
+        key = next(k for k in nudged[name]["history"][-1] if "mAP" in k)
+        nudged[name]["history"][-1][key] += 1e-6
+    assert goldens.failing(both, nudged, {a: True, b: False}) == [a]
+    assert goldens.failing(both, nudged, {a: False, b: True}) == [b]
