@@ -214,3 +214,14 @@ def test_workers_end_when_the_parent_is_killed(tmp_path):
     while time.time() < deadline and any(alive(p) for p in pids):
         time.sleep(0.2)
     assert not any(alive(p) for p in pids), "a worker outlived its parent"
+
+
+def test_the_time_left_is_priced_until_a_run_is_done_then_measured():
+    """Bug caught: a progress line that says "about ? left" for the whole first round of runs
+    although the sitting was priced, one that keeps the price once runs have finished, or a
+    negative time. Oracle: hand-computed cases (4 units of work, 1 done in 60 s: 3 left, 180 s)."""
+    assert workers.time_left(60.0, 1.0, 4.0, priced=999.0) == "3.0 min"
+    assert workers.time_left(60.0, 4.0, 4.0) == "0 s"
+    assert workers.time_left(30.0, 0.0, 4.0) == "?"
+    assert workers.time_left(60.0, 0.0, 4.0, priced=300.0) == "4.0 min (priced)"
+    assert workers.time_left(360.0, 0.0, 4.0, priced=300.0) == "? (more than the 5.0 min priced)"

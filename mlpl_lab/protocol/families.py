@@ -274,7 +274,8 @@ def train_families(chosen: Sequence[Family], store: RunStore | None = None, work
         if not todo:
             out[fam.name] = {"trained": 0, "stored_before": before, "failed": 0, "seconds": 0.0}
             continue
-        report = train(todo, store=store, workers=workers, note=lambda t: note(f"[mlpl-lab]   {t}"), task=task)
+        report = train(todo, store=store, workers=workers, note=lambda t: note(f"[mlpl-lab]   {t}"), task=task,
+                       priced=fam.wall(workers) if fam.seconds else None)
         record_sitting(store, fam.notebook, fam.name, report.trained)
         out[fam.name] = {"trained": len(report.trained), "stored_before": before, "failed": len(report.failed),
                          "seconds": report.seconds}

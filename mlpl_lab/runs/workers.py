@@ -245,6 +245,20 @@ def _fmt(s: float) -> str:
     return f"{s / 3600:.2f} h" if s >= 5400 else f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
 
 
+def time_left(elapsed: float, work_done: float, total_work: float, priced: float | None = None) -> str:
+    """What the progress line says is left: the elapsed time scaled by the work still to do
+    (:func:`_work`) once a run is done; before that, the sitting's price (``priced``: its wall
+    seconds as priced from stored runs) less the elapsed time, marked "(priced)", or "?" without
+    a price, and "more than priced" once the price has run out."""
+    if work_done > 0:
+        return _fmt(elapsed / work_done * max(0.0, total_work - work_done))
+    if priced is None or priced <= 0:
+        return "?"
+    if elapsed >= priced:
+        return f"? (more than the {_fmt(priced)} priced)"
+    return f"{_fmt(priced - elapsed)} (priced)"
+
+
 def _work(spec: RunSpec) -> float:
     """A run's size for the time estimate: epochs × training images × pixels per image."""
     side = int(spec.data.get("image_size", 32))
@@ -299,7 +313,8 @@ def default_threads(workers: int, gpus: int | None = None) -> int:
 
 def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int | None = None,
           threads: int | None = None, note: Callable[[str], None] | None = None,
-          task: Callable | None = None, per_device: int | None = None) -> PoolReport:
+          task: Callable | None = None, per_device: int | None = None,
+          priced: float | None = None) -> PoolReport:
     """Train the runs of ``specs`` missing from ``store`` (and the missing runs they start from) on
     ``workers`` processes (default :func:`default_workers`) of ``threads`` threads each (default
     :func:`default_threads`: one without GPUs), in the order given wherever the runs they start
@@ -307,7 +322,9 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     Returns a :class:`PoolReport`; raises nothing for a failed run (see the module docstring).
     ``task``: the module-level function a worker runs per ``(spec dict, store root)`` (default:
     train it; tests wrap it). ``per_device``: workers per GPU when ``workers`` is None (worker
-    ``i`` gets GPU ``i mod GPUs``, so each GPU is shared by that many runs at once)."""
+    ``i`` gets GPU ``i mod GPUs``, so each GPU is shared by that many runs at once). ``priced``:
+    the wall seconds the runs were priced at, what the progress lines say is left until a run is
+    done (:func:`time_left`)."""
     import queue
 
     store = store or RunStore()
@@ -395,7 +412,7 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
             now = time.perf_counter()
             if now - last >= HEARTBEAT_S:
                 last = now
-                left = _fmt((now - t0) / work_done * (total_work - work_done)) if work_done else "?"
+                left = time_left(now - t0, work_done, total_work, priced)
                 note(f"runs: {len(done)} done, {len(running)} running, {len(pending)} waiting"
                      + (f", {len(report.failed)} failed" if report.failed else "")
                      + f" · {_fmt(now - t0)} so far, about {left} left")
