@@ -225,3 +225,14 @@ def test_the_time_left_is_priced_until_a_run_is_done_then_measured():
     assert workers.time_left(30.0, 0.0, 4.0) == "?"
     assert workers.time_left(60.0, 0.0, 4.0, priced=300.0) == "4.0 min (priced)"
     assert workers.time_left(360.0, 0.0, 4.0, priced=300.0) == "? (more than the 5.0 min priced)"
+
+
+def test_the_time_left_counts_what_the_runs_in_flight_have_done():
+    """Bug caught: an estimate that grows with every line while runs are in flight (it scaled the
+    elapsed time by the work left, blind to the runs under way), or one shorter than the run in
+    flight still needs. Oracle, by hand: 2 units done in 120 worker-seconds (60 s a unit); one
+    1-unit run in flight for 30 s (30 s to go) and 1 unit queued (60 s), on 2 workers: (30 + 60) / 2
+    = 45 s; on 8 workers the run in flight still needs 30 s."""
+    assert workers.time_left(200.0, 2.0, 4.0, busy=120.0, running=[(1.0, 30.0)], workers=2) == "45 s"
+    assert workers.time_left(200.0, 2.0, 4.0, busy=120.0, running=[(1.0, 30.0)], workers=8) == "30 s"
+    assert workers.time_left(200.0, 2.0, 4.0, busy=120.0, running=[(1.0, 90.0)], workers=1) == "60 s"

@@ -42,7 +42,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .store import FRESH_ENV, RunStore
 
@@ -245,11 +245,20 @@ def _fmt(s: float) -> str:
     return f"{s / 3600:.2f} h" if s >= 5400 else f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
 
 
-def time_left(elapsed: float, work_done: float, total_work: float, priced: float | None = None) -> str:
-    """What the progress line says is left: the elapsed time scaled by the work still to do
-    (:func:`_work`) once a run is done; before that, the sitting's price (``priced``: its wall
-    seconds as priced from stored runs) less the elapsed time, marked "(priced)", or "?" without
-    a price, and "more than priced" once the price has run out."""
+def time_left(elapsed: float, work_done: float, total_work: float, priced: float | None = None,
+              busy: float | None = None, running: Sequence[Tuple[float, float]] = (), workers: int = 1) -> str:
+    """What the progress line says is left. Once a run is done, from the rate the done runs set
+    (``busy``: the seconds they were in flight, over ``work_done``, their :func:`_work`): what the
+    runs in flight still need (``running``: ``(work, seconds in flight)`` each) and the queued work,
+    shared among ``workers``, and never less than the longest run in flight still needs (without
+    ``busy``: the elapsed time scaled by the work left). Before that: the sitting's price
+    (``priced``: its wall seconds as priced from stored runs) less the elapsed time, marked
+    "(priced)"; "?" without a price, and "more than priced" once the price has run out."""
+    if work_done > 0 and busy is not None:
+        rate = busy / work_done
+        flight = [max(0.0, rate * w - e) for w, e in running]
+        queued = rate * max(0.0, total_work - work_done - sum(w for w, _ in running))
+        return _fmt(max(max(flight, default=0.0), (sum(flight) + queued) / max(1, workers)))
     if work_done > 0:
         return _fmt(elapsed / work_done * max(0.0, total_work - work_done))
     if priced is None or priced <= 0:
@@ -346,7 +355,8 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     pending, done = list(todo), set()
     running: Dict[int, RunSpec] = {}  # worker -> its run
     idle: List[int] = []
-    total_work, work_done = sum(_work(s) for s in todo), 0.0
+    total_work, work_done, busy = sum(_work(s) for s in todo), 0.0, 0.0
+    started: Dict[int, float] = {}  # worker -> when its run started
     t0 = last = time.perf_counter()
     pool = _Pool(n, threads, task or _train_one)
     note(f"{len(todo)} runs to train ({report.already_stored} stored) on {n} worker processes × "
@@ -379,6 +389,7 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
                 pending.remove(ready)
                 i = idle.pop(0)
                 running[i] = ready
+                started[i] = time.perf_counter()
                 pool.queues[i].put((ready.as_dict(), str(store.root)))
             if not running and not (pending and len(idle) < n):
                 break  # nothing runs and nothing can start: the rest waits on failed runs
@@ -396,6 +407,7 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
                     pending.clear()
                     break
                 for i in dead:  # a worker that died loses its run only; a new one replaces it
+                    started.pop(i, None)
                     finish(running.pop(i), f"its worker died (exit code {pool.procs[i].exitcode})")
                     pool.start(i)
             else:
@@ -403,8 +415,10 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
                     idle.append(i)
                 else:
                     spec = running.pop(i)
+                    began = started.pop(i, t0)
                     idle.append(i)
                     if kind == "done":
+                        busy += time.perf_counter() - began
                         finish(spec, result=payload)
                     else:
                         finish(spec, payload.strip().splitlines()[0] if payload else "failed")
@@ -412,7 +426,8 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
             now = time.perf_counter()
             if now - last >= HEARTBEAT_S:
                 last = now
-                left = time_left(now - t0, work_done, total_work, priced)
+                left = time_left(now - t0, work_done, total_work, priced, busy,
+                                 [(_work(r), now - started.get(j, now)) for j, r in running.items()], n)
                 note(f"runs: {len(done)} done, {len(running)} running, {len(pending)} waiting"
                      + (f", {len(report.failed)} failed" if report.failed else "")
                      + f" · {_fmt(now - t0)} so far, about {left} left")
