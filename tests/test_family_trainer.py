@@ -136,6 +136,35 @@ def test_pricing_reads_the_stored_runs_of_the_same_shape(tmp_path):
     assert family.seconds[hill.key] == pytest.approx(2.0 / (side * side) * images_trained(hill) * side * side)
 
 
+def test_runs_imported_from_a_pack_are_priced_at_this_machines_speed(tmp_path):
+    """Bug caught: a store filled from a pack made on a machine 2-3 times faster priced every
+    family at that machine's pace, so sittings cut to 90 min ran for over three hours here. By
+    hand: imported AN and Hill runs at 1 s per training image, an AN run trained here at 3 s: this
+    machine is 3 times slower, so a missing AN run is priced at 3 s per image (the run here) and a
+    missing Hill run, timed only elsewhere, at 1 x 3 s."""
+    from mlpl_lab.protocol.plan import images_trained
+    from mlpl_lab.runs.folders import PACK_FILE
+
+    st = RunStore(tmp_path / "runs")
+
+    def made(method, seed, per_image, imported):
+        spec = P.spec(method, seed=seed)
+        st.put(spec, [{"epoch": 1, "val_mAP": 1.0, "test_mAP": 1.0,
+                       "seconds": per_image * images_trained(spec)}], 0, {}, {"w": 1})
+        if imported:
+            (st.root / spec.key / PACK_FILE).write_text(json.dumps({"name": "elsewhere"}))
+
+    made("an", 0, 1.0, imported=True)
+    made("hill", 0, 1.0, imported=True)
+    made("an", 1, 3.0, imported=False)
+    family = fam.Family("07_x", "f", [P.spec("an", seed=2), P.spec("hill", seed=2)])
+    fam.price(family, st, device="cpu")
+    an, hill = family.specs
+    assert family.how == {an.key: "shape", hill.key: "shape"}
+    assert family.seconds[an.key] == pytest.approx(3.0 * images_trained(an))
+    assert family.seconds[hill.key] == pytest.approx(3.0 * images_trained(hill))
+
+
 def test_the_cli_refuses_an_unknown_family_before_any_training(tmp_path, monkeypatch, capsys):
     from mlpl_lab.cli import main
 

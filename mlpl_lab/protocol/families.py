@@ -12,7 +12,9 @@ kind runs here: ``cuda`` where a GPU is visible, else ``cpu``) from records, nev
 rate: the seconds per training image of the stored runs of the same *shape* (method, head, LgConv,
 model, image size, device kind; their median) times the run's images
 (:func:`mlpl_lab.protocol.plan.images_trained`); else the median seconds per image-pixel of every
-stored run of this device kind. The wall time of
+stored run of this device kind. Runs imported from a pack were timed on another machine: their
+rates are scaled by this machine's speed against them, measured on the shapes trained here too
+(:func:`stored_rates`), so a slower machine's sittings are priced, and cut, at its own pace. The wall time of
 a sitting assumes its runs keep the workers busy (the sum over the workers).
 
 **Sittings** (:func:`sittings`): a family whose price passes a sitting is split, in the order
@@ -128,9 +130,20 @@ def _pixels(spec: RunSpec) -> float:
 
 def stored_rates(store: RunStore, device: str) -> Tuple[Dict[Tuple, float], Optional[float]]:
     """``(seconds per training image by shape, seconds per image-pixel overall)`` of the store's
-    runs made on ``device``; medians over the runs."""
-    per_shape: Dict[Tuple, List[float]] = {}
-    overall: List[float] = []
+    runs made on ``device``; medians over the runs.
+
+    A run trained in this store timed this machine; one imported from a pack (its folder holds the
+    pack's origin file) timed the machine it was made on, which may be several times faster or
+    slower. So a shape is priced at the median of the runs trained here where there are any; else
+    at the imported runs' median times this machine's *speed factor*: the median, over the shapes
+    timed both here and in the packs, of (here / there); 1 where no shape is. The overall rate is
+    the median over the runs trained here and the imported runs scaled by that factor."""
+    from ..runs.folders import PACK_FILE
+
+    here: Dict[Tuple, List[float]] = {}
+    there: Dict[Tuple, List[float]] = {}
+    here_pixel: List[float] = []
+    there_pixel: List[float] = []
     for key in store.keys():
         try:
             summary = json.loads((store.root / key / "summary.json").read_text())
@@ -143,10 +156,23 @@ def stored_rates(store: RunStore, device: str) -> Tuple[Dict[Tuple, float], Opti
             continue
         images = images_trained(spec)
         if images > 0:
-            per_shape.setdefault(_shape(spec), []).append(float(seconds) / images)
-            overall.append(float(seconds) / _pixels(spec))
-    return ({k: statistics.median(v) for k, v in per_shape.items()},
-            statistics.median(overall) if overall else None)
+            local = not (store.root / key / PACK_FILE).exists()
+            (here if local else there).setdefault(_shape(spec), []).append(float(seconds) / images)
+            (here_pixel if local else there_pixel).append(float(seconds) / _pixels(spec))
+    here_m = {k: statistics.median(v) for k, v in here.items()}
+    there_m = {k: statistics.median(v) for k, v in there.items()}
+    factor = speed_factor(here_m, there_m)
+    shape = {k: v * factor for k, v in there_m.items()}
+    shape.update(here_m)
+    overall = here_pixel + [v * factor for v in there_pixel]
+    return shape, (statistics.median(overall) if overall else None)
+
+
+def speed_factor(here: Dict[Tuple, float], there: Dict[Tuple, float]) -> float:
+    """How much slower this machine trains than the packs' machines: the median over the shapes
+    both rate maps hold of ``here / there`` (seconds per image); 1.0 when none is shared."""
+    ratios = [here[k] / there[k] for k in here if k in there and there[k] > 0]
+    return statistics.median(ratios) if ratios else 1.0
 
 
 def price(family: Family, store: RunStore | None = None, device: str | None = None,
