@@ -159,6 +159,34 @@ def test_a_part_keeps_a_run_no_notebook_reads_any_more_while_the_store_holds_it(
     assert sorted(c.split("-cpu-")[0] for c in changed) == ["parts/02-gr-tuned", "parts/02-gr-tuned"]
 
 
+def test_a_part_keeps_weights_no_notebook_loads_any_more(source, tmp_path):
+    """A notebook that stops loading a run's weights (it now reads a longer twin's model) leaves
+    the part that carries them byte for byte; the weights still import. Once a notebook loads
+    weights a part lacks, that part is written again with them. Bug caught: pack cpu-2026-12-03a
+    rewrote 01's digits-candidate part (and committed its weights again) only because one run's
+    weights were no longer loaded. Oracle: file bytes across exports, the tensor stored by hand."""
+    from mlpl_lab.runs.access import forget_access
+
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    export(st, folder, family_of)
+    first = files(folder)
+    forget_access(st.root, "smoke", "02_x")
+    read(st, an + gr)  # an[0] read, its weights no longer loaded
+    export(st, folder, family_of)
+    parts_of = lambda f: {k: v for k, v in f.items() if k.startswith("parts/")}  # noqa: E731
+    assert parts_of(files(folder)) == parts_of(first)
+    dest = store.RunStore(tmp_path / "dest")
+    pack.import_pack(folder, dest)
+    assert torch.equal(torch.load(dest.root / an[0].key / "weights.pt")["weights"]["networks"]["net"]["w"],
+                       torch.full((3,), 10.0))
+    forget_access(st.root, "smoke", "02_x")
+    read(st, an + gr, weights=(an[0], gr[0]))  # gr[0]'s weights now loaded: its part lacks them
+    export(st, folder, family_of)
+    changed = {k.split("-cpu-")[0] for k in set(parts_of(files(folder))) ^ set(parts_of(first))}
+    assert changed == {"parts/02-gr-tuned"}
+
+
 def test_runs_of_one_family_on_two_device_kinds_go_to_two_parts(tmp_path):
     st = store.RunStore(tmp_path / "source")
     specs = [P.spec("an", seed=s) for s in (0, 1)]

@@ -153,9 +153,9 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
 
     A part already in ``folder`` whose runs are all wanted, with the same bytes, is kept as it is,
     and so is one holding runs no notebook reads any more (a row now read at its pilot's length
-    leaves its shorter runs behind) as long as the store still holds them unchanged: a superseded
-    run stays in the pack with its part, so a part is replaced only when one of its runs changed
-    or left the store. The other runs form new parts, one per family and device kind (split past
+    leaves its shorter runs behind) as long as the store still holds them unchanged, or carrying
+    weights no notebook loads now: a superseded run stays in the pack with its part, so a part is
+    replaced only when one of its runs changed, left the store or now needs weights it lacks. The other runs form new parts, one per family and device kind (split past
     :data:`TARGET_PART_BYTES`); parts no longer listed are deleted after the index is written.
     ``families`` (:func:`mlpl_lab.protocol.plan.designed_families`: ``{notebook: {family: {"m",
     "members_sha"}}}``, from the designs) is the index's ``families`` block, the claim families
@@ -171,11 +171,14 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
     part_keys: Dict[str, List[str]] = {}
     for part in (old or {}).get("parts", []):
         keys = [r["key"] for r in old["runs"] if r["part"] == part["file"]]
-        kept = dict(entries) | _superseded(store, folder, part, [k for k in keys if k not in entries])
+        unread = [k for k in keys if k not in entries]
+        lighter = [k for k in keys if k in entries and not entries[k][0]["weights"]]
+        kept = dict(entries) | _as_carried(store, folder, part, unread) \
+            | _as_carried(store, folder, part, lighter, weighted_only=True)
         if keys and all(k in kept for k in keys) and _same_runs(folder, part, keys, kept):
             parts.append(part)
             part_keys[part["file"]] = keys
-            entries.update({k: kept[k] for k in keys if k not in entries})
+            entries.update({k: kept[k] for k in keys})
     placed = {k for keys in part_keys.values() for k in keys}
     groups: Dict[Tuple[str, str, str], List[str]] = {}
     for key, (meta, _) in entries.items():
@@ -218,17 +221,21 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
     return index
 
 
-def _superseded(store: RunStore, folder: Path, part: Dict[str, Any], keys: List[str]
-                ) -> Dict[str, Tuple[Dict[str, Any], Dict[str, bytes]]]:
-    """The pack entries of ``keys`` (runs of ``part`` no notebook reads now), each as the part
-    carries it (with its weights where the part has them), read from the store; ``{}`` when one
-    of them is missing from the store or unreadable (the part is then written again)."""
+def _as_carried(store: RunStore, folder: Path, part: Dict[str, Any], keys: List[str],
+                weighted_only: bool = False) -> Dict[str, Tuple[Dict[str, Any], Dict[str, bytes]]]:
+    """The pack entries of ``keys`` (runs of ``part``), each as the part carries it (with its
+    weights where the part has them), read from the store; ``{}`` when one of them is missing from
+    the store or unreadable (the part is then written again). For runs no notebook reads now, and
+    (``weighted_only``: only those the part carries with weights) for runs read now without their
+    weights: a part is not rewritten because a notebook stopped loading weights it carries."""
     if not keys:
         return {}
     try:
         carried = {r["key"]: bool(r.get("weights")) for r in _read_part(folder, part)["manifest"]["runs"]}
+        if weighted_only:
+            keys = [k for k in keys if carried.get(k)]
         return {k: run_entry(store, k, carried.get(k, False), thin_history) for k in keys}
-    except PackError:
+    except (PackError, OSError):
         return {}
 
 
