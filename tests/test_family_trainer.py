@@ -105,17 +105,28 @@ def fake_family(seconds):
 
 
 def test_a_family_that_fits_a_sitting_is_one_sitting_and_a_longer_one_is_cut_in_order():
-    small = fake_family([3600.0, 3600.0, 3600.0])  # 3 h of work on 2 workers: 90 min
+    small = fake_family([2700.0, 2700.0, 2700.0, 2700.0])  # 2 runs on each worker: 90 min
     assert [p.name for p in fam.sittings(small, workers=2)] == ["data sets: printed letters"]
-    big = fake_family([3600.0] * 7)  # 7 h on 2 workers: 210 min -> 3 h, 3 h, 1 h of work
+    big = fake_family([3600.0] * 7)  # hour-long runs: two per 90-min sitting on 2 workers
     parts = fam.sittings(big, workers=2)
-    assert [p.name for p in parts] == [f"data sets: printed letters [{i}/3]" for i in (1, 2, 3)]
-    assert [len(p.specs) for p in parts] == [3, 3, 1]
+    assert [p.name for p in parts] == [f"data sets: printed letters [{i}/4]" for i in (1, 2, 3, 4)]
+    assert [len(p.specs) for p in parts] == [2, 2, 2, 1]
     assert [s.key for p in parts for s in p.specs] == [s.key for s in big.specs]
     assert all(p.wall(2) <= fam.SITTING_S for p in parts)
-    chosen = fam.select([big], ["data sets: printed letters [2/3]"])
-    assert [c.name for c in chosen] == ["data sets: printed letters [2/3]"]
+    chosen = fam.select([big], ["data sets: printed letters [2/4]"])
+    assert [c.name for c in chosen] == ["data sets: printed letters [2/4]"]
     assert [c.name for c in fam.select([big], ["data sets: printed letters"])] == [p.name for p in parts]
+
+
+def test_a_family_is_priced_as_its_runs_are_handed_to_the_workers():
+    """Hand-derived: runs go in order to the first free worker, so one run of an hour takes an
+    hour on two workers (not 30 min), three of an hour take two hours, and 60, 30, 30 min take 60.
+    Bug caught: the price as total work over the workers, which put a one-run pilot at half its
+    time (08's pilot of label cardinality, priced 5 min, took 12)."""
+    assert fake_family([3600.0]).wall(2) == 3600.0
+    assert fake_family([3600.0] * 3).wall(2) == 7200.0
+    assert fake_family([3600.0, 1800.0, 1800.0]).wall(2) == 3600.0
+    assert fake_family([3600.0, 1800.0, 1800.0]).wall(1) == 7200.0
 
 
 def test_pricing_reads_the_stored_runs_of_the_same_shape(tmp_path):

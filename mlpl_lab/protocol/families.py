@@ -68,8 +68,16 @@ class Family:
         return [s for s in self.specs if s.key not in have]
 
     def wall(self, workers: int = WORKERS) -> float:
-        """Priced wall seconds of the missing runs on ``workers`` busy workers."""
-        return sum(self.seconds.values()) / max(1, workers)
+        """Priced wall seconds of the missing runs on ``workers`` workers, each run handed in the
+        design's order to the first worker free (as the trainer does): never less than the longest
+        run, so a pilot of one or two long runs is not priced at half its time (it was: sittings of
+        one 96-epoch pilot ran 2-3x their price)."""
+        free = [0.0] * max(1, workers)
+        for spec in self.missing:
+            if spec.key in self.seconds:
+                i = free.index(min(free))
+                free[i] += self.seconds[spec.key]
+        return max(free)
 
 
 class FamilyError(ValueError):
@@ -201,20 +209,16 @@ def priced_families(profile, notebooks: Sequence[str | Path], store: RunStore | 
 
 def sittings(family: Family, workers: int = WORKERS, limit_s: float = SITTING_S) -> List[Family]:
     """``family`` as it is when its missing runs fit one sitting (or it is not priced), else cut in
-    the design's order into the fewest consecutive parts whose priced wall each fits, named
+    the design's order into consecutive parts whose priced wall (:meth:`Family.wall`) each fits, named
     ``<family> [i/n]`` (a run's dependencies travel with it)."""
     if family.wall(workers) <= limit_s or not family.seconds:
         return [family]
-    budget = limit_s * workers
     chunks: List[List[RunSpec]] = [[]]
-    used = 0.0
     for spec in family.missing:
-        cost = family.seconds.get(spec.key, 0.0)
-        if chunks[-1] and used + cost > budget:
+        trial = Family(family.notebook, family.name, chunks[-1] + [spec], seconds=family.seconds)
+        if chunks[-1] and trial.wall(workers) > limit_s:
             chunks.append([])
-            used = 0.0
         chunks[-1].append(spec)
-        used += cost
     n = len(chunks)
     out = []
     for i, chunk in enumerate(chunks):
