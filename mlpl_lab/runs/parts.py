@@ -155,7 +155,8 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
     and so is one holding runs no notebook reads any more (a row now read at its pilot's length
     leaves its shorter runs behind) as long as the store still holds them unchanged, or carrying
     weights no notebook loads now: a superseded run stays in the pack with its part, so a part is
-    replaced only when one of its runs changed, left the store or now needs weights it lacks. The other runs form new parts, one per family and device kind (split past
+    replaced only when one of its runs changed, left the store or now needs weights it lacks.
+    The other runs form new parts, one per family and device kind (split past
     :data:`TARGET_PART_BYTES`); parts no longer listed are deleted after the index is written.
     ``families`` (:func:`mlpl_lab.protocol.plan.designed_families`: ``{notebook: {family: {"m",
     "members_sha"}}}``, from the designs) is the index's ``families`` block, the claim families
