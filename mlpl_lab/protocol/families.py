@@ -70,8 +70,7 @@ class Family:
     def wall(self, workers: int = WORKERS) -> float:
         """Priced wall seconds of the missing runs on ``workers`` workers, each run handed in the
         design's order to the first worker free (as the trainer does): never less than the longest
-        run, so a pilot of one or two long runs is not priced at half its time (it was: sittings of
-        one 96-epoch pilot ran 2-3x their price)."""
+        run, so a pilot of one or two long runs is priced at its whole time, not a share of it."""
         free = [0.0] * max(1, workers)
         for spec in self.missing:
             if spec.key in self.seconds:
