@@ -182,9 +182,61 @@ def test_a_part_keeps_weights_no_notebook_loads_any_more(source, tmp_path):
                        torch.full((3,), 10.0))
     forget_access(st.root, "smoke", "02_x")
     read(st, an + gr, weights=(an[0], gr[0]))  # gr[0]'s weights now loaded: its part lacks them
+    index = export(st, folder, family_of)
+    now = parts_of(files(folder))
+    assert all(now[k] == v for k, v in parts_of(first).items())  # every part kept, byte for byte
+    added = set(now) - set(first)
+    assert len(added) == 1 and next(iter(added)).startswith("parts/02-gr-tuned-cpu-")
+    listed = {r["key"]: r["part"] for r in index["runs"]}
+    assert "parts/" + listed[gr[0].key] in added and "parts/" + listed[gr[1].key] in first
+    assert [p.get("superseded") for p in index["parts"] if "parts/" + p["file"] in first
+            and p["family"] == "GR, tuned"] == [[gr[0].key]]
+    dest = store.RunStore(tmp_path / "dest2")
+    pack.import_pack(folder, dest)
+    assert torch.equal(torch.load(dest.root / gr[0].key / "weights.pt")["weights"]["networks"]["net"]["w"],
+                       torch.full((3,), 30.0))
+
+
+def test_one_run_retrained_moves_to_a_new_part_and_its_siblings_stay_committed_once(source, tmp_path):
+    """One run of a family retrained (same key, other record): its old part keeps its bytes and
+    lists the old copy as superseded; one new part holds that run alone; the import serves the new
+    record, never the superseded copy. Bug caught: retraining one stage-1 run of 05's Table 3 would
+    have rewritten its 35-run part (4 MB committed again). Oracle: file bytes across exports and the
+    value written by hand."""
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
     export(st, folder, family_of)
-    changed = {k.split("-cpu-")[0] for k in set(parts_of(files(folder))) ^ set(parts_of(first))}
-    assert changed == {"parts/02-gr-tuned"}
+    first = files(folder)
+    (st.root / gr[1].key).rename(tmp_path / "old-gr1")
+    fake_run(st, gr[1], value=66.0)
+    read(st, an + gr, weights=(an[0],))
+    index = export(st, folder, family_of)
+    now = files(folder)
+    assert all(now[k] == v for k, v in first.items() if k.startswith("parts/"))
+    added = [k for k in set(now) - set(first)]
+    assert len(added) == 1 and added[0].startswith("parts/02-gr-tuned-cpu-")
+    new_part = next(p for p in index["parts"] if "parts/" + p["file"] == added[0])
+    assert new_part["n_runs"] == 1 and {r["key"]: r["part"] for r in index["runs"]}[gr[1].key] == new_part["file"]
+    old_part = next(p for p in index["parts"] if p["family"] == "GR, tuned" and p is not new_part)
+    assert old_part["superseded"] == [gr[1].key] and old_part["n_runs"] == 1
+    assert "1 superseded by a later part" in parts.describe_parts(index)
+    again = export(st, folder, family_of)  # nothing changed since: no file, not the index
+    assert files(folder) == now and again == index
+    dest = store.RunStore(tmp_path / "dest")
+    pack.import_pack(folder, dest)
+    os.environ["MLPL_LAB_FOREIGN_RUNS"] = "serve"
+    try:
+        assert dest.get(gr[1]).best["test_mAP"] == 66.0 + 2 and dest.get(gr[0]).best["test_mAP"] == 30.0 + 2
+    finally:
+        os.environ.pop("MLPL_LAB_FOREIGN_RUNS")
+    # an index that hides the superseded copy, or reads it from the old part, is refused
+    edit_index(folder, lambda i: [p.pop("superseded", None) for p in i["parts"]])
+    with pytest.raises(pack.PackError, match="holds other runs than pack.json lists"):
+        pack.import_pack(folder, store.RunStore(tmp_path / "dest3"))
+    edit_index(folder, lambda i: [p.update(superseded=[gr[1].key]) for p in i["parts"] if p["file"] == old_part["file"]]
+               + [r.update(part=old_part["file"]) for r in i["runs"] if r["key"] == gr[1].key])
+    with pytest.raises(pack.PackError, match="still read from it"):
+        pack.import_pack(folder, store.RunStore(tmp_path / "dest4"))
 
 
 def test_runs_of_one_family_on_two_device_kinds_go_to_two_parts(tmp_path):

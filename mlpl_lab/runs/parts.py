@@ -27,6 +27,13 @@ figure reads them elsewhere), and the floats of fields no claim or choice reads 
 diagnostics, seconds; not ``val_*``/``test_*``) rounded to 6 significant digits.
 ``benchmarks/bench_pack_parts.py`` measured the layout (sizes in git, the import's seconds).
 
+**A run that changes moves; its part stays.** When a run is retrained (same key, other bytes) or a
+notebook now loads weights its part lacks, the run is written into a new part of its family and
+the old part keeps its bytes: the index lists the old copy under the part's ``superseded`` and
+reads the run from the new part. Only a part whose runs all changed, or one holding a run that
+left the store, is written again. So retraining one run of a 35-run family adds one small part
+instead of committing its 34 unchanged siblings again.
+
 **Reading** (:func:`read_parts`) trusts nothing: the index's size and fields first (each part a
 plain file name in ``parts/``, every run key listed once), then each part it reads is checked
 against the size and sha256 the index gives *before* it is parsed, verified whole like any pack
@@ -154,8 +161,10 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
     A part already in ``folder`` whose runs are all wanted, with the same bytes, is kept as it is,
     and so is one holding runs no notebook reads any more (a row now read at its pilot's length
     leaves its shorter runs behind) as long as the store still holds them unchanged, or carrying
-    weights no notebook loads now: a superseded run stays in the pack with its part, so a part is
-    replaced only when one of its runs changed, left the store or now needs weights it lacks.
+    weights no notebook loads now: an unread run stays in the pack with its part. A run of a kept
+    part that changed (retrained) or now needs weights the part lacks moves to a new part and is
+    listed under the old part's ``superseded`` (the old part keeps its bytes); a part is replaced
+    only when all its runs changed, or one left the store.
     The other runs form new parts, one per family and device kind (split past
     :data:`TARGET_PART_BYTES`); parts no longer listed are deleted after the index is written.
     ``families`` (:func:`mlpl_lab.protocol.plan.designed_families`: ``{notebook: {family: {"m",
@@ -176,10 +185,18 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
         lighter = [k for k in keys if k in entries and not entries[k][0]["weights"]]
         kept = dict(entries) | _as_carried(store, folder, part, unread) \
             | _as_carried(store, folder, part, lighter, weighted_only=True)
-        if keys and all(k in kept for k in keys) and _same_runs(folder, part, keys, kept):
-            parts.append(part)
-            part_keys[part["file"]] = keys
-            entries.update({k: kept[k] for k in keys})
+        if not keys or not all(k in kept for k in keys):
+            continue  # a run left the store (or a part lists none): the part is written again
+        same = _same_runs(folder, part, keys, kept)
+        moved = [k for k in keys if k not in same]
+        if len(moved) == len(keys) or any(k not in entries for k in moved):
+            continue  # every run changed, or one no notebook reads: the part is written again
+        if moved:  # the part stays as it is; the runs that changed or need weights move to a new part
+            part = dict(part, n_runs=len(keys) - len(moved),
+                        superseded=sorted(set(part.get("superseded", [])) | set(moved)))
+        parts.append(part)
+        part_keys[part["file"]] = [k for k in keys if k in same]
+        entries.update({k: kept[k] for k in keys if k in same})
     placed = {k for keys in part_keys.values() for k in keys}
     groups: Dict[Tuple[str, str, str], List[str]] = {}
     for key, (meta, _) in entries.items():
@@ -245,16 +262,20 @@ def _first_notebook(key: str, per_notebook: Mapping[str, Mapping[str, bool]]) ->
 
 
 def _same_runs(folder: Path, part: Dict[str, Any], keys: List[str],
-               entries: Mapping[str, Tuple[Dict[str, Any], Dict[str, bytes]]]) -> bool:
-    """Would ``keys`` be written into a part with the same members as the existing ``part``?"""
+               entries: Mapping[str, Tuple[Dict[str, Any], Dict[str, bytes]]]) -> set:
+    """The runs of ``keys`` the existing ``part`` holds exactly as they would be written now (the
+    same record and the same members: a retrained run, or one now carried with its weights, is not
+    among them); none when the part is damaged (it is written again)."""
     try:
         manifest = _read_part(folder, part)["manifest"]
     except PackError:
-        return False  # a damaged part is written again
-    want = {f"runs/{k}/{f}": _sha256(data) for k in keys for f, data in entries[k][1].items()}
-    have = {m: v["sha256"] for m, v in manifest["members"].items()}
-    return want == have and [r["key"] for r in manifest["runs"]] == sorted(keys) \
-        and all(r == entries[r["key"]][0] for r in manifest["runs"])
+        return set()
+    records = {r["key"]: r for r in manifest["runs"]}
+    have: Dict[str, Dict[str, str]] = {}
+    for member, v in manifest["members"].items():
+        have.setdefault(member.split("/")[1] if member.startswith("runs/") else "", {})[member] = v["sha256"]
+    return {k for k in keys if k in records and records[k] == entries[k][0]
+            and have.get(k) == {f"runs/{k}/{f}": _sha256(data) for f, data in entries[k][1].items()}}
 
 
 def _chunks(keys: List[str], entries) -> List[List[str]]:
@@ -329,6 +350,12 @@ def read_index(folder: str | os.PathLike) -> Dict[str, Any]:
     if len(set(keys)) != len(keys) or not all(k.isalnum() for k in keys) \
             or not all(r.get("part") in set(files) for r in runs):
         raise PackError(f"{path}: a run is listed twice, is not a run key, or names no part of the index; refused")
+    for p in parts:
+        old = p.get("superseded", [])
+        if not isinstance(old, list) or not all(isinstance(k, str) and k.isalnum() for k in old) \
+                or len(set(old)) != len(old) or any(r["part"] == p["file"] and r["key"] in old for r in runs):
+            raise PackError(f"{path}: part {p['file']} lists superseded runs that are not run keys, are "
+                            "listed twice or are still read from it; refused")
     return index
 
 
@@ -369,8 +396,10 @@ def read_parts(folder: str | os.PathLike, keys: Optional[Iterable[str]] = None
         mine = listed.get(part["file"], [])
         if want is not None and not any(r["key"] in want for r in mine):
             continue
-        verified = _verify_runs(_read_part(folder, part))
-        if sorted(r["key"] for r in verified) != sorted(r["key"] for r in mine) or any(
+        superseded = set(part.get("superseded", []))
+        held = _verify_runs(_read_part(folder, part))
+        verified = [run for run in held if run["key"] not in superseded]
+        if sorted(r["key"] for r in held) != sorted([r["key"] for r in mine] + list(superseded)) or any(
                 dict(run["meta"].get("components") or {}) != dict(r.get("components") or {})
                 for run, r in zip(sorted(verified, key=lambda x: x["key"]), sorted(mine, key=lambda x: x["key"]))):
             raise PackError(f"part {part['file']} holds other runs than {INDEX} lists for it: the pack was "
@@ -398,6 +427,7 @@ def describe_parts(index: Mapping[str, Any]) -> str:
         lines.append(f"  {nb}: {n['runs']} runs, {n['weights']} with weights")
     lines.append("parts:")
     for p in parts:
+        moved = f"; {len(p['superseded'])} superseded by a later part" if p.get("superseded") else ""
         lines.append(f"  {p['file']}: {p['n_runs']} runs, {int(p['size']) / 2 ** 20:.2f} MiB "
-                     f"({p['notebook']} · {p['family']}, {p['device']})")
+                     f"({p['notebook']} · {p['family']}, {p['device']}{moved})")
     return "\n".join(lines)
