@@ -97,7 +97,7 @@ def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore |
     (the choices their designs make read it), with its runs and those stored. ``now``: the families
     a notebook trains when it runs come too, after the pending ones (``mlpl-lab train`` names them
     to train one in a sitting of its own, so it joins a pack as one part)."""
-    from ..runs.workers import looks_stored
+    from ..runs.workers import to_train
     from .asked import store_lookup
     from .pilots import protocol_asked
 
@@ -118,7 +118,8 @@ def pending_families(profile, notebooks: Sequence[str | Path], store: RunStore |
                     for s in _walk(spec):
                         specs.setdefault(s.key, s)
             fam = Family(path.stem, name, list(specs.values()))
-            fam.stored = [s.key for s in fam.specs if looks_stored(store, s)]
+            again = {s.key for s in to_train(store, fam.specs)}  # a record-only run it starts from: again
+            fam.stored = [s.key for s in fam.specs if s.key not in again]
             out.append(fam)
     return out
 
@@ -283,7 +284,7 @@ def train_families(chosen: Sequence[Family], store: RunStore | None = None, work
     """Train each sitting's missing runs on the worker pool, one sitting after the other; returns
     ``{name: {"trained", "stored_before", "failed", "seconds"}}``. Safe to stop at any moment and
     to run again (see the module docstring)."""
-    from ..runs.workers import looks_stored, train
+    from ..runs.workers import to_train, train
 
     store = store or RunStore()
     here = device_kind()
@@ -295,7 +296,7 @@ def train_families(chosen: Sequence[Family], store: RunStore | None = None, work
                               f"machine trains on {here}; a family's runs are trained on one device kind: "
                               "train it where its runs were trained, or retrain it whole (mlpl-lab store --clear)")
     for fam in chosen:
-        todo = [s for s in fam.specs if not looks_stored(store, s)]
+        todo = to_train(store, fam.specs)
         before = len(fam.specs) - len(todo)
         note(f"[mlpl-lab] {fam.notebook} · {fam.name}: {len(todo)} of {len(fam.specs)} runs to train"
              + (f", about {_minutes(fam.wall(workers))} on {workers} workers (priced from the stored runs)"

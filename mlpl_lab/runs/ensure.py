@@ -16,6 +16,7 @@ from ..engine import distributed
 from ..engine.train import cpu_copy, fit, init_backbones, prepare
 from ..methods import build_method
 from . import executors
+from .folders import record_only
 from .progress import Progress, current_chapter
 from .spec import RunSpec
 from .splits_cache import build_splits
@@ -65,6 +66,8 @@ def pretrained_method(spec: RunSpec, store: RunStore | None = None):
     trained first if missing."""
     store = store or RunStore()
     ensure([spec], store=store, quiet=True)  # every rank under torchrun: stored by rank 0
+    if record_only(store.path(spec)):  # imported without its weights: trained again here
+        execute(spec, store)
     return store.get(spec, loader=load_method).method
 
 
@@ -76,6 +79,8 @@ def execute(spec: RunSpec, store: RunStore | None = None, progress: Progress | N
     init = backbone = None
     if spec.init_from is not None:
         ensure([spec.init_from], store=store, quiet=True)  # every rank: stored by rank 0
+        if record_only(store.path(spec.init_from)):  # imported without the weights it starts from
+            execute(spec.init_from, store)
         init = store.get(spec.init_from, loader=load_method).method
     if spec.backbone_from is not None:
         backbone = pretrained_method(spec.backbone_from, store)

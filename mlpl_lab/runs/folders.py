@@ -124,10 +124,22 @@ def whole_since(final: Path, after: float) -> bool:
     return summary.get("created", 0.0) >= after
 
 
+def record_only(path: Path) -> bool:
+    """Is the run at ``path`` a copy imported from a run pack without its weights (records and
+    curves only)? Such a run serves every table but cannot start another run (a stage two, a
+    fine-tuning): a run trained here replaces it (:func:`publish`)."""
+    try:
+        origin = json.loads((Path(path) / PACK_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(origin, dict) and not origin.get("weights", True)
+
+
 def publish(tmp: Path, final: Path, fresh_after: float) -> None:
     """Rename the written folder ``tmp`` to ``final`` atomically. When another process wrote the
     same key meanwhile, its run is kept (the same spec and numerics give the same run) unless it
-    is damaged or older than ``fresh_after``; then it is moved aside and replaced."""
+    is damaged, older than ``fresh_after`` or a record-only import (:func:`record_only`: the run
+    trained here carries the weights it lacks); then it is moved aside and replaced."""
     for _ in range(20):
         try:
             os.rename(tmp, final)  # atomic; fails when another writer's run is in place
@@ -135,7 +147,7 @@ def publish(tmp: Path, final: Path, fresh_after: float) -> None:
         except OSError as exc:
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
-        if whole_since(final, fresh_after):
+        if whole_since(final, fresh_after) and not record_only(final):
             return  # the same spec and code: the other writer's run is this run
         aside = final.parent / _tmp_name(final.name).replace(".tmp-", ".old-", 1)
         try:

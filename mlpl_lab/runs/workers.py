@@ -4,7 +4,8 @@ several per GPU (on a GPU, the workers per device the GPU check measured best,
 
 :func:`train` takes run specs in the order a plan gives them (:mod:`mlpl_lab.protocol.plan`:
 dependencies first, longest first), adds any dependency missing from the list, and trains those
-not yet in the store on ``workers`` plain processes (``multiprocessing``'s *spawn*, no cluster
+not yet in the store (and a stored run imported without its weights that one of them starts from,
+:func:`to_train`) on ``workers`` plain processes (``multiprocessing``'s *spawn*, no cluster
 software). Each worker pins its threads before its first run (``OMP_NUM_THREADS``,
 ``torch.set_num_threads(threads)``, one inter-op thread: one thread without GPUs, the cores shared
 out among the workers with GPUs) and, where CUDA GPUs exist, sees one GPU
@@ -44,6 +45,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .folders import record_only
 from .store import FRESH_ENV, RunStore
 
 from .spec import RunSpec
@@ -103,6 +105,24 @@ def looks_stored(store: RunStore, spec: RunSpec) -> bool:
     except ValueError:
         fresh = 0.0
     return created >= fresh
+
+
+def to_train(store: RunStore, specs: Sequence[RunSpec]) -> List[RunSpec]:
+    """The runs of ``specs`` and their dependencies (:func:`with_dependencies`, in that order) that
+    must be trained: those not stored (:func:`looks_stored`), and a stored run imported without its
+    weights (:func:`mlpl_lab.runs.folders.record_only`) that one of them starts from -- a stage two
+    or a fine-tuning loads the weights it starts from, so that run is trained again first."""
+    every = with_dependencies(specs)
+    dependents: Dict[str, List[str]] = {}
+    for spec in every:
+        for dep in dependencies(spec):
+            dependents.setdefault(dep.key, []).append(spec.key)
+    chosen: set = set()
+    for spec in reversed(every):  # a run's dependents come after it: decided before it is
+        if not looks_stored(store, spec) or (any(k in chosen for k in dependents.get(spec.key, ()))
+                                             and record_only(store.path(spec))):
+            chosen.add(spec.key)
+    return [s for s in every if s.key in chosen]
 
 
 def with_dependencies(specs: Sequence[RunSpec]) -> List[RunSpec]:
@@ -179,7 +199,7 @@ def _train_one(spec: Dict[str, Any], root: str) -> Dict[str, Any]:
     out = {"key": spec.key, "pid": os.getpid(), "threads": torch.get_num_threads(),
            "gpu": _WORKER.get("gpu"), "trained": False}
     try:
-        if store.get(spec) is not None:  # stored meanwhile (another process)
+        if store.get(spec) is not None and not record_only(store.path(spec)):  # stored meanwhile
             return out | {"seconds": time.perf_counter() - t0}
     except ForeignRunError as exc:  # the notebook decides (refuse, serve or retrain)
         return out | {"seconds": time.perf_counter() - t0, "note": str(exc)}
@@ -343,10 +363,14 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     if workers is not None:
         check_count(workers)
     every = with_dependencies(specs)
-    todo = [s for s in every if not looks_stored(store, s)]
+    todo = to_train(store, specs)
     report = PoolReport(threads=threads or 1, already_stored=len(every) - len(todo))
     if not todo:
         return report
+    again = [s for s in todo if looks_stored(store, s)]
+    if again:
+        note(f"{len(again)} stored run(s) came from a run pack without their weights and a run to train "
+             f"starts from them ({again[0].describe()}, ...): trained again first, with their weights")
     n = default_workers(len(todo), per_device=per_device) if workers is None else min(workers, len(todo))
     threads = report.threads = threads or default_threads(n)
     report.workers = n
