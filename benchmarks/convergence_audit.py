@@ -6,6 +6,10 @@ pack by default) whole and writes ``benchmarks/records/convergence_audit_<profil
   :mod:`mlpl_lab.protocol.pilots` reads; here from the pack alone, without the chapters' families,
   so a row two chapters share is one row). How many rows have a pilot, and of those how many gain
   ≥ 0.5 test mAP (not converged at their length);
+* **does one seed speak for its row?** Where a row's other seeds were also trained at its pilot's
+  length, how many of their own gains agree with the pilot's verdict, and in how many rows the
+  verdict on the mean gain over every seed agrees with the pilot's (the pilot is one seed: this
+  measures how often that one seed misjudges its row);
 * **called converged**: a run is called converged when its row's pilot gains < 0.5, else (no pilot)
   when its last quarter gained < 0.5; of the runs called converged that have a longer twin (their
   own seed, ≥ 4/3 of the epochs), the share whose twin gains ≥ 0.5 test mAP (the protocol's bar:
@@ -59,6 +63,8 @@ def audit(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
 
     called: Dict[str, bool] = {}
     with_pilot = gaining = 0
+    agreement = {"rows": 0, "other seeds": 0, "agree": 0, "rows whose seed mean agrees": 0,
+                 "pilot gains, other seeds gain >= 0.5": 0, "pilot gains, other seeds": 0}
     for members in rows.values():
         # the row's pilot: the longer twin of its lowest seed that has one (chapters pilot their first
         # seed, which is not always the lowest a row shares with another chapter)
@@ -70,6 +76,18 @@ def audit(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
         gaining += verdict is False
         for m in members:
             called[m["key"]] = m["last_quarter"] if verdict is None else verdict
+        # does one seed's pilot speak for its row? the other seeds trained at the pilot's length too
+        others = [(m, t) for m, t in pairs if t is not None and m is not first and t["epochs"] == pilot["epochs"]]
+        if verdict is not None and others:
+            gains = [t["test"] - m["test"] for m, t in others]
+            agreement["rows"] += 1
+            agreement["other seeds"] += len(gains)
+            agreement["agree"] += sum((g < TOLERANCE) == verdict for g in gains)
+            mean = (pilot["test"] - first["test"] + sum(gains)) / (1 + len(gains))
+            agreement["rows whose seed mean agrees"] += (mean < TOLERANCE) == verdict
+            if not verdict:
+                agreement["pilot gains, other seeds"] += len(gains)
+                agreement["pilot gains, other seeds gain >= 0.5"] += sum(g >= TOLERANCE for g in gains)
 
     def twin_share(flag_of) -> Dict[str, Any]:
         n = bad = 0
@@ -90,7 +108,8 @@ def audit(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
             "share converged, last quarter": sum(i["last_quarter"] for tw in twins.values() for i in tw) / distinct,
             "share converged, pilots where stored": sum(called.values()) / distinct,
             "called converged and twin gains, pilots where stored": twin_share(lambda i: called[i["key"]]),
-            "called converged and twin gains, last quarter alone": twin_share(lambda i: i["last_quarter"])}
+            "called converged and twin gains, last quarter alone": twin_share(lambda i: i["last_quarter"]),
+            "pilot against the row's other seeds at the pilot's length": agreement}
 
 
 def main(argv=None) -> int:
