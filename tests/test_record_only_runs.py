@@ -51,6 +51,9 @@ def test_a_record_only_run_is_trained_again_only_where_a_run_to_train_starts_fro
     assert record_only(store.path(stage1)) and not record_only(store.path(pre))
     # stage two missing: its record-only stage one comes first, the stored pretraining run stays
     assert [s.key for s in workers.to_train(store, [stage2])] == [stage1.key, stage2.key]
+    said = []  # and the trainer says so before it starts
+    workers._say_trained_again(store, workers.to_train(store, [stage2]), said.append)
+    assert len(said) == 1 and said[0].startswith("1 stored run(s) came from a run pack without their weights")
     # nothing to train starts from it: the record serves its tables, nothing is trained
     assert workers.to_train(store, [stage1]) == []
     _put(store, stage2)

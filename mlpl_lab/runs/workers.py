@@ -125,6 +125,14 @@ def to_train(store: RunStore, specs: Sequence[RunSpec]) -> List[RunSpec]:
     return [s for s in every if s.key in chosen]
 
 
+def _say_trained_again(store: RunStore, todo: Sequence[RunSpec], note: Callable[[str], None]) -> None:
+    """Say up front which stored runs :func:`to_train` trains again (record-only, started from)."""
+    again = [s for s in todo if looks_stored(store, s)]
+    if again:
+        note(f"{len(again)} stored run(s) came from a run pack without their weights and a run to train "
+             f"starts from them ({again[0].describe()}, ...): trained again first, with their weights")
+
+
 def with_dependencies(specs: Sequence[RunSpec]) -> List[RunSpec]:
     """``specs`` (each once, by key) with every dependency they name placed before the first run
     that needs it; otherwise in the given order."""
@@ -367,10 +375,7 @@ def train(specs: Sequence[RunSpec], store: RunStore | None = None, workers: int 
     report = PoolReport(threads=threads or 1, already_stored=len(every) - len(todo))
     if not todo:
         return report
-    again = [s for s in todo if looks_stored(store, s)]
-    if again:
-        note(f"{len(again)} stored run(s) came from a run pack without their weights and a run to train "
-             f"starts from them ({again[0].describe()}, ...): trained again first, with their weights")
+    _say_trained_again(store, todo, note)
     n = default_workers(len(todo), per_device=per_device) if workers is None else min(workers, len(todo))
     threads = report.threads = threads or default_threads(n)
     report.workers = n
