@@ -31,16 +31,17 @@ diagnostics, seconds; not ``val_*``/``test_*``) rounded to 6 significant digits.
 notebook now loads weights its part lacks, the run is written into a new part of its family and
 the old part keeps its bytes: the index lists the old copy under the part's ``superseded`` and
 reads the run from the new part. Only a part whose runs all changed, or one holding a run that
-left the store, is written again. So retraining one run of a 35-run family adds one small part
-instead of committing its 34 unchanged siblings again.
+left the store, is written again. So retraining one run of a large family adds one small part
+instead of committing its unchanged siblings again.
 
 **Reading** (:func:`read_parts`) trusts nothing: the index's size and fields first (each part a
 plain file name in ``parts/``, every run key listed once), then each part it reads is checked
 against the size and sha256 the index gives *before* it is parsed, verified whole like any pack
 (:func:`mlpl_lab.runs.pack.read_pack`, :func:`~mlpl_lab.runs.pack._verify_runs`: member names,
 sizes, hashes, keys against specs, weights loadable with ``weights_only=True``), and must hold
-exactly the runs the index lists for it. With ``keys`` only the parts that hold one of them are
-read, so a store that lacks one family's runs reads that family's part.
+exactly the runs the index lists for it and those it lists as superseded (never served). With
+``keys`` only the parts that hold one of them are read, so a store that lacks one family's runs
+reads that family's part.
 """
 from __future__ import annotations
 
