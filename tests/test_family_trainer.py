@@ -129,6 +129,21 @@ def test_a_family_is_priced_as_its_runs_are_handed_to_the_workers():
     assert fake_family([3600.0, 1800.0, 1800.0]).wall(1) == 7200.0
 
 
+def test_a_run_is_priced_to_start_after_the_runs_it_starts_from():
+    """Hand-derived: LAC's stage two waits for its stage one, which waits for the pretraining run,
+    so three 10-min runs in a chain take 30 min on two workers, not 20. Bug caught: 07's
+    single-positive pilot (a stage one trained again, then its stage two) priced 10 min, took 18."""
+    from mlpl_lab.chapters import lac
+
+    stage2 = lac.row_spec(get_profile("smoke"), "two-stage + queue (LAC)", 0)  # from the pretrained backbone
+    chain = [stage2.init_from.backbone_from, stage2.init_from, stage2]
+    family = fam.Family("05_x", "Table 3", chain, seconds={s.key: 600.0 for s in chain})
+    assert family.wall(2) == 1800.0
+    other = P.spec("an", seed=7)  # an independent run fills the idle worker meanwhile
+    family = fam.Family("05_x", "Table 3", chain + [other], seconds={s.key: 600.0 for s in chain + [other]})
+    assert family.wall(2) == 1800.0
+
+
 def test_pricing_reads_the_stored_runs_of_the_same_shape(tmp_path):
     """A stored AN run of 2 s per training image prices a missing AN run by its images; a method
     no stored run shares is priced per image-pixel over every stored run."""

@@ -69,13 +69,18 @@ class Family:
 
     def wall(self, workers: int = WORKERS) -> float:
         """Priced wall seconds of the missing runs on ``workers`` workers, each run handed in the
-        design's order to the first worker free (as the trainer does): never less than the longest
-        run, so a pilot of one or two long runs is priced at its whole time, not a share of it."""
+        design's order to the first worker free (as the trainer does), starting no earlier than the
+        missing runs it starts from end: never less than the longest run or the longest chain, so a
+        pilot of one long run, or a stage two behind its stage one, is priced at its whole time."""
+        from ..runs.workers import dependencies
+
         free = [0.0] * max(1, workers)
+        ends: Dict[str, float] = {}
         for spec in self.missing:
             if spec.key in self.seconds:
                 i = free.index(min(free))
-                free[i] += self.seconds[spec.key]
+                ready = max((ends.get(d.key, 0.0) for d in dependencies(spec)), default=0.0)
+                ends[spec.key] = free[i] = max(free[i], ready) + self.seconds[spec.key]
         return max(free)
 
 
