@@ -349,3 +349,22 @@ def test_chapter_01_names_the_unconverged_run_its_two_checks_rest_on():
     ok = {"full labels": [Run(86.0, 0)], "AN": [Run(70.0, 0)]}
     assert ch.checks_on_unconverged({"digits": {"pretraining": Run(99.0), **ok}}, {"chosen": "digits"}, "digits",
                                     ok, scenes_choice.targets(ok["full labels"], ok["AN"], seed=0), [0]) == ""
+
+
+def test_the_share_sentence_says_when_a_schedule_bound_rows_pilot_gained_without_a_length_check():
+    """Bug caught: a § row whose pilot gained (02's EM+APL: +1.09 at 72 epochs) named only as having
+    "no length check stored", as if nothing had checked its length. By hand: LL-R's runs are § with
+    a gaining pilot and no agreement -> not counted, with both facts; GR's § run without a pilot
+    keeps the plain reason; AN converged: 1 of 4 = 25 %."""
+    from mlpl_lab.analysis.tables import PILOT_GAINED, SCHEDULE_BOUND, RunFlags, share_sentence
+
+    labelled = {"sp · LL-R · seed 0": SCHEDULE_BOUND, "sp · LL-R · seed 1": SCHEDULE_BOUND,
+                "sp · GR · seed 0": SCHEDULE_BOUND, "sp · AN · seed 0": True}
+    keys = {f"k{i}": label for i, label in enumerate(labelled)}
+    verdict = {"converged": False, "gain": 1.45}
+    rec = RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys,
+                   pilots={"k0": verdict, "k1": verdict})
+    text = share_sentence(rec, {})
+    assert text.startswith("Share converged: 1 of 4 distinct runs above (25 %")
+    assert f"sp · LL-R (2 runs: schedule-bound, no length check stored and {PILOT_GAINED})" in text
+    assert "sp · GR (1 run: schedule-bound, no length check stored)" in text

@@ -268,15 +268,18 @@ def not_converged_rows(flags: Mapping[str, Any], labels: Mapping[str, str],
     """``{row: {why: runs}}`` of the runs :func:`converged_share` does not count as converged,
     each under its row (its label without the seed) and why: :data:`PILOT_GAINED` (†, where
     ``pilots``, ``{run key: pilot verdict}``, says so), "still gaining at its last epoch" (†),
-    "schedule-bound, its length check disagrees" or "schedule-bound, no length check stored" (§)."""
+    "schedule-bound, its length check disagrees" or "schedule-bound, no length check stored" (§; with
+    "and " + :data:`PILOT_GAINED` where its row's pilot says so: a § row is never trained longer,
+    :func:`mlpl_lab.protocol.pilots.settle`, so only a length check of its own counts it)."""
     agreement, pilots = agreement or {}, pilots or {}
     out: Dict[str, Dict[str, int]] = {}
     for key, flag in flags.items():
         if flag is True or (flag == SCHEDULE_BOUND and agreement.get(key) is True):
             continue
-        gained = flag is False and (pilots.get(key) or {}).get("converged") is False
-        why = (PILOT_GAINED if gained else "still gaining at its last epoch" if flag is False else
+        gained = (pilots.get(key) or {}).get("converged") is False
+        why = (PILOT_GAINED if flag is False and gained else "still gaining at its last epoch" if flag is False else
                "schedule-bound, its length check disagrees" if agreement.get(key) is False else
+               f"schedule-bound, no length check stored and {PILOT_GAINED}" if gained else
                "schedule-bound, no length check stored")
         row = _row_of(str(labels.get(key, key)))
         out.setdefault(row, {})
