@@ -304,22 +304,35 @@ def test_the_share_sentence_names_the_rows_below_the_protocol_and_why():
     assert "sp · GR (1 run: schedule-bound, no length check stored)" in text
 
 
-def test_the_share_sentence_says_when_a_rows_pilot_made_its_runs_unconverged():
-    """Bug caught: runs a pilot judged (their last quarter flat, their row gaining when trained 4/3
-    as long) named as "still gaining at their last epoch". By hand: EM's two runs carry a pilot that
-    gained 1.2 -> both †, 2 of 4 = 50 %; AN's run without a pilot keeps its own reason."""
+_GAINED = {"converged": False, "gain": 1.2}
+
+
+@pytest.mark.parametrize("labelled, named", [
+    # Bug caught: runs a pilot judged (their last quarter flat, their row gaining when trained 4/3 as
+    # long) named as "still gaining at their last epoch". By hand: EM's two runs carry a pilot that
+    # gained 1.2 -> both †, 1 of 4 = 25 %; AN's run without a pilot keeps its own reason.
+    ({"sp · EM · seed 0": False, "sp · EM · seed 1": False, "sp · AN · seed 0": False, "sp · AN · seed 1": True},
+     ["sp · EM (2 runs: {gained})", "sp · AN (1 run: still gaining at its last epoch)"]),
+    # Bug caught: a § row whose pilot gained (02's EM+APL: +1.09 at 72 epochs) named only as having
+    # "no length check stored", as if nothing had checked its length. By hand: LL-R's two § runs
+    # carry a gaining pilot and no agreement -> not counted, with both facts; GR's § run without a
+    # pilot keeps the plain reason; AN converged: 1 of 4 = 25 %.
+    ({"sp · LL-R · seed 0": "schedule-bound", "sp · LL-R · seed 1": "schedule-bound",
+      "sp · GR · seed 0": "schedule-bound", "sp · AN · seed 0": True},
+     ["sp · LL-R (2 runs: schedule-bound, no length check stored and {gained})",
+      "sp · GR (1 run: schedule-bound, no length check stored)"]),
+])
+def test_the_share_sentence_says_when_a_rows_pilot_made_its_runs_unconverged(labelled, named):
+    """The first two runs of each case carry their row's pilot verdict (it gained 1.2 ≥ 0.5)."""
     from mlpl_lab.analysis.tables import PILOT_GAINED, RunFlags, share_sentence
 
-    labelled = {"sp · EM · seed 0": False, "sp · EM · seed 1": False, "sp · AN · seed 0": False,
-                "sp · AN · seed 1": True}
     keys = {f"k{i}": label for i, label in enumerate(labelled)}
-    verdict = {"converged": False, "gain": 1.2}
     rec = RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys,
-                   pilots={"k0": verdict, "k1": verdict})
+                   pilots={"k0": _GAINED, "k1": _GAINED})
     text = share_sentence(rec, {})
     assert text.startswith("Share converged: 1 of 4 distinct runs above (25 %")
-    assert f"sp · EM (2 runs: {PILOT_GAINED})" in text
-    assert "sp · AN (1 run: still gaining at its last epoch)" in text
+    for row in named:
+        assert row.format(gained=PILOT_GAINED) in text
 
 
 def test_chapter_01_names_the_unconverged_run_its_two_checks_rest_on():
@@ -350,21 +363,3 @@ def test_chapter_01_names_the_unconverged_run_its_two_checks_rest_on():
     assert ch.checks_on_unconverged({"digits": {"pretraining": Run(99.0), **ok}}, {"chosen": "digits"}, "digits",
                                     ok, scenes_choice.targets(ok["full labels"], ok["AN"], seed=0), [0]) == ""
 
-
-def test_the_share_sentence_says_when_a_schedule_bound_rows_pilot_gained_without_a_length_check():
-    """Bug caught: a § row whose pilot gained (02's EM+APL: +1.09 at 72 epochs) named only as having
-    "no length check stored", as if nothing had checked its length. By hand: LL-R's runs are § with
-    a gaining pilot and no agreement -> not counted, with both facts; GR's § run without a pilot
-    keeps the plain reason; AN converged: 1 of 4 = 25 %."""
-    from mlpl_lab.analysis.tables import PILOT_GAINED, SCHEDULE_BOUND, RunFlags, share_sentence
-
-    labelled = {"sp · LL-R · seed 0": SCHEDULE_BOUND, "sp · LL-R · seed 1": SCHEDULE_BOUND,
-                "sp · GR · seed 0": SCHEDULE_BOUND, "sp · AN · seed 0": True}
-    keys = {f"k{i}": label for i, label in enumerate(labelled)}
-    verdict = {"converged": False, "gain": 1.45}
-    rec = RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys,
-                   pilots={"k0": verdict, "k1": verdict})
-    text = share_sentence(rec, {})
-    assert text.startswith("Share converged: 1 of 4 distinct runs above (25 %")
-    assert f"sp · LL-R (2 runs: schedule-bound, no length check stored and {PILOT_GAINED})" in text
-    assert "sp · GR (1 run: schedule-bound, no length check stored)" in text
