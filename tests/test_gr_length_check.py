@@ -112,3 +112,23 @@ def test_gr_runs_put_table_3s_longer_rows_after_the_length_check():
                   ablation={"k̂": ["k"]}, length={"GR": ["G"], "AN": ["A"]}, ablation_length={"k̂": ["K"]})
     assert list(r.compared.items()) == [("AN", ["a"]), ("GR", ["g"]), ("k̂", ["k"])]
     assert list(r.longer.items()) == [("GR", ["G"]), ("AN", ["A"]), ("k̂", ["K"])]
+
+
+def test_the_best_other_claim_names_the_method_its_length_check_holds():
+    """Bug caught: ROLE read at 96 epochs (its pilot gained) out-scored EM on validation, so the
+    claim "GR beats the best other zoo method" named ROLE while the length check, chosen with every
+    row at 54 epochs, held EM: the claim had no control and the EM check none to control. By hand:
+    ROLE's val 80 > EM's 79, the length check holds GR, EM and AN -> the claim is against EM and its
+    length check is that claim's control; without a length check the best on validation (ROLE)."""
+    results = _results()
+    longer = {label: results[label] for label in ("GR", "EM", "AN")}
+    d = gr.design("cpu")
+    rows = gr.claims(results, {}, longer, design=d)
+    from mlpl_lab.analysis.claims import claims_record
+
+    rec = claims_record(rows)
+    assert rec["gr_beats_best_other"]["claim"] == "GR beats the best other zoo method (EM)"
+    checks = [c for c in rec.values() if c.get("control_of") == "gr_beats_best_other"]
+    assert [c["claim"].split(" with both")[0] for c in checks] == ["GR beats EM"]
+    alone = claims_record(gr.claims(results, {}, None, design=d))
+    assert alone["gr_beats_best_other"]["claim"] == "GR beats the best other zoo method (ROLE)"
