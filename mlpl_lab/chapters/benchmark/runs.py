@@ -162,13 +162,30 @@ def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpe
     return out
 
 
+def row_gains(specs_: List[RunSpec], got: List[Any], stored: Stored) -> bool:
+    """Whether a row's stored runs ``got`` (of ``specs_``) did not converge as the chapter's table
+    reads them: a run still gaining in its last quarter, or the row's pilot (its first run trained
+    4/3 as long, :func:`mlpl_lab.protocol.pilots.pilot_spec`; for a schedule-bound row that is the
+    first run of its length check) stored and gaining ≥ 0.5 test mAP over it
+    (:func:`mlpl_lab.protocol.pilots.pilot_verdict`), which marks the whole row §."""
+    from ...protocol.pilots import pilot_spec, pilot_verdict
+
+    if any(getattr(r, "converged", True) is False for r in got if r is not None):
+        return True
+    pilot = stored(pilot_spec(specs_[0])) if got and got[0] is not None else None
+    verdict = pilot_verdict(got[0], pilot) if pilot is not None else None
+    return verdict is not None and not verdict["converged"]
+
+
 def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],
                       stored: Stored) -> Families:
     """The pending length checks of the schedule-bound rows (their registry entry's flag: LL-R/LL-Ct/
     LL-Cp and their BoostLU rows, EM+APL, OPML-SP) whose recipe does not check them with the cells
     (GR's does): the row's and AN's cell specs with only their epochs lengthened by 4/3
-    (:func:`mlpl_lab.protocol.lengths.lengthened_epochs`), in every regime where a run of the row did
-    not converge — or whose runs are not all stored yet (counted by a plan). One pending family per
+    (:func:`mlpl_lab.protocol.lengths.lengthened_epochs`), in every regime where the row did not
+    converge as its table reads it (:func:`row_gains`: a run still gaining in its last quarter, or the
+    row's pilot gaining ≥ 0.5 test mAP) — or whose runs are not all stored yet (counted by a plan).
+    One pending family per
     row (``pending_name(BOUND_CHECK, row)``: ``{"<row> · <regime>": [...], "AN for <row> · <regime>":
     [...]}``, :func:`cell_label`, :func:`paired_an_label`): trained by the cold series, not by a
     notebook."""
@@ -186,7 +203,7 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
             if not is_schedule_bound(specs_[0].method, specs_[0].method_params):
                 continue
             got = [stored(s) for s in specs_]
-            if all(r is not None for r in got) and not any(getattr(r, "converged", True) is False for r in got):
+            if all(r is not None for r in got) and not row_gains(specs_, got, stored):
                 continue
             epochs = lengthened_epochs(specs_[0].train.get("epochs", d.profile.epochs))
             fam = out.setdefault(pending_name(BOUND_CHECK, label), {})
