@@ -19,6 +19,7 @@ from ...catalogue import LABEL
 from ...protocol import tuning as tuner
 from ...protocol.asked import Asked, Families, Runs, Stored
 from ...protocol.lengths import length_check_epochs, lengthen, lengthened_epochs
+from ...protocol.pilots import pilot_spec, pilot_verdict
 from ...protocol.recipes import WITH_CELLS, row, same_head_spec, spec_for, trial_params
 from ...runs.spec import RunSpec
 from .design import (AN, BOUND_CHECK, FAMILIES, FAMILY_REGIME, ORACLE, REFERENCE_ROWS, SAME_HEAD_LABEL,
@@ -168,8 +169,6 @@ def row_gains(specs_: List[RunSpec], got: List[Any], stored: Stored) -> bool:
     4/3 as long, :func:`mlpl_lab.protocol.pilots.pilot_spec`; for a schedule-bound row that is the
     first run of its length check) stored and gaining ≥ 0.5 test mAP over it
     (:func:`mlpl_lab.protocol.pilots.pilot_verdict`), which marks the whole row §."""
-    from ...protocol.pilots import pilot_spec, pilot_verdict
-
     if any(getattr(r, "converged", True) is False for r in got if r is not None):
         return True
     pilot = stored(pilot_spec(specs_[0])) if got and got[0] is not None else None
@@ -185,10 +184,9 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
     (:func:`mlpl_lab.protocol.lengths.lengthened_epochs`), in every regime where the row did not
     converge as its table reads it (:func:`row_gains`: a run still gaining in its last quarter, or the
     row's pilot gaining ≥ 0.5 test mAP) — or whose runs are not all stored yet (counted by a plan).
-    One pending family per
-    row (``pending_name(BOUND_CHECK, row)``: ``{"<row> · <regime>": [...], "AN for <row> · <regime>":
-    [...]}``, :func:`cell_label`, :func:`paired_an_label`): trained by the cold series, not by a
-    notebook."""
+    One pending family per row (``pending_name(BOUND_CHECK, row)``: ``{"<row> · <regime>": [...],
+    "AN for <row> · <regime>": [...]}``, :func:`cell_label`, :func:`paired_an_label`): trained by the
+    cold series, not by a notebook."""
     from ...methods.registry import is_schedule_bound
 
     out: Families = {}
