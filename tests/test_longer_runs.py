@@ -94,3 +94,34 @@ def test_05s_ablation_rows_are_one_family():
         diffs = [1.0, 0.5, 1.0, 0.2, 0.9]
         half = stats.t.ppf(1 - 0.05 / (2 * m), 4) * stats.tstd(diffs) / math.sqrt(5)
         assert plc["ci_family"] == pytest.approx([sum(diffs) / 5 - half, sum(diffs) / 5 + half])
+
+
+def _trained(values, epochs):
+    return [SimpleNamespace(spec=SimpleNamespace(seed=s, train={"epochs": epochs}), best={"test_mAP": v},
+                            converged=True) for s, v in enumerate(values)]
+
+
+def test_06s_sentences_state_the_epochs_its_runs_trained_and_call_equal_only_what_is():
+    """06 by hand: the protocol reads PU-MLC at the sweep's p longer than the design's 128 (its
+    pilot gained), while partial BCE's control stays at 128. Oracle: the epochs written on the
+    hand-made runs. Bug caught: the sentences took the design's epochs, so the control read
+    "equal epochs: both 128" while PU-MLC's runs had trained 171."""
+    d = pu_mlc.design("cpu")
+    low = {label: _trained([60, 61, 62, 61, 60], d.epochs_of("pu_mlc"))
+           for label in (*pu_mlc.GAMMA_ROWS, pu_mlc.LABEL.vpu)}
+    low[pu_mlc.LABEL.partial_bce_row] = _trained([55, 56, 57, 56, 55], d.epochs)
+    pu171 = _trained([86, 86.5, 86.2, 85.9, 86.1], 171)
+    ladders = {"p=0.1": low, f"p={d.sweep_p}": {pu_mlc.LABEL.pu_mlc_row: pu171,
+                                                 pu_mlc.LABEL.partial_bce_row: _trained([82, 82.5, 82, 82.4, 82.1], d.epochs)}}
+    sweep = {0.0: {pu_mlc.PU: pu171, pu_mlc.PBCE: ladders[f"p={d.sweep_p}"][pu_mlc.LABEL.partial_bce_row],
+                   pu_mlc.CONTROL: _trained([82, 82.5, 82, 82.4, 82.1], d.epochs)},
+             0.1: {pu_mlc.PU: _trained([77, 77.2, 77.1, 77, 77.3], 128), pu_mlc.PBCE: _trained([68, 68.2, 68, 67.9, 68.1], d.epochs),
+                   pu_mlc.CONTROL: _trained([79, 79.2, 79, 79.1, 79.3], d.epochs)}}
+    longer = {pu_mlc.longer_label(d, fn): _trained([85.9, 86.0, 86.1, 85.8, 86.0], 128) for fn in (0.0, 0.1)}
+    claims = set(pu_mlc.claims(ladders, sweep, d, longer)["claim"])
+    clean = f"PU-MLC beats partial BCE (which also reads negatives) at p = {float(d.sweep_p)} (clean negatives)"
+    assert f"{clean}, PU-MLC 171 epochs vs partial BCE 54" in claims
+    assert f"{clean}, PU-MLC 171 epochs vs partial BCE 128 (the control, partial BCE trained longer)" in claims
+    assert not any(c.startswith(clean) and "equal epochs" in c for c in claims)
+    noisy = "with noisy negatives (fn_rate 0.1) PU-MLC beats partial BCE"
+    assert f"{noisy}, equal epochs: both 128 (the control)" in claims and f"{noisy}, PU-MLC 128 epochs vs partial BCE 54" in claims

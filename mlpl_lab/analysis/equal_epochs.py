@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -36,16 +36,29 @@ def paired_differences(a_runs, b_runs, metric: str = "test_mAP") -> List[Differe
             for r in sorted(a_runs, key=lambda r: r.spec.seed) if r.spec.seed in b]
 
 
+def epochs_read(runs, default: int) -> int:
+    """How long ``runs`` trained: the longest epochs among their specs (the protocol may read a row
+    longer than the design's length, :func:`mlpl_lab.protocol.pilots.settle`), else ``default``."""
+    got = [int(r.spec.train["epochs"]) for r in runs
+           if isinstance(getattr(r.spec, "train", None), Mapping) and "epochs" in r.spec.train]
+    return max(got) if got else int(default)
+
+
 def unequal_said(a: str, b: str, a_epochs: int, b_epochs: int) -> str:
     """", PU-MLC 128 epochs vs partial BCE 54": how long each side of a claim trained, for its
     sentence (empty where both trained as long)."""
     return "" if a_epochs == b_epochs else f", {a} {a_epochs} epochs vs {b} {b_epochs}"
 
 
-def equal_sentence(claim: str, said: str, epochs: int) -> str:
+def equal_sentence(claim: str, said: str, epochs: int, b_epochs: Optional[int] = None, a: str = "",
+                   b: str = "") -> str:
     """The sentence of the equal-epochs control of ``claim``: the claim's own with its
     :func:`unequal_said` part ``said`` replaced by "equal epochs: both <epochs> (the control)", so
-    the two rows read as one comparison, before and after the epochs are made equal."""
+    the two rows read as one comparison, before and after the epochs are made equal. Where the
+    control's runs did not train as long (``b_epochs``, side ``b``, differs from ``epochs``, side
+    ``a``: a row read longer than its design), it says so instead of "equal"."""
+    if b_epochs is not None and b_epochs != epochs:
+        return claim.replace(said, unequal_said(a, b, epochs, b_epochs) + f" (the control, {b} trained longer)")
     return claim.replace(said, f", equal epochs: both {epochs} (the control)") if said else f"{claim} (the control)"
 
 

@@ -43,7 +43,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
-from ..analysis.equal_epochs import (Difference, equal_sentence, first_crossing as _cross, lesson,
+from ..analysis.equal_epochs import (Difference, epochs_read, equal_sentence, first_crossing as _cross, lesson,
                                      paired_differences as _differences, unequal_said)
 from ..analysis.tables import interval_frames, seed_mean
 from ..core.labels import NEG, POS
@@ -582,11 +582,6 @@ def training_differences(d: PUDesign):
 
 
 # -- claims -------------------------------------------------------------------------------------
-def _epochs_said(d: "PUDesign", baseline_epochs: int) -> str:
-    """How long each side trained, for a claim's sentence (:func:`mlpl_lab.analysis.equal_epochs.unequal_said`)."""
-    return unequal_said(LABEL.pu_mlc, LABEL.partial_bce, d.epochs_of("pu_mlc"), baseline_epochs)
-
-
 def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = None):
     """The chapter's claims table, in the families ``design`` declares
     (:attr:`PUDesign.families`). Every claim compares two sets of runs paired by seed, and no
@@ -608,21 +603,25 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
               "+LgConv", LABEL.pu_mlc, low[LABEL.pu_lgconv], low[LABEL.pu_mlc_row], family=fam[STEPS],
               id=claim_id("step", "lgconv", f"p{p_low}")),
     ]
+    said: Dict[str, str] = {}  # each claim's "PU-MLC 128 epochs vs partial BCE 54", as its runs trained (unequal_said)
+    said_of = lambda a, b: unequal_said(LABEL.pu_mlc, LABEL.partial_bce, epochs_read(a, design.epochs_of("pu_mlc")),  # noqa: E731
+                                        epochs_read(b, design.epochs))
     for key in sorted(ladders, key=lambda k: float(k.split("=")[1])):
         p = float(key.split("=")[1])
         paper = PAPER[LABEL.pu_mlc_row].get(p), PAPER[LABEL.partial_bce_row].get(p)
         clean = " (clean negatives)" if p != p_low else ""
-        rows.append(Claim(f"PU-MLC beats partial BCE (which also reads negatives) at p = {p}{clean}"
-                          f"{_epochs_said(design, design.epochs)}",
+        said[(cid := claim_id("pu_mlc_beats_partial_bce", f"p{p}"))] = said_of(ladders[key][LABEL.pu_mlc_row], ladders[key][LABEL.partial_bce_row])
+        rows.append(Claim(f"PU-MLC beats partial BCE (which also reads negatives) at p = {p}{clean}{said[cid]}",
                           f"Table I, COCO {int(p * 100)} %: {paper[0][0]} vs {paper[1][0]}; VOC {paper[0][1]} vs "
                           f"{paper[1][1]}" if None not in paper else "—",
                           LABEL.pu_mlc, LABEL.partial_bce, ladders[key][LABEL.pu_mlc_row],
                           ladders[key][LABEL.partial_bce_row], family=fam[PU_VS_PBCE],
-                          id=claim_id("pu_mlc_beats_partial_bce", f"p{p}")))
+                          id=cid))
     hi = max(sweep)
-    rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE{_epochs_said(design, design.epochs)}",
+    said[(cid := claim_id("pu_mlc_beats_partial_bce", f"fn{hi}"))] = said_of(sweep[hi][PU], sweep[hi][PBCE])
+    rows.append(Claim(f"with noisy negatives (fn_rate {hi}) PU-MLC beats partial BCE{said[cid]}",
                       "the paper's premise (no number)", LABEL.pu_mlc, LABEL.partial_bce, sweep[hi][PU], sweep[hi][PBCE], family=fam[PREMISE],
-                      id=claim_id("pu_mlc_beats_partial_bce", f"fn{hi}")))
+                      id=cid))
     rows.append(Claim(f"wrong negatives cost partial BCE at fn_rate {hi}: the control (missed positives "
                       "unknown) beats the noisy labels", "the paper's premise: negatives carry the noise",
                       "control", LABEL.partial_bce, sweep[hi][CONTROL], sweep[hi][PBCE], family=fam[PREMISE],
@@ -640,7 +639,8 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
         runs = (longer or {}).get(label)
         if runs:
             parent = next(c for c in rows if c.key == claim)
-            rows.append(Claim(equal_sentence(parent.claim, _epochs_said(design, design.epochs), design.epochs_of("pu_mlc")),
+            rows.append(Claim(equal_sentence(parent.claim, said[claim], epochs_read(sweep[fn][PU], design.epochs_of("pu_mlc")),
+                                             epochs_read(runs, design.longer_baseline), LABEL.pu_mlc, LABEL.partial_bce),
                               "the same comparison, partial BCE trained as long as PU-MLC (the control)",
                               LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim,
                               id=claim_id("trained_longer", *claim.split("/"))))
