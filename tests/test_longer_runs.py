@@ -121,7 +121,17 @@ def test_06s_sentences_state_the_epochs_its_runs_trained_and_call_equal_only_wha
     claims = set(pu_mlc.claims(ladders, sweep, d, longer)["claim"])
     clean = f"PU-MLC beats partial BCE (which also reads negatives) at p = {float(d.sweep_p)} (clean negatives)"
     assert f"{clean}, PU-MLC 171 epochs vs partial BCE 54" in claims
-    assert f"{clean}, PU-MLC 171 epochs vs partial BCE 128 (the control, partial BCE trained longer)" in claims
+    assert f"{clean}, PU-MLC 171 epochs vs partial BCE 128 (the control)" in claims
     assert not any(c.startswith(clean) and "equal epochs" in c for c in claims)
     noisy = "with noisy negatives (fn_rate 0.1) PU-MLC beats partial BCE"
     assert f"{noisy}, equal epochs: both 128 (the control)" in claims and f"{noisy}, PU-MLC 128 epochs vs partial BCE 54" in claims
+
+
+def test_a_control_sentence_names_unequal_epochs_whatever_its_claim_said():
+    """Hand-written sentences. Bug caught: a claim whose sides trained as long (nothing said) got
+    its control's epochs by ``str.replace("", ...)``, which writes them between every letter."""
+    from mlpl_lab.analysis.equal_epochs import equal_sentence
+
+    assert equal_sentence("A beats B", "", 171, 128, "A", "B") == "A beats B, A 171 epochs vs B 128 (the control)"
+    assert equal_sentence("A beats B, A 128 epochs vs B 54", ", A 128 epochs vs B 54", 128, 128, "A", "B") == \
+        "A beats B, equal epochs: both 128 (the control)"

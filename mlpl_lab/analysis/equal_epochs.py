@@ -56,9 +56,10 @@ def equal_sentence(claim: str, said: str, epochs: int, b_epochs: Optional[int] =
     :func:`unequal_said` part ``said`` replaced by "equal epochs: both <epochs> (the control)", so
     the two rows read as one comparison, before and after the epochs are made equal. Where the
     control's runs did not train as long (``b_epochs``, side ``b``, differs from ``epochs``, side
-    ``a``: a row read longer than its design), it says so instead of "equal"."""
+    ``a``: a row read longer than its design), it states both instead of "equal"."""
     if b_epochs is not None and b_epochs != epochs:
-        return claim.replace(said, unequal_said(a, b, epochs, b_epochs) + f" (the control, {b} trained longer)")
+        both = unequal_said(a, b, epochs, b_epochs) + " (the control)"
+        return claim.replace(said, both) if said else claim + both
     return claim.replace(said, f", equal epochs: both {epochs} (the control)") if said else f"{claim} (the control)"
 
 
