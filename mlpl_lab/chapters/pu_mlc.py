@@ -641,7 +641,7 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
             parent = next(c for c in rows if c.key == claim)
             rows.append(Claim(equal_sentence(parent.claim, said[claim], epochs_read(sweep[fn][PU], design.epochs_of("pu_mlc")),
                                              epochs_read(runs, design.longer_baseline), LABEL.pu_mlc, LABEL.partial_bce),
-                              "the same comparison, partial BCE trained as long as PU-MLC (the control)",
+                              "the same comparison, partial BCE trained longer (the control; the sentence gives both lengths)",
                               LABEL.pu_mlc, label, sweep[fn][PU], runs, control_of=claim,
                               id=claim_id("trained_longer", *claim.split("/"))))
         else:
