@@ -125,6 +125,20 @@ def test_06s_sentences_state_the_epochs_its_runs_trained_and_call_equal_only_wha
     assert not any(c.startswith(clean) and "equal epochs" in c for c in claims)
     noisy = "with noisy negatives (fn_rate 0.1) PU-MLC beats partial BCE"
     assert f"{noisy}, equal epochs: both 128 (the control)" in claims and f"{noisy}, PU-MLC 128 epochs vs partial BCE 54" in claims
+    # the lesson under the claims and the sweep's column say the same lengths (written by hand)
+    text = pu_mlc.epochs_lesson(pu_mlc.claims(ladders, sweep, d, longer), d)
+    assert "PU-MLC trains 128 / 171 epochs, partial BCE 54; each control trains partial BCE longer (128 epochs" in text
+    assert "With partial BCE trained 128 epochs (PU-MLC 171)" in text and "With partial BCE trained 128 epochs too" in text
+    assert "74 more epochs of partial BCE" in text  # 128 − 54, for both controls
+    equal = pu_mlc.equal_epochs(d, longer)
+    assert pu_mlc.equal_label(d, sweep, equal) == "partial BCE (128 epochs; PU-MLC 128 / 171)"
+    assert pu_mlc.equal_label(d, {0.1: sweep[0.1]}, equal) == "partial BCE (128 epochs, as PU-MLC)"
+    assert set(pu_mlc.crossings(sweep, _noise(sweep), equal=equal)["baseline"]) == {"partial BCE (128 epochs; PU-MLC 128 / 171)"}
+
+
+def _noise(sweep):
+    """A noise record by hand: ``{fn: {seed: {share}}}``, the share of positives flipped = fn."""
+    return {fn: {s: {pu_mlc.SHARE: fn} for s in range(5)} for fn in sweep}
 
 
 def test_a_control_sentence_names_unequal_epochs_whatever_its_claim_said():

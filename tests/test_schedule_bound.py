@@ -147,6 +147,33 @@ def test_the_benchmark_asks_for_a_length_check_only_where_gr_did_not_converge():
     assert now == {} and later == {}
 
 
+def test_the_benchmark_asks_for_gr_s_length_check_where_its_pilot_gains():
+    """Bug caught: GR's length check asked only from the last-quarter flags, so a GR row whose runs
+    flatten at the end of their schedule but whose pilot (its first run 4/3 as long) gains ≥ 0.5
+    test mAP stays § with no check to decide it. Oracle by hand: every run converged by its last
+    quarter; GR's first drop-50 % run, retrained with only its epochs set to the length check's,
+    scores 1.0 above it (a gain over the 0.5 tolerance) under drop 50 % and 0.2 above under single
+    positive."""
+    from mlpl_lab.chapters import benchmark as chapter
+    from mlpl_lab.chapters import gr
+
+    d = chapter.design("smoke")
+    cells = {c: [recipes.spec_for(d.profile, c[1], c[0], s) for s in d.seeds[c]] for c in d.cells()}
+    long = gr.length_check_epochs(d.profile)
+    score = {}
+    for regime, gain in (("drop 50 %", 1.0), ("single positive", 0.2)):
+        first = cells[(regime, "GR")][0]
+        score[first.key] = 50.0
+        score[first.replace(train=dict(first.train, epochs=long)).key] = 50.0 + gain
+
+    def stored(spec):
+        return SimpleNamespace(spec=spec, converged=True, summary={"test_mAP": score.get(spec.key, 40.0)})
+
+    now, later = chapter.length_check_specs(d, cells, stored)
+    assert later == {} and set(now[chapter.LENGTH_CHECK]) == {"GR · drop 50 %", "AN · drop 50 %"}
+    assert {s.train["epochs"] for s in now[chapter.LENGTH_CHECK]["GR · drop 50 %"]} == {long}
+
+
 def test_benchmark_gr_claims_say_whether_the_length_check_agrees():
     """By hand: under single positive GR leads AN at both lengths (agrees); under drop 50 % it
     leads at the profile's length and trails at the longer one (disagrees); a regime without a
@@ -213,3 +240,70 @@ def test_the_registry_flags_every_method_whose_targets_move_until_the_last_epoch
     # the tables read the flag: an unconverged LL-R cell gets §, an unconverged EM cell †
     assert convergence_mark([run("ll_r", False), run("ll_r", True)]) == "schedule-bound"
     assert convergence_mark([run("em", False)]) is True
+
+
+def test_the_benchmark_checks_schedule_bound_rows_on_the_data_sets_where_they_did_not_converge():
+    """Bug caught: a schedule-bound row on a ranked data set (GR, LL-R, OPML-SP) left § for good,
+    with no length check to decide it, or a check asked for a row that converged, a row that is not
+    schedule-bound, or a data set whose runs are not stored. Oracle by hand on the cpu design: GR
+    on printed Greek has a run still gaining in its last quarter; LL-R's first run on printed signs,
+    retrained with only its epochs × 4/3 (54 → 72), scores 1.0 above it; CLS on printed letters
+    did not converge but is not schedule-bound; nothing of two-tone symbols is stored."""
+    from mlpl_lab.chapters import benchmark as chapter
+
+    d = chapter.design("cpu")
+    cells = {(chapter.FAMILY_REGIME, label): [recipes.spec_for(d.profile, label, chapter.FAMILY_REGIME, s)
+                                              for s in d.family_seeds] for label in d.family_rows}
+    families = chapter.family_specs(d, cells)
+    fam = lambda name: families[chapter.pending_name(chapter.FAMILIES, name)]  # noqa: E731
+    greek_gr = fam("printed Greek")["GR · printed Greek"][-1].key  # its last seed's run still gains
+    letters_cls = {s.key for s in fam("printed letters")["CLS · printed letters"]}
+    first = fam("printed signs")["LL-R · printed signs"][0]
+    score = {first.key: 50.0, first.replace(train=dict(first.train, epochs=72)).key: 51.0}
+    symbols = {s.key for v in fam("two-tone symbols").values() for s in v}
+
+    def stored(spec):
+        if spec.key in symbols:
+            return None
+        return SimpleNamespace(spec=spec, converged=spec.key != greek_gr,
+                               summary={"test_mAP": score.get(spec.key, 40.0)}) if spec.key not in letters_cls else \
+            SimpleNamespace(spec=spec, converged=False, summary={"test_mAP": 40.0})
+
+    got = chapter.family_check_specs(d, families, stored)
+    name = lambda data_set: chapter.pending_name(chapter.BOUND_CHECK, data_set)  # noqa: E731
+    assert set(got) == {name("printed Greek"), name("printed signs")}
+    assert set(got[name("printed Greek")]) == {"GR · printed Greek", "AN for GR · printed Greek"}
+    assert set(got[name("printed signs")]) == {"LL-R · printed signs", "AN for LL-R · printed signs"}
+    for data_set, row in (("printed Greek", "GR"), ("printed signs", "LL-R")):
+        for label, base in ((f"{row} · {data_set}", fam(data_set)[f"{row} · {data_set}"]),
+                            (f"AN for {row} · {data_set}", fam(data_set)[f"AN · {data_set}"])):
+            longer = got[name(data_set)][label]
+            assert [s.train["epochs"] for s in longer] == [72] * len(base)
+            assert [s.replace(train=dict(s.train, epochs=54)).key for s in longer] == [b.key for b in base]
+
+
+def test_a_data_set_s_length_check_agrees_where_beats_an_reads_the_same_at_both_lengths():
+    """By hand, three seeds per data set: GR leads AN on printed Greek by about 10 points at 54 and
+    at 72 epochs (both hold: agrees); OPML-SP leads AN on printed signs at 54 and trails it at 72
+    (holds, then does not hold: disagrees). Bug caught: the data sets' checks read against the
+    regimes' cells (a KeyError, or no verdict), so their runs stayed unchecked in the protocol's share."""
+    from mlpl_lab.chapters import benchmark as chapter
+
+    def runs(tag, values, epochs):
+        return [SimpleNamespace(spec=SimpleNamespace(method=tag, seed=s, key=f"{tag}-{epochs}-{s}", train={"epochs": epochs}),
+                                best={"test_mAP": v, "val_mAP": v}, converged=True, history=[],
+                                convergence={"converged": True}) for s, v in zip((1, 2, 3), values)]
+
+    d = chapter.design("smoke", methods=["GR"], regimes=["single"])
+    results = {"single positive": {"GR": _runs("gr", [80, 81, 79, 80.5, 80.2]), "AN": _runs("an", [70, 71, 70.5, 69, 70])}}
+    families = {"printed Greek": {"GR": runs("gr-greek", [60, 61, 60.5], 54), "AN": runs("an-greek", [50, 50.8, 50.1], 54)},
+                "printed signs": {"OPML-SP": runs("opml-signs", [65, 66, 65.4], 54),
+                                  "AN": runs("an-signs", [60, 60.5, 60.2], 54)}}
+    bound = {"printed Greek": {"GR": {"method": runs("gr-greek", [62, 62.5, 61.8], 72),
+                                      "AN": runs("an-greek", [51, 51.5, 51.2], 72)}},
+             "printed signs": {"OPML-SP": {"method": runs("opml-signs", [58, 58.4, 58.1], 72),
+                                           "AN": runs("an-signs", [63, 63.2, 63.1], 72)}}}
+    got = chapter.length_check_agreement(chapter.BenchmarkRuns(d, results, {}, {}, {}, {}, families, bound, {}), d)
+    greek = {f"{t}-{e}-{s}" for t in ("gr-greek",) for e in (54, 72) for s in (1, 2, 3)}
+    signs = {f"{t}-{e}-{s}" for t in ("opml-signs",) for e in (54, 72) for s in (1, 2, 3)}
+    assert {k: v for k, v in got.items() if k in greek | signs} == {**dict.fromkeys(greek, True), **dict.fromkeys(signs, False)}

@@ -227,6 +227,13 @@ def _key(run) -> Optional[str]:
     return key if isinstance(key, str) else None
 
 
+def trained_epochs(runs) -> Optional[int]:
+    """How long ``runs`` trained: the longest epochs their specs hold (None where none says)."""
+    got = [int(r.spec.train["epochs"]) for r in runs
+           if isinstance(getattr(getattr(r, "spec", None), "train", None), Mapping) and "epochs" in r.spec.train]
+    return max(got) if got else None
+
+
 def _not_converged(runs) -> List[Any]:
     return [getattr(getattr(r, "spec", None), "seed", i) for i, r in enumerate(runs)
             if getattr(r, "converged", None) is False]
@@ -374,6 +381,7 @@ class Claim:
                 "_flo": flo, "_fhi": fhi, "_family": fam.name, "_m": m,
                 "_control_of": self.control_of, "_reason": c["reason"], "_converged": flag,
                 "_at_risk": at_risk, "_losing": losing if at_risk else None, "_keys": keys,
+                "_epochs": None if runs is None else tuple(trained_epochs(side) for side in runs),
                 "_verdict_alone": verdict, "_controls": (), "_uncontrolled": None}
 
 

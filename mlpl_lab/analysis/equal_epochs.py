@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .benchmark import converged
-from .claims import CI95, CI_FAMILY
+from .claims import CI95, CI_FAMILY, trained_epochs
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,19 @@ def paired_differences(a_runs, b_runs, metric: str = "test_mAP") -> List[Differe
 def epochs_read(runs, default: int) -> int:
     """How long ``runs`` trained: the longest epochs among their specs (the protocol may read a row
     longer than the design's length, :func:`mlpl_lab.protocol.pilots.settle`), else ``default``."""
-    got = [int(r.spec.train["epochs"]) for r in runs
-           if isinstance(getattr(r.spec, "train", None), Mapping) and "epochs" in r.spec.train]
-    return max(got) if got else int(default)
+    got = trained_epochs(runs)
+    return int(default) if got is None else got
+
+
+def column_label(b: str, b_epochs: int, a: str, a_epochs) -> str:
+    """The name of the column of baseline ``b`` trained longer, with the lengths read:
+    "partial BCE (171 epochs, as PU-MLC)" where every row of ``a`` trained ``b_epochs`` too
+    (``a_epochs``: one length or several, one per row), else both: "partial BCE (128 epochs;
+    PU-MLC 171)" (a row of ``a`` read longer than its design, :func:`mlpl_lab.protocol.pilots.settle`)."""
+    lengths = sorted({int(e) for e in ([a_epochs] if isinstance(a_epochs, (int, np.integer)) else a_epochs)})
+    if lengths == [int(b_epochs)]:
+        return f"{b} ({int(b_epochs)} epochs, as {a})"
+    return f"{b} ({int(b_epochs)} epochs; {a} {' / '.join(map(str, lengths))})"
 
 
 def unequal_said(a: str, b: str, a_epochs: int, b_epochs: int) -> str:
@@ -79,29 +89,44 @@ def first_crossing(x, y, a: str, b: str) -> Tuple[float, str]:
 def lesson(table, a: str, b: str, a_epochs: int, b_epochs: int, control_epochs: Optional[int]) -> str:
     """What the equal-epochs controls found, as Markdown computed from the claims ``table``
     (:func:`mlpl_lab.analysis.claims.claims_table`): for each control keyed ``trained_longer/…``
-    (``b`` trained ``control_epochs``, as long as ``a``), its claim's margin at unequal epochs
-    (``a`` trained ``a_epochs``, ``b`` ``b_epochs``) and at equal epochs (each with its
-    family-wise interval and m, and the unadjusted 95 % interval), on how many seeds ``a`` leads
-    in each, the swing between them, and the verdict the claim reads after its control."""
-    lines = []
+    (``b`` trained longer), its claim's margin at unequal epochs and with the control (each with
+    its family-wise interval and m, and the unadjusted 95 % interval), on how many seeds ``a``
+    leads in each, the swing between them, and the verdict the claim reads after its control.
+    The lengths are the ones each claim's runs trained (the table's ``_epochs``); ``a_epochs``,
+    ``b_epochs`` and ``control_epochs`` (the design's) stand in where a row does not hold them. A
+    control whose ``b`` did not train as long as ``a`` says both lengths, not "equal"."""
+    lines, lengths = [], set()
     for key, ctl in table.iterrows():
         parent = ctl["_control_of"]
         if not (isinstance(parent, str) and str(key).startswith("trained_longer/")):
             continue
         row = table.loc[parent]
+        pa, pb = _read(row, (a_epochs, b_epochs))
+        ca, cb = _read(ctl, (a_epochs, control_epochs))
+        lengths.add((pa, pb, ca, cb))
         up, ahead = (sum(x > 0 for x in r["_diffs"]) for r in (row, ctl))
         lines.append(
             f"* *{row['claim']}*: {row[CI_FAMILY]} (family-wise, m = {int(row['_m'])}; 95 % {row[CI95]}), "
             f"{a} ahead on {up} of {int(row['_n'])} seeds: alone it {row['_verdict_alone']}. "
-            f"With {b} trained {control_epochs} epochs too: {ctl[CI_FAMILY]} (family-wise, "
-            f"m = {int(ctl['_m'])}; 95 % {ctl[CI95]}), {a} ahead on {ahead} of {int(ctl['_n'])} seeds "
-            f"({ctl['verdict']}). The swing, {row['_margin'] - ctl['_margin']:+.2f} points, is what "
-            f"{control_epochs - b_epochs} more epochs of {b} were worth. The claim reads: "
-            f"**{row['verdict']}**.")
+            f"With {b} trained {cb} epochs " + ("too" if cb == ca else f"({a} {ca})") + f": {ctl[CI_FAMILY]} "
+            f"(family-wise, m = {int(ctl['_m'])}; 95 % {ctl[CI95]}), {a} ahead on {ahead} of {int(ctl['_n'])} "
+            f"seeds ({ctl['verdict']}). The swing, {row['_margin'] - ctl['_margin']:+.2f} points, is what "
+            f"{cb - pb} more epochs of {b} were worth. The claim reads: **{row['verdict']}**.")
     if not lines:
         return (f"**Equal epochs.** No control of this run trains {b} as long as {a} (its runs are "
                 "not stored): the claims that compare them at unequal epochs stand alone.")
+    joined = lambda i: " / ".join(str(e) for e in sorted({x[i] for x in lengths}))  # noqa: E731
+    equal = all(ca == cb for _, _, ca, cb in lengths)
     head = (f"**A baseline trained shorter flatters the new method** (computed from the claims table "
-            f"above). {a} trains {a_epochs} epochs, {b} {b_epochs}; each control compares them at "
-            "equal epochs:")
+            f"above). {a} trains {joined(0)} epochs, {b} {joined(1)}; "
+            + ("each control compares them at equal epochs:" if equal else
+               f"each control trains {b} longer ({joined(3)} epochs; {a} {joined(2)}: not equal, each line "
+               "gives both):"))
     return "\n".join([head, ""] + lines)
+
+
+def _read(row, default: Tuple[Any, Any]) -> Tuple[int, int]:
+    """The epochs a claims-table row's two sides trained (its ``_epochs``), ``default`` where unsaid."""
+    got = row.get("_epochs") if hasattr(row, "get") else None
+    got = got if isinstance(got, tuple) and len(got) == 2 else (None, None)
+    return tuple(int(g if g is not None else d) for g, d in zip(got, default))

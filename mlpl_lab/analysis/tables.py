@@ -394,6 +394,19 @@ def interval_frames(results: Mapping[str, List[Any]], metrics=("test_mAP", "test
     return tuple(out)
 
 
+def column_frames(columns: Mapping[str, Mapping[Any, List[Any]]], rows: List, metric: str = "test_mAP"):
+    """:func:`interval_frames` of each column's ``{row: runs}``, side by side: ``(mean, half, seeds,
+    unconverged)`` indexed by ``rows`` (NaN where a column lacks a row)."""
+    import pandas as pd
+
+    parts: List[List] = [[], [], [], []]
+    for column, results in columns.items():
+        for i, frame in enumerate(interval_frames(results, (metric,))):
+            parts[i].append(frame.iloc[:, 0].rename(column))
+    mean, half, n, unconv = (pd.concat(p, axis=1).reindex(index=rows, columns=list(columns)) for p in parts)
+    return mean.astype(float), half, n, unconv
+
+
 def _epochs(runs) -> str:
     """The best-val epoch (1-based) over seeds: "2", or "2–3" where the seeds differ."""
     e = sorted({int(r.best_epoch) + 1 for r in runs})

@@ -43,9 +43,9 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 import numpy as np
 
 from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_waiting
-from ..analysis.equal_epochs import (Difference, epochs_read, equal_sentence, first_crossing as _cross, lesson,
+from ..analysis.equal_epochs import (Difference, column_label, epochs_read, equal_sentence, first_crossing as _cross, lesson,
                                      paired_differences as _differences, unequal_said)
-from ..analysis.tables import interval_frames, seed_mean
+from ..analysis.tables import column_frames as _frames, seed_mean
 from ..core.labels import NEG, POS
 from ..core.regimes import regime as make_regime
 from ..profiles import Profile
@@ -287,8 +287,13 @@ def equal_epochs(d: PUDesign, longer: Optional[Mapping[str, List]] = None) -> Di
             if longer.get(longer_label(d, fn))}
 
 
-def equal_label(d: PUDesign) -> str:  # the sweep table's column of partial BCE trained as long as PU-MLC
-    return f"{PBCE} ({d.longer_baseline} epochs, as PU-MLC)"
+def equal_label(d: PUDesign, sweep=None, equal: Optional[Mapping[float, List]] = None) -> str:
+    """The sweep table's column of partial BCE trained longer, named by the lengths read
+    (:func:`~mlpl_lab.analysis.equal_epochs.column_label`: ``equal``'s runs and PU-MLC's in ``sweep``
+    at the same noise levels; the design's where not given)."""
+    fns = [fn for fn in (sweep or {}) if (equal or {}).get(float(fn))]
+    pu = {epochs_read(sweep[fn][PU], d.epochs_of("pu_mlc")) for fn in fns} or {d.epochs_of("pu_mlc")}
+    return column_label(PBCE, epochs_read([r for fn in fns for r in equal[float(fn)]], d.longer_baseline), PU, pu)
 
 
 class PUResults(NamedTuple):
@@ -451,7 +456,7 @@ def ladder_table(ladders, metric: str = "test_mAP"):
     return pd.DataFrame(rows).T.fillna("—")
 
 
-EQUAL_DIFF = "PU-MLC − partial BCE (equal epochs)"  #: :func:`sweep_table`'s difference at equal epochs
+EQUAL_DIFF = "PU-MLC − partial BCE (trained longer)"  #: :func:`sweep_table`'s difference with the control
 
 
 def sweep_table(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[float, List]] = None,
@@ -472,7 +477,7 @@ def sweep_table(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[
         diff = _differences(cells[PU], cells[PBCE], metric)
         row["PU-MLC − partial BCE"], row["PU-MLC − partial BCE sd"] = seed_mean(diff, metric), _sd(diff, metric)
         long = equal.get(float(fn)) if equal and design is not None else None
-        for name, runs in (((equal_label(design), long), (EQUAL_DIFF, long and _differences(cells[PU], long, metric)))
+        for name, runs in (((equal_label(design, sweep, equal), long), (EQUAL_DIFF, long and _differences(cells[PU], long, metric)))
                            if equal and design is not None else ()):
             row[name], row[f"{name} sd"] = (seed_mean(runs, metric), _sd(runs, metric)) if runs else (math.nan,) * 2
         rows[fn] = row
@@ -512,7 +517,8 @@ def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[fl
 
     fns = sorted(sweep)
     at_equal = bool(equal) and all(equal.get(float(fn)) for fn in fns)
-    said = f"partial BCE at {'equal epochs (trained as long as PU-MLC)' if at_equal else 'its own epochs'}"
+    said = (column_label(PBCE, epochs_read([r for fn in fns for r in equal[float(fn)]], 0), PU,
+                         {epochs_read(sweep[fn][PU], 0) for fn in fns}) if at_equal else f"{PBCE} at its own epochs")
     diffs = {fn: _differences(sweep[fn][PU], equal[float(fn)] if at_equal else sweep[fn][PBCE], metric) for fn in fns}
     per_seed = {fn: by_seed(v, metric) for fn, v in diffs.items()}
     mean_share = noise_table(noise)[SHARE]
@@ -656,26 +662,13 @@ def claims(ladders, sweep, design: "PUDesign", longer: Dict[str, List] | None = 
 
 
 def epochs_lesson(table, d: "PUDesign") -> str:
-    """What the equal-epochs controls found (:func:`mlpl_lab.analysis.equal_epochs.lesson`): PU-MLC
-    trains ``d.epochs_of("pu_mlc")`` epochs, partial BCE ``d.epochs``, and each control trains
-    partial BCE ``d.longer_baseline``."""
+    """What the equal-epochs controls found (:func:`mlpl_lab.analysis.equal_epochs.lesson`), at the
+    epochs each claim's runs trained (the design's, ``d.epochs_of("pu_mlc")``, ``d.epochs`` and
+    ``d.longer_baseline``, where a row does not say)."""
     return lesson(table, LABEL.pu_mlc, LABEL.partial_bce, d.epochs_of("pu_mlc"), d.epochs, d.longer_baseline)
 
 
 # -- what the notebook shows (the one table style, mlpl_lab.analysis.display) -------------------
-
-def _frames(columns: Dict[str, Dict[Any, List]], rows: List, metric: str = "test_mAP"):
-    """:func:`mlpl_lab.analysis.tables.interval_frames` of each column's ``{row: runs}``, side by
-    side: ``(mean, half, seeds, unconverged)`` indexed by ``rows`` (NaN where a column lacks a row)."""
-    import pandas as pd
-
-    parts: List[List] = [[], [], [], []]
-    for column, results in columns.items():
-        for i, frame in enumerate(interval_frames(results, (metric,))):
-            parts[i].append(frame.iloc[:, 0].rename(column))
-    mean, half, n, unconv = (pd.concat(p, axis=1).reindex(index=rows, columns=list(columns)) for p in parts)
-    return mean.astype(float), half, n, unconv
-
 
 def ladder_view(ladders, metric: str = "test_mAP"):
     """:func:`ladder_table` as the notebook shows it: our test mAP as mean ± 95 % interval (seeds)
@@ -730,7 +723,7 @@ def sweep_view(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[f
     columns = {label: {fn: sweep[fn][label] for fn in fns} for label in cols[:3]}
     columns[cols[3]] = {fn: _differences(sweep[fn][PU], sweep[fn][PBCE], metric) for fn in fns}
     if equal and design is not None:
-        long = equal_label(design)
+        long = equal_label(design, sweep, equal)
         columns[long] = {fn: equal[float(fn)] for fn in fns if equal.get(float(fn))}
         columns[EQUAL_DIFF] = {fn: _differences(sweep[fn][PU], equal[float(fn)], metric)
                                for fn in fns if equal.get(float(fn))}

@@ -111,7 +111,8 @@ LENGTH_CHECK = "length check"
 def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],
                        stored: Stored) -> Tuple[Families, Families]:
     """``(now, later)``: the length check of every regime whose cell of a row checked with the
-    cells (its recipe's: GR) has a run that did not converge. GR is schedule-bound (its targets
+    cells (its recipe's: GR) did not converge as its table reads it (:func:`row_gains`: a run still
+    gaining in its last quarter, or the row's pilot gaining ≥ 0.5 test mAP). GR is schedule-bound (its targets
     move until the last epoch, Eq. 9–13), so the control is the same comparison at the longer
     schedule (:func:`mlpl_lab.protocol.lengths.length_check_epochs`, chapter 02's too): the row's
     and AN's cell specs with only their epochs changed. Under uniform single positive these are
@@ -131,7 +132,7 @@ def length_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[
                     cell_label(AN, reg): lengthen(cells[(reg, AN)], epochs)}
             if any(r is None for r in got):
                 later.setdefault(LENGTH_CHECK, {}).update(pair)
-            elif any(getattr(r, "converged", True) is False for r in got):
+            elif row_gains(cells[(reg, label)], got, stored):
                 now.setdefault(LENGTH_CHECK, {}).update(pair)
     return now, later
 
@@ -210,6 +211,35 @@ def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[R
     return out
 
 
+def family_check_specs(d: BenchmarkDesign, families: Mapping[str, Mapping[str, List[RunSpec]]],
+                       stored: Stored) -> Families:
+    """The pending length checks of the schedule-bound rows on the data sets ranked (``families``:
+    :func:`family_specs`' families): on each data set, every schedule-bound row whose runs are
+    stored and did not converge as its table reads it (:func:`row_gains`), and AN on the same data
+    set, with only their epochs lengthened by 4/3 (the cells' rule, :func:`bound_check_specs`).
+    One pending family per data set (``pending_name(BOUND_CHECK, data set)``: ``{"<row> · <data
+    set>": [...], "AN for <row> · <data set>": [...]}``); it decides whether "<row> beats AN" on that
+    data set reads the same at both lengths (:func:`.tables.length_check_agreement`)."""
+    from ...methods.registry import is_schedule_bound
+
+    out: Families = {}
+    for family in d.scenes:
+        rows = families.get(pending_name(FAMILIES, family)) or {}
+        an = rows.get(cell_label(AN, family))
+        for label in d.family_rows:
+            specs_ = rows.get(cell_label(label, family))
+            if not an or label == AN or not specs_ or not is_schedule_bound(specs_[0].method, specs_[0].method_params):
+                continue
+            got = [stored(s) for s in specs_]
+            if any(r is None for r in got) or not row_gains(specs_, got, stored):
+                continue
+            epochs = lengthened_epochs(specs_[0].train.get("epochs", d.profile.epochs))
+            fam = out.setdefault(pending_name(BOUND_CHECK, family), {})
+            fam[cell_label(label, family)] = lengthen(specs_, epochs)
+            fam[paired_an_label(label, family)] = lengthen(an, epochs)
+    return out
+
+
 def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     """Every run the benchmark asks for (pure): the tuning trials on the selection seed (tuned
     designs), each cell on its reported seeds — a tuned cell under the trial chosen on validation
@@ -240,6 +270,7 @@ def specs(d: BenchmarkDesign, stored: Stored) -> Asked:
     pending: Families = {}
     pending.update(family_specs(d, any_cells))
     pending.update(bound_check_specs(d, any_cells, stored))
+    pending.update(family_check_specs(d, pending, stored))
     return Asked(now=now, later=later, pending=pending)
 
 
@@ -307,7 +338,7 @@ def results(d: BenchmarkDesign, runs: Runs) -> BenchmarkRuns:
                     families.setdefault(family, {})[label] = scene_runs[cell_label(label, family)]
     bound: Dict[str, Dict[str, Dict[str, list]]] = {}
     checks = merged(runs, BOUND_CHECK)
-    for reg, labels in d.grid.items():
+    for reg, labels in list(d.grid.items()) + [(family, d.family_rows) for family in d.scenes if family not in d.grid]:
         for label in labels:
             rs, an = checks.get(cell_label(label, reg)), checks.get(paired_an_label(label, reg))
             if rs and an:

@@ -364,22 +364,30 @@ def family_record(test: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def checked_results(runs: BenchmarkRuns) -> Dict[str, Dict[str, list]]:
+    """``{regime or data set: {row: runs}}``: the cells and the data sets' runs (their names never
+    meet), what the length checks are read against."""
+    return {**{f: rows for f, rows in runs.families.items() if f not in runs.results}, **runs.results}
+
+
 def bound_length_table(runs: BenchmarkRuns):
-    """Every stored length check of a schedule-bound row (GR's and the others'), with AN's:
-    ``{regime: {row: runs at the longer schedule}}`` (:func:`mlpl_lab.protocol.bound_length.checks`)."""
-    return bound_length.checks(runs.results, runs.length, runs.bound_length)
+    """Every stored length check of a schedule-bound row (GR's and the others', in the regimes and
+    on the data sets), with AN's: ``{regime or data set: {row: runs at the longer schedule}}``
+    (:func:`mlpl_lab.protocol.bound_length.checks`)."""
+    return bound_length.checks(checked_results(runs), runs.length, runs.bound_length)
 
 
 def bound_length_record(runs: BenchmarkRuns) -> Dict[str, Any]:
     """What the notebook records of :func:`bound_length_table` (per seed, both schedules)."""
-    return bound_length.record(runs.results, bound_length_table(runs))
+    return bound_length.record(checked_results(runs), bound_length_table(runs))
 
 
 def length_check_agreement(runs: BenchmarkRuns, design: BenchmarkDesign) -> Dict[str, bool]:
     """``{run key: bool}``: whether the length check of each schedule-bound row's runs agrees, for
     the protocol's share (:func:`mlpl_lab.analysis.tables.converged_share`). A row with a paper claim
     reads its claim's note (:func:`.claims.claims`: the claim's verdict against its control's); a
-    row checked without a claim (LL-Ct, LL-Cp and their BoostLU rows) gets the same rule on its
+    row checked without a claim (LL-Ct, LL-Cp and their BoostLU rows, and every schedule-bound row on
+    a data set ranked, against AN on that data set and its seeds) gets the same rule on its
     check (:func:`bound_length_table`): "<row> beats AN" decided at the profile's epochs and at the
     longer schedule, paired by seed, m = 1 at both (:func:`mlpl_lab.analysis.claims.decide`), and
     it agrees where the two verdicts are the same. Its runs at both lengths are listed."""
@@ -389,10 +397,11 @@ def length_check_agreement(runs: BenchmarkRuns, design: BenchmarkDesign) -> Dict
 
     table = claims(runs.results, runs.same_head, runs.length, runs.bound_length, design=design)
     out = from_claims(claims_record(table))
+    results = checked_results(runs)
     for regime, checked in bound_length_table(runs).items():
-        an_here, an_long = runs.results[regime].get(AN), checked.get(AN)
+        an_here, an_long = results[regime].get(AN), checked.get(AN)
         for row, longer in checked.items():
-            here = runs.results[regime].get(row)
+            here = results[regime].get(row)
             if row == AN or not here or not an_here or not an_long:
                 continue
             keys = [k for k in (getattr(getattr(r, "spec", None), "key", None) for r in list(here) + list(longer))

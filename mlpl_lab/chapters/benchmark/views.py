@@ -15,8 +15,8 @@ from ...protocol import bound_length
 from .design import (BOUND_CHECK, FAMILY_MIN_GAP, ORACLE, REFERENCE_ROWS, TUNING_GRIDS, BenchmarkDesign, design,
                      merged)
 from .runs import BenchmarkRuns
-from .tables import (bound_length_table, family_frame, family_gaps, family_ranks, observed_tuning_frame,
-                     rare_vs_frequent, rows_table, selection_frame)
+from .tables import (bound_length_table, checked_results, family_frame, family_gaps, family_ranks,
+                     observed_tuning_frame, rare_vs_frequent, rows_table, selection_frame)
 
 def regimes_markdown(d: "BenchmarkDesign") -> str:
     """The columns the design's tables have, each with what it observes (:func:`regime_definition`),
@@ -337,4 +337,4 @@ def pairs_text(test: Mapping[str, Any]) -> str:
 
 def bound_length_view(runs: BenchmarkRuns):
     """:func:`bound_length_table` as the notebook shows it, with the checks still waiting for runs."""
-    return bound_length.view(runs.results, bound_length_table(runs), merged(runs.waiting, BOUND_CHECK))
+    return bound_length.view(checked_results(runs), bound_length_table(runs), merged(runs.waiting, BOUND_CHECK))
