@@ -279,7 +279,7 @@ def longer_specs(d: PUDesign) -> Dict[str, Dict[str, List[RunSpec]]]:
 
 
 def equal_epochs(d: PUDesign, longer: Optional[Mapping[str, List]] = None) -> Dict[float, List]:
-    """``{fn_rate: runs}``: partial BCE trained as long as PU-MLC (:func:`longer_specs`, the
+    """``{fn_rate: runs}``: partial BCE trained as long as PU-MLC's design (:func:`longer_specs`, the
     equal-epochs control) where its runs are stored, for :func:`crossings` and :func:`sweep_table`."""
     if not d.longer_baseline or not longer:
         return {}
@@ -464,7 +464,7 @@ def sweep_table(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[
     """Indexed by fn_rate: the share of true positives reported negative (mean over seeds), then
     test mAP (mean and sd over seeds) of PU-MLC, partial BCE and the control, and the paired
     difference PU-MLC − partial BCE (mean and sd over seeds). With ``equal`` (:func:`equal_epochs`)
-    and ``design``: also partial BCE trained as long as PU-MLC (:func:`equal_label`) and the paired
+    and ``design``: also partial BCE trained longer (:func:`equal_label`, named by both lengths) and the paired
     difference at equal epochs (:data:`EQUAL_DIFF`), NaN at a noise level without those runs."""
     import pandas as pd
 
@@ -511,7 +511,7 @@ def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[fl
     """Per seed (and for the mean curves): where PU-MLC − partial BCE changes sign, as fn_rate
     and as the share of true positives reported negative (that seed's labels); NaN with the
     reason when the curves do not cross on the sweep. With ``equal`` (:func:`equal_epochs`) holding
-    every noise level, partial BCE is read at equal epochs (trained as long as PU-MLC): the
+    every noise level, partial BCE is read trained longer (at equal epochs where PU-MLC trained as long): the
     ``baseline`` column says which partial BCE the row reads."""
     import pandas as pd
 
@@ -713,7 +713,7 @@ def sweep_view(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[f
     """:func:`sweep_table` as the notebook shows it: each method's test mAP and the paired
     difference PU-MLC − partial BCE as mean ± 95 % interval (seeds), † where a run did not
     converge; the best method of each noise level in bold. With ``equal`` and ``design``, partial
-    BCE trained as long as PU-MLC and the difference at equal epochs as well."""
+    BCE trained longer and the difference with it as well (the column names both lengths)."""
     import pandas as pd
 
     from ..analysis.display import caption, styled

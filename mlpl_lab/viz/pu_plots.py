@@ -13,7 +13,7 @@ def plot_noisy_negative_sweep(table, cross=None, ax=None, equal: str | None = No
     """Test mAP (mean ± sd over seeds) of PU-MLC, partial BCE and the control (missed positives
     reported unknown) against the share of the true positives reported negative
     (:func:`mlpl_lab.chapters.pu_mlc.sweep_table`; each tick also gives the fn_rate among the
-    observed negatives). ``equal``: the table's column of partial BCE trained as long as PU-MLC,
+    observed negatives). ``equal``: the table's column of partial BCE trained longer (its name gives both lengths),
     drawn too where it is a number. ``cross``: the crossing of the mean curves on the same axis
     (share), drawn as a dotted line when it is a number, annotated with ``baseline`` (which
     partial BCE the crossing reads: :func:`mlpl_lab.chapters.pu_mlc.crossings`). The title names
