@@ -5,7 +5,8 @@ EM+APL, OPML-SP) moves its targets until the last epoch, so its curve can still 
 Its control is the same cell, and AN's cell, again at 4/3 of the epochs on the same seeds (the
 rows' recipes, :mod:`mlpl_lab.protocol.recipes`; 07 asks for them in
 :func:`mlpl_lab.chapters.benchmark.bound_check_specs`, GR's in
-:func:`mlpl_lab.chapters.benchmark.length_check_specs`). A row with a paper claim gets the control as
+:func:`mlpl_lab.chapters.benchmark.length_check_specs`, and on each data set the ranks are taken over
+in :func:`mlpl_lab.chapters.benchmark.family_check_specs`). A row with a paper claim gets the control as
 a claim of its own; the rows without one (LL-Ct, LL-Cp, their BoostLU rows) would show it nowhere.
 This module shows every stored check, claim or not: each row and AN at the profile's epochs and at
 the longer schedule, side by side, and records the per-seed values. It is description (unadjusted
