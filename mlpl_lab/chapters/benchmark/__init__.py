@@ -57,8 +57,7 @@ from .design import (AN, BOUND_CHECK, DATA_SETS, DESIGNS, EVERY_ROW, FAMILIES, F
                      BenchmarkDesign, Preset, beats_an_family, design, left_out, merged, pending_name, trained_rows)
 from .runs import (LENGTH_CHECK, BenchmarkRuns, bound_check_specs, cell_label, cell_trials, choices,  # noqa: F401
                    family_check_specs, family_specs, length_check_specs, paired_an_label, results, same_head_specs,
-                   specs, stages, trial_label,
-                   waiting)
+                   specs, stages, trial_label, waiting)
 from .tables import (MIN_FAMILIES, REGIME_RANKS_NOTE, block_mean, bound_length_record, bound_length_table,  # noqa: F401
                      describe_data_set, family_frame, family_gaps, family_ranks, family_record, family_table,
                      length_check_agreement,
