@@ -291,9 +291,14 @@ def equal_label(d: PUDesign, sweep=None, equal: Optional[Mapping[float, List]] =
     """The sweep table's column of partial BCE trained longer, named by the lengths read
     (:func:`~mlpl_lab.analysis.equal_epochs.column_label`: ``equal``'s runs and PU-MLC's in ``sweep``
     at the same noise levels; the design's where not given)."""
+    return _control_label(sweep, equal, d.epochs_of("pu_mlc"), d.longer_baseline)
+
+
+def _control_label(sweep, equal, pu_default: int, long_default: Optional[int]) -> str:
+    """:func:`equal_label` from the runs: their lengths, the defaults where none is read."""
     fns = [fn for fn in (sweep or {}) if (equal or {}).get(float(fn))]
-    pu = {epochs_read(sweep[fn][PU], d.epochs_of("pu_mlc")) for fn in fns} or {d.epochs_of("pu_mlc")}
-    return column_label(PBCE, epochs_read([r for fn in fns for r in equal[float(fn)]], d.longer_baseline), PU, pu)
+    pu = {epochs_read(sweep[fn][PU], pu_default) for fn in fns} or {pu_default}
+    return column_label(PBCE, epochs_read([r for fn in fns for r in equal[float(fn)]], long_default or 0), PU, pu)
 
 
 class PUResults(NamedTuple):
@@ -517,8 +522,7 @@ def crossings(sweep, noise, metric: str = "test_mAP", equal: Optional[Mapping[fl
 
     fns = sorted(sweep)
     at_equal = bool(equal) and all(equal.get(float(fn)) for fn in fns)
-    said = (column_label(PBCE, epochs_read([r for fn in fns for r in equal[float(fn)]], 0), PU,
-                         {epochs_read(sweep[fn][PU], 0) for fn in fns}) if at_equal else f"{PBCE} at its own epochs")
+    said = _control_label(sweep, equal, 0, 0) if at_equal else f"{PBCE} at its own epochs"
     diffs = {fn: _differences(sweep[fn][PU], equal[float(fn)] if at_equal else sweep[fn][PBCE], metric) for fn in fns}
     per_seed = {fn: by_seed(v, metric) for fn, v in diffs.items()}
     mean_share = noise_table(noise)[SHARE]
