@@ -8,10 +8,13 @@ ensured runs. Reconstructed parts of the paper and our confidence in each are do
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
-from ..analysis.claims import Claim, Family, claim_id, claims_table
+from ..analysis.benchmark import convergence_mark
+from ..analysis.claims import Claim, Family, claim_id, claims_table, mark_schedule_bound
+from ..analysis.tables import LENGTH_CHECK_AGREES, LENGTH_CHECK_DISAGREES
 from ..profiles import Profile
+from ..protocol import bound_length
 from ..protocol.asked import Asked, Stored
 from ..protocol.common import as_profile, as_spec, specs_for, splits_for
 from ..protocol.design import preset
@@ -33,6 +36,8 @@ FULL_KEY = (LABEL.bce_full, "OPML (full)")
 OPML_FAMILY = ("opml", "opml_sp")
 #: the two families of :func:`specs`: the rows under the design's regime, and with full labels
 PARTIAL, FULL = "partial labels", LABEL.oracle
+#: the pending family of the length check of OPML-SP (schedule-bound), with AN on its seeds
+BOUND_CHECK = bound_length.BOUND_CHECK
 
 
 #: the chapter's questions (:attr:`OPMLDesign.families`)
@@ -144,7 +149,10 @@ def epochs_note(profile) -> str:
 def specs(d: OPMLDesign, stored: Stored) -> Asked:
     """The chapter's runs (no choice waits on a result, so ``later`` is empty): :data:`PARTIAL`,
     every row of ``d.rows`` under ``d.regime`` (the rows of :data:`KEY` on ``d.key_seeds``, the
-    others on ``d.seed``); :data:`FULL`, the BCE oracle and OPML with full labels on the key seeds."""
+    others on ``d.seed``); :data:`FULL`, the BCE oracle and OPML with full labels on the key seeds;
+    pending, :data:`BOUND_CHECK`: OPML-SP (schedule-bound) and AN on the key seeds at 4/3 of the
+    epochs where OPML-SP did not converge (:func:`mlpl_lab.protocol.bound_length.check_family`;
+    a cold series or ``mlpl-lab train`` trains it, the notebook reads it when stored)."""
     P, methods = d.profile, method_specs(d)
 
     def row_specs(label, m, regime, seeds):
@@ -153,7 +161,42 @@ def specs(d: OPMLDesign, stored: Stored) -> Asked:
     partial = {label: row_specs(label, m, d.regime, d.key_seeds if label in KEY else [d.seed])
                for label, m in methods[PARTIAL].items()}
     full = {label: row_specs(label, m, "full", d.key_seeds) for label, m in methods[FULL].items()}
-    return Asked({PARTIAL: partial, FULL: full})
+    check = bound_length.check_family({k: partial[k] for k in KEY if k in partial and k != LABEL.an},
+                                      partial.get(LABEL.an, []), stored)
+    return Asked({PARTIAL: partial, FULL: full}, pending={BOUND_CHECK: check} if check else {})
+
+
+def bound_checks(d: OPMLDesign, runs) -> Dict[str, Dict[str, Dict[str, list]]]:
+    """``{regime: {row: {"method": runs, "AN": runs}}}``: the stored length check of
+    :data:`BOUND_CHECK` (:func:`mlpl_lab.protocol.bound_length.stored_checks`), what :func:`claims` reads."""
+    return bound_length.stored_checks(runs.get(BOUND_CHECK), d.regime)
+
+
+def bound_length_view(d: OPMLDesign, runs, store=None):
+    """The length check as the notebook shows it (OPML-SP and AN at both lengths), with how many of
+    its runs are not trained yet."""
+    from ..protocol.asked import pending_missing, store_lookup
+
+    stored = store_lookup(store)
+    waiting = pending_missing(specs(d, stored), stored).get(BOUND_CHECK, {})
+    return bound_length.chapter_view(runs[PARTIAL], runs.get(BOUND_CHECK), d.regime, waiting)
+
+
+def bound_length_record(d: OPMLDesign, runs) -> Dict[str, object]:
+    """The check per seed at both lengths (:func:`mlpl_lab.protocol.bound_length.chapter_record`)."""
+    return bound_length.chapter_record(runs[PARTIAL], runs.get(BOUND_CHECK), d.regime)
+
+
+def length_check_agreement(d: OPMLDesign, runs, claims) -> Dict[str, bool]:
+    """``{run key: bool}``: whether each checked schedule-bound run's length check agrees — from the
+    claims' notes (:func:`mlpl_lab.analysis.tables.length_check_agreement`) and from the check itself
+    ("OPML-SP beats AN" read the same at both lengths, :func:`mlpl_lab.protocol.bound_length.chapter_agreement`),
+    for the protocol's share."""
+    from ..analysis.claims import claims_record
+    from ..analysis.tables import length_check_agreement as from_claims
+
+    return bound_length.chapter_agreement(runs[PARTIAL], runs.get(BOUND_CHECK), d.regime,
+                                          from_claims(claims_record(claims)))
 
 
 def live_seeds(profile) -> Tuple[int, ...]:
@@ -175,9 +218,13 @@ def splits(d: OPMLDesign):
     return splits_for(d.profile, d.regime, {}, d.seed)
 
 
-def claims(sp, full, design: OPMLDesign):
+def claims(sp, full, design: OPMLDesign, checks: Mapping[str, Mapping[str, Mapping[str, list]]] | None = None):
     """The chapter's claims table (verdicts from the runs, seed noise included), in the families
-    ``design`` declares (:attr:`OPMLDesign.families`)."""
+    ``design`` declares (:attr:`OPMLDesign.families`). Where OPML-SP's runs are schedule-bound (§)
+    its claims say what its length check found (``checks``: :func:`bound_checks`; no claim is
+    added to a family): the headline, which *is* the check's comparison, whether it reads the same
+    at 4/3 of the epochs (:func:`mlpl_lab.protocol.bound_length.agrees`), the others that the check
+    does not cover them."""
     fam = design.families
     rows = [Claim("OPML-SP beats AN (single positive)", "COCO: OPML-SP 71.75 vs AN 64.1 (AN from LL)",
                   LABEL.opml_sp, LABEL.an, sp[LABEL.opml_sp], sp[LABEL.an], family=fam[HEADLINE],
@@ -193,7 +240,24 @@ def claims(sp, full, design: OPMLDesign):
         rows.append(Claim("OPML beats BCE with full labels", "VOC: 91.36 vs 89.42; COCO: 76.71 vs 76.78 (Table V)",
                           LABEL.opml, "BCE", full["OPML (full)"], full[LABEL.bce_full], family=fam[WITH_FULL],
                           id=claim_id("opml_beats_bce", "full_labels")))
-    return claims_table(rows)
+    table = claims_table(rows)
+    if convergence_mark(sp[LABEL.opml_sp]) != "schedule-bound":
+        return table
+    check = ((checks or {}).get(design.regime) or {}).get(LABEL.opml_sp)
+    notes = {}
+    for claim in rows:
+        if LABEL.opml_sp not in (claim.a_label, claim.b_label):
+            continue
+        if claim.key != claim_id("opml_sp_beats_an"):
+            notes[claim.key] = "schedule-bound; the length check (OPML-SP against AN) does not cover this comparison"
+        elif check is None:
+            notes[claim.key] = "schedule-bound, no length check stored"
+        else:
+            epochs = int(check["method"][0].spec.train["epochs"])
+            ok = bound_length.agrees(sp[LABEL.opml_sp], sp[LABEL.an], check["method"], check[LABEL.an])
+            notes[claim.key] = (f"schedule-bound; {LENGTH_CHECK_AGREES} (the same verdict at {epochs} epochs)" if ok
+                                else f"schedule-bound; {LENGTH_CHECK_DISAGREES} (another verdict at {epochs} epochs)")
+    return mark_schedule_bound(table, notes) if notes else table
 
 
 def ablation_marks(results) -> Dict[str, Dict[str, object]]:

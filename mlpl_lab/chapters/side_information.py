@@ -28,6 +28,7 @@ from .. import catalogue
 from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table
 from ..catalogue import LABEL
 from ..profiles import Profile
+from ..protocol import bound_length
 from ..protocol.asked import Asked, Stored
 from ..protocol.common import as_profile
 from ..protocol.design import preset
@@ -41,6 +42,8 @@ PARAMETERS: Tuple[str, ...] = ()
 
 #: the chapter's regime (07's label for it, whose cells the baselines share)
 REGIME = "single positive"
+#: the pending family of GR's length check (schedule-bound), with AN on its seeds
+BOUND_CHECK = bound_length.BOUND_CHECK
 #: the families of :func:`specs`
 BASELINES, PRIORS, CARDINALITY, PRIOR_ERROR, CARDINALITY_ERROR = (
     "baselines", "class priors", "label cardinality", "prior error", "cardinality error")
@@ -143,7 +146,10 @@ def _own_spec(P: Profile, label: str, seed: int, **extra):
 
 
 def specs(d: SideInfoDesign, stored: Stored) -> Asked:
-    """The chapter's five families (module docstring); no choice waits on a result."""
+    """The chapter's five families (module docstring); no choice waits on a result. Pending,
+    :data:`BOUND_CHECK`: GR (schedule-bound) and AN on its seeds at 4/3 of the epochs where GR did
+    not converge (:func:`mlpl_lab.protocol.bound_length.check_family`; a cold series or ``mlpl-lab
+    train`` trains it, the notebook reads it when stored)."""
     P = d.profile
     seeds = list(d.seeds)
     baselines = {label: [spec_for(P, label, REGIME, s) for s in seeds] for label in d.baselines}
@@ -153,8 +159,43 @@ def specs(d: SideInfoDesign, stored: Stored) -> Asked:
                    for f in d.prior_factors if f != PRIOR_TRUTH}
     card_error = {d.offset_label(row, k): [_own_spec(P, row, s, k_offset=int(k)) for s in seeds]
                   for row in d.offset_rows for k in d.k_offsets if k != OFFSET_TRUTH}
+    check = bound_length.check_family(baselines, baselines.get(LABEL.an, []), stored)
     return Asked({BASELINES: baselines, PRIORS: priors, CARDINALITY: cards,
-                  PRIOR_ERROR: prior_error, CARDINALITY_ERROR: card_error})
+                  PRIOR_ERROR: prior_error, CARDINALITY_ERROR: card_error},
+                 pending={BOUND_CHECK: check} if check else {})
+
+
+def convergence_sets(runs) -> List[Any]:
+    """The result sets the chapter's convergence record reads: every family, the length check under
+    its own name (its labels repeat the baselines')."""
+    sets = [rows for family, rows in runs.items() if family != BOUND_CHECK]
+    return sets + ([{"length check": runs[BOUND_CHECK]}] if runs.get(BOUND_CHECK) else [])
+
+
+def bound_length_view(d: SideInfoDesign, runs, store=None):
+    """GR's length check as the notebook shows it (GR and AN at both lengths), with how many of its
+    runs are not trained yet."""
+    from ..protocol.asked import pending_missing, store_lookup
+
+    stored = store_lookup(store)
+    waiting = pending_missing(specs(d, stored), stored).get(BOUND_CHECK, {})
+    return bound_length.chapter_view(runs[BASELINES], runs.get(BOUND_CHECK), REGIME, waiting)
+
+
+def bound_length_record(runs) -> Dict[str, Any]:
+    """GR's check per seed at both lengths (:func:`mlpl_lab.protocol.bound_length.chapter_record`)."""
+    return bound_length.chapter_record(runs[BASELINES], runs.get(BOUND_CHECK), REGIME)
+
+
+def length_check_agreement(runs, claims) -> Dict[str, bool]:
+    """``{run key: bool}``: whether each checked schedule-bound run's length check agrees ("GR beats
+    AN" read the same at both lengths, :func:`mlpl_lab.protocol.bound_length.chapter_agreement`; and
+    any claim's note), for the protocol's share."""
+    from ..analysis.claims import claims_record
+    from ..analysis.tables import length_check_agreement as from_claims
+
+    return bound_length.chapter_agreement(runs[BASELINES], runs.get(BOUND_CHECK), REGIME,
+                                          from_claims(claims_record(claims)))
 
 
 def run_count(d: SideInfoDesign) -> int:

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ...analysis.claims import Family
 from ...catalogue import LABEL, paper_claims
 from ...profiles import Profile
-from ...protocol import tuning as tuner
+from ...protocol import bound_length, tuning as tuner
 from ...protocol.common import with_dataset
 from ...protocol.design import preset
 from ...protocol.recipes import reference_rows, resolve_methods, row, rows, untuned_rows
@@ -76,7 +76,8 @@ FAMILY_REGIME = "single positive"
 FAMILIES = "data sets"
 
 
-BOUND_CHECK = "length check of schedule-bound rows"
+#: the pending length checks of the schedule-bound rows (one family per row or data set: :func:`pending_name`)
+BOUND_CHECK = bound_length.BOUND_CHECK
 
 
 def pending_name(group: str, part: str) -> str:

@@ -19,7 +19,7 @@ from ...catalogue import LABEL
 from ...protocol import tuning as tuner
 from ...protocol.asked import Asked, Families, Runs, Stored
 from ...protocol.lengths import length_check_epochs, lengthen, lengthened_epochs
-from ...protocol.pilots import pilot_spec, pilot_verdict
+from ...protocol.bound_length import paired_an_label as _paired_an, row_gains
 from ...protocol.recipes import WITH_CELLS, row, same_head_spec, spec_for, trial_params
 from ...runs.spec import RunSpec
 from .design import (AN, BOUND_CHECK, FAMILIES, FAMILY_REGIME, ORACLE, REFERENCE_ROWS, SAME_HEAD_LABEL,
@@ -43,7 +43,7 @@ def trial_label(cell: Cell, i: int) -> str:
 
 def paired_an_label(row_label: str, reg: str) -> str:
     """The label of AN's runs beside a row's pending length check under ``reg``."""
-    return f"AN for {cell_label(row_label, reg)}"
+    return _paired_an(cell_label(row_label, reg))
 
 
 def checked_with_cells(d: BenchmarkDesign) -> List[str]:
@@ -162,19 +162,6 @@ def family_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpe
             out.setdefault(pending_name(FAMILIES, family), {})[cell_label(label, family)] = [
                 spec_for(generator, label, FAMILY_REGIME, s, params, scene=data_set_scene(family)) for s in seeds]
     return out
-
-
-def row_gains(specs_: List[RunSpec], got: List[Any], stored: Stored) -> bool:
-    """Whether a row's stored runs ``got`` (of ``specs_``) did not converge as the chapter's table
-    reads them: a run still gaining in its last quarter, or the row's pilot (its first run trained
-    4/3 as long, :func:`mlpl_lab.protocol.pilots.pilot_spec`; for a schedule-bound row that is the
-    first run of its length check) stored and gaining ≥ 0.5 test mAP over it
-    (:func:`mlpl_lab.protocol.pilots.pilot_verdict`), which marks the whole row §."""
-    if any(getattr(r, "converged", True) is False for r in got if r is not None):
-        return True
-    pilot = stored(pilot_spec(specs_[0])) if got and got[0] is not None else None
-    verdict = pilot_verdict(got[0], pilot) if pilot is not None else None
-    return verdict is not None and not verdict["converged"]
 
 
 def bound_check_specs(d: BenchmarkDesign, cells: Mapping[Tuple[str, str], List[RunSpec]],

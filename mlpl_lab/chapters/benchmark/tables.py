@@ -391,24 +391,11 @@ def length_check_agreement(runs: BenchmarkRuns, design: BenchmarkDesign) -> Dict
     check (:func:`bound_length_table`): "<row> beats AN" decided at the profile's epochs and at the
     longer schedule, paired by seed, m = 1 at both (:func:`mlpl_lab.analysis.claims.decide`), and
     it agrees where the two verdicts are the same. Its runs at both lengths are listed."""
-    from ...analysis.claims import by_seed, claims_record, decide, paired
+    from ...analysis.claims import claims_record
     from ...analysis.tables import length_check_agreement as from_claims
     from .claims import claims
 
     table = claims(runs.results, runs.same_head, runs.length, runs.bound_length, design=design)
     out = from_claims(claims_record(table))
-    results = checked_results(runs)
-    for regime, checked in bound_length_table(runs).items():
-        an_here, an_long = results[regime].get(AN), checked.get(AN)
-        for row, longer in checked.items():
-            here = results[regime].get(row)
-            if row == AN or not here or not an_here or not an_long:
-                continue
-            keys = [k for k in (getattr(getattr(r, "spec", None), "key", None) for r in list(here) + list(longer))
-                    if isinstance(k, str)]
-            if any(k in out for k in keys):  # its claim's note decides
-                continue
-            agrees = (decide(paired(by_seed(here), by_seed(an_here)))[0]
-                      == decide(paired(by_seed(longer), by_seed(an_long)))[0])
-            out.update({k: agrees for k in keys})
+    out.update(bound_length.agreement(checked_results(runs), bound_length_table(runs), decided=out))
     return out
