@@ -69,3 +69,26 @@ def test_specs_ask_the_pending_check_only_while_opml_sp_is_not_shown_converged()
     def converged(spec):
         return SimpleNamespace(spec=spec, converged=True, summary={}, best={})
     assert opml.specs(d, converged).pending == {}
+
+
+def test_08s_claims_that_read_gr_say_its_length_check_does_not_cover_them():
+    """Chapter 08 has no "GR beats AN" claim, so GR's length check (GR against AN) covers none of
+    its claims: "Crisp beats GR" reads GR's schedule-bound runs and says so, and gives the
+    protocol no agreement (GR's runs count through the check itself). No check stored → "no length
+    check stored"; GR converged → no note. Bugs caught: a claim read as agreeing with a check that
+    compares something else; a note on a claim that does not read GR."""
+    from mlpl_lab.chapters import side_information as si
+
+    d = si.design("cpu")
+    base = {LABEL.an: runs("an", [60.0, 61.0, 62.0]), LABEL.gr: runs("gr", [70.0, 71.0, 72.0], converged=False)}
+    pri = {LABEL.crisp: runs("crisp", [65.0, 66.0, 67.0]), LABEL.crisp_true: runs("crisp_true", [66.0, 67.0, 68.0])}
+    check = {LABEL.gr: runs("gr", [71.0, 72.0, 73.0], epochs=3), f"AN for {LABEL.gr}": runs("an", [60.0, 61.0, 62.0], epochs=3)}
+    res = {si.BASELINES: base, si.PRIORS: pri, si.CARDINALITY: {}}
+    table = si.claims({**res, si.BOUND_CHECK: check}, d)
+    notes = table["_schedule"].to_dict()
+    assert notes["crisp_beats_gr"] == "schedule-bound; the length check (GR against AN) does not cover this comparison"
+    assert not any(isinstance(v, str) and v for k, v in notes.items() if k != "crisp_beats_gr"), notes
+    assert length_check_agreement(claims_record(table)) == {}
+    assert si.claims(res, d).at["crisp_beats_gr", "_schedule"] == "schedule-bound, no length check stored"
+    converged = {**res, si.BASELINES: dict(base, **{LABEL.gr: runs("gr", [70.0, 71.0, 72.0])})}
+    assert "_schedule" not in si.claims(converged, d).columns

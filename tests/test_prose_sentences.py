@@ -148,7 +148,9 @@ def _count_share(records):
     """The protocol's share recounted by hand from a report's own records: every distinct run of
     its run-keyed convergence record once; a run counts when its flag is True, or when it is
     schedule-bound and a claim that reads it (or the claim that claim controls) notes "the length
-    check agrees" (and none that reads it notes "disagrees")."""
+    check agrees" (and none that reads it notes "disagrees"), or, where no claim's note decides it,
+    when the chapter's length-check record shows its row reading the same against AN at both lengths
+    (:func:`_check_rows_agree`) and the chapter listed it as agreeing."""
     flags = records["convergence (by run key)"]
     claims = records.get("claims") or {}
     note = {c.get("id") or n: str(c.get("schedule_bound") or "") for n, c in claims.items()}
@@ -162,8 +164,38 @@ def _count_share(records):
         for keys in (c.get("run_keys") or {}).values():
             for k in keys or ():
                 verdict[k] = verdict.get(k, True) and "length check agrees" in said
+    check_ok = _check_rows_agree(records.get("bound_length_check") or {})
+    for key, said in (records.get("length_check_agreement") or {}).items():
+        if key not in verdict:  # a run no claim's note decides (the check's own runs, a row no claim compares)
+            verdict[key] = bool(said) and bool(check_ok) and all(check_ok.values())
     ok = sum(1 for k, v in flags.items() if v is True or (v == "schedule-bound" and verdict.get(k) is True))
     return ok, len(flags)
+
+
+def _check_rows_agree(check):
+    """``{(regime, row): agrees}`` recomputed from a chapter's length-check record (per seed test mAP
+    of each row and AN at both lengths): the paired 95 % t-interval of row − AN (scipy) gives a
+    verdict at each length (above 0, below 0, or across it), and the row agrees where the verdicts
+    are the same at every length. Independent of the package's claims code."""
+    import numpy as np
+    from scipy import stats
+
+    by = {}
+    for label, cols in check.items():
+        regime, row, length = [part.strip() for part in label.split("·")]
+        by.setdefault((regime, row), {})[int(length.split()[0])] = cols["test_mAP"]
+    out = {}
+    for (regime, row), lengths in by.items():
+        an = by.get((regime, "AN"))
+        if row == "AN" or not an:
+            continue
+        seen = set()
+        for length, values in lengths.items():
+            d = np.array([values[s] - an[length][s] for s in values if s in an.get(length, {})], float)
+            lo, hi = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+            seen.add("above" if lo > 0 else "below" if hi < 0 else "across")
+        out[(regime, row)] = len(lengths) >= 2 and len(seen) == 1
+    return out
 
 
 @pytest.mark.reports

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Tuple
 
 from .. import catalogue
-from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table
+from ..analysis.benchmark import convergence_mark
+from ..analysis.claims import Claim, Family, by_seed, claim_id, claims_table, mark_schedule_bound
 from ..catalogue import LABEL
 from ..profiles import Profile
 from ..protocol import bound_length
@@ -268,7 +269,9 @@ def vanishing_table(curves):
 
 # ------------------------------------------------------------------------------------- the claims
 def claims(runs, d: SideInfoDesign):
-    """The chapter's claims table, in the families the design declares."""
+    """The chapter's claims table, in the families the design declares. Where GR's runs are
+    schedule-bound (§), a claim that reads them says that GR's length check (GR against AN, which no
+    claim here compares) does not cover it, or that no check is stored; no claim is added."""
     fam = d.families
     base, pri, card = runs.get(BASELINES, {}), runs.get(PRIORS, {}), runs.get(CARDINALITY, {})
     rows = []
@@ -294,7 +297,16 @@ def claims(runs, d: SideInfoDesign):
             rows.append(Claim(f"{row} beats AN (single positive)", paper, row, LABEL.an, card[row], base[LABEL.an],
                               family=fam[CARDINALITY_Q],
                               id=claim_id("beats_an", catalogue.by_label(row).key, regime_slug(REGIME))))
-    return claims_table(rows)
+    table = claims_table(rows)
+    gr = base.get(LABEL.gr)
+    if not gr or convergence_mark(gr) != "schedule-bound":
+        return table
+    # GR's length check compares GR with AN, which no claim here does: a claim that reads GR's
+    # runs says so (its runs count as converged through the check, bound_length.chapter_agreement)
+    note = ("schedule-bound; the length check (GR against AN) does not cover this comparison"
+            if (runs.get(BOUND_CHECK) or {}).get(LABEL.gr) else "schedule-bound, no length check stored")
+    notes = {c.key: note for c in rows if LABEL.gr in (c.a_label, c.b_label)}
+    return mark_schedule_bound(table, notes) if notes else table
 
 
 # ------------------------------------------------------------------------ priors and label sets
