@@ -14,11 +14,13 @@ only runs the tables and claims read. :func:`specs` asks for the runs in five fa
 ``trial`` (the tuning trials), ``main`` (the zoo on the fresh seeds), ``ablation`` (Table 3's rows
 with GR's kept setting), ``length`` (the length check: GR, the best other method chosen on
 validation, and AN, trained longer) and :data:`ABLATION_LENGTH` (Table 3's rows trained as long,
-the length check of the ablation claims).
+the length check of the ablation claims). Pending, :data:`BOUND_CHECK`: the zoo's other
+schedule-bound rows (EM+APL, LL-R) and AN on the same seeds at 4/3 of the epochs, the control by
+which the protocol counts their runs (:mod:`mlpl_lab.protocol.bound_length`, as 03, 07 and 08).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
@@ -33,7 +35,7 @@ from ..profiles import Profile
 from ..runs.splits_cache import build_splits
 from ..runs.ensure import initial_method
 from ..engine.train import predict_dataset
-from ..protocol import tuning
+from ..protocol import bound_length, tuning
 from ..protocol.asked import Asked, Runs, Stored
 from ..protocol.common import as_profile, as_spec, splits_for
 from ..protocol.design import preset
@@ -69,6 +71,9 @@ DESIGNS: Dict[str, Dict[str, Any]] = {
 #: the family of Table 3's rows trained :data:`LENGTH_FACTOR` times longer (:func:`specs`): with GR's
 #: own length-check runs, the controls of the ablation claims
 ABLATION_LENGTH = "ablation, trained longer"
+#: the pending family of the length check of the zoo's schedule-bound rows other than GR (GR's is
+#: ``length``): each row and AN on its seeds at 4/3 of the epochs
+BOUND_CHECK = bound_length.BOUND_CHECK
 
 #: the chapter's questions (:attr:`GRDesign.families`)
 GR_VS_AN, GR_VS_BEST, ABLATION = "GR beats AN", "GR beats the best other method", "GR's components"
@@ -308,7 +313,18 @@ def specs(d: GRDesign, stored: Stored) -> Asked:
     else:  # the stand-in: the zoo's first other method
         best, family = (others[0] if others else None), later
     family["length"] = length_family(main, best, d.length_epochs)
-    return Asked(now, later)
+    check = bound_check_family(main_now, stored)
+    return Asked(now, later, pending={BOUND_CHECK: check} if check else {})
+
+
+def bound_check_family(main_now: Mapping[str, list], stored: Stored) -> Dict[str, list]:
+    """:data:`BOUND_CHECK`: :func:`mlpl_lab.protocol.bound_length.check_family` of the zoo's rows
+    decided now (tuned, or untuned) but GR (checked in ``length``) and AN, where a schedule-bound row
+    did not converge or its pilot gained; empty until AN's runs are decided."""
+    if LABEL.an not in main_now:
+        return {}
+    rows = {label: main_now[label] for label in _others(main_now)}
+    return bound_length.check_family(rows, main_now[LABEL.an], stored)
 
 
 @dataclass(frozen=True)
@@ -322,6 +338,7 @@ class GRRuns:
     ablation: Dict[str, list]        # Table 3's rows
     length: Dict[str, list]          # the length check
     ablation_length: Dict[str, list]  # Table 3's rows, trained as long as the length check
+    bound_check: Dict[str, list] = field(default_factory=dict)  # the other schedule-bound rows and AN, trained 4/3 as long (stored ones)
 
     @property
     def compared(self) -> Dict[str, list]:
@@ -343,7 +360,38 @@ def results(d: GRDesign, runs: Runs) -> GRRuns:
     return GRRuns(d, splits_for(d.profile, d.regime, {}, d.fresh_seeds[0]),
                   {label: runs["main"][label] for label in d.zoo}, st.record(),
                   {label: runs["ablation"][label] for label in d.ablation_rows}, dict(runs["length"]),
-                  dict(runs[ABLATION_LENGTH]))
+                  dict(runs[ABLATION_LENGTH]), dict(runs.get(BOUND_CHECK) or {}))
+
+
+def _regime_text(d: GRDesign) -> str:
+    return d.regime.replace("_", " ")
+
+
+def bound_length_view(d: GRDesign, runs: GRRuns, store=None):
+    """The length check of the zoo's other schedule-bound rows (each and AN at both lengths,
+    :func:`mlpl_lab.protocol.bound_length.chapter_view`), with how many of its runs wait."""
+    from ..protocol.asked import pending_missing, store_lookup
+
+    stored = store_lookup(store)
+    waiting = pending_missing(specs(d, stored), stored).get(BOUND_CHECK, {})
+    return bound_length.chapter_view(runs.main, runs.bound_check, _regime_text(d), waiting)
+
+
+def bound_length_record(d: GRDesign, runs: GRRuns) -> Dict[str, Any]:
+    """That check per seed at both lengths (:func:`mlpl_lab.protocol.bound_length.chapter_record`)."""
+    return bound_length.chapter_record(runs.main, runs.bound_check, _regime_text(d))
+
+
+def length_check_agreement(d: GRDesign, runs: GRRuns, claims) -> Dict[str, bool]:
+    """``{run key: bool}`` for the protocol's share: the claims' notes on GR's runs (GR's length
+    check, :func:`mlpl_lab.analysis.tables.length_check_agreement`) and, for the other
+    schedule-bound rows, whether "<row> beats AN" reads the same at both lengths
+    (:func:`mlpl_lab.protocol.bound_length.chapter_agreement`)."""
+    from ..analysis.claims import claims_record
+    from ..analysis.tables import length_check_agreement as from_claims
+
+    return bound_length.chapter_agreement(runs.main, runs.bound_check, _regime_text(d),
+                                          from_claims(claims_record(claims)))
 
 
 def live_seeds(profile) -> Tuple[int, ...]:
