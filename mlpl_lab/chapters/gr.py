@@ -387,11 +387,7 @@ def length_check_agreement(d: GRDesign, runs: GRRuns, claims) -> Dict[str, bool]
     check, :func:`mlpl_lab.analysis.tables.length_check_agreement`) and, for the other
     schedule-bound rows, whether "<row> beats AN" reads the same at both lengths
     (:func:`mlpl_lab.protocol.bound_length.chapter_agreement`)."""
-    from ..analysis.claims import claims_record
-    from ..analysis.tables import length_check_agreement as from_claims
-
-    return bound_length.chapter_agreement(runs.main, runs.bound_check, _regime_text(d),
-                                          from_claims(claims_record(claims)))
+    return bound_length.claims_agreement(runs.main, runs.bound_check, _regime_text(d), claims)
 
 
 def live_seeds(profile) -> Tuple[int, ...]:

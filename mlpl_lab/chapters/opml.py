@@ -192,11 +192,7 @@ def length_check_agreement(d: OPMLDesign, runs, claims) -> Dict[str, bool]:
     claims' notes (:func:`mlpl_lab.analysis.tables.length_check_agreement`) and from the check itself
     ("OPML-SP beats AN" read the same at both lengths, :func:`mlpl_lab.protocol.bound_length.chapter_agreement`),
     for the protocol's share."""
-    from ..analysis.claims import claims_record
-    from ..analysis.tables import length_check_agreement as from_claims
-
-    return bound_length.chapter_agreement(runs[PARTIAL], runs.get(BOUND_CHECK), d.regime,
-                                          from_claims(claims_record(claims)))
+    return bound_length.claims_agreement(runs[PARTIAL], runs.get(BOUND_CHECK), d.regime, claims)
 
 
 def live_seeds(profile) -> Tuple[int, ...]:

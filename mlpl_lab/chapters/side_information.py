@@ -192,11 +192,7 @@ def length_check_agreement(runs, claims) -> Dict[str, bool]:
     """``{run key: bool}``: whether each checked schedule-bound run's length check agrees ("GR beats
     AN" read the same at both lengths, :func:`mlpl_lab.protocol.bound_length.chapter_agreement`; and
     any claim's note), for the protocol's share."""
-    from ..analysis.claims import claims_record
-    from ..analysis.tables import length_check_agreement as from_claims
-
-    return bound_length.chapter_agreement(runs[BASELINES], runs.get(BOUND_CHECK), REGIME,
-                                          from_claims(claims_record(claims)))
+    return bound_length.claims_agreement(runs[BASELINES], runs.get(BOUND_CHECK), REGIME, claims)
 
 
 def run_count(d: SideInfoDesign) -> int:

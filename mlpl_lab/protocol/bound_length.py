@@ -214,3 +214,14 @@ def chapter_agreement(rows: Mapping[str, List[Any]], family: Mapping[str, List[A
     for key, ok in agreement({regime: rows}, chapter_table(rows, family, regime)).items():
         out[key] = out.get(key, True) and ok
     return out
+
+
+def claims_agreement(rows: Mapping[str, List[Any]], family: Mapping[str, List[Any]] | None, regime: str,
+                     claims) -> Dict[str, bool]:
+    """:func:`chapter_agreement` with ``said`` read from the notes of a chapter's claims table
+    (:func:`mlpl_lab.analysis.claims.claims_record`, :func:`mlpl_lab.analysis.tables.length_check_agreement`):
+    what 02, 03 and 08 record as ``length_check_agreement``."""
+    from ..analysis.claims import claims_record
+    from ..analysis.tables import length_check_agreement
+
+    return chapter_agreement(rows, family, regime, length_check_agreement(claims_record(claims)))
