@@ -140,8 +140,8 @@ def test_the_zoos_other_schedule_bound_rows_get_a_pending_length_check_against_a
     control is :data:`gr.BOUND_CHECK`: each row and AN on its seeds with only the epochs at 72
     (4/3 of 54, by hand), pending (never trained by a report). Not asked: GR (its check is
     ``length``), AN, the oracle and the rows that are not schedule-bound (EM, ROLE), and nothing at
-    all once every run is stored and converged. Through :func:`gr.specs` on nothing stored the
-    family is never ``now`` nor ``later``, and a row still tuning (a stand-in) is not checked. Bugs caught: GR checked twice, a non-§ row asked, the check
+    all once every run is stored and converged. Through :func:`gr.specs` (smoke, every run stored and
+    converged but EM+APL's) the pending family is EM+APL and AN alone at 3 epochs, never ``now``. Bugs caught: GR checked twice, a non-§ row asked, the check
     trained as ``now``, AN on other seeds or settings, a longer run's other field changed."""
     main = {label: [r.spec for r in runs] for label, runs in _results().items()}
     main["EM+APL"] = [_run("em_apl", {"alpha": 0.1}, s, 75.0).spec for s in [1, 2, 3, 4, 5]]
@@ -160,8 +160,13 @@ def test_the_zoos_other_schedule_bound_rows_get_a_pending_length_check_against_a
     assert gr.bound_check_family(main, converged) == {}
     cold = gr.specs(gr.design("smoke"), lambda spec: None)
     assert gr.BOUND_CHECK not in cold.now and gr.BOUND_CHECK not in cold.later
-    # cold, EM+APL and LL-R still wait on their tuning (stand-ins in ``later``): no check asked for a stand-in
-    assert set(cold.pending.get(gr.BOUND_CHECK, {})) <= {"LL-R", "AN for LL-R", "EM+APL", "AN for EM+APL"}
-    import inspect
 
-    assert "bound_check_family(main_now, stored)" in inspect.getsource(gr.specs)
+    def all_stored(spec):  # every run stored and converged but EM+APL's (so the tuning decides)
+        return SimpleNamespace(spec=spec, converged=spec.method != "em_apl", summary={}, pilot=None,
+                               best={"val_mAP": 50.0 + spec.seed, "test_mAP": 50.0}, history=[])
+    asked = gr.specs(gr.design("smoke"), all_stored)
+    fam = asked.pending[gr.BOUND_CHECK]
+    assert gr.BOUND_CHECK not in asked.now and not asked.later
+    # smoke trains 2 epochs on seeds 1 and 2: the check is 3 epochs (round(4/3 x 2)), EM+APL and AN only
+    assert {k: [(s.method, s.seed, s.train["epochs"]) for s in v] for k, v in fam.items()} == {
+        "EM+APL": [("em_apl", 1, 3), ("em_apl", 2, 3)], "AN for EM+APL": [("an", 1, 3), ("an", 2, 3)]}
