@@ -24,8 +24,9 @@ the seconds a run of the cut took on the card (:func:`recorded_run_rate`: the no
 planned training, or its progress lines in ``logs.txt``), divided by the total-throughput gain of
 the best recorded worker count (``throughput.json``), plus the longest notebook's execution (the
 notebooks run side by side once the runs are trained; a GPU record's when there is one, else the
-rehearsal's, a slower machine's). The first level that fits is the cut; the rehearsal on the CPU
-takes the same level, so it runs the same plan at CPU sizes."""
+rehearsal's, a slower machine's). The first level that fits is the cut; where the card's last
+check stopped notebooks at its budget, their need is unknown and the cut is the smallest level.
+The rehearsal on the CPU takes the same level, so it runs the same plan at CPU sizes."""
 from __future__ import annotations
 
 import json
@@ -65,7 +66,7 @@ LIVE_NOTEBOOKS = NOTEBOOKS[1:7]
 
 
 #: the notebooks step's limit on one card, seconds: its planned training and all eight notebooks
-NOTEBOOKS_LIMIT_S = 240
+NOTEBOOKS_LIMIT_S = 330
 #: the cut's levels, largest first: fewer seeds and tuning trials, fewer planned runs (level 0 is
 #: CUT_SIZES' own two seeds and gpu_shape's two trials a tuned row)
 LEVELS = ({"seeds": [0, 1], "trials": 2}, {"seeds": [0, 1], "trials": 1},
@@ -191,13 +192,19 @@ def best_workers(records: Path = GPU_RECORDS) -> Dict[str, Any]:
 
 
 def notebooks_seconds(records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
-    """``{"seconds", "source"}``: the longest completed notebook of the newest notebooks record, the
-    card's where it completed any, else the rehearsal's (the CPU: slower, so an upper figure)."""
+    """``{"seconds", "source", "stopped"}``: the longest completed notebook of the newest notebooks
+    record, the card's where it completed any, else the rehearsal's (the CPU: slower, so an upper
+    figure). ``stopped`` lists the card's notebooks its budget stopped: their seconds are only a
+    lower bound on what they need, so :func:`size` cannot trust a projection that reads them."""
+    card = _read(records / "notebooks.json") or {}
+    stopped = sorted(n["notebook"] for n in card.get("notebooks", [])
+                     if card.get("mode") == "gpu" and n.get("status") == "stopped")
     for path in (records / "notebooks.json", records / "rehearsal" / "notebooks.json"):
         rec = _read(path) or {}
         done = [n["seconds"] for n in rec.get("notebooks", []) if n.get("completed") and n.get("seconds")]
         if done:
-            return {"seconds": max(done), "source": f"{path.relative_to(records.parent)} ({rec.get('mode')})"}
+            return {"seconds": max(done), "source": f"{path.relative_to(records.parent)} ({rec.get('mode')})",
+                    "stopped": stopped}
     return None
 
 
@@ -229,6 +236,10 @@ def size(budget_s: float = NOTEBOOKS_LIMIT_S, records: Path = GPU_RECORDS, count
     out.update(seconds_per_run=per_run, notebooks_s=nb_s,
                sources={"run rate": rate["source"], "workers": f"throughput.json: best {best['workers']} a card, "
                         f"{best['gain']:.2f}x one run's images/s", "notebooks": nbs["source"] if nbs else None})
+    if nbs and nbs["stopped"]:  # how long those notebooks need is unknown: the fewest runs, the most time left
+        return out | {"level": len(LEVELS) - 1, "fits": None,
+                      "why": f"the card's last check stopped {', '.join(nbs['stopped'])} at its budget: "
+                             "the smallest level"}
     for i, lv in enumerate(LEVELS):
         runs = count(i)
         projected = runs * per_run + nb_s
