@@ -222,3 +222,24 @@ def test_the_cuts_training_is_a_small_share_of_the_notebooks_budget():
     per_run = size["n_train"] * size["epochs"]
     images = 360 * per_run + 40 * per_run * 4
     assert images / 8335 < NB_FLOOR_S / 5
+
+
+def test_a_stopped_notebook_names_the_cell_it_was_running(tmp_path):
+    """papermill saves each cell's status as it starts: of a notebook killed mid-way, the cell
+    marked running is where the budget stopped it (by hand: the second code cell). Bug caught: the
+    record listing only the cells that finished, so a slow cell and a hang look alike."""
+    import step_notebooks
+
+    def cell(src, **pm):
+        return {"cell_type": "code", "source": [src], "outputs": [], "metadata": {"papermill": pm}}
+
+    nb = {"cells": [cell("import torch", status="completed", duration=1.5),
+                    {"cell_type": "markdown", "source": ["text"], "metadata": {}},
+                    cell("loc = localisation_table(models)", status="running", duration=None),
+                    cell("print(loc)", status="pending", duration=None)]}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    cells = step_notebooks.cells_of(path)
+    assert [(c["index"], c["running"], c["duration"]) for c in cells] == [(0, False, 1.5), (2, True, None),
+                                                                          (3, False, None)]
+    assert cells[1]["first_line"] == "loc = localisation_table(models)"

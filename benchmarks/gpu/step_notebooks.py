@@ -57,7 +57,8 @@ def side_by_side(n: int) -> int:
 
 
 def cells_of(executed: Path):
-    """The code cells of an executed notebook: index, first line, papermill duration, error."""
+    """The code cells of an executed notebook: index, first line, papermill duration, error, and
+    whether it was running when the notebook stopped (papermill's status, saved as the cell starts)."""
     if not executed.exists():
         return []
     nb = json.loads(executed.read_text())
@@ -68,7 +69,8 @@ def cells_of(executed: Path):
         pm = c.get("metadata", {}).get("papermill", {})
         src = "".join(c["source"]).strip().splitlines()
         out.append({"index": i, "first_line": src[0][:100] if src else "", "duration": pm.get("duration"),
-                    "error": any(o.get("output_type") == "error" for o in c.get("outputs", []))})
+                    "error": any(o.get("output_type") == "error" for o in c.get("outputs", [])),
+                    "running": pm.get("status") == "running"})  # papermill saves a cell's start
     return out
 
 
@@ -187,6 +189,9 @@ def main():
             entry["cells_run"] = sum(c["duration"] is not None for c in cells)
             entry["slowest_cells"] = sorted((c for c in cells if c["duration"] is not None),
                                             key=lambda c: -c["duration"])[:3]
+            if entry["status"] == "stopped":  # the cell the budget stopped it in: what to profile next
+                entry["stopped_in"] = next(({"index": c["index"], "first_line": c["first_line"]}
+                                            for c in cells if c["running"]), None)
             print(f"  {nb}: {entry['status']} in {entry['seconds']:.0f} s, {entry['cells_run']} cells", flush=True)
             del running[nb]
             save()
