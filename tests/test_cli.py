@@ -22,6 +22,8 @@ def run(argv, capsys):
     (["report", "--notebooks", "0"], "matches several notebooks"),
     (["report", "--notebooks", "02", "02_gr_loss"], "named twice"),
     (["report", "--notebooks", "99"], "no notebook matches"),
+    # a family's name after --notebooks (argparse's nargs="*" takes it): the error says where it goes
+    (["train", "--notebooks", "07", "longer: data sets: printed letters"], "put other words (a family's name"),
     (["report", "--profile", "nope"], "invalid choice"),
 ])
 def test_bad_arguments(argv, match, capsys):

@@ -81,7 +81,10 @@ def notebook_paths(names=None):
         exact = [p for p in paths if name in (p.name, p.stem)]
         match = exact or [p for p in paths if p.name.startswith(name)]
         if not match:
-            raise UsageError(f"no notebook matches {name!r}; available: {[p.stem for p in paths]}")
+            hint = ("" if name[:1].isdigit() else
+                    "; --notebooks reads every word after it as a notebook: put other words (a family's "
+                    "name, say) before it, e.g. mlpl-lab train 'FAMILY' --notebooks 07")
+            raise UsageError(f"no notebook matches {name!r}; available: {[p.stem for p in paths]}{hint}")
         if len(match) > 1:
             raise UsageError(f"{name!r} matches several notebooks {[p.stem for p in match]}; "
                              "give a longer prefix")
