@@ -163,6 +163,20 @@ def test_the_gpu_section_says_a_rerun_and_the_levers_best():
     assert "runs sharing the card" not in gpu_window.gpu_markdown(None, None, SUMMARY)
 
 
+def test_the_gpu_section_names_the_notebooks_that_ran_and_those_stopped():
+    """A notebooks step that failed says which notebooks ran to their end (with their seconds) and
+    which the budget stopped, from the summary's record (by hand: 2 of 3). Bug caught: a reader
+    told only "failed (exit status 1)", or a stopped notebook counted as run."""
+    summary = dict(SUMMARY, notebooks={"completed": 2, "notebooks": [
+        {"notebook": "00_partial_labels", "completed": True, "status": "completed", "seconds": 29.06},
+        {"notebook": "01_assume_negative", "completed": True, "status": "completed", "seconds": 63.6},
+        {"notebook": "02_gr_loss", "completed": False, "status": "stopped", "seconds": 102.3}]})
+    md = gpu_window.gpu_markdown(None, None, summary)
+    assert ("Of the notebooks, 2 of 3 ran to their end on the card: 00_partial_labels in 29 s, "
+            "01_assume_negative in 64 s; stopped at the step's budget: 02_gr_loss.") in md
+    assert "Of the notebooks" not in gpu_window.gpu_markdown(None, None, SUMMARY)
+
+
 def test_the_guide_gpu_section_is_current():
     """The committed guide holds what its records say now (``mlpl-lab course sync`` writes it):
     the stored plan, the rate ``mlpl-lab plan`` reads, the GPU check's summary."""

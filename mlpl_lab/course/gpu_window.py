@@ -134,6 +134,16 @@ def gpu_markdown(plan: Optional[Mapping[str, Any]], rate, summary: Optional[Mapp
                "its summary; each step's latest outcome:" if summary.get("rerun_steps") else
                f"took {float(summary.get('wall_seconds_before_summary') or 0):.0f} s before its summary:"))
         lines += [""] + [_step_line(s) for s in steps]
+        nbs = (summary.get("notebooks") or {}).get("notebooks") or []
+        if nbs:
+            done = [n for n in nbs if n.get("completed")]
+            lines.append(f"\nOf the notebooks, {len(done)} of {len(nbs)} ran to their end on the card"
+                         + (": " + ", ".join(f"{n['notebook']} in {float(n['seconds']):.0f} s" for n in done)
+                            if done else "")
+                         + "".join(f"; {what}: " + ", ".join(n["notebook"] for n in nbs if n.get("status") == status)
+                                   for status, what in (("stopped", "stopped at the step's budget"),
+                                                        ("not reached", "not reached"))
+                                   if any(n.get("status") == status for n in nbs)) + ".")
         best = (summary.get("throughput") or {}).get("best") or {}
         if best.get("workers_per_device"):
             lines.append(f"\nThe levers' best setting the series uses: {best['workers_per_device']} runs sharing "
