@@ -187,6 +187,15 @@ def test_notebooks_the_card_stopped_take_the_smallest_level(tmp_path):
     got = cut.size(330, tmp_path, count=lambda level: 100)
     assert (got["level"], got["fits"]) == (len(cut.LEVELS) - 1, None)
     assert "02_gr_loss, 07_benchmark" in got["why"]
+    # none completed, on the card or in a rehearsal: the stopped ones still decide (not level 0)
+    only_stopped = tmp_path / "only_stopped"
+    only_stopped.mkdir()
+    rec = json.loads((tmp_path / "notebooks.json").read_text())
+    rec["notebooks"] = [n for n in rec["notebooks"] if n["status"] == "stopped"]
+    (only_stopped / "notebooks.json").write_text(json.dumps(rec))
+    (only_stopped / "throughput.json").write_text((tmp_path / "throughput.json").read_text())
+    got = cut.size(330, only_stopped, count=lambda level: 100)
+    assert (got["level"], got["fits"]) == (len(cut.LEVELS) - 1, None)
     # the same record with every notebook completed: the projection decides (level 0 fits)
     rec = json.loads((tmp_path / "notebooks.json").read_text())
     for n in rec["notebooks"]:

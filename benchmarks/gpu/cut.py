@@ -205,6 +205,9 @@ def notebooks_seconds(records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
         if done:
             return {"seconds": max(done), "source": f"{path.relative_to(records.parent)} ({rec.get('mode')})",
                     "stopped": stopped}
+    if stopped:  # none completed anywhere, yet the card stopped some: still a lower bound, not nothing
+        return {"seconds": max(float(n.get("seconds") or 0) for n in card["notebooks"] if n["notebook"] in stopped),
+                "source": "gpu/notebooks.json (gpu, stopped notebooks only)", "stopped": stopped}
     return None
 
 
