@@ -194,8 +194,9 @@ def best_workers(records: Path = GPU_RECORDS) -> Dict[str, Any]:
 def notebooks_seconds(records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
     """``{"seconds", "source", "stopped"}``: the longest completed notebook of the newest notebooks
     record, the card's where it completed any, else the rehearsal's (the CPU: slower, so an upper
-    figure). ``stopped`` lists the card's notebooks its budget stopped: their seconds are only a
-    lower bound on what they need, so :func:`size` cannot trust a projection that reads them."""
+    figure); where none completed anywhere, the longest the card stopped. ``stopped`` lists the
+    card's notebooks its budget stopped: their seconds are only a lower bound on what they need, so
+    :func:`size` cannot trust a projection that reads them."""
     card = _read(records / "notebooks.json") or {}
     stopped = sorted(n["notebook"] for n in card.get("notebooks", [])
                      if card.get("mode") == "gpu" and n.get("status") == "stopped")
@@ -206,8 +207,9 @@ def notebooks_seconds(records: Path = GPU_RECORDS) -> Optional[Dict[str, Any]]:
             return {"seconds": max(done), "source": f"{path.relative_to(records.parent)} ({rec.get('mode')})",
                     "stopped": stopped}
     if stopped:  # none completed anywhere, yet the card stopped some: still a lower bound, not nothing
-        return {"seconds": max(float(n.get("seconds") or 0) for n in card["notebooks"] if n["notebook"] in stopped),
-                "source": "gpu/notebooks.json (gpu, stopped notebooks only)", "stopped": stopped}
+        seconds = [float(n.get("seconds") or 0) for n in card["notebooks"] if n["notebook"] in stopped]
+        return {"seconds": max(seconds), "stopped": stopped,
+                "source": f"{(records / 'notebooks.json').relative_to(records.parent)} (gpu, stopped only)"}
     return None
 
 
