@@ -438,3 +438,42 @@ def test_the_families_block_joins_the_index_alone_and_every_part_keeps_its_bytes
     assert files(folder) == after
     parts.export_parts(folder, "smoke", ["02_x"], family_of, store=st, name="smoke-parts", families=fams)
     assert files(folder) == after
+
+
+def test_a_store_filled_from_an_earlier_pack_gets_the_weights_a_later_part_carries(source, tmp_path, monkeypatch):
+    """A store that imported a run without its weights from one pack, then meets the next pack
+    that moved the run to a new part with its weights (a notebook now loads them), imports that
+    copy again: the shipped import replaces it, and the weights load. A run trained here with the
+    same key is never replaced. Bug caught: `make report` in a checkout whose store came from pack
+    cpu-2026-12-04g failed on 08's Crisp run at 171 epochs ("without its weights") after pulling
+    cpu-2026-12-04h, which carries them. Oracle: the tensor stored by hand, the files on disk."""
+    from mlpl_lab.runs import shipped
+    from mlpl_lab.runs.access import forget_access
+
+    st, an, gr, family_of = source
+    packs = tmp_path / "packs"
+    folder = packs / "smoke-course"
+    export(st, folder, family_of)
+    monkeypatch.setattr(shipped, "PACK_DIR", packs)
+    monkeypatch.delenv(shipped.SHIPPED_ENV, raising=False)
+    monkeypatch.delenv(store.FRESH_ENV, raising=False)
+    dest = store.RunStore(tmp_path / "dest")
+    assert shipped.import_missing("smoke", dest)["imported"] == 4
+    assert not (dest.root / gr[0].key / "weights.pt").exists()  # the first pack lacks gr[0]'s weights
+    assert shipped.import_missing("smoke", dest) is None
+    mine = store.RunStore(tmp_path / "mine")  # a store where gr[0] was trained here
+    fake_run(mine, gr[0], value=99.0)
+    shutil.copytree(dest.root / an[0].key, mine.root / an[0].key)
+    forget_access(st.root, "smoke", "02_x")
+    read(st, an + gr, weights=(an[0], gr[0]))  # the next pack carries gr[0]'s weights in a new part
+    export(st, folder, family_of, name="smoke-parts-2")
+    shipped._MANIFESTS.clear()
+    done = shipped.import_missing("smoke", dest)
+    assert (done["imported"], done["replaced"]) == (0, 1)
+    assert "replaced 1 copies from an earlier part" in done["line"]
+    assert torch.equal(torch.load(dest.root / gr[0].key / "weights.pt")["weights"]["networks"]["net"]["w"],
+                       torch.full((3,), 30.0))
+    assert shipped.import_missing("smoke", dest) is None  # served: nothing left to import
+    shipped.import_missing("smoke", mine)
+    assert torch.equal(torch.load(mine.root / gr[0].key / "weights.pt")["weights"]["networks"]["net"]["w"],
+                       torch.full((3,), 99.0))  # a run trained here wins

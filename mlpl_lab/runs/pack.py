@@ -144,10 +144,11 @@ def describe(manifest: Dict[str, Any], size: int | None = None) -> str:
 
 # ------------------------------------------------------------------------------------- import
 def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace: bool = False,
-                keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+                keys: Optional[Iterable[str]] = None, replace_keys: Iterable[str] = ()) -> Dict[str, Any]:
     """Verify the pack at ``path`` whole, then move its runs into the store; returns
     ``{"imported": n, "kept": n, "replaced": n, "stale": n, "manifest": ...}``. Nothing is written
-    unless every check passes; a run already in the store is kept unless ``replace``; a stale run
+    unless every check passes; a run already in the store is kept unless ``replace`` (or its key is
+    in ``replace_keys``: a copy from an earlier part, :func:`mlpl_lab.runs.shipped.outdated_copies`); a stale run
     (a component bumped since the pack was made) is not imported. ``path`` may be a pack of parts
     (a folder, :mod:`mlpl_lab.runs.parts`): then each part is verified whole, and with ``keys``
     only the parts that hold one of them are read."""
@@ -161,6 +162,7 @@ def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace:
     store.root.mkdir(parents=True, exist_ok=True)
     stage = store.root / f".tmp-pack.{os.getpid()}.{time.time_ns()}"
     counts = {"imported": 0, "kept": 0, "replaced": 0, "stale": 0}
+    replace_keys = set(replace_keys)
     try:
         stage.mkdir()
         staged = []
@@ -170,7 +172,7 @@ def import_pack(path: str | os.PathLike, store: RunStore | None = None, replace:
                 counts["stale"] += 1
                 continue
             exists = (store.root / key / "summary.json").exists()
-            if exists and not replace:
+            if exists and not (replace or key in replace_keys):
                 counts["kept"] += 1
                 continue
             folder.mkdir()

@@ -12,7 +12,9 @@ folder names. Only when the store lacks a key the pack holds are the parts that 
 keys read, verified whole and imported (:func:`mlpl_lab.runs.pack.import_pack`: a run already in
 the store is kept — a run trained here wins), so a store with a student's own runs (a live
 exercise, a smoke run) still gets the pack, a store that lacks one new family reads that family's
-part, and a store that has it all pays a few ms per notebook.
+part, and a store that has it all pays a few ms per notebook. A store filled from an earlier pack
+may hold a run whose part the pack has since superseded (the run now carried with the weights a
+notebook loads, or retrained): that copy counts as lacking and is replaced (:func:`outdated_copies`).
 
 Nothing is imported under ``--fresh`` / ``--cold`` (:data:`~mlpl_lab.runs.store.FRESH_ENV` set:
 the series is retrained on purpose) or with ``MLPL_LAB_SHIPPED_PACK=off``.
@@ -97,7 +99,8 @@ def manifest_of(path: Path) -> Dict[str, Any]:
 def missing_keys(profile: Any, store: RunStore | None = None) -> Tuple[Optional[Path], Set[str]]:
     """``(shipped pack or None, keys it serves that the store lacks)``: the manifest against the
     store's folders, nothing verified or imported. A run made at components' versions other than
-    this code's (stale: a bump re-keyed it) is not counted."""
+    this code's (stale: a bump re-keyed it) is not counted. A copy the store holds from an older
+    part of the pack (:func:`outdated_copies`) counts as lacking."""
     path = shipped_pack(profile)
     if path is None:
         return None, set()
@@ -108,7 +111,30 @@ def missing_keys(profile: Any, store: RunStore | None = None) -> Tuple[Optional[
     # a pack of another key scheme: every run counts as missing, so the import says what to do
     held = (set(current_keys(manifest)) if scheme_of(manifest) == KEY_SCHEME
             else {str(r["key"]) for r in manifest["runs"]})
-    return path, held - set(store.keys())
+    return path, (held - set(store.keys())) | (outdated_copies(manifest, store) & held)
+
+
+def outdated_copies(manifest: Dict[str, Any], store: RunStore) -> Set[str]:
+    """Keys whose stored copy was imported from a part the pack has since superseded for that run
+    (:func:`mlpl_lab.runs.parts.export_parts` moves a run that now needs its weights, or was
+    retrained, to a new part and lists it under the old part's ``superseded``): a store filled from
+    an earlier pack then holds the run without the weights a notebook now loads. Only those keys'
+    copies are read; a run trained here (no pack origin) is never outdated."""
+    from .folders import PACK_FILE
+
+    moved = {k for part in manifest.get("parts") or () for k in part.get("superseded") or ()}
+    if not moved:
+        return set()
+    now_in = {str(r["key"]): r.get("part") for r in manifest["runs"] if str(r["key"]) in moved}
+    out = set()
+    for key, part in now_in.items():
+        try:
+            origin = json.loads((store.root / key / PACK_FILE).read_text())
+        except (OSError, ValueError):
+            continue  # not in the store, or trained here: a local run wins
+        if isinstance(origin, dict) and origin.get("part") and origin["part"] != part:
+            out.add(key)
+    return out
 
 
 def disabled() -> Optional[str]:
@@ -123,7 +149,7 @@ def disabled() -> Optional[str]:
 def import_missing(profile: Any, store: RunStore | None = None) -> Optional[Dict[str, Any]]:
     """Import the shipped pack of ``profile`` when the store lacks any run it holds (verified
     whole first; a run already in the store is kept). Returns None when there is nothing to do
-    (no pack, nothing missing, or :func:`disabled`), else ``{"imported", "kept", "seconds",
+    (no pack, nothing missing, or :func:`disabled`), else ``{"imported", "replaced", "kept", "seconds",
     "path", "manifest", "line"}`` where ``line`` is the one line to print. A damaged pack raises
     :class:`ShippedPackError` (nothing written)."""
     from .pack import PackError, import_pack
@@ -139,7 +165,7 @@ def import_missing(profile: Any, store: RunStore | None = None) -> Optional[Dict
         return None
     t0 = time.perf_counter()
     try:
-        counts = import_pack(path, store, keys=lacking)
+        counts = import_pack(path, store, keys=lacking, replace_keys=outdated_copies(manifest_of(path), store))
     except PackError as exc:
         raise ShippedPackError(f"the shipped course pack {path}: {exc}") from None
     seconds = time.perf_counter() - t0
@@ -149,7 +175,10 @@ def import_missing(profile: Any, store: RunStore | None = None) -> Optional[Dict
             f"pack {path.name} ({manifest['name']}): imported {counts['imported']}, "
             + (f"from {counts['parts_read']} of its {len(manifest['parts'])} parts, each verified whole, in "
                if manifest.get("parts") else "verified whole, in ")
-            + f"{seconds:.1f} s" + (f"; kept the {kept} runs already here (a local run wins)" if kept else "")
+            + f"{seconds:.1f} s"
+            + (f"; replaced {counts['replaced']} copies from an earlier part by the part that now holds them"
+               if counts["replaced"] else "")
+            + (f"; kept the {kept} runs already here (a local run wins)" if kept else "")
             + f"; {SHIPPED_ENV}=off or `mlpl-lab report --cold` trains instead")
-    return {"imported": counts["imported"], "kept": kept, "seconds": seconds, "path": path,
+    return {"imported": counts["imported"], "replaced": counts["replaced"], "kept": kept, "seconds": seconds, "path": path,
             "manifest": manifest, "line": line}
