@@ -165,20 +165,21 @@ def import_missing(profile: Any, store: RunStore | None = None) -> Optional[Dict
         return None
     t0 = time.perf_counter()
     try:
-        counts = import_pack(path, store, keys=lacking, replace_keys=outdated_copies(manifest_of(path), store))
+        outdated = outdated_copies(manifest_of(path), store)
+        counts = import_pack(path, store, keys=lacking, replace_keys=outdated)
     except PackError as exc:
         raise ShippedPackError(f"the shipped course pack {path}: {exc}") from None
     seconds = time.perf_counter() - t0
     manifest = counts["manifest"]
-    kept = counts["kept"]
-    line = (f"[mlpl-lab] the store lacked {len(lacking)} of the {len(manifest['runs'])} runs of the shipped course "
+    kept, replaced = counts["kept"], counts["replaced"]
+    line = (f"[mlpl-lab] the store lacked {len(lacking - outdated)} of the {len(manifest['runs'])} runs of the shipped course "
             f"pack {path.name} ({manifest['name']}): imported {counts['imported']}, "
             + (f"from {counts['parts_read']} of its {len(manifest['parts'])} parts, each verified whole, in "
                if manifest.get("parts") else "verified whole, in ")
             + f"{seconds:.1f} s"
-            + (f"; replaced {counts['replaced']} copies from an earlier part by the part that now holds them"
-               if counts["replaced"] else "")
+            + (f"; replaced {replaced} {'copy' if replaced == 1 else 'copies'} taken from a part the pack has "
+               "since superseded" if replaced else "")
             + (f"; kept the {kept} runs already here (a local run wins)" if kept else "")
             + f"; {SHIPPED_ENV}=off or `mlpl-lab report --cold` trains instead")
-    return {"imported": counts["imported"], "replaced": counts["replaced"], "kept": kept, "seconds": seconds, "path": path,
-            "manifest": manifest, "line": line}
+    return {"imported": counts["imported"], "replaced": replaced, "kept": kept, "seconds": seconds,
+            "path": path, "manifest": manifest, "line": line}
