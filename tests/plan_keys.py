@@ -5,12 +5,19 @@ Each run is named by its **spec fingerprint**: sha256 of the spec's canonical JS
 hex digits), without the numerics versions a run key adds, so the fixture outlives a change of
 how keys are versioned (issue 51).
 
-    python tests/plan_keys.py --write --profile cpu     # the shipped pack as the store
+    python tests/plan_keys.py --write --profile cpu     # the chapters' specs, the shipped pack as the store
     python tests/plan_keys.py --write --profile smoke   # needs the smoke series trained in $MLPL_LAB_DATA
     python tests/plan_keys.py --write --profile gpu     # nothing stored: what is decidable at once
 
 ``cpu`` and ``smoke`` are complete (every choice is read from stored runs); ``gpu`` holds what is
 decidable with nothing stored (``"complete": false``).
+
+``smoke`` and ``gpu`` were written by the dry-run planner from before the refactor and stay as they
+are. ``cpu`` follows the shipped pack: a new pack can make a chapter ask for more (a pilot that
+gained adds a schedule-bound row's length check), so after an export ``--write --profile cpu``
+re-reads it from each chapter's ``specs`` (:func:`specs_keys`, the reading the tests make) with the
+shipped pack as a read-only store; the diff is what the new pack asks for, to read before it is
+committed.
 """
 from __future__ import annotations
 
@@ -40,6 +47,45 @@ def with_stages(specs):
     return out
 
 
+def design_for(module, stem, profile):
+    """The chapter's design for ``profile`` with its notebook's literal parameters."""
+    from mlpl_lab.protocol.plan import notebook_parameters
+
+    params = notebook_parameters(ROOT / "notebooks" / f"{stem}.ipynb")
+    kwargs = {k: params[k] for k in getattr(module, "PARAMETERS", ()) if k in params}
+    return module.design(profile, **kwargs)
+
+
+def asked_keys(module, design, store, train: bool):
+    """Every run the rounds ask for (and the stages they start from), by fingerprint."""
+    from mlpl_lab.protocol.asked import ensure_asked
+    from mlpl_lab.runs.ensure import read_only
+
+    asked = []
+
+    def recording(d, stored):
+        a = module.specs(d, stored)
+        asked.extend(a.flat("now"))
+        return a
+
+    if train:
+        ensure_asked(recording, design, store=store)
+    else:
+        with read_only("the shipped pack holds every cpu run"):
+            ensure_asked(recording, design, store=store)
+    return set(with_stages(asked))
+
+
+def specs_keys(profile: str, store):
+    """What each chapter's ``specs`` asks for under ``profile``, read only from ``store`` (nothing for
+    a chapter that trains nothing)."""
+    from mlpl_lab.protocol.registry import chapters
+
+    return {c.notebook: sorted(asked_keys(c.module, design_for(c.module, c.notebook, profile), store,
+                                          train=False)) if c.trains else []
+            for c in chapters()}
+
+
 def old_planner_keys(profile: str, serve_stored: bool):
     """What the dry-run planner (before issue 50) asks for, per notebook."""
     from mlpl_lab.protocol.plan import plan_series
@@ -55,10 +101,17 @@ def main() -> int:
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.profile == "cpu":
-        from mlpl_lab.runs.shipped import import_missing
+        import tempfile
 
-        import_missing("cpu")
-    keys, stopped = old_planner_keys(args.profile, serve_stored=args.profile != "gpu")
+        from mlpl_lab.runs.shipped import import_missing
+        from mlpl_lab.runs.store import RunStore
+
+        with tempfile.TemporaryDirectory() as tmp:
+            store = RunStore(Path(tmp) / "runs")
+            import_missing("cpu", store)
+            keys, stopped = specs_keys("cpu", store), []
+    else:
+        keys, stopped = old_planner_keys(args.profile, serve_stored=args.profile != "gpu")
     complete = not stopped
     if args.profile != "gpu" and not complete:
         print(f"{args.profile}: the plan still stops in {stopped}: train the series first", file=sys.stderr)

@@ -1,8 +1,9 @@
 """Chapters as data (issue 50): each chapter's pure ``specs`` asks for exactly the runs its
 notebook asked for before the refactor (``tests/goldens/plan_keys.json``, made by
-``tests/plan_keys.py`` from the dry-run planner), for cpu (the shipped pack as the store, so every
-choice is read from stored runs), smoke (the smoke series trained here) and gpu (what is decidable
-with nothing stored). A chapter module without ``specs`` yet is skipped."""
+``tests/plan_keys.py`` from the dry-run planner; cpu's entry re-read from the chapters after each
+new pack), for cpu (the shipped pack as the store, so every choice is read from stored runs), smoke
+(the smoke series trained here) and gpu (what is decidable with nothing stored). A chapter module
+without ``specs`` yet is skipped."""
 from __future__ import annotations
 
 import importlib
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plan_keys import FIXTURE, fingerprint, with_stages
+from plan_keys import FIXTURE, asked_keys, design_for, fingerprint, with_stages
 
 from mlpl_lab.protocol.registry import chapters
 
@@ -29,34 +30,6 @@ def test_the_fixture_covers_every_chapter_that_trains():
 
 def chapter(stem):
     return importlib.import_module(MODULES[stem])
-
-
-def design_for(module, stem, profile):
-    from mlpl_lab.protocol.plan import notebook_parameters
-
-    params = notebook_parameters(ROOT / "notebooks" / f"{stem}.ipynb")
-    kwargs = {k: params[k] for k in getattr(module, "PARAMETERS", ()) if k in params}
-    return module.design(profile, **kwargs)
-
-
-def asked_keys(module, design, store, train: bool):
-    """Every run the rounds ask for (and the stages they start from), by fingerprint."""
-    from mlpl_lab.protocol.asked import ensure_asked
-    from mlpl_lab.runs.ensure import read_only
-
-    asked = []
-
-    def recording(d, stored):
-        a = module.specs(d, stored)
-        asked.extend(a.flat("now"))
-        return a
-
-    if train:
-        ensure_asked(recording, design, store=store)
-    else:
-        with read_only("the shipped pack holds every cpu run"):
-            ensure_asked(recording, design, store=store)
-    return set(with_stages(asked))
 
 
 @pytest.fixture(scope="module")
