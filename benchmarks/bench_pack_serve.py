@@ -28,8 +28,9 @@ TARGET_S = 180  # issue 48: "finishes in <= 3 min"
 
 
 def manifest_keys(pack: Path) -> set:
-    if pack.is_dir():  # a pack of parts: its index
-        return {r["key"] for r in json.loads((pack / "pack.json").read_text())["runs"]}
+    if pack.is_dir():  # a pack of parts: its index, with the run lists beside its parts
+        from mlpl_lab.runs.parts import read_index
+        return {r["key"] for r in read_index(pack)["runs"]}
     with tarfile.open(pack, "r:gz") as tar:
         first = tar.next()
         return {r["key"] for r in json.loads(tar.extractfile(first).read())["runs"]}

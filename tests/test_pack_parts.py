@@ -85,8 +85,17 @@ def test_one_part_per_family_and_a_second_export_changes_no_file(source, tmp_pat
     index = export(st, folder, family_of)
     assert sorted((p["family"], p["n_runs"]) for p in index["parts"]) == [("GR, tuned", 2), ("baseline", 2)]
     assert {r["key"] for r in index["runs"]} == {s.key for s in an + gr}
-    names = sorted(p.name for p in (folder / "parts").iterdir())
+    names = sorted(p.name for p in (folder / "parts").glob("*.mlplpart"))
     assert names[0].startswith("02-baseline-cpu-") and names[1].startswith("02-gr-tuned-cpu-")
+    on_disk = json.loads((folder / "pack.json").read_text())  # the index lists parts; each part its runs
+    assert on_disk["format"] == 3 and "runs" not in on_disk
+    assert sorted(p.name for p in (folder / "parts").iterdir()) == sorted(
+        names + [n[: -len(".mlplpart")] + ".runs.json" for n in names])
+    for part in on_disk["parts"]:
+        text = (folder / "parts" / (part["file"][: -len(".mlplpart")] + ".runs.json")).read_bytes()
+        assert hashlib.sha256(text).hexdigest() == part["runs_sha256"]
+        assert sorted(r["key"] for r in json.loads(text)) == sorted(
+            s.key for s in (an if part["family"] == "baseline" else gr))
     before = files(folder)
     mtimes = {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
     again = export(st, folder, family_of)
@@ -112,8 +121,8 @@ def test_a_family_that_joins_adds_its_part_and_a_retrained_family_replaces_only_
     family_of |= {s.key: ("02_x", "Hill") for s in cls}
     export(st, folder, family_of)
     second = files(folder)
-    new = set(second) - set(first)
-    assert len(new) == 1 and next(iter(new)).startswith("parts/02-hill-cpu-")
+    new = sorted(set(second) - set(first))  # the new part and its run list: nothing else
+    assert len(new) == 2 and new[0].startswith("parts/02-hill-cpu-") and new[1] == new[0].replace(".mlplpart", ".runs.json")
     assert all(second[k] == v for k, v in first.items() if k.startswith("parts/"))
     # GR retrained: same keys, other records
     for spec in gr:
@@ -123,9 +132,10 @@ def test_a_family_that_joins_adds_its_part_and_a_retrained_family_replaces_only_
     export(st, folder, family_of)
     third = files(folder)
     gone, added = set(second) - set(third), set(third) - set(second)
-    assert [g.split("-cpu-")[0] for g in gone if g.startswith("parts/")] == ["parts/02-gr-tuned"]
-    assert [a.split("-cpu-")[0] for a in added] == ["parts/02-gr-tuned"]
-    assert sum(1 for k in third if k.startswith("parts/")) == 3
+    assert [g.split("-cpu-")[0] for g in gone if g.endswith(".mlplpart")] == ["parts/02-gr-tuned"]
+    assert [a.split("-cpu-")[0] for a in added if a.endswith(".mlplpart")] == ["parts/02-gr-tuned"]
+    assert sum(1 for k in third if k.endswith(".mlplpart")) == 3
+    assert sum(1 for k in third if k.endswith(".runs.json")) == 3  # the replaced part's run list went with it
     dest = store.RunStore(tmp_path / "dest")
     pack.import_pack(folder, dest)
     os.environ["MLPL_LAB_FOREIGN_RUNS"] = "serve"
@@ -155,7 +165,7 @@ def test_a_part_keeps_a_run_no_notebook_reads_any_more_while_the_store_holds_it(
     shutil.rmtree(st.root / gr[1].key)
     index = export(st, folder, family_of)
     assert gr[1].key not in {r["key"] for r in index["runs"]}
-    changed = {k for k in set(files(folder)) ^ set(first) if k.startswith("parts/")}
+    changed = {k for k in set(files(folder)) ^ set(first) if k.endswith(".mlplpart")}
     assert sorted(c.split("-cpu-")[0] for c in changed) == ["parts/02-gr-tuned", "parts/02-gr-tuned"]
 
 
@@ -185,7 +195,7 @@ def test_a_part_keeps_weights_no_notebook_loads_any_more(source, tmp_path):
     index = export(st, folder, family_of)
     now = parts_of(files(folder))
     assert all(now[k] == v for k, v in parts_of(first).items())  # every part kept, byte for byte
-    added = set(now) - set(first)
+    added = {k for k in set(now) - set(first) if k.endswith(".mlplpart")}
     assert len(added) == 1 and next(iter(added)).startswith("parts/02-gr-tuned-cpu-")
     listed = {r["key"]: r["part"] for r in index["runs"]}
     assert "parts/" + listed[gr[0].key] in added and "parts/" + listed[gr[1].key] in first
@@ -213,8 +223,9 @@ def test_one_run_retrained_moves_to_a_new_part_and_its_siblings_stay_committed_o
     index = export(st, folder, family_of)
     now = files(folder)
     assert all(now[k] == v for k, v in first.items() if k.startswith("parts/"))
-    added = [k for k in set(now) - set(first)]
-    assert len(added) == 1 and added[0].startswith("parts/02-gr-tuned-cpu-")
+    added = sorted(set(now) - set(first))
+    assert len(added) == 2 and added[0].startswith("parts/02-gr-tuned-cpu-") and added[0].endswith(".mlplpart")
+    assert added[1] == added[0][: -len(".mlplpart")] + ".runs.json"  # the new part and its run list, no more
     new_part = next(p for p in index["parts"] if "parts/" + p["file"] == added[0])
     assert new_part["n_runs"] == 1 and {r["key"]: r["part"] for r in index["runs"]}[gr[1].key] == new_part["file"]
     old_part = next(p for p in index["parts"] if p["family"] == "GR, tuned" and p is not new_part)
@@ -229,14 +240,10 @@ def test_one_run_retrained_moves_to_a_new_part_and_its_siblings_stay_committed_o
         assert dest.get(gr[1]).best["test_mAP"] == 66.0 + 2 and dest.get(gr[0]).best["test_mAP"] == 30.0 + 2
     finally:
         os.environ.pop("MLPL_LAB_FOREIGN_RUNS")
-    # an index that hides the superseded copy, or reads it from the old part, is refused
+    # an index that hides the superseded copy would serve the run from two parts: refused
     edit_index(folder, lambda i: [p.pop("superseded", None) for p in i["parts"]])
-    with pytest.raises(pack.PackError, match="holds other runs than pack.json lists"):
+    with pytest.raises(pack.PackError, match="a run is listed twice"):
         pack.import_pack(folder, store.RunStore(tmp_path / "dest3"))
-    edit_index(folder, lambda i: [p.update(superseded=[gr[1].key]) for p in i["parts"] if p["file"] == old_part["file"]]
-               + [r.update(part=old_part["file"]) for r in i["runs"] if r["key"] == gr[1].key])
-    with pytest.raises(pack.PackError, match="still read from it"):
-        pack.import_pack(folder, store.RunStore(tmp_path / "dest4"))
 
 
 def test_runs_of_one_family_on_two_device_kinds_go_to_two_parts(tmp_path):
@@ -340,11 +347,9 @@ def test_a_missing_or_truncated_part_is_refused(shipped):
 def test_a_part_that_climbs_out_or_is_a_link_is_refused(shipped, tmp_path):
     folder, index, dest = shipped
     first = index["parts"][0]["file"]
-    edit_index(folder, lambda i: [p.update(file="../../evil.mlplpart") for p in i["parts"][:1]]
-               + [r.update(part="../../evil.mlplpart") for r in i["runs"] if r["part"] == first])
+    edit_index(folder, lambda i: [p.update(file="../../evil.mlplpart") for p in i["parts"][:1]])
     refused(folder, dest, "plain file name")
-    edit_index(folder, lambda i: [p.update(file=first) for p in i["parts"][:1]]
-               + [r.update(part=first) for r in i["runs"] if r["part"] == "../../evil.mlplpart"])
+    edit_index(folder, lambda i: [p.update(file=first) for p in i["parts"][:1]])
     real = folder / "parts" / first
     (tmp_path / "outside.mlplpart").write_bytes(real.read_bytes())
     real.unlink()
@@ -360,6 +365,53 @@ def test_an_index_that_lies_about_a_part_is_refused(shipped, tmp_path):
     edit_index(folder, lambda i: i["parts"][0].update(size=b["size"], sha256=b["sha256"]))
     (folder / "parts" / a["file"]).write_bytes((folder / "parts" / b["file"]).read_bytes())
     refused(folder, dest, "holds other runs than pack.json lists")
+
+
+def test_a_run_list_edited_missing_or_lying_is_refused(shipped):
+    """A part's run list edited in place (its sha256 in the index no longer matches), missing, a
+    link, or edited with its sha256 fixed so that it drops a run the part holds: each refused with
+    the store untouched. Oracle: the files edited here with json and hashlib."""
+    folder, index, dest = shipped
+    part = index["parts"][0]
+    path = folder / "parts" / (part["file"][: -len(".mlplpart")] + ".runs.json")
+    text = path.read_bytes()
+    path.write_bytes(text.replace(b'"seconds":', b'"seconds":1', 1))
+    refused(folder, dest, "does not match its sha256")
+    path.unlink()
+    refused(folder, dest, "is missing")
+    path.symlink_to(folder / "pack.json")
+    refused(folder, dest, "not a plain file")
+    path.unlink()
+    fewer = json.dumps(json.loads(text)[1:]).encode()  # one run the part holds left out
+    path.write_bytes(fewer)
+    edit_index(folder, lambda i: i["parts"][0].update(runs_sha256=hashlib.sha256(fewer).hexdigest()))
+    refused(folder, dest, "holds other runs than pack.json lists")
+
+
+def test_an_index_of_format_2_that_lists_its_runs_is_read_and_exported_as_format_3(source, tmp_path):
+    """The packs exported before the run lists (format 2: every run in the index, no run list
+    beside a part) still import, and the next export writes the run lists without rewriting any
+    part. Oracle: a format 2 index built here by hand from the runs the store holds."""
+    st, an, gr, family_of = source
+    folder = tmp_path / "cpu-course"
+    index = export(st, folder, family_of)
+    old = {k: v for k, v in json.loads((folder / "pack.json").read_text()).items()}
+    old["format"] = 2
+    old["parts"] = [{k: v for k, v in p.items() if k != "runs_sha256"} for p in old["parts"]]
+    old["runs"] = [{"key": r["key"], "part": r["part"], "seconds": r["seconds"], "components": r["components"]}
+                   for r in index["runs"]]
+    (folder / "pack.json").write_text(json.dumps(old))
+    for f in (folder / "parts").glob("*.runs.json"):
+        f.unlink()
+    before = {k: v for k, v in files(folder).items() if k.endswith(".mlplpart")}
+    assert parts.read_index(folder)["runs"] == old["runs"]
+    dest = store.RunStore(tmp_path / "dest")
+    pack.import_pack(folder, dest)
+    assert sorted(p.name for p in dest.root.iterdir() if not p.name.startswith(".")) == sorted(s.key for s in an + gr)
+    again = export(st, folder, family_of)
+    assert json.loads((folder / "pack.json").read_text())["format"] == 3 and again["runs"] == index["runs"]
+    assert {k: v for k, v in files(folder).items() if k.endswith(".mlplpart")} == before
+    assert len(list((folder / "parts").glob("*.runs.json"))) == 2
 
 
 def test_an_oversized_part_is_refused_before_it_is_read(shipped, monkeypatch):
@@ -496,5 +548,6 @@ def test_the_index_writes_one_run_and_one_part_per_line_and_reads_back_unchanged
     assert '{"file":"a.mlplpart","n_runs":2,"superseded":[]}' in lines
     assert json.loads(parts.index_text({**index, "runs": [], "parts": []}))["runs"] == []
     shipped = Path(__file__).resolve().parents[1] / "data" / "packs" / "cpu-course" / "pack.json"
-    if shipped.exists():  # the committed index is in the writer's layout
+    if shipped.exists():  # the committed index is in the writer's layout, and lists no run
         assert shipped.read_text() == parts.index_text(json.loads(shipped.read_text()))
+        assert "runs" not in json.loads(shipped.read_text())

@@ -363,3 +363,20 @@ def test_chapter_01_names_the_unconverged_run_its_two_checks_rest_on():
     assert ch.checks_on_unconverged({"digits": {"pretraining": Run(99.0), **ok}}, {"chosen": "digits"}, "digits",
                                     ok, scenes_choice.targets(ok["full labels"], ok["AN"], seed=0), [0]) == ""
 
+
+
+def test_a_share_just_under_the_bar_is_never_printed_as_reaching_it():
+    """Bug caught: 07's 456 of 509 distinct runs (89.6 %) printed "(90%; the protocol asks at least
+    90%)" by the series summary and "90 %" beside "Below it." by the notebook. Oracle: by hand,
+    456/509 = 0.8959 -> 89 %; 9 of 10 exactly -> 90 %; 28 of 100 -> 28 % (no float drift below)."""
+    from mlpl_lab.analysis.tables import RunFlags, share_sentence
+    from mlpl_lab.reporting.audit import protocol_line
+
+    row = {"runs": 509, "converged": 456, "counted converged": 456}
+    assert protocol_line(row, "07_benchmark").startswith("07_benchmark: 456 of 509 distinct runs converged (89%;")
+    assert "(90%;" in protocol_line({"runs": 10, "converged": 9}, "x")
+    assert "(28%;" in protocol_line({"runs": 100, "converged": 28}, "x")
+    labelled = {f"sp · AN · seed {s}": s < 456 for s in range(509)}
+    keys = {f"k{i}": label for i, label in enumerate(labelled)}
+    text = share_sentence(RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys), {})
+    assert text.startswith("Share converged: 456 of 509 distinct runs above (89 %") and "Below it." in text

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
 from ..catalogue import LABEL
-from ..core.convergence import MIN_CONVERGED_SHARE
+from ..core.convergence import MIN_CONVERGED_SHARE, share_percent
 
 
 def values(runs, metric: str = "test_mAP") -> np.ndarray:
@@ -303,7 +303,7 @@ def share_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool] | No
     if s["schedule-bound"] and agreement is None:
         return (f"Share converged: waits for the length checks of the {s['schedule-bound']} schedule-bound "
                 f"run(s) (§), read with the claims below; {s['converged']} of {n} distinct {what} converged.")
-    head = (f"Share converged: {s['counted converged']} of {n} distinct {what} ({100 * s['share']:.0f} %; "
+    head = (f"Share converged: {s['counted converged']} of {n} distinct {what} ({share_percent(s['share'])} %; "
             f"the protocol asks at least {100 * MIN_CONVERGED_SHARE:.0f} %")
     if s["schedule-bound"]:
         head += (f"; a schedule-bound run (§) counts where its length check agrees: {s['bound agreeing']} "

@@ -32,6 +32,12 @@ CRITERION = (f"val mAP gained over the last quarter of the epochs < {TOLERANCE} 
 MIN_CONVERGED_SHARE = 0.9
 
 
+def share_percent(share: float) -> int:
+    """``share`` as whole percent, rounded down: a share is printed beside the bar it must reach,
+    and rounding 456 of 509 (89.6 %) up to "90 %" would read as reaching it."""
+    return math.floor(round(100 * float(share), 9))
+
+
 def convergence(curve: Sequence[float], tolerance: float = TOLERANCE, window: float = WINDOW) -> Dict[str, Any]:
     """``{"converged", "gain", "last_epochs", "criterion", "reason"}`` of a validation curve.
 

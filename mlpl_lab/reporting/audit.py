@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Tuple
 from ..analysis.claims import OVERTURNED
 from ..analysis.tables import (RUN_KEYS_SUFFIX, SCHEDULE_BOUND, converged_share,
                                length_check_agreement)
-from ..core.convergence import MIN_CONVERGED_SHARE
+from ..core.convergence import MIN_CONVERGED_SHARE, share_percent
 from .report import read_records
 
 
@@ -174,7 +174,7 @@ def protocol_line(row, what: str) -> str:
     if not n:
         return f"{what}: no run recorded its convergence"
     agreeing = int(row.get("bound agreeing", 0))
-    return (f"{what}: {ok} of {n} distinct runs converged ({ok / n:.0%}; the protocol asks at least "
+    return (f"{what}: {ok} of {n} distinct runs converged ({share_percent(ok / n)}%; the protocol asks at least "
             f"{MIN_CONVERGED_SHARE:.0%}"
             + (f"; {bound} are schedule-bound (§), {agreeing} of them counted converged: their length check "
                "agrees" if bound else "") + ")")

@@ -3,13 +3,23 @@
 A single-file pack (:mod:`mlpl_lab.runs.pack`) is written whole whenever one run joins it, and git
 keeps every version of it. A pack of parts is a folder::
 
-    pack.json                 the index: format 2, the pack's name, profile, when and at which commit
+    pack.json                 the index: format 3, the pack's name, profile, when and at which commit
                               it was last exported, its key scheme, the notebooks it covers in full,
-                              every part (file, size, sha256, notebook, family, device kind, runs)
-                              and every run (key, the versions of its components, its part, the
-                              seconds it trained)
+                              the claim families, and every part (file, size, sha256, notebook,
+                              family, device kind, runs, the sha256 of its run list, the runs a
+                              later part superseded)
     parts/<part>.mlplpart     a run pack of the single-file format, xz-compressed, holding the runs
                               of one designed family trained on one device kind
+    parts/<part>.runs.json    the part's run list (key, the versions of its components, the seconds
+                              it trained), written with the part and never again
+
+**The index lists parts, not runs.** Every export commits the index again, so it holds only what
+changes with the pack: the run list of a part lives beside the part and is as immutable as it is
+(a function of the part's own manifest, :func:`run_list_text`). A pack that adds one family commits
+one part, its run list and an index that grew by one line, not the 1,400 runs it already listed.
+:func:`read_index` builds the runs from the run lists (each checked against its sha256 in the
+index; minus the part's ``superseded``), so every reader sees the runs as before; format 2 indexes,
+which list their runs themselves, are still read.
 
 **Immutable parts.** A part's bytes are a function of its runs alone
 (:func:`mlpl_lab.runs.pack.pack_bytes`): its manifest holds no export time or commit, only the
@@ -35,10 +45,10 @@ left the store, is written again. So retraining one run of a large family adds o
 instead of committing its unchanged siblings again.
 
 **Reading** (:func:`read_parts`) trusts nothing: the index's size and fields first (each part a
-plain file name in ``parts/``, every run key listed once), then each part it reads is checked
-against the size and sha256 the index gives *before* it is parsed, verified whole like any pack
-(:func:`mlpl_lab.runs.pack.read_pack`, :func:`~mlpl_lab.runs.pack._verify_runs`: member names,
-sizes, hashes, keys against specs, weights loadable with ``weights_only=True``), and must hold
+plain file name in ``parts/``, each run list matching its sha256, every run key listed once), then
+each part it reads is checked against the size and sha256 the index gives *before* it is parsed,
+verified whole like any pack (:func:`mlpl_lab.runs.pack.read_pack`,
+:func:`~mlpl_lab.runs.pack._verify_runs`: member names, sizes, hashes, keys against specs, weights loadable with ``weights_only=True``), and must hold
 exactly the runs the index lists for it and those it lists as superseded (never served). With
 ``keys`` only the parts that hold one of them are read, so a store that lacks one family's runs
 reads that family's part.
@@ -61,11 +71,13 @@ from .pack_format import (FORMAT as PART_FORMAT, PackError, _exporter_environmen
                           pack_bytes, read_pack, run_entry, wanted_runs)
 from .store import RunStore
 
-#: the index format this code writes and reads
-FORMAT = 2
+#: the index format this code writes (it reads formats 2 and 3)
+FORMAT = 3
 INDEX = "pack.json"
 PARTS = "parts"
 SUFFIX = ".mlplpart"
+#: the run list beside a part: ``parts/<stem>.runs.json`` for ``parts/<stem>.mlplpart``
+RUN_LIST = ".runs.json"
 #: no part file may be larger (refused on export and on import): git's history keeps every file
 MAX_PART_BYTES = 8 * 2 ** 20
 #: where a group of runs is split into several parts (estimated compressed size)
@@ -210,7 +222,7 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
             part = _write_part(folder, profile, group, chunk, entries)
             parts.append(part)
             part_keys[part["file"]] = chunk
-    parts.sort(key=lambda p: p["file"])
+    parts = sorted((_with_run_list(folder, p, part_keys, entries) for p in parts), key=lambda p: p["file"])
     runs = sorted(({"key": key, "components": entries[key][0]["components"], "part": file,
                     "seconds": entries[key][0]["seconds"]}
                    for file, keys in part_keys.items() for key in keys), key=lambda r: r["key"])
@@ -232,12 +244,44 @@ def export_parts(folder: str | os.PathLike, profile: str, notebooks: Sequence[st
                  "notebooks": notebooks_covered, "parts": parts, "runs": runs}
         if families is not None:
             index["families"] = families
-        _write_atomic(folder / INDEX, index_text(index).encode())
-    listed = {p["file"] for p in index["parts"]}
-    for path in (folder / PARTS).iterdir():  # parts no index lists: replaced or dropped
+        _write_atomic(folder / INDEX, index_text({k: v for k, v in index.items() if k != "runs"}).encode())
+    listed = {p["file"] for p in index["parts"]} | {run_list_name(p["file"]) for p in index["parts"]}
+    for path in (folder / PARTS).iterdir():  # parts (and their run lists) no index lists: replaced or dropped
         if path.name not in listed:
             path.unlink()
     return index
+
+
+def run_list_name(part_file: str) -> str:
+    """The file name of a part's run list."""
+    return part_file[: -len(SUFFIX)] + RUN_LIST
+
+
+def run_list_text(metas: Iterable[Mapping[str, Any]]) -> str:
+    """A part's run list as written: every run the part holds (superseded ones too), sorted by key,
+    each as one compact JSON line ``{"components", "key", "seconds"}``. A function of the part's
+    manifest alone, so it never changes while the part does not."""
+    rows = sorted(({"components": dict(m.get("components") or {}), "key": str(m["key"]),
+                    "seconds": m.get("seconds")} for m in metas), key=lambda r: r["key"])
+    return "[\n" + ",\n".join(json.dumps(r, sort_keys=True, separators=(",", ":")) for r in rows) + "\n]\n"
+
+
+def _with_run_list(folder: Path, part: Dict[str, Any], part_keys: Mapping[str, List[str]],
+                   entries) -> Dict[str, Any]:
+    """``part`` with ``runs_sha256``, its run list written beside it where it is missing: from the
+    runs just written into a new part, else (a part an older index listed with its runs) from the
+    part's own manifest."""
+    path = folder / PARTS / run_list_name(part["file"])
+    if part.get("runs_sha256") and path.is_file():
+        return part
+    if part.get("superseded"):
+        metas = _read_part(folder, part)["manifest"]["runs"]
+    else:
+        metas = [entries[k][0] for k in part_keys[part["file"]]]
+    data = run_list_text(metas).encode()
+    if not (path.is_file() and path.read_bytes() == data):
+        _write_atomic(path, data)
+    return dict(part, runs_sha256=_sha256(data))
 
 
 def _as_carried(store: RunStore, folder: Path, part: Dict[str, Any], keys: List[str],
@@ -348,7 +392,7 @@ def read_index(folder: str | os.PathLike) -> Dict[str, Any]:
             raise PackError(f"{path} is {st.st_size} bytes (at most {MAX_INDEX_BYTES}): refused")
         index = json.loads(path.read_bytes())
         fmt = int(index["format"])
-        parts, runs = index["parts"], index["runs"]
+        parts = index["parts"]
         files = [str(p["file"]) for p in parts]
         for p in parts:
             int(p["size"]), str(p["sha256"])
@@ -365,6 +409,13 @@ def read_index(folder: str | os.PathLike) -> Dict[str, Any]:
         raise PackError(f"{path} names the part {bad[0]!r}: a part is a plain file name ending {SUFFIX}; refused")
     if len(set(files)) != len(files):
         raise PackError(f"{path} lists a part twice: refused")
+    if fmt >= 3:
+        index["runs"] = runs = [r for p in parts for r in _run_list(Path(folder), p)]
+        runs.sort(key=lambda r: str(r.get("key")))
+    elif not isinstance(index.get("runs"), list):
+        raise PackError(f"{path} cannot be read (format {fmt} lists no runs): the pack is damaged; get it again")
+    else:
+        runs = index["runs"]
     keys = [str(r.get("key")) for r in runs]
     if len(set(keys)) != len(keys) or not all(k.isalnum() for k in keys) \
             or not all(r.get("part") in set(files) for r in runs):
@@ -376,6 +427,31 @@ def read_index(folder: str | os.PathLike) -> Dict[str, Any]:
             raise PackError(f"{path}: part {p['file']} lists superseded runs that are not run keys, are "
                             "listed twice or are still read from it; refused")
     return index
+
+
+def _run_list(folder: Path, part: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The runs ``part`` serves, from its run list (checked against the index's ``runs_sha256``
+    before it is parsed), less those it lists as ``superseded``; each with its ``part``."""
+    name = run_list_name(str(part["file"]))
+    path = folder / PARTS / name
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEX_BYTES:
+            raise PackError(f"the run list {name} is not a plain file under {MAX_INDEX_BYTES} bytes: refused")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise PackError(f"the run list {name} is missing from {folder / PARTS}; get the pack again") from None
+    if _sha256(data) != part.get("runs_sha256"):
+        raise PackError(f"the run list {name} does not match its sha256 in {INDEX}: the pack is damaged; "
+                        "get it again")
+    try:
+        rows = json.loads(data)
+        superseded = set(part.get("superseded", []))
+        return [{"components": dict(r["components"]), "key": str(r["key"]), "part": str(part["file"]),
+                 "seconds": r.get("seconds")} for r in rows if str(r["key"]) not in superseded]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PackError(f"the run list {name} cannot be read ({type(exc).__name__}): the pack is damaged; "
+                        "get it again") from None
 
 
 def _read_part(folder: Path, part: Mapping[str, Any]) -> Dict[str, Any]:

@@ -7,8 +7,8 @@ into the notebooks use :func:`import_missing`: ``mlpl-lab report`` (``make repor
 executes them, and :func:`mlpl_lab.reporting.report.setup_notebook` at the top of every notebook,
 so Run All in JupyterLab, papermill and nbconvert serve the same pack as ``make report``.
 
-The check is cheap: the pack's index (``pack.json``) lists every run key; the store's keys are its
-folder names. Only when the store lacks a key the pack holds are the parts that hold the missing
+The check is cheap: the pack's index (``pack.json``, with the run list beside each part) gives
+every run key; the store's keys are its folder names. Only when the store lacks a key the pack holds are the parts that hold the missing
 keys read, verified whole and imported (:func:`mlpl_lab.runs.pack.import_pack`: a run already in
 the store is kept — a run trained here wins), so a store with a student's own runs (a live
 exercise, a smoke run) still gets the pack, a store that lacks one new family reads that family's
