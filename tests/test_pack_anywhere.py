@@ -26,6 +26,8 @@ from mlpl_lab.reporting.execute import kernel_config
 from mlpl_lab.runs import pack, progress, shipped
 from mlpl_lab.runs import progress, progress as run_progress
 from mlpl_lab.runs.store import FRESH_ENV, RunStore
+sys.path.insert(0, str(Path(__file__).resolve().parents[0]))  # tests/: the json-only pack reader
+from pack_keys import pack_keys as served_keys  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = shipped.shipped_pack("cpu")
@@ -36,7 +38,7 @@ def _manifest_keys(path: Path) -> set:
     """The run keys of a pack, read independently of mlpl_lab: a pack of parts' index
     (``pack.json``), or a single file's manifest (its first member)."""
     if path.is_dir():
-        return {r["key"] for r in json.loads((path / "pack.json").read_text())["runs"]}
+        return served_keys(path)
     with tarfile.open(path, "r:gz") as tar:
         first = tar.next()
         assert first.name == "manifest.json"
