@@ -530,23 +530,24 @@ def test_a_store_filled_from_an_earlier_pack_gets_the_weights_a_later_part_carri
                        torch.full((3,), 99.0))  # a run trained here wins
 
 
-def test_the_index_writes_one_run_and_one_part_per_line_and_reads_back_unchanged(tmp_path):
+def test_the_index_writes_one_part_per_line_and_a_run_list_one_run_per_line(tmp_path):
     """Bugs caught: the compact layout dropping or reordering an entry, a value that looks like the
-    layout's placeholder, an empty list written wrongly, or a second pack.json layout in the tree.
-    Oracle: ``json.loads`` of the text against the hand-built index, and the lines counted by hand."""
-    index = {"format": 2, "name": "t", "weights": "best",
+    layout's placeholder, an empty list written wrongly, a run list whose bytes depend on the order
+    of the runs given (its sha256 in the index would change), or a second pack.json layout in the
+    tree. Oracle: ``json.loads`` of the text against the hand-built index, and the lines by hand."""
+    index = {"format": 3, "name": "t", "weights": "best",
              "notebooks": {"02_gr_loss": {"runs": 2, "weights": 0}},
-             "parts": [{"file": "a.mlplpart", "n_runs": 2, "superseded": []}],
-             "runs": [{"key": "k1", "part": "a.mlplpart", "seconds": 1.5, "components": {"engine": 1}},
-                      {"key": "k2", "part": "a.mlplpart", "seconds": 2.0, "components": {"engine": 1}}],
+             "parts": [{"file": "a.mlplpart", "n_runs": 2, "runs_sha256": "ab", "superseded": []}],
              "families": {"02_gr_loss": {"runs": {"m": 1}}}}
     text = parts.index_text(index)
     assert json.loads(text) == index
-    lines = text.splitlines()
-    assert '{"components":{"engine":1},"key":"k1","part":"a.mlplpart","seconds":1.5},' in lines
-    assert '{"components":{"engine":1},"key":"k2","part":"a.mlplpart","seconds":2.0}' in lines
-    assert '{"file":"a.mlplpart","n_runs":2,"superseded":[]}' in lines
-    assert json.loads(parts.index_text({**index, "runs": [], "parts": []}))["runs"] == []
+    assert '{"file":"a.mlplpart","n_runs":2,"runs_sha256":"ab","superseded":[]}' in text.splitlines()
+    assert json.loads(parts.index_text({**index, "parts": []}))["parts"] == []
+    metas = [{"key": "k2", "seconds": 2.0, "components": {"engine": 1}, "spec": {"x": 1}},
+             {"key": "k1", "seconds": 1.5, "components": {"engine": 1}}]
+    want = ('[\n{"components":{"engine":1},"key":"k1","seconds":1.5},\n'
+            '{"components":{"engine":1},"key":"k2","seconds":2.0}\n]\n')
+    assert parts.run_list_text(metas) == parts.run_list_text(metas[::-1]) == want
     shipped = Path(__file__).resolve().parents[1] / "data" / "packs" / "cpu-course" / "pack.json"
     if shipped.exists():  # the committed index is in the writer's layout, and lists no run
         assert shipped.read_text() == parts.index_text(json.loads(shipped.read_text()))

@@ -263,7 +263,7 @@ def run_list_text(metas: Iterable[Mapping[str, Any]]) -> str:
     manifest alone, so it never changes while the part does not."""
     rows = sorted(({"components": dict(m.get("components") or {}), "key": str(m["key"]),
                     "seconds": m.get("seconds")} for m in metas), key=lambda r: r["key"])
-    return "[\n" + ",\n".join(json.dumps(r, sort_keys=True, separators=(",", ":")) for r in rows) + "\n]\n"
+    return _compact_rows(rows) + "\n"
 
 
 def _with_run_list(folder: Path, part: Dict[str, Any], part_keys: Mapping[str, List[str]],
@@ -354,20 +354,24 @@ def _write_part(folder: Path, profile: str, group, keys: List[str], entries) -> 
 
 
 #: the index's lists written one compact entry per line: they are most of its bytes
-ROW_LISTS = ("parts", "runs")
+ROW_LISTS = ("parts",)
+
+
+def _compact_rows(entries: Sequence[Any]) -> str:
+    """A JSON list with one compact, key-sorted entry per line (``[]`` when empty)."""
+    lines = ",\n".join(json.dumps(e, sort_keys=True, separators=(",", ":")) for e in entries)
+    return "[\n" + lines + "\n]" if entries else "[]"
 
 
 def index_text(index: Mapping[str, Any]) -> str:
-    """The index as written: sorted keys, one key per line, except the entries of ``parts`` and
-    ``runs``, one compact JSON object per line. Every export commits the whole index again, so its
-    size is what each new pack adds to the history beyond its new parts: this layout is about a
-    fifth smaller than indenting everything and still diffs one run per line."""
+    """The index as written: sorted keys, one key per line, except the entries of ``parts``, one
+    compact JSON object per line, so that a part joining diffs as one line. Every export commits the
+    index again; the runs live in the parts' run lists (:func:`run_list_text`), not here."""
     rows = {k: index[k] for k in ROW_LISTS if k in index}
     marks = {k: f"\x00{k}\x00" for k in rows}
     text = json.dumps({**index, **marks}, indent=1, sort_keys=True)
     for k, entries in rows.items():
-        lines = ",\n".join(json.dumps(e, sort_keys=True, separators=(",", ":")) for e in entries)
-        text = text.replace(json.dumps(marks[k]), "[\n" + lines + "\n]" if entries else "[]", 1)
+        text = text.replace(json.dumps(marks[k]), _compact_rows(entries), 1)
     return text + "\n"
 
 
