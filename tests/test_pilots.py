@@ -166,3 +166,24 @@ def test_what_settling_changed_is_said_in_words():
     assert "EM in table (54 → 72 epochs)" in text
     assert "AN in table (72 epochs)" in text and "longer: <family>" in text
     assert settled_sentence(asked, asked) == ""
+
+
+def test_a_gaining_row_left_at_its_length_says_why():
+    """Bug caught: every row a gaining pilot left at its length said it "trains longer once its runs are
+    stored" (04's Co-teaching, whose 72-epoch runs the chapter reads as a control, and 08's rows at
+    171 epochs, lengthened four times already, never do). By hand, all three pilots gain 1.2 ≥ 0.5:
+    EM's pilot is the chapter's own longer row (a control); AN's longer runs are a pending
+    ``longer: table`` entry (waiting); OPML's pilot is asked by no row and its longer runs are pending
+    nowhere (capped)."""
+    em, an, opml = [run(spec("em", 0), 80.0)], [run(spec(seed=0), 60.0)], [run(spec("opml", 0), 70.0)]
+    asked = Asked(now={"table": {"EM": [em[0].spec], "AN": [an[0].spec], "OPML": [opml[0].spec]},
+                       "trained longer": {"EM (72 epochs)": [spec("em", 0, 72)]}},
+                  pending={"longer: table": {"AN": [spec(seed=0, epochs=72)]}})
+    store = _store(run(spec("em", 0, 72), 81.2), run(spec(seed=0, epochs=72), 61.2), run(spec("opml", 0, 72), 71.2))
+    verdicts = attach_pilots(asked, {"table": {"EM": em, "AN": an, "OPML": opml}}, store)
+    assert {row: v["after"] for row, v in verdicts.items()} == {
+        ("table", "EM"): "control", ("table", "AN"): "waiting", ("table", "OPML"): "capped"}
+    assert verdicts[("table", "AN")]["family"] == "table"
+    assert verdicts[("table", "OPML")]["max_steps"] == 4
+    assert "after" not in attach_pilots(Asked(now={"t": {"AN": [spec(seed=5)]}}), {"t": {"AN": [run(spec(seed=5), 60.0)]}},
+                                        _store(run(spec(seed=5, epochs=72), 60.2)))[("t", "AN")]

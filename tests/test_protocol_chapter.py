@@ -335,6 +335,32 @@ def test_the_share_sentence_says_when_a_rows_pilot_made_its_runs_unconverged(lab
         assert row.format(gained=PILOT_GAINED) in text
 
 
+@pytest.mark.parametrize("after, tail, closing", [
+    ("control", "; the chapter reads this row trained 72 epochs on every seed itself, as a control", False),
+    ("waiting", '; its runs at 72 epochs wait: mlpl-lab train "longer: sp"', True),
+    ("capped", "; the protocol lengthens a row at most 4 times and this row has had them all, so it stays at 54 "
+               "epochs", False),
+])
+def test_the_share_names_why_a_gaining_row_is_still_at_its_length(after, tail, closing):
+    """Bug caught: "trains longer on every seed once those runs are stored" printed under rows whose
+    longer runs are stored and read as a control (04, 05, 06) or that the protocol stopped lengthening
+    (08 at 171 epochs). By hand: EM's two runs carry a verdict that gained +1.20 at 72 epochs over
+    54 -> not counted, 1 of 3 = 33 %; only a waiting row gets the sentence about runs to come."""
+    from mlpl_lab.analysis.tables import RunFlags, convergence_sentence
+
+    labelled = {"sp · EM · seed 0": False, "sp · EM · seed 1": False, "sp · AN · seed 0": True}
+    keys = {f"k{i}": label for i, label in enumerate(labelled)}
+    verdict = {"converged": False, "gain": 1.2, "epochs": 72, "of_epochs": 54, "after": after, "family": "sp",
+               "max_steps": 4}
+    rec = RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys,
+                   pilots={"k0": verdict, "k1": verdict})
+    text = convergence_sentence(rec, {})
+    assert ("sp · EM (2 runs: its row's pilot gained +1.20 test mAP trained 72 epochs instead of 54 (≥ 0.5)"
+            + tail + ")") in text
+    assert ("the chapter reads those runs once they are stored" in text) is closing
+    assert "is marked ⚠ at risk in the claims table" in text
+
+
 def test_chapter_01_names_the_unconverged_run_its_two_checks_rest_on():
     """Bug caught: 01 printing "DISAGREES with the rule" and "targets NOT met" from one oracle run that
     did not converge, with no sentence saying so. Oracle: hand-made runs — the profile's candidate's

@@ -262,6 +262,33 @@ def _keyed(record: Mapping[str, Any]) -> tuple[Dict[str, Any], Dict[str, str]]:
 PILOT_GAINED = "its row's pilot gained ≥ 0.5 test mAP trained 4/3 as long"
 
 
+def pilot_gained_why(verdict: Mapping[str, Any]) -> str:
+    """Why a row its pilot judged is not counted, from the verdict
+    (:func:`mlpl_lab.protocol.pilots.pilot_verdict`): :data:`PILOT_GAINED` with the gain and the two
+    lengths, then why the row is still at its length (the verdict's ``"after"``,
+    :func:`mlpl_lab.protocol.pilots.attach_pilots`): the chapter reads it trained that long itself (a
+    control), its longer runs wait to be trained, it was lengthened as often as the protocol allows,
+    or the profile does not lengthen rows. Without those fields, :data:`PILOT_GAINED` alone."""
+    try:
+        gain, long, short = float(verdict["gain"]), int(verdict["epochs"]), int(verdict["of_epochs"])
+    except (KeyError, TypeError, ValueError):
+        return PILOT_GAINED
+    head = f"its row's pilot gained {gain:+.2f} test mAP trained {long} epochs instead of {short} (≥ 0.5)"
+    after, family = verdict.get("after"), verdict.get("family")
+    if after == "control":
+        return head + f"; the chapter reads this row trained {long} epochs on every seed itself, as a control"
+    if after == "waiting" and family:
+        return head + f"; its runs at {long} epochs wait: mlpl-lab train \"longer: {family}\""
+    if after == "capped":
+        steps = verdict.get("max_steps")
+        return head + (f"; the protocol lengthens a row at most {steps} times and this row has had them all, so it "
+                       f"stays at {short} epochs" if steps else
+                       f"; the protocol has lengthened this row as often as it does, so it stays at {short} epochs")
+    if after == "off":
+        return head + "; this profile does not lengthen rows"
+    return head
+
+
 def not_converged_rows(flags: Mapping[str, Any], labels: Mapping[str, str],
                        agreement: Mapping[str, bool] | None = None,
                        pilots: Mapping[str, Any] | None = None) -> Dict[str, Dict[str, int]]:
@@ -276,8 +303,10 @@ def not_converged_rows(flags: Mapping[str, Any], labels: Mapping[str, str],
     for key, flag in flags.items():
         if flag is True or (flag == SCHEDULE_BOUND and agreement.get(key) is True):
             continue
-        gained = (pilots.get(key) or {}).get("converged") is False
-        why = (PILOT_GAINED if flag is False and gained else "still gaining at its last epoch" if flag is False else
+        verdict = pilots.get(key) or {}
+        gained = verdict.get("converged") is False
+        why = (pilot_gained_why(verdict) if flag is False and gained else
+               "still gaining at its last epoch" if flag is False else
                "schedule-bound, its length check disagrees" if agreement.get(key) is False else
                f"schedule-bound, no length check stored and {PILOT_GAINED}" if gained else
                "schedule-bound, no length check stored")
@@ -350,10 +379,13 @@ def convergence_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool
     flags, _ = _keyed(record)
     share = converged_share(flags, agreement)["share"]
     if c["unconverged"] and share < MIN_CONVERGED_SHARE and not (c["schedule-bound"] and agreement is None):
-        text += (" A row whose pilot (its first seed trained 4/3 as long) gains trains longer on every "
-                 "seed once those runs are stored; until then a verdict whose losing side is among these "
-                 "runs is marked ⚠ at risk in the claims table, and a row trained longer, where the design "
-                 "has one, is that claim's control.")
+        afters = {str((v or {}).get("after")) for v in (getattr(record, "pilots", None) or {}).values()
+                  if (v or {}).get("converged") is False}
+        if "waiting" in afters:
+            text += (" A row whose pilot (its first seed trained 4/3 as long) gains trains longer on every "
+                     "seed: the chapter reads those runs once they are stored.")
+        text += (" A verdict whose losing side is among these runs is marked ⚠ at risk in the claims table, "
+                 "and a row trained longer, where the design has one, is that claim's control.")
     return text
 
 

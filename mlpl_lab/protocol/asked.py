@@ -133,7 +133,7 @@ def ensure_asked(specs: Callable[[Any, Stored], Asked], design: Any, store: RunS
                     runs = [stored(s) for s in ss]
                     if runs and all(r is not None for r in runs):
                         out.setdefault(fam, {})[lab] = runs
-            attach_pilots(asked, out, stored)  # a stored pilot decides its row's convergence
+            attach_pilots(asked, out, stored, getattr(design, "profile", None))  # a stored pilot decides its row's convergence
             said = settled_sentence(designed, asked)
             if said:
                 print(said, flush=True)

@@ -164,11 +164,36 @@ def pilot_verdict(run, pilot) -> Optional[Dict[str, Any]]:
             "converged": bool(ok), "reason": reason, "criterion": PILOT_CRITERION}
 
 
-def attach_pilots(asked, runs: Mapping[str, Mapping[str, List[Any]]], stored) -> Dict[Row, Dict[str, Any]]:
+#: what became of a row whose pilot gained (the verdict's ``"after"``, :func:`attach_pilots`): its
+#: chapter reads the row trained as long as the pilot on every seed itself (a control), those runs
+#: wait in the pending family ``longer: <family>``, the row was lengthened :data:`MAX_STEPS` times
+#: already, or the profile does not lengthen rows (smoke)
+AFTER_CONTROL, AFTER_WAITING, AFTER_CAPPED, AFTER_OFF = "control", "waiting", "capped", "off"
+
+
+def _after(asked, family: str, label: str, pilot_key: str, asked_keys, profile) -> str:
+    """What :func:`settle` did with a row whose pilot gained (:data:`AFTER_CONTROL` ...): it moves
+    such a row to its longer runs where all are stored, so a row still at its length has one of
+    these four reasons."""
+    if pilot_key in asked_keys:
+        return AFTER_CONTROL
+    if label in (asked.pending.get(LONGER_PREFIX + family) or {}):
+        return AFTER_WAITING
+    if profile is not None and not getattr(profile, "lengthen_rows", True):
+        return AFTER_OFF
+    return AFTER_CAPPED
+
+
+def attach_pilots(asked, runs: Mapping[str, Mapping[str, List[Any]]], stored,
+                  profile=None) -> Dict[Row, Dict[str, Any]]:
     """Give every run of each row of ``runs`` (``{family: {label: [StoredRun per seed]}}``, what
     :func:`~mlpl_lab.protocol.asked.ensure_asked` returns) its row's verdict, where the row's pilot
-    (:func:`row_pilots` of ``asked``) is stored (``stored``: a read-only lookup); returns
-    ``{(family, label): verdict}``. A run reached by two rows keeps the first verdict."""
+    (:func:`row_pilots` of ``asked``, the settled rows: :func:`settle`) is stored (``stored``: a
+    read-only lookup); returns ``{(family, label): verdict}``. A run reached by two rows keeps the
+    first verdict. A verdict that gained also says why its row is still at its length (``"after"``,
+    :func:`_after`; ``profile``: the design's) and names its ``"family"``, so a chapter's share can
+    name the reason."""
+    asked_keys = {s.key for _, specs in _rows(asked) for s in specs}
     out: Dict[Row, Dict[str, Any]] = {}
     for (family, label), spec in row_pilots(asked).items():
         row = list((runs.get(family) or {}).get(label) or [])
@@ -180,6 +205,11 @@ def attach_pilots(asked, runs: Mapping[str, Mapping[str, List[Any]]], stored) ->
         verdict = pilot_verdict(row[0], pilot)
         if verdict is None:
             continue
+        if not verdict["converged"]:
+            verdict["after"] = _after(asked, family, label, spec.key, asked_keys, profile)
+            verdict["family"] = family
+            if verdict["after"] == AFTER_CAPPED:
+                verdict["max_steps"] = MAX_STEPS
         out[(family, label)] = verdict
         for run in row:
             if run is not None and getattr(run, "pilot", None) is None:
