@@ -9,7 +9,7 @@ import pytest
 
 from mlpl_lab.analysis.tables import SCHEDULE_BOUND, run_flag
 from mlpl_lab.protocol.asked import Asked
-from mlpl_lab.protocol.pilots import (attach_pilots, pilot_families, pilot_verdict, row_pilots,
+from mlpl_lab.protocol.pilots import (MAX_STEPS, attach_pilots, pilot_families, pilot_verdict, row_pilots,
                                       with_pilots)
 from mlpl_lab.runs.spec import RunSpec
 from mlpl_lab.runs.store import StoredRun
@@ -184,6 +184,6 @@ def test_a_gaining_row_left_at_its_length_says_why():
     assert {row: v["after"] for row, v in verdicts.items()} == {
         ("table", "EM"): "control", ("table", "AN"): "waiting", ("table", "OPML"): "capped"}
     assert verdicts[("table", "AN")]["family"] == "table"
-    assert verdicts[("table", "OPML")]["max_steps"] == 4
+    assert verdicts[("table", "OPML")]["max_steps"] == MAX_STEPS == 5
     assert "after" not in attach_pilots(Asked(now={"t": {"AN": [spec(seed=5)]}}), {"t": {"AN": [run(spec(seed=5), 60.0)]}},
                                         _store(run(spec(seed=5, epochs=72), 60.2)))[("t", "AN")]

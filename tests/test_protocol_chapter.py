@@ -338,7 +338,7 @@ def test_the_share_sentence_says_when_a_rows_pilot_made_its_runs_unconverged(lab
 @pytest.mark.parametrize("after, tail, closing", [
     ("control", "; the chapter reads this row trained 72 epochs on every seed itself, as a control", False),
     ("waiting", '; its runs at 72 epochs wait: mlpl-lab train "longer: sp"', True),
-    ("capped", "; the protocol lengthens a row at most 4 times and this row has had them all, so it stays at 54 "
+    ("capped", "; the protocol lengthens a row at most 5 times and this row has had them all, so it stays at 54 "
                "epochs", False),
 ])
 def test_the_share_names_why_a_gaining_row_is_still_at_its_length(after, tail, closing):
@@ -351,7 +351,7 @@ def test_the_share_names_why_a_gaining_row_is_still_at_its_length(after, tail, c
     labelled = {"sp · EM · seed 0": False, "sp · EM · seed 1": False, "sp · AN · seed 0": True}
     keys = {f"k{i}": label for i, label in enumerate(labelled)}
     verdict = {"converged": False, "gain": 1.2, "epochs": 72, "of_epochs": 54, "after": after, "family": "sp",
-               "max_steps": 4}
+               "max_steps": 5}
     rec = RunFlags(labelled, {k: labelled[label] for k, label in keys.items()}, keys,
                    pilots={"k0": verdict, "k1": verdict})
     text = convergence_sentence(rec, {})
