@@ -187,3 +187,15 @@ def test_a_gaining_row_left_at_its_length_says_why():
     assert verdicts[("table", "OPML")]["max_steps"] == MAX_STEPS == 5
     assert "after" not in attach_pilots(Asked(now={"t": {"AN": [spec(seed=5)]}}), {"t": {"AN": [run(spec(seed=5), 60.0)]}},
                                         _store(run(spec(seed=5, epochs=72), 60.2)))[("t", "AN")]
+
+
+def test_a_gaining_row_under_a_profile_that_does_not_lengthen_says_so():
+    """Bug caught: a smoke row (its profile's ``lengthen_rows`` off, so :func:`settle` moves nothing)
+    called "lengthened as often as the protocol does". By hand: the pilot gains 61.2 - 60.0 = 1.2."""
+    class Smoke:
+        lengthen_rows = False
+
+    an = [run(spec(seed=0), 60.0)]
+    verdicts = attach_pilots(Asked(now={"table": {"AN": [an[0].spec]}}), {"table": {"AN": an}},
+                             _store(run(spec(seed=0, epochs=72), 61.2)), Smoke())
+    assert verdicts[("table", "AN")]["after"] == "off" and "max_steps" not in verdicts[("table", "AN")]
