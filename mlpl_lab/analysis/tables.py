@@ -12,7 +12,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Sequence
 
 import numpy as np
 from ..catalogue import LABEL
-from ..core.convergence import MIN_CONVERGED_SHARE, share_percent
+from ..core.convergence import (AFTER_CAPPED, AFTER_CONTROL, AFTER_OFF, AFTER_WAITING, MIN_CONVERGED_SHARE,
+                                 share_percent)
 
 
 def values(runs, metric: str = "test_mAP") -> np.ndarray:
@@ -275,16 +276,16 @@ def pilot_gained_why(verdict: Mapping[str, Any]) -> str:
         return PILOT_GAINED
     head = f"its row's pilot gained {gain:+.2f} test mAP trained {long} epochs instead of {short} (≥ 0.5)"
     after, family = verdict.get("after"), verdict.get("family")
-    if after == "control":
+    if after == AFTER_CONTROL:
         return head + f"; the chapter reads this row trained {long} epochs on every seed itself, as a control"
-    if after == "waiting" and family:
+    if after == AFTER_WAITING and family:
         return head + f"; its runs at {long} epochs wait: mlpl-lab train \"longer: {family}\""
-    if after == "capped":
+    if after == AFTER_CAPPED:
         steps = verdict.get("max_steps")
         return head + (f"; the protocol lengthens a row at most {steps} times and this row has had them all, so it "
                        f"stays at {short} epochs" if steps else
                        f"; the protocol has lengthened this row as often as it does, so it stays at {short} epochs")
-    if after == "off":
+    if after == AFTER_OFF:
         return head + "; this profile does not lengthen rows"
     return head
 
@@ -381,7 +382,7 @@ def convergence_sentence(record: Mapping[str, Any], agreement: Mapping[str, bool
     if c["unconverged"] and share < MIN_CONVERGED_SHARE and not (c["schedule-bound"] and agreement is None):
         afters = {str((v or {}).get("after")) for v in (getattr(record, "pilots", None) or {}).values()
                   if (v or {}).get("converged") is False}
-        if "waiting" in afters:
+        if AFTER_WAITING in afters:
             text += (" A row whose pilot (its first seed trained 4/3 as long) gains trains longer on every "
                      "seed: the chapter reads those runs once they are stored.")
         text += (" A verdict whose losing side is among these runs is marked ⚠ at risk in the claims table, "

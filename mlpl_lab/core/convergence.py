@@ -30,6 +30,12 @@ CRITERION = (f"val mAP gained over the last quarter of the epochs < {TOLERANCE} 
 #: the share of a chapter's (and a series') runs that must converge (the protocol), over every
 #: distinct run: a schedule-bound run counts where its length check (its control) agrees
 MIN_CONVERGED_SHARE = 0.9
+#: why a row whose pilot gained is still at its length (a pilot verdict's ``"after"``, set by
+#: :func:`mlpl_lab.protocol.pilots.attach_pilots`, named by :func:`mlpl_lab.analysis.tables.pilot_gained_why`):
+#: its chapter reads it trained as long as the pilot on every seed itself (a control), those runs
+#: wait in the pending family ``longer: <family>``, the protocol lengthened the row as often as it
+#: does, or the profile does not lengthen rows (smoke)
+AFTER_CONTROL, AFTER_WAITING, AFTER_CAPPED, AFTER_OFF = "control", "waiting", "capped", "off"
 
 
 def share_percent(share: float) -> int:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from ..core.convergence import TOLERANCE
+from ..core.convergence import AFTER_CAPPED, AFTER_CONTROL, AFTER_OFF, AFTER_WAITING, TOLERANCE
 from ..runs.spec import RunSpec
 from .lengths import lengthened_epochs
 from .tuning import TRIAL_FAMILIES
@@ -163,13 +163,6 @@ def pilot_verdict(run, pilot) -> Optional[Dict[str, Any]]:
               + ("" if ok else f" (≥ {TOLERANCE}): train the row longer"))
     return {"key": pilot.spec.key, "epochs": long, "of_epochs": e, "gain": float(gain),
             "converged": bool(ok), "reason": reason, "criterion": PILOT_CRITERION}
-
-
-#: what became of a row whose pilot gained (the verdict's ``"after"``, :func:`attach_pilots`): its
-#: chapter reads the row trained as long as the pilot on every seed itself (a control), those runs
-#: wait in the pending family ``longer: <family>``, the row was lengthened :data:`MAX_STEPS` times
-#: already, or the profile does not lengthen rows (smoke)
-AFTER_CONTROL, AFTER_WAITING, AFTER_CAPPED, AFTER_OFF = "control", "waiting", "capped", "off"
 
 
 def _after(asked, family: str, label: str, pilot_key: str, asked_keys, profile) -> str:
