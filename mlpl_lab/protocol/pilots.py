@@ -48,8 +48,8 @@ from .tuning import TRIAL_FAMILIES
 PILOT_PREFIX = "pilot: "
 #: the pending family of the rows of ``F`` that train longer on every seed (:func:`settle`)
 LONGER_PREFIX = "longer: "
-#: how many 4/3 steps :func:`settle` takes a row at most (54 -> 72 -> 96 -> 128 -> 171 -> 228): 08's
-#: prior-based rows still gained 0.7 to 1.6 test mAP at 228 epochs after four steps
+#: how many 4/3 steps :func:`settle` takes a row at most (54 -> 72 -> 96 -> 128 -> 171 -> 228); a row
+#: that reaches it with a gaining pilot says so in its chapter's share (:data:`AFTER_CAPPED`)
 MAX_STEPS = 5
 #: what a pilot's verdict is measured in (the run's selected-epoch score on the test set)
 PILOT_METRIC = "test_mAP"
