@@ -3,6 +3,7 @@
 true labels and the single positive an annotator gave)."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from ..reporting.report import NOTEBOOK_DIR
@@ -15,6 +16,7 @@ def front_figure(path: Path = FRONT, seed: int = 0) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from PIL import Image
 
     from ..core.regimes import single_positive
     from ..data import SceneDataset, make_scenes
@@ -24,11 +26,17 @@ def front_figure(path: Path = FRONT, seed: int = 0) -> Path:
     P = get_profile("cpu")
     scenes = make_scenes(8, seed=seed, image_size=64, glyphs=P.glyphs, **P.scene)
     observed = single_positive(scenes.labels, seed=seed)
-    fig = show_scenes(SceneDataset(scenes, observed), range(8), ncols=4, figsize=(10, 8.5))
+    fig = show_scenes(SceneDataset(scenes, observed), range(8), ncols=4, figsize=(10, 6.6))
     fig.suptitle("Generated scenes keep the truth: each caption lists the true labels and the one "
                  "positive an annotator gave (✓; ? = unknown)", fontsize=11, y=1.0)
-    fig.subplots_adjust(hspace=0.55)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80, bbox_inches="tight", metadata={"Software": None})
+    fig.subplots_adjust(top=0.9, hspace=0.55)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=80, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
+    # The picture lives in git, so keep it small: 256 colours without dithering (the scenes' flat
+    # glyphs and captions keep their look) is under half the full-colour file.
+    image = Image.open(buffer).convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT,
+                                                       dither=Image.Dither.NONE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path, format="PNG", optimize=True)
     return path
