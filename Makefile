@@ -59,7 +59,8 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # a full run's per-test durations (pytest --durations=0), recorded in benchmarks/records/test_durations.json
-# (TIER=fast: make test's, in test_durations_fast.json)
+# (TIER=fast: make test's, in test_durations_fast.json, which the tree does not keep: the whole
+# suite's record marks each fast-tier test and sums their seconds)
 test-durations: $(STAMP)
 	$(BIN)/python benchmarks/test_durations.py --tier $(or $(TIER),all) $(PYTEST_ARGS)
 

@@ -4,7 +4,9 @@ tier (``make test``), on the same two xdist workers the Makefile uses.
 ``python benchmarks/test_durations.py [--tier all|fast]`` (``make test-durations``: the whole suite)
 
 Runs pytest with ``--durations=0`` and a JUnit XML report in a fresh store and writes
-``benchmarks/records/test_durations.json`` (``--tier fast``: ``test_durations_fast.json``): the
+``benchmarks/records/test_durations.json`` (``--tier fast``: ``test_durations_fast.json``, a record
+for the session that asks for it; the tree keeps the whole suite's, which marks every test of the
+fast tier and sums their seconds under ``fast_tier``): the
 wall seconds of the run, pytest's exit code and counts, every test's seconds (setup + call +
 teardown, as the JUnit report counts them) and outcome, whether the test is in the fast tier, the
 seconds per file, the load average before and after (a figure taken under load overstates the
@@ -12,6 +14,12 @@ time) and the commit. ``--junit FILE`` writes the record from a JUnit XML report
 already (``make test PYTEST_ARGS=--junitxml=FILE``) instead of running pytest again.
 The fast tier's selection is read from the Makefile (``FAST_MARKERS``), so it is the one
 ``make test`` runs.
+
+**Layout** (:func:`layout`, ``"format": 2``): ``durations`` is ``{file: {test: seconds}}``, each
+file's tests longest first, with the tests that did not pass under ``not_passed`` (``{node id:
+outcome}``) and those outside the fast tier under ``outside_fast_tier``: the same facts as a list
+of one object per test (format 1, which ``tests/scheduling.py`` still reads) in less than half the
+bytes. ``--reformat FILE`` rewrites a record of either format in this layout and changes no value.
 """
 from __future__ import annotations
 
@@ -74,13 +82,55 @@ def fast_ids(env: dict) -> set[str]:
     return {line.strip() for line in out.splitlines() if "::" in line}
 
 
+def layout(tests: list[dict]) -> dict:
+    """The record's fields that list the tests (see the module docstring): ``tests`` is one
+    ``{"test", "seconds", "outcome", "fast_tier"}`` object per test, longest first."""
+    durations: dict[str, dict[str, float]] = {}
+    for t in tests:
+        file, _, name = t["test"].partition("::")
+        durations.setdefault(file, {})[name] = t["seconds"]
+    return {"format": 2, "durations": durations,
+            "not_passed": {t["test"]: t["outcome"] for t in tests if t["outcome"] != "passed"},
+            "outside_fast_tier": [t["test"] for t in tests if not t["fast_tier"]]}
+
+
+def unlayout(record: dict) -> list[dict]:
+    """One ``{"test", "seconds", "outcome", "fast_tier"}`` object per test of a record of either
+    format, longest first (ties in the record's order)."""
+    if isinstance(record["durations"], list):
+        return sorted(record["durations"], key=lambda t: -t["seconds"])
+    not_passed, outside = record.get("not_passed", {}), set(record.get("outside_fast_tier", []))
+    tests = [{"test": f"{file}::{name}", "seconds": seconds} for file, per in record["durations"].items()
+             for name, seconds in per.items()]
+    for t in tests:
+        t["outcome"] = not_passed.get(t["test"], "passed")
+        t["fast_tier"] = t["test"] not in outside
+    return sorted(tests, key=lambda t: -t["seconds"])
+
+
+def write_record(record: dict, out: Path) -> None:
+    """``record`` (its ``durations`` as one object per test) to ``out`` in the current layout."""
+    tests = unlayout(record)
+    body = {k: v for k, v in record.items() if k not in ("format", "durations", "not_passed", "outside_fast_tier")}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body | layout(tests), indent=1) + "\n")
+    tmp.replace(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tier", choices=("all", "fast"), default="all")
     ap.add_argument("--junit", help="a JUnit XML report of a run made already: record it, run nothing")
     ap.add_argument("--seconds", type=float, help="with --junit: the run's wall seconds (`time make test`)")
     ap.add_argument("--out", help="the record (default benchmarks/records/test_durations[_fast].json)")
+    ap.add_argument("--reformat", metavar="FILE", help="rewrite the record FILE in the current layout, run nothing")
     args, pytest_args = ap.parse_known_args(argv)
+    if args.reformat:
+        path = Path(args.reformat)
+        write_record(json.loads(path.read_text()), path)
+        print(f"{path}: rewritten in the layout of format 2 ({path.stat().st_size} bytes)")
+        return 0
     out = Path(args.out) if args.out else RECORDS / ("test_durations.json" if args.tier == "all"
                                                       else "test_durations_fast.json")
     env = os.environ | {"MLPL_LAB_PROGRESS": "0", "MPLBACKEND": "Agg",
@@ -129,8 +179,7 @@ def main(argv=None) -> int:
         "seconds_per_file": {k: round(v, 1) for k, v in sorted(per_file.items(), key=lambda kv: -kv[1])},
         "durations": tests,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
+    write_record(record, out)
     print(f"{len(tests)} tests ({dict(counts)}), {record['test_seconds'] / 60:.1f} min of test time"
           + (f", {seconds / 60:.1f} min wall" if seconds else "") + f", pytest exit {rc}: {out}")
     return rc or 0

@@ -34,18 +34,29 @@ def scope_of(nodeid: str, notebook_files: Iterable[str]) -> str:
     return NOTEBOOKS_SCOPE if file in set(notebook_files) else file
 
 
+def recorded_tests(record: Path = RECORD) -> Dict[str, float]:
+    """``{node id: seconds}`` of every test in a durations record: format 2 (``durations`` is
+    ``{file: {test: seconds}}``) or format 1 (a list of ``{"test", "seconds", ...}``). Raises
+    ``OSError``/``ValueError``/``KeyError``/``TypeError`` on a missing or malformed record."""
+    durations = json.loads(Path(record).read_text())["durations"]
+    if isinstance(durations, list):
+        return {t["test"]: float(t["seconds"]) for t in durations}
+    return {f"{file}::{name}": float(seconds) for file, tests in durations.items()
+            for name, seconds in tests.items()}
+
+
 def recorded_seconds(notebook_files: Iterable[str], record: Path = RECORD) -> Dict[str, float]:
     """Seconds per unit of work in the last full run's record (empty when there is none or it
     cannot be read: the order then falls back to xdist's)."""
     files = set(notebook_files)
     try:
-        tests = json.loads(Path(record).read_text())["durations"]
-    except (OSError, ValueError, KeyError, TypeError):
+        tests = recorded_tests(record)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
     out: Dict[str, float] = {}
-    for t in tests:
-        scope = scope_of(t["test"], files)
-        out[scope] = out.get(scope, 0.0) + float(t["seconds"])
+    for test, seconds in tests.items():
+        scope = scope_of(test, files)
+        out[scope] = out.get(scope, 0.0) + seconds
     return out
 
 

@@ -154,13 +154,27 @@ def test_claims_pair_by_identifier_where_both_records_have_one():
     assert whys == ["new in this pack", "not stated by this pack's design", "not stated by this pack's design"]
 
 
-def test_an_older_record_pairs_by_the_sentence():
-    """The committed records before claims had identifiers (benchmarks/records/claims_cpu_*.json)
-    are keyed by the sentence: a new record's claims pair with them by their ``claim`` field."""
-    import json
-    from pathlib import Path
+#: a record of the layout made before claims had identifiers (the course's records of 2026-11-30):
+#: claims keyed by their sentence, no ``id`` field; this entry copied from the one of that date
+OLDER_RECORD = {
+    "what": "the claims of one executed series (mlpl-lab course claims-snapshot)",
+    "made": "2026-11-30T01:29:48+00:00", "profile": "cpu", "dates": ["2026-11-30"],
+    "notebooks": {"02_gr_loss": {
+        "GR beats AN (single positive)": {
+            "verdict": "holds", "margin": 11.59850925207138, "ci_family": [10.604991820474474, 12.592026683668287],
+            "ci95": [10.604991820474474, 12.592026683668287], "n": 5, "seeds": [1, 2, 3, 4, 5],
+            "family": "GR beats AN", "family_size": 1, "converged": False, "at_risk": False,
+            "losing_side": None, "schedule_bound": "schedule-bound; the length check agrees", "waiting_for": None},
+        "GR beats AN with both trained 72 epochs (length check)": dict(
+            claim("holds", 6.5, 5.0, 8.0), family="GR beats AN, length check")}}}
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "claims_cpu_2026-11-30.json"
+
+def test_an_older_record_pairs_by_the_sentence(tmp_path):
+    """A record made before claims had identifiers is keyed by the sentence: a new record's claims
+    pair with it by their ``claim`` field, and one the new record does not state is a row of its
+    own. Read from a file, as ``--old`` reads it."""
+    path = tmp_path / "claims_cpu_2026-11-30.json"
+    path.write_text(json.dumps(OLDER_RECORD, indent=1))
     old = json.loads(path.read_text())
     sentence = "GR beats AN (single positive)"
     before = old["notebooks"]["02_gr_loss"][sentence]
@@ -170,3 +184,27 @@ def test_an_older_record_pairs_by_the_sentence():
     row = next(r for r in rows if r["claim"] == sentence)
     assert row["why"] == "unchanged" and row["old"] == row["new"]
     assert sum(r["why"] == "new in this pack" for r in rows) == 0
+    other = next(r for r in rows if r["claim"] != sentence)
+    assert len(rows) == 2 and other["claim"].endswith("(length check)") and other["new"] == "—"
+    assert other["why"] == "not stated by this pack's design"
+
+
+def test_a_snapshot_is_one_claim_per_line_and_reads_back_whole():
+    """The record's text: JSON that parses back to the snapshot it was written from (the dict is
+    the oracle), one line per claim, non-ASCII kept as written. Bug caught: a claim split over
+    lines (records grow threefold and their diffs stop naming claims), a field or a claim lost,
+    an escaped sentence."""
+    record = {"what": "w", "made": "2026-12-05T00:00:00+00:00", "profile": "cpu", "dates": ["2026-12-05"],
+              "notebooks": {"02_gr_loss": {"a": keyed("a", "GR (all on) beats the ablation row 'k̂'", "holds", 1.5, 0.5, 2.5),
+                                           "b": keyed("b", "GR beats AN", "inconclusive", 0.1, -1.0, 1.2, n=2)},
+                            "05_lac": {"c": keyed("c", "LAC beats AN", "does not hold", -3.0, -4.0, -2.0)}}}
+    text = cc.snapshot_text(record)
+    assert json.loads(text) == record
+    lines = text.splitlines()
+    for nb, claims in record["notebooks"].items():
+        for name, c in claims.items():
+            assert sum(line.strip().startswith(json.dumps(name) + ": {") for line in lines) == 1
+            assert any(json.loads(line.strip().rstrip(",").split(": ", 1)[1]) == c for line in lines
+                       if line.strip().startswith(json.dumps(name) + ": {"))
+    # 4 head fields, the "notebooks" line, per notebook its line, its claims and its closing brace, the end
+    assert "k̂" in text and len(lines) == 4 + 1 + (1 + 2 + 1) + (1 + 1 + 1) + 1

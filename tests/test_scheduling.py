@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from scheduling import NOTEBOOKS_SCOPE, RECORD, longest_first, recorded_seconds, scope_of
+from scheduling import NOTEBOOKS_SCOPE, RECORD, longest_first, recorded_seconds, recorded_tests, scope_of
 
 NB_FILES = {"tests/test_notebook_02.py", "tests/test_course.py"}
 
@@ -43,13 +43,13 @@ def test_the_recorded_suite_ends_sooner_longest_first(tmp_path):
     in xdist's order (most tests first), and notebook 02 under gpu_shape is the first unit. Bug
     caught: an order reversed or keyed on the wrong field, which would leave a quarter-hour unit
     for the end."""
-    files = {t["test"].split("::")[0] for t in json.loads(RECORD.read_text())["durations"]
-             if t["test"].startswith(("tests/test_course.py", "tests/test_notebook_0"))}
+    files = {t.split("::")[0] for t in recorded_tests(RECORD)
+             if t.startswith(("tests/test_course.py", "tests/test_notebook_0"))}
     seconds = recorded_seconds(files)
     assert seconds, "no record: make test-durations"
     units = {}
-    for t in json.loads(RECORD.read_text())["durations"]:
-        units.setdefault(scope_of(t["test"], files), {})[t["test"]] = False
+    for t in recorded_tests(RECORD):
+        units.setdefault(scope_of(t, files), {})[t] = False
     ours, xdist = longest_first(units, seconds), longest_first(units, {})
     # notebook 02 under gpu_shape, the suite's longest unit in every record, goes out first
     assert ours[0] == "tests/test_gpu_shape.py::test_notebook_02_under_gpu_shape"
@@ -59,3 +59,25 @@ def test_the_recorded_suite_ends_sooner_longest_first(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert recorded_seconds(files, bad) == {} and recorded_seconds(files, tmp_path / "none.json") == {}
+
+
+def test_both_record_layouts_give_the_same_seconds(tmp_path):
+    """A hand-made record in format 1 (one object per test) and the same record in format 2
+    (``{file: {test: seconds}}``) give the same seconds per unit. Bug caught: a reader that splits
+    the node id at the wrong ``::`` (a class or a parametrised name holds more of them) or reads
+    only one layout, which would drop the order back to xdist's without a word."""
+    one = {"durations": [
+        {"test": "tests/test_a.py::TestX::test_y[p::q]", "seconds": 2.5, "outcome": "passed", "fast_tier": True},
+        {"test": "tests/test_a.py::test_z", "seconds": 1.0, "outcome": "skipped", "fast_tier": False},
+        {"test": "tests/test_course.py::test_w", "seconds": 7.25, "outcome": "passed", "fast_tier": True}]}
+    two = {"format": 2, "durations": {"tests/test_course.py": {"test_w": 7.25},
+                                      "tests/test_a.py": {"TestX::test_y[p::q]": 2.5, "test_z": 1.0}},
+           "not_passed": {"tests/test_a.py::test_z": "skipped"}, "outside_fast_tier": ["tests/test_a.py::test_z"]}
+    (tmp_path / "one.json").write_text(json.dumps(one))
+    (tmp_path / "two.json").write_text(json.dumps(two))
+    expected = {"tests/test_a.py::TestX::test_y[p::q]": 2.5, "tests/test_a.py::test_z": 1.0,
+                "tests/test_course.py::test_w": 7.25}
+    assert recorded_tests(tmp_path / "one.json") == expected == recorded_tests(tmp_path / "two.json")
+    per_unit = {"tests/test_a.py": 3.5, NOTEBOOKS_SCOPE: 7.25}
+    assert recorded_seconds({"tests/test_course.py"}, tmp_path / "one.json") == per_unit
+    assert recorded_seconds({"tests/test_course.py"}, tmp_path / "two.json") == per_unit

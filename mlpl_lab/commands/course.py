@@ -169,7 +169,7 @@ def add_parser(sub) -> None:
 def _claims_change(args) -> int:
     """``claims-snapshot``: the executed series' claims to ``--out``; ``claims-change``: the
     handbook's table of the ``--old`` series' claims beside the executed ones."""
-    from ..course.claims_change import snapshot, write_change
+    from ..course.claims_change import snapshot, snapshot_text, write_change
 
     try:
         if args.action == "claims-snapshot":
@@ -180,7 +180,7 @@ def _claims_change(args) -> int:
             out = Path(args.out)
             out.parent.mkdir(parents=True, exist_ok=True)
             tmp = out.with_suffix(".tmp")
-            tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            tmp.write_text(snapshot_text(record), encoding="utf-8")
             tmp.replace(out)
             n = sum(len(c) for c in record["notebooks"].values())
             print(f"{n} claims of {len(record['notebooks'])} notebooks written to {out}")

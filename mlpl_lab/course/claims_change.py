@@ -3,7 +3,8 @@ new one, and for each verdict that changed, why -- read off the two records, nev
 
 ``mlpl-lab course claims-snapshot --executed reports --out FILE`` keeps the claims of an executed
 series (per notebook: verdict, margin, the interval that decides, seeds, family and m,
-convergence) as a small JSON record, so they outlive the pack they came from.
+convergence) as a small JSON record, one line per claim (:func:`snapshot_text`), so they outlive
+the pack they came from.
 ``mlpl-lab course claims-change --old FILE --executed reports`` writes the handbook's table
 between its two markers: one row per claim stated by either series, old and new side by side,
 and a computed reason for every verdict that changed (:func:`reasons`).
@@ -11,7 +12,7 @@ and a computed reason for every verdict that changed (:func:`reasons`).
 A claim is paired across the two records by its stable identifier (the record's ``id``, its key
 since claims are keyed by identifiers) where both sides have one, so a claim whose sentence names
 a choice made on validation (the best other method) stays one row when that choice changes;
-a record made before claims had identifiers (``benchmarks/records/claims_cpu_*.json``) is paired
+a record made before claims had identifiers (the course's records up to 2026-11-30) is paired
 by its sentence, the record's ``claim`` field or, in those, its key (:func:`pairs`).
 """
 from __future__ import annotations
@@ -53,6 +54,17 @@ def snapshot(executed: Path) -> Dict[str, Any]:
     return {"what": "the claims of one executed series (mlpl-lab course claims-snapshot)",
             "made": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "profile": ", ".join(sorted(profiles)), "dates": sorted(dates), "notebooks": notebooks}
+
+
+def snapshot_text(record: Mapping[str, Any]) -> str:
+    """``record`` (:func:`snapshot`) as the JSON a claims record holds: one line per claim, so a
+    record stays small and a diff between two shows the claims that changed, line by line."""
+    def line(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+    head = [f"{line(k)}: {line(v)}" for k, v in record.items() if k != "notebooks"]
+    notebooks = [f" {line(nb)}: {{\n" + ",\n".join(f"  {line(name)}: {line(c)}" for name, c in claims.items())
+                 + "\n }" for nb, claims in record.get("notebooks", {}).items()]
+    return "{" + ",\n".join(head + ['"notebooks": {\n' + ",\n".join(notebooks) + "\n}"]) + "}\n"
 
 
 def _width(c: Mapping[str, Any]) -> Optional[float]:
