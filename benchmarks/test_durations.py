@@ -19,7 +19,7 @@ The fast tier's selection is read from the Makefile (``FAST_MARKERS``), so it is
 file's tests longest first, with the tests that did not pass under ``not_passed`` (``{node id:
 outcome}``) and those outside the fast tier under ``outside_fast_tier``: the same facts as a list
 of one object per test (format 1, which ``tests/scheduling.py`` still reads) in less than half the
-bytes. ``--reformat FILE`` rewrites a record of either format in this layout and changes no value.
+bytes, each file's tests on one line (:func:`record_text`). ``--reformat FILE`` rewrites a record of either format in this layout and changes no value.
 """
 from __future__ import annotations
 
@@ -114,8 +114,21 @@ def write_record(record: dict, out: Path) -> None:
     body = {k: v for k, v in record.items() if k not in ("format", "durations", "not_passed", "outside_fast_tier")}
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(body | layout(tests), indent=1) + "\n")
+    tmp.write_text(record_text(body | layout(tests)))
     tmp.replace(out)
+
+
+def record_text(data: dict) -> str:
+    """``data`` (a record in the layout of format 2) as JSON indented by one space, each file's
+    ``durations`` on one line: a diff between two records names the files whose tests moved."""
+    fields = []
+    for key, value in data.items():
+        if key == "durations":
+            text = "{\n" + ",\n".join(f"  {json.dumps(f)}: {json.dumps(per)}" for f, per in value.items()) + "\n }"
+        else:
+            text = json.dumps(value, indent=1).replace("\n", "\n ")
+        fields.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
 def main(argv=None) -> int:

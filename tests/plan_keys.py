@@ -1,9 +1,10 @@
 """The full set of runs each notebook asks for, per profile: the fixture that keeps the chapters-
 as-data refactor (issue 50) from changing what any notebook trains.
 
-Each run is named by its **spec fingerprint**: sha256 of the spec's canonical JSON (the first 20
-hex digits), without the numerics versions a run key adds, so the fixture outlives a change of
-how keys are versioned (issue 51).
+Each run is named by its **spec fingerprint**: sha256 of the spec's canonical JSON (the first 12
+hex digits: 48 bits, so two of the fixture's ~1,600 specs share one with odds near 1 in 10^8),
+without the numerics versions a run key adds, so the fixture outlives a change of how keys are
+versioned (issue 51). The fixture is written a few fingerprints per line (:func:`fixture_text`).
 
     python tests/plan_keys.py --write --profile cpu     # the chapters' specs, the shipped pack as the store
     python tests/plan_keys.py --write --profile smoke   # needs the smoke series trained in $MLPL_LAB_DATA
@@ -32,8 +33,34 @@ FIXTURE = ROOT / "tests" / "goldens" / "plan_keys.json"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
 
 
+#: hex digits of a spec's sha256 that name it in the fixture
+FINGERPRINT_HEX = 12
+#: fingerprints per line of the fixture's lists
+PER_LINE = 6
+
+
 def fingerprint(spec) -> str:
-    return hashlib.sha256(spec.canonical_json().encode()).hexdigest()[:20]
+    return hashlib.sha256(spec.canonical_json().encode()).hexdigest()[:FINGERPRINT_HEX]
+
+
+def fixture_text(data: dict) -> str:
+    """``data`` (``{profile: {"complete": bool, "notebooks": {stem: [fingerprint, ...]}}}``) as JSON
+    with sorted keys and each list :data:`PER_LINE` fingerprints to a line."""
+    out = ["{"]
+    for i, (profile, entry) in enumerate(sorted(data.items())):
+        out.append(f' {json.dumps(profile)}: {{')
+        out.append(f'  "complete": {json.dumps(entry["complete"])},')
+        out.append('  "notebooks": {')
+        stems = sorted(entry["notebooks"].items())
+        for j, (stem, keys) in enumerate(stems):
+            keys = sorted(keys)
+            rows = [", ".join(json.dumps(k) for k in keys[n:n + PER_LINE]) for n in range(0, len(keys), PER_LINE)]
+            body = "[]" if not rows else "[\n" + ",\n".join("    " + r for r in rows) + "\n   ]"
+            out.append(f'   {json.dumps(stem)}: {body}' + ("," if j < len(stems) - 1 else ""))
+        out.append("  }")
+        out.append(" }" + ("," if i < len(data) - 1 else ""))
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 def with_stages(specs):
@@ -122,7 +149,9 @@ def main() -> int:
     if args.write:
         data = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
         data[args.profile] = entry
-        FIXTURE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        text = fixture_text(data)
+        assert json.loads(text) == data, "the fixture's text does not read back as its data"
+        FIXTURE.write_text(text)
         print(f"wrote {FIXTURE}")
     return 0
 

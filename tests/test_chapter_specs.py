@@ -93,3 +93,26 @@ def test_every_notebook_asks_for_its_runs_through_the_one_entry_point(stem):
     module = importlib.import_module(MODULES[stem])
     functions = {n.name for n in ast.parse(Path(module.__file__).read_text()).body if isinstance(n, ast.FunctionDef)}
     assert "run" not in functions, f"{module.__name__} still defines run()"
+
+
+def test_the_fixture_text_is_json_a_few_fingerprints_to_a_line():
+    """Bug caught: the fixture's writer dropping or reordering a fingerprint, or writing text that is
+    not JSON. Oracle: a hand-written text for a hand-made fixture, and ``json.loads``."""
+    from plan_keys import PER_LINE, fixture_text
+
+    keys = [f"{n:012x}" for n in range(PER_LINE + 1)]
+    data = {"smoke": {"complete": False, "notebooks": {"b": keys[::-1], "a": []}}}
+    want = ('{\n "smoke": {\n  "complete": false,\n  "notebooks": {\n   "a": [],\n   "b": [\n    '
+            + ", ".join(f'"{k}"' for k in keys[:PER_LINE]) + f',\n    "{keys[-1]}"\n   ]\n  }}\n }}\n}}\n')
+    assert fixture_text(data) == want
+    assert json.loads(want) == {"smoke": {"complete": False, "notebooks": {"b": keys, "a": []}}}
+
+
+def test_the_fixture_is_stored_as_its_writer_writes_it():
+    """Bug caught: a hand edit of the fixture, or a fingerprint of another length than the one
+    :func:`plan_keys.fingerprint` makes. Oracle: the file's own JSON, and sha256's hex digits."""
+    from plan_keys import FINGERPRINT_HEX, fixture_text
+
+    assert FIXTURE.read_text() == fixture_text(EXPECTED)
+    keys = {k for entry in EXPECTED.values() for ks in entry["notebooks"].values() for k in ks}
+    assert keys and all(len(k) == FINGERPRINT_HEX and int(k, 16) >= 0 for k in keys)

@@ -175,7 +175,8 @@ def test_an_older_record_pairs_by_the_sentence(tmp_path):
     own. Read from a file, as ``--old`` reads it."""
     path = tmp_path / "claims_cpu_2026-11-30.json"
     path.write_text(json.dumps(OLDER_RECORD, indent=1))
-    old = json.loads(path.read_text())
+    old = cc.read_record(path.read_text())
+    assert old == OLDER_RECORD  # no format: read as it is
     sentence = "GR beats AN (single positive)"
     before = old["notebooks"]["02_gr_loss"][sentence]
     assert "id" not in before  # an older record
@@ -190,21 +191,63 @@ def test_an_older_record_pairs_by_the_sentence(tmp_path):
 
 
 def test_a_snapshot_is_one_claim_per_line_and_reads_back_whole():
-    """The record's text: JSON that parses back to the snapshot it was written from (the dict is
-    the oracle), one line per claim, non-ASCII kept as written. Bug caught: a claim split over
-    lines (records grow threefold and their diffs stop naming claims), a field or a claim lost,
-    an escaped sentence."""
+    """The record's text (format 2): reads back to the snapshot it was written from (the dict is
+    the oracle), one line per claim, non-ASCII kept as written, no ``id`` where it is the claim's
+    key and no null field. Bug caught: a claim split over lines (records grow threefold and their
+    diffs stop naming claims), a field or a claim lost, an id that differs from its key dropped,
+    a null written out, an escaped sentence."""
+    def full(c):
+        return {k: c.get(k) for k in ("id", "claim", "verdict", "verdict_alone", "margin", "ci_family", "ci95", "n",
+                                      "seeds", "family", "family_size", "converged", "at_risk", "losing_side",
+                                      "schedule_bound", "waiting_for")}
     record = {"what": "w", "made": "2026-12-05T00:00:00+00:00", "profile": "cpu", "dates": ["2026-12-05"],
-              "notebooks": {"02_gr_loss": {"a": keyed("a", "GR (all on) beats the ablation row 'k̂'", "holds", 1.5, 0.5, 2.5),
-                                           "b": keyed("b", "GR beats AN", "inconclusive", 0.1, -1.0, 1.2, n=2)},
-                            "05_lac": {"c": keyed("c", "LAC beats AN", "does not hold", -3.0, -4.0, -2.0)}}}
+              "notebooks": {"02_gr_loss": {"a": full(keyed("a", "GR (all on) beats the ablation row 'k̂'", "holds", 1.5, 0.5, 2.5)),
+                                           "b": full(keyed("other", "GR beats AN", "inconclusive", 0.1, -1.0, 1.2, n=2))},
+                            "05_lac": {"c": full(dict(keyed("c", "LAC beats AN", "does not hold", -3.0, -4.0, -2.0),
+                                                      schedule_bound="schedule-bound"))}}}
     text = cc.snapshot_text(record)
-    assert json.loads(text) == record
+    assert cc.read_record(text) == record
+    raw = json.loads(text)
+    assert raw["format"] == 2
+    claims = {name: c for nb in raw["notebooks"].values() for name, c in nb.items()}
+    assert "id" not in claims["a"] and claims["b"]["id"] == "other"
+    assert "losing_side" not in claims["c"] and claims["c"]["schedule_bound"] == "schedule-bound"
+    assert not any(v is None for c in claims.values() for v in c.values())
     lines = text.splitlines()
-    for nb, claims in record["notebooks"].items():
-        for name, c in claims.items():
-            assert sum(line.strip().startswith(json.dumps(name) + ": {") for line in lines) == 1
-            assert any(json.loads(line.strip().rstrip(",").split(": ", 1)[1]) == c for line in lines
-                       if line.strip().startswith(json.dumps(name) + ": {"))
-    # 4 head fields, the "notebooks" line, per notebook its line, its claims and its closing brace, the end
-    assert "k̂" in text and len(lines) == 4 + 1 + (1 + 2 + 1) + (1 + 1 + 1) + 1
+    for name, c in claims.items():
+        assert sum(line.strip().startswith(json.dumps(name) + ": {") for line in lines) == 1
+        assert any(json.loads(line.strip().rstrip(",").split(": ", 1)[1]) == c for line in lines
+                   if line.strip().startswith(json.dumps(name) + ": {"))
+    # 5 head fields (with format), the "notebooks" line, per notebook its line, its claims and its
+    # closing brace, the end
+    assert "k̂" in text and len(lines) == 5 + 1 + (1 + 2 + 1) + (1 + 1 + 1) + 1
+
+
+def test_a_snapshot_keeps_six_significant_digits(tmp_path):
+    """Bug caught: a record carrying every float digit (a third of its bytes) or rounding to fewer
+    digits than a margin's change needs. Oracle: the digits written out by hand."""
+    new_dir = tmp_path / "new"
+    new_dir.mkdir()
+    _nb(new_dir / "02_gr_loss.ipynb", {"x": claim("holds", 16.016322910785675, 14.61778800044207, 0.000123456789)})
+    c = cc.snapshot(new_dir)["notebooks"]["02_gr_loss"]["x"]
+    assert c["margin"] == 16.0163 and c["ci_family"] == [14.6178, 0.000123457] and c["n"] == 5
+
+
+def test_the_table_shows_the_claims_whose_cell_moved_and_counts_the_rest(tmp_path):
+    """Bug caught: a table of 87 rows of two equal cells hiding the one that moved, a moved margin
+    with the same verdict left out, the count of alike claims wrong. Oracle: three hand-made claims,
+    one moved (same verdict), one changed verdict, one alike."""
+    old_dir, new_dir = tmp_path / "old", tmp_path / "new"
+    old_dir.mkdir(), new_dir.mkdir()
+    _nb(old_dir / "02_gr_loss.ipynb", {"moved": claim("holds", 3.0, 2.0, 4.0), "flip": claim("holds", 1.0, 0.2, 1.8),
+                                       "alike": claim("holds", 5.0, 4.0, 6.0)})
+    _nb(new_dir / "02_gr_loss.ipynb", {"moved": claim("holds", 3.5, 2.5, 4.5), "flip": claim("inconclusive", 0.5, -0.2, 1.2),
+                                       "alike": claim("holds", 5.0, 4.0, 6.0)})
+    text = cc.change_markdown(cc.snapshot(old_dir), cc.snapshot(new_dir))
+    rows = [line for line in text.splitlines() if line.startswith("| 02_gr_loss |")]
+    assert [r.split(" | ")[1] for r in rows] == ["moved", "flip"]
+    assert "3 claims, 2 with the same verdict, 1 changed, added or dropped" in text
+    assert "The table shows the 2 whose cell moved" in text
+    assert "1 claim reads the same in both packs (margin, interval, paired seeds and verdict): 02_gr_loss 1." in text
+    same = cc.change_markdown(cc.snapshot(old_dir), cc.snapshot(old_dir))
+    assert "| notebook |" not in same and "3 claims read the same in both packs" in same

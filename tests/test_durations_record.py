@@ -35,6 +35,9 @@ def test_the_layout_keeps_every_value_and_reads_back(tmp_path):
     assert data["not_passed"] == {"tests/test_a.py::test_z": "skipped", "tests/test_b.py::test_short": "failed"}
     assert data["outside_fast_tier"] == ["tests/test_b.py::test_long"]
     assert script.unlayout(data) == TESTS
+    lines = out.read_text().splitlines()
+    assert '  "tests/test_b.py": {"test_long": 9.5, "test_short": 0.25},' in lines  # one line per file
+    assert '  "tests/test_a.py": {"TestX::test_y[p::q]": 2.5, "test_z": 1.0}' in lines
 
 
 def test_reformat_rewrites_a_record_in_place_and_is_idempotent(tmp_path):
