@@ -223,14 +223,16 @@ def test_a_snapshot_is_one_claim_per_line_and_reads_back_whole():
     assert "k̂" in text and len(lines) == 5 + 1 + (1 + 2 + 1) + (1 + 1 + 1) + 1
 
 
-def test_a_snapshot_keeps_six_significant_digits(tmp_path):
-    """Bug caught: a record carrying every float digit (a third of its bytes) or rounding to fewer
-    digits than a margin's change needs. Oracle: the digits written out by hand."""
+def test_a_snapshot_keeps_eight_significant_digits(tmp_path):
+    """Bug caught: a record carrying every float digit (a third of its bytes), or so few that a
+    margin prints otherwise than the notebook printed it (11.975024 kept as 11.975 prints 11.97).
+    Oracle: the digits written out by hand."""
     new_dir = tmp_path / "new"
     new_dir.mkdir()
-    _nb(new_dir / "02_gr_loss.ipynb", {"x": claim("holds", 16.016322910785675, 14.61778800044207, 0.000123456789)})
+    _nb(new_dir / "02_gr_loss.ipynb", {"x": claim("holds", 11.975023925304413, 14.61778800044207, 0.000123456789)})
     c = cc.snapshot(new_dir)["notebooks"]["02_gr_loss"]["x"]
-    assert c["margin"] == 16.0163 and c["ci_family"] == [14.6178, 0.000123457] and c["n"] == 5
+    assert c["margin"] == 11.975024 and c["ci_family"] == [14.617788, 0.00012345679] and c["n"] == 5
+    assert f"{c['margin']:+.2f}" == "+11.98"
 
 
 def test_the_table_shows_the_claims_whose_cell_moved_and_counts_the_rest(tmp_path):
@@ -251,3 +253,4 @@ def test_the_table_shows_the_claims_whose_cell_moved_and_counts_the_rest(tmp_pat
     assert "1 claim reads the same in both packs (margin, interval, paired seeds and verdict): 02_gr_loss 1." in text
     same = cc.change_markdown(cc.snapshot(old_dir), cc.snapshot(old_dir))
     assert "| notebook |" not in same and "3 claims read the same in both packs" in same
+    assert "\n\n\n" not in same and "\n\n" in same  # one blank line between the sentence and the count
