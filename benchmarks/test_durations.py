@@ -19,7 +19,8 @@ The fast tier's selection is read from the Makefile (``FAST_MARKERS``), so it is
 file's tests longest first, with the tests that did not pass under ``not_passed`` (``{node id:
 outcome}``) and those outside the fast tier under ``outside_fast_tier``: the same facts as a list
 of one object per test (format 1, which ``tests/scheduling.py`` still reads) in less than half the
-bytes, each file's tests on one line (:func:`record_text`). ``--reformat FILE`` rewrites a record of either format in this layout and changes no value.
+bytes, each file's tests on one line (:func:`record_text`). ``--reformat FILE`` rewrites a record
+of either format in this layout and changes no value.
 """
 from __future__ import annotations
 
