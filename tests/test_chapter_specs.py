@@ -109,8 +109,9 @@ def test_the_fixture_text_is_json_a_few_fingerprints_to_a_line():
 
 
 def test_the_fixture_is_stored_as_its_writer_writes_it():
-    """Bug caught: a hand edit of the fixture, or a fingerprint of another length than the one
-    :func:`plan_keys.fingerprint` makes. Oracle: the file's own JSON, and sha256's hex digits."""
+    """Bug caught: a hand edit of the fixture (its layout), or a fingerprint of another length than
+    :func:`plan_keys.fingerprint` makes. A layout guard: the writer's own correctness is the
+    hand-written case above; here the oracle for the length is the constant and hex parsing."""
     from plan_keys import FINGERPRINT_HEX, fixture_text
 
     assert FIXTURE.read_text() == fixture_text(EXPECTED)

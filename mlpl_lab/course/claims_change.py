@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -204,10 +205,7 @@ def change_markdown(old: Mapping[str, Any], new: Mapping[str, Any], old_name: Op
     changed = sum(r["why"] not in ("unchanged",) for r in rows)
     same = sum(r["why"] == "unchanged" for r in rows)
     shown = [r for r in rows if r["why"] != "unchanged" or r["old"] != r["new"]]
-    alike: Dict[str, int] = {}
-    for r in rows:
-        if r not in shown:
-            alike[r["notebook"]] = alike.get(r["notebook"], 0) + 1
+    alike = Counter(r["notebook"] for r in rows if r["why"] == "unchanged" and r["old"] == r["new"])
     source = f"`{old_name}`: " if old_name else ""
     head = (f"The previous pack's claims ({source}{old.get('profile')}, executed {', '.join(old.get('dates', [])) or '?'}) "
             f"beside this pack's ({new.get('profile')}, executed {', '.join(new.get('dates', [])) or '?'}): "
